@@ -1,0 +1,35 @@
+"""dpjax: certified noise design and accounting for differential privacy, in JAX.
+
+The public surface (DESIGN.md): :func:`calibrate`, :func:`profile`,
+:func:`account`, :mod:`dpjax.noise` (``dpjax.noise.make``), and the kernels
+in :mod:`dpjax.numerics`, :mod:`dpjax.accounting`, :mod:`dpjax.calibrate`.
+
+float64 policy: dpjax never sets ``jax_enable_x64`` at import.  The façade
+functions run their privacy-deciding kernels inside ``jax.enable_x64(True)``;
+callers of the raw kernels must enable x64 themselves (e.g.
+``jax.config.update("jax_enable_x64", True)`` or the context manager), and the
+kernels compute in the dtype they are given.
+"""
+
+from dpjax import accounting, errors, mechanisms, noise, numerics
+from dpjax.api import account, calibrate, profile
+from dpjax.calibrate._result import Calibration
+from dpjax.errors import CertificationError, InfeasibleTargetError
+from dpjax.sensitivity import Sensitivity
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Calibration",
+    "CertificationError",
+    "InfeasibleTargetError",
+    "Sensitivity",
+    "account",
+    "accounting",
+    "calibrate",
+    "errors",
+    "mechanisms",
+    "noise",
+    "numerics",
+    "profile",
+]

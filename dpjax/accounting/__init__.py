@@ -1,0 +1,34 @@
+"""Privacy profiles and conversions (exact 1-D profiles, zCDP)."""
+
+from dpjax.accounting.gaussian import (
+    delta_gaussian,
+    epsilon_gaussian,
+    log_delta_gaussian,
+    log_delta_gaussian_mu,
+    rho_gaussian,
+)
+from dpjax.accounting.laplace import (
+    delta_laplace,
+    epsilon_laplace,
+    log_delta_laplace,
+    scale_laplace,
+)
+from dpjax.accounting.zcdp import (
+    delta_from_zcdp,
+    epsilon_from_zcdp,
+    epsilon_from_zcdp_bun_steinke,
+)
+
+__all__ = [
+    "delta_from_zcdp",
+    "delta_gaussian",
+    "delta_laplace",
+    "epsilon_from_zcdp",
+    "epsilon_from_zcdp_bun_steinke",
+    "epsilon_gaussian",
+    "epsilon_laplace",
+    "log_delta_gaussian",
+    "log_delta_gaussian_mu",
+    "log_delta_laplace",
+    "rho_gaussian",
+]

@@ -1,0 +1,44 @@
+"""``dpjax calibrate MECHANISM --epsilon E --delta D ...``"""
+
+from __future__ import annotations
+
+import dpjax
+from dpjax.cli import _common as c
+from dpjax.mechanisms import names
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("calibrate", help="least-error certified parameters for a target")
+    p.add_argument("mechanism", choices=names())
+    p.add_argument("--epsilon", type=c.float_list, required=True, help="epsilon (comma list ok)")
+    p.add_argument("--delta", type=c.float_list, required=True, help="delta (comma list ok)")
+    c.add_sensitivity_args(p)
+    c.add_use_args(p)
+    p.add_argument("--condition", choices=("exact", "sufficient"), default="exact")
+    c.add_json_arg(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> None:
+    cal = dpjax.calibrate(
+        args.mechanism,
+        epsilon=c.scalar_or_list(args.epsilon),
+        delta=c.scalar_or_list(args.delta),
+        compositions=args.compositions,
+        sampling_rate=args.sampling_rate,
+        condition=args.condition,
+        **c.sensitivity_kwargs(args),
+    )
+    if args.json:
+        c.print_json(cal.to_json())
+        return
+    headers = ["epsilon", "delta", *cal.params, "variance", "mse", "delta_at_params"]
+    import numpy as np
+
+    cols = np.broadcast_arrays(
+        cal.epsilon, cal.delta, *cal.params.values(), cal.variance, cal.mse, cal.delta_at_params
+    )
+    rows = list(zip(*(np.atleast_1d(col) for col in cols)))
+    c.print_table(headers, rows, title=f"{cal.mechanism} (dim={cal.dim}, condition={cal.condition})")
+    for note in cal.notes:
+        print(f"note: {note}")

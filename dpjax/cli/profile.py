@@ -1,0 +1,39 @@
+"""``dpjax profile MECHANISM --param NAME=VALUE ... --epsilon E1,E2,...``"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import dpjax
+from dpjax.cli import _common as c
+from dpjax.mechanisms import names
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("profile", help="privacy profile delta(epsilon) of given parameters")
+    p.add_argument("mechanism", choices=names())
+    p.add_argument("--param", type=c.param, action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--epsilon", type=c.float_list, required=True, help="epsilons, comma-separated")
+    c.add_sensitivity_args(p)
+    c.add_use_args(p)
+    c.add_json_arg(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> None:
+    params = dict(args.param)
+    eps = np.asarray(args.epsilon, dtype=np.float64)
+    delta = np.atleast_1d(
+        dpjax.profile(
+            args.mechanism,
+            params,
+            eps,
+            compositions=args.compositions,
+            sampling_rate=args.sampling_rate,
+            **c.sensitivity_kwargs(args),
+        )
+    )
+    if args.json:
+        c.print_json({"mechanism": args.mechanism, "params": params, "epsilon": eps, "delta": delta})
+        return
+    c.print_table(["epsilon", "delta"], list(zip(eps, delta)), title=f"{args.mechanism} {params}")

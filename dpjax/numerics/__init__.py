@@ -1,0 +1,33 @@
+"""Stable special functions, root finding and quadrature (float64 kernels)."""
+
+from dpjax.numerics._bisection import (
+    STATUS_BRACKET_TOO_SMALL,
+    STATUS_INFEASIBLE,
+    STATUS_NAN,
+    STATUS_OK,
+    BisectionResult,
+    bisect_monotone,
+)
+from dpjax.numerics._logspace import log1mexp, logaddexp, logsubexp
+from dpjax.numerics._normal import Q_inv, log_hockey_stick, log_mills, log_mills_step, log_Q, log_Q_inv
+from dpjax.numerics._quadrature import gauss_legendre, integrate_panels
+
+__all__ = [
+    "STATUS_BRACKET_TOO_SMALL",
+    "STATUS_INFEASIBLE",
+    "STATUS_NAN",
+    "STATUS_OK",
+    "BisectionResult",
+    "Q_inv",
+    "bisect_monotone",
+    "gauss_legendre",
+    "integrate_panels",
+    "log1mexp",
+    "log_Q",
+    "log_Q_inv",
+    "log_hockey_stick",
+    "log_mills",
+    "log_mills_step",
+    "logaddexp",
+    "logsubexp",
+]

@@ -1,0 +1,65 @@
+"""Log-space arithmetic with safe gradients.
+
+Every helper uses the double-``where`` pattern: the argument of the branch
+that is not taken is clamped to a harmless value, so ``log(0)`` or
+``exp(large)`` never reaches a gradient (see ``log_ndtr`` in
+``jax/_src/scipy/special.py`` and optax ``safe_norm``).
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
+
+_LOG_HALF = -0.6931471805599453
+
+
+def log1mexp(x: ArrayLike) -> Array:
+    r"""``log(1 - exp(x))`` for ``x <= 0``, accurate over the whole range.
+
+    .. math:: \log(1 - e^{x}) =
+       \begin{cases} \log(-\mathrm{expm1}(x)) & x > -\log 2 \\
+                     \mathrm{log1p}(-e^{x}) & x \le -\log 2 \end{cases}
+
+    (Maechler 2012, "Accurately computing log(1 - exp(-|a|))").  Returns
+    ``-inf`` at ``x = 0`` and ``nan`` for ``x > 0``.
+    """
+    x = jnp.asarray(x)
+    near = x > _LOG_HALF
+    x_near = jnp.where(near, x, _LOG_HALF)
+    x_far = jnp.where(near, _LOG_HALF, x)
+    out = jnp.where(near, jnp.log(-jnp.expm1(x_near)), jnp.log1p(-jnp.exp(x_far)))
+    return jnp.where(x > 0, jnp.nan, out)
+
+
+def logsubexp(a: ArrayLike, b: ArrayLike) -> Array:
+    r"""``log(exp(a) - exp(b))`` for ``a >= b``; ``-inf`` when ``a == b``.
+
+    .. math:: \log(e^a - e^b) = a + \log(1 - e^{b - a})
+
+    Returns ``nan`` when ``b > a`` (a negative difference has no logarithm).
+    ``a = -inf`` (and therefore ``b = -inf``) gives ``-inf``.
+    """
+    a, b = jnp.asarray(a), jnp.asarray(b)
+    finite = jnp.isfinite(a)
+    safe_a = jnp.where(finite, a, 0.0)
+    diff = jnp.where(finite, b - safe_a, -1.0)
+    out = safe_a + log1mexp(jnp.minimum(diff, 0.0))
+    out = jnp.where(b > a, jnp.nan, out)
+    return jnp.where(finite, out, a)
+
+
+def logaddexp(a: ArrayLike, b: ArrayLike) -> Array:
+    r"""``log(exp(a) + exp(b))`` with a safe gradient when both are ``-inf``.
+
+    .. math:: \log(e^a + e^b) = m + \mathrm{log1p}(e^{-|a - b|}),\quad m = \max(a, b)
+    """
+    a, b = jnp.asarray(a), jnp.asarray(b)
+    m = jnp.maximum(a, b)
+    finite = jnp.isfinite(m)
+    safe_m = jnp.where(finite, m, 0.0)
+    safe_a = jnp.where(finite, a, 0.0)
+    safe_b = jnp.where(finite, b, 0.0)
+    out = safe_m + jnp.log1p(jnp.exp(-jnp.abs(safe_a - safe_b)))
+    return jnp.where(finite, out, m)

@@ -1,0 +1,24 @@
+"""Paper reproductions behind ``dpjax reproduce PAPER``.
+
+Each reproduction is a module with ``run(out_dir: pathlib.Path) -> pathlib.Path``
+that writes PNG figures and a markdown report (the paper's numbers beside
+dpjax's, with every discrepancy explained) and returns the report's path.
+Register it in ``PAPERS``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+PAPERS: dict[str, str] = {
+    "gaussian-baseline": "dpjax.reproduce.gaussian_baseline",
+}
+
+
+def run_paper(name: str, out_dir: Path) -> Path:
+    if name not in PAPERS:
+        raise ValueError(f"unknown paper {name!r}; known: {', '.join(sorted(PAPERS))}")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return importlib.import_module(PAPERS[name]).run(out_dir)

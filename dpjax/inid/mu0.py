@@ -1,0 +1,123 @@
+r"""``mu0``: the solution of problem (P2) by the bisection of Appendix B (Algorithm 1).
+
+(P2) of inid-noise-laplace-beats-gaussian: the largest ``mu`` with
+
+.. math:: \varphi_\epsilon(\mu) = Q\!\left(\frac{\epsilon}{\mu} - \frac{\mu}{2}\right)
+          - e^{\epsilon} Q\!\left(\frac{\epsilon}{\mu} + \frac{\mu}{2}\right) \le \delta .
+
+``varphi`` increases in ``mu`` (Lemma 11).  Appendix B brackets the root by
+the roots of ``Q(eps/mu - mu/2) = a`` for ``a = delta`` (lower) and
+``a = delta' = delta + e^eps Q(sqrt(2 eps))`` (upper; ``eps/mu + mu/2 >=
+sqrt(2 eps)`` by AM-GM):
+
+.. math:: \mathcal{R}_\epsilon(a) = \sqrt{Q^{-1}(a)^2 + 2\epsilon} - Q^{-1}(a),
+          \qquad \mu_0 \in [\mathcal{R}_\epsilon(\delta), \mathcal{R}_\epsilon(\delta')] ,
+
+and Algorithm 1 halves it arithmetically, returning the lower end.  Here the
+feasibility test is the foundation's exact log-space profile
+(:func:`dpjax.accounting.gaussian.log_delta_gaussian_mu`) against the
+certified level ``delta (1 - MARGIN)`` (:mod:`dpjax.calibrate._certify`), the
+bracket is computed for that level, and the number of halvings is fixed
+(vmap-fair; Algorithm 1's ``until width <= mu_tol`` is reported as the final
+width instead).  Where the bracket is unusable (``delta' >= 1``, i.e.
+``delta`` above ~0.73, or rounding made an end fail its check) the answer
+falls back to :func:`dpjax.calibrate.gaussian.mu_gaussian` (log-space
+bisection over ``[1e-300, 1e300]``), whose answer is the same ``mu0``.
+
+``mu0 = Delta_2 / sigma_min`` of the foundation's Gaussian calibration;
+Lemma 3: the i.n.i.d. Gaussian mechanism is (eps, delta)-DP iff
+``sum lambda_i^2 / sigma_i^2 <= mu0^2`` (for decoupled coordinates).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
+
+from dpjax.accounting.gaussian import log_delta_gaussian_mu
+from dpjax.calibrate._certify import MARGIN, log_target
+from dpjax.calibrate.gaussian import mu_gaussian
+from dpjax.numerics import Q_inv, bisect_monotone, log_Q
+
+
+class Mu0Result(NamedTuple):
+    """Result of :func:`mu0`.
+
+    Attributes:
+      mu0: largest certified ``mu`` (``varphi_eps(mu0) <= delta (1 - MARGIN)``).
+      status: 0 when certified (codes of :func:`dpjax.numerics.bisect_monotone`).
+      lower, upper: the Appendix B bracket ``[R_eps(delta), R_eps(delta')]``.
+      width: final bracket width (Algorithm 1's ``mu_tol``).
+      used_bracket: ``True`` where the Appendix B bracket was used.
+    """
+
+    mu0: Array
+    status: Array
+    lower: Array
+    upper: Array
+    width: Array
+    used_bracket: Array
+
+
+def bracket_root(epsilon: ArrayLike, level: ArrayLike) -> Array:
+    r"""``R_eps(a) = sqrt(Q^{-1}(a)^2 + 2 eps) - Q^{-1}(a)``: root of ``Q(eps/mu - mu/2) = a``.
+
+    Evaluated as ``2 eps / (sqrt(z^2 + 2 eps) + z)`` when ``z = Q^{-1}(a) > 0``
+    (no cancellation); ``inf`` for ``a >= 1``.
+    """
+    epsilon, level = jnp.asarray(epsilon), jnp.asarray(level)
+    z = Q_inv(jnp.clip(level, 0.0, 1.0))
+    root = jnp.sqrt(z * z + 2.0 * epsilon)
+    pos = z > 0
+    stable = 2.0 * epsilon / jnp.where(pos, root + z, 1.0)
+    r = jnp.where(pos, stable, root - z)
+    return jnp.where(level >= 1.0, jnp.inf, r)
+
+
+def appendix_b_bracket(epsilon: ArrayLike, delta: ArrayLike) -> tuple[Array, Array]:
+    r"""The Appendix B bracket ``(R_eps(delta_t), R_eps(delta_t + e^eps Q(sqrt(2 eps))))``.
+
+    ``delta_t = delta (1 - MARGIN)`` (the certified level).
+    """
+    epsilon, delta = jnp.broadcast_arrays(jnp.asarray(epsilon), jnp.asarray(delta))
+    level = delta * (1.0 - MARGIN)
+    level_up = level + jnp.exp(epsilon + log_Q(jnp.sqrt(2.0 * epsilon)))
+    return bracket_root(epsilon, level), bracket_root(epsilon, level_up)
+
+
+def mu0(epsilon: ArrayLike, delta: ArrayLike, num_iterations: int = 100) -> Mu0Result:
+    r"""Largest ``mu`` solving (P2), by Algorithm 1 on the Appendix B bracket; certified.
+
+    Pure, jit/vmap-safe, broadcast over ``epsilon`` and ``delta``; ``num_iterations``
+    (static) arithmetic halvings.  ``delta = 0`` is infeasible (status 1, ``mu0 = 0``):
+    no Gaussian mechanism is pure DP.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> round(float(mu0(0.5, 1e-6).mu0), 8)
+      0.12410615
+    """
+    epsilon, delta = jnp.broadcast_arrays(jnp.asarray(epsilon), jnp.asarray(delta))
+    level = log_target(delta)
+    lo, hi = appendix_b_bracket(epsilon, delta)
+
+    def feasible(mu):
+        safe = jnp.where(mu > 0, mu, 1.0)
+        ok = log_delta_gaussian_mu(epsilon, safe) <= level
+        return jnp.where(mu > 0, ok, True) & (delta > 0)
+
+    usable = jnp.isfinite(hi) & (hi > lo)
+    res = bisect_monotone(
+        feasible, good=lo, bad=jnp.where(usable, hi, lo + 1.0), num_iterations=num_iterations
+    )
+    used = usable & (res.status == 0)
+    fallback, fb_status = mu_gaussian(epsilon, delta)
+    mu = jnp.where(used, res.good, fallback)
+    status = jnp.where(used, res.status, fb_status)
+    status = jnp.where(delta > 0, status, 1)
+    mu = jnp.where(delta > 0, mu, 0.0)
+    width = jnp.where(used, res.bad - res.good, jnp.nan)
+    return Mu0Result(mu, status, lo, hi, width, used)

@@ -1,0 +1,99 @@
+r"""The problem side of the solver interface: data + objective + constraints + one residual.
+
+A problem is a frozen dataclass registered as a JAX pytree (its fields are
+arrays).  It states
+
+* ``objective(x)`` -- a convex scalar function of a 1-D array ``x``;
+* ``inequality_constraints(x)`` -- an array ``g(x)``, feasible iff ``g(x) <= 0``,
+  written in **dimensionless** form (e.g. ``sum(a / x**q) / c - 1``) so that
+  violations are comparable across problems;
+* ``equality_constraints(x)`` -- ``h(x) = 0`` (default: none);
+* ``variable_scale(x)`` -- the diagonal ``D`` in which stationarity is
+  measured (default ``1``; positive variables spanning orders of magnitude
+  should use ``|x|``, i.e. relative coordinates).
+
+From these the base class defines the one optimality measure every backend
+is judged by, the KKT residual (all parts dimensionless):
+
+.. math::
+   r_{stat} &= \|D \nabla_x L(x, \lambda, \nu)\|_\infty / s, \quad
+   L = f + \lambda^\top g + \nu^\top h, \quad
+   s = \max(|f(x)|, \|D \nabla f(x)\|_\infty) \\
+   r_{primal} &= \max(\max_j g_j(x)_+, \max_k |h_k(x)|) \\
+   r_{dual} &= \max_j (-\lambda_j)_+ / s \\
+   r_{comp} &= \max_j |\lambda_j g_j(x)| / s
+
+and ``total = max`` of the four.  Gradients come from ``jax.grad`` of the
+Lagrangian (one reverse pass; no dense Jacobian), so a new problem gets the
+residual for free.
+
+Backends hook in through two optional methods: ``cvxpy_model(cp)`` (the
+problem in cvxpy; ``cp`` is the lazily imported module) for the ``cvxpy``
+backend, ``jax_solve(**options)`` for the ``jax`` backend.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jax import Array
+
+from solvers._solution import Residual
+
+
+class ConvexProblem:
+    """Base class of every problem in :mod:`solvers` (see module docstring)."""
+
+    #: short name used in messages and stats
+    name: str = "problem"
+
+    # --- to be provided by each problem -------------------------------------------------
+    def objective(self, x: Array) -> Array:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def inequality_constraints(self, x: Array) -> Array:
+        """``g(x)`` with ``g(x) <= 0`` feasible (dimensionless); default: none."""
+        return jnp.zeros((0,), dtype=jnp.result_type(x))
+
+    def equality_constraints(self, x: Array) -> Array:
+        """``h(x)`` with ``h(x) = 0`` feasible (dimensionless); default: none."""
+        return jnp.zeros((0,), dtype=jnp.result_type(x))
+
+    def variable_scale(self, x: Array) -> Array:
+        """Diagonal scaling of the stationarity residual (default: ones)."""
+        return jnp.ones_like(x)
+
+    # --- shared by all backends ---------------------------------------------------------
+    def lagrangian(self, x: Array, lam: Array, nu: Array) -> Array:
+        r"""``L(x, lambda, nu) = f(x) + lambda^T g(x) + nu^T h(x)``."""
+        return (
+            self.objective(x)
+            + jnp.vdot(lam, self.inequality_constraints(x))
+            + jnp.vdot(nu, self.equality_constraints(x))
+        )
+
+    def residual(self, x: Array, lam: Array | None = None, nu: Array | None = None) -> Residual:
+        """The KKT residual at ``(x, lam, nu)`` (module docstring); jit/vmap-safe."""
+        x = jnp.asarray(x)
+        g = self.inequality_constraints(x)
+        h = self.equality_constraints(x)
+        lam = jnp.zeros_like(g) if lam is None else jnp.asarray(lam, dtype=g.dtype)
+        nu = jnp.zeros_like(h) if nu is None else jnp.asarray(nu, dtype=h.dtype)
+        d = self.variable_scale(x)
+        f = self.objective(x)
+        grad_f = jax.grad(self.objective)(x)
+        grad_l = jax.grad(self.lagrangian)(x, lam, nu)
+        tiny = jnp.finfo(jnp.result_type(x)).tiny
+        scale = jnp.maximum(jnp.maximum(jnp.abs(f), _amax(d * grad_f)), tiny)
+        stat = _amax(d * grad_l) / scale
+        primal = jnp.maximum(_amax(jnp.maximum(g, 0.0)), _amax(jnp.abs(h)))
+        dual = _amax(jnp.maximum(-lam, 0.0)) / scale
+        comp = _amax(jnp.abs(lam * g)) / scale
+        total = jnp.max(jnp.stack([stat, primal, dual, comp]))
+        return Residual(stat, primal, dual, comp, total)
+
+
+def _amax(v: Array) -> Array:
+    """``max |v|`` with 0 for empty arrays."""
+    v = jnp.abs(v).ravel()
+    return jnp.max(v, initial=0.0)

@@ -140,7 +140,7 @@ def account(
     Example:
       >>> import dpjax
       >>> round(float(dpjax.account("gaussian", {"sigma": 1.0}, delta=1e-5)), 4)
-      4.4224
+      4.3772
     """
     if (epsilon is None) == (delta is None):
         raise ValueError("give exactly one of epsilon (to get delta) or delta (to get epsilon)")

@@ -18,6 +18,7 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
+from dpjax.accounting._certified import log_target
 from dpjax.numerics import (
     Q_inv,
     bisect_monotone,
@@ -66,19 +67,19 @@ def epsilon_gaussian(
     ``delta(eps)`` decreases in ``eps``; bisection on
     ``[0, mu Q^{-1}(delta) + mu^2 / 2]`` (at the upper end
     ``delta(eps) <= Q(eps/mu - mu/2) = delta``) returns the end where the
-    profile is ``<= delta``.  ``delta = 0`` gives ``inf``.
+    profile is ``<= delta (1 - MARGIN)`` (:mod:`dpjax.accounting._certified`).  ``delta = 0`` gives ``inf``.
     """
     delta = jnp.asarray(delta)
     mu = jnp.asarray(sensitivity) / jnp.asarray(sigma)
-    log_target = jnp.log(delta)
+    level = log_target(delta)
     hi = jnp.maximum(mu * Q_inv(jnp.minimum(delta, 0.5)) + 0.5 * mu * mu, 0.0) * (1 + 1e-12) + 1e-300
     res = bisect_monotone(
-        lambda e: log_delta_gaussian_mu(e, mu) <= log_target,
+        lambda e: log_delta_gaussian_mu(e, mu) <= level,
         good=hi,
         bad=jnp.zeros_like(hi),
         num_iterations=num_iterations,
     )
-    at_zero = log_delta_gaussian_mu(jnp.zeros_like(hi), mu) <= log_target
+    at_zero = log_delta_gaussian_mu(jnp.zeros_like(hi), mu) <= level
     eps = jnp.where(at_zero, 0.0, res.good)
     return jnp.where(delta > 0, eps, jnp.inf)
 

@@ -15,21 +15,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
+from dpjax.accounting._certified import MARGIN, log_target  # noqa: F401  (re-exported)
 from dpjax.errors import CertificationError
 
 _NUDGE = 1.0 + 2.0**-48  # ~ 36 ulps of float64
-
-#: Relative safety margin of every certificate: calibration targets
-#: ``delta * (1 - MARGIN)``.  The float64 profile kernels are accurate to
-#: ~1e-13 relative (tested against 80-digit mpmath), so a parameter certified
-#: against the margin is private for the exact profile, not just the computed one.
-MARGIN = 1e-10
-
-
-def log_target(delta):
-    """``log(delta (1 - MARGIN))``: the level calibration must reach (``-inf`` for 0)."""
-    return jnp.log(jnp.asarray(delta)) + jnp.log1p(-MARGIN)
-
 
 def certify_scale(
     log_delta_at: Callable[[Array], Array], scale: Array, log_target: Array, max_nudges: int = 8

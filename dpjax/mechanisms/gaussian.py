@@ -38,7 +38,8 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     sigma, delta_at, ok, _ = sigma_gaussian(epsilon, delta, l2)
     sigma, delta_at = np.asarray(sigma), np.asarray(delta_at)
     require_certified(NAME, ok, epsilon, delta, delta_at)
-    variance = sigma**2
+    with np.errstate(over="ignore"):  # sigma ~ 1e299 at eps = 0, delta = 1e-300
+        variance = sigma**2
     return Calibration(
         mechanism=NAME,
         params={"sigma": sigma},

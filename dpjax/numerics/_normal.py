@@ -15,7 +15,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 from jax import Array
-from jax.scipy.special import erfcx, ndtri
+from jax.scipy.special import erf, erfcx, ndtri
 from jax.typing import ArrayLike
 
 from dpjax.numerics._logspace import log1mexp
@@ -127,6 +127,25 @@ def Q_inv(p: ArrayLike) -> Array:
     return jnp.where(upper, hi, lo)
 
 
+def _x_mills_minus_one(x: Array) -> Array:
+    r"""``x R(x) - 1 = R'(x)`` for ``x >= 0`` without cancellation at large ``x``.
+
+    For ``x >= 20`` the asymptotic series
+    ``sum_{k>=1} (-1)^k (2k-1)!! / x^{2k}`` (12 terms; relative error < 1e-15)
+    replaces the direct form, which loses ``~1e-16 x^2`` relative accuracy.
+    """
+    big = x >= 20.0
+    xb = jnp.where(big, x, 20.0)
+    xs = jnp.where(big, 0.0, x)
+    inv2 = 1.0 / (xb * xb)
+    nested = jnp.ones_like(xb)  # -y (1 - 3y (1 - 5y (1 - 7y (...)))), y = 1/x^2
+    for k in range(11, 0, -1):
+        nested = 1.0 - (2 * k + 1) * inv2 * nested
+    series = -inv2 * nested
+    direct = xs * jnp.exp(_log_mills_nonneg(xs)) - 1.0
+    return jnp.where(big, series, direct)
+
+
 def log_mills_step(a: ArrayLike, h: ArrayLike) -> Array:
     r"""``log R(a + h) - log R(a)`` for ``a >= 0``, ``h >= 0``, accurate when ``h << a``.
 
@@ -147,7 +166,7 @@ def log_mills_step(a: ArrayLike, h: ArrayLike) -> Array:
     hs = jnp.where(small, h, 0.0)
     nodes, weights = _legendre_nodes(16)
     x = a[..., None] + 0.5 * hs[..., None] * (jnp.asarray(nodes) + 1.0)
-    integrand = x * jnp.exp(_log_mills_nonneg(x)) - 1.0
+    integrand = _x_mills_minus_one(x)
     integral = 0.5 * hs * jnp.sum(integrand * jnp.asarray(weights), axis=-1)
     step_small = jnp.log1p(integral * jnp.exp(-_log_mills_nonneg(a)))
     step_big = _log_mills_nonneg(a + h) - _log_mills_nonneg(a)
@@ -165,7 +184,10 @@ def log_hockey_stick(a: ArrayLike, b: ArrayLike, epsilon: ArrayLike) -> Array:
 
     ``t`` is evaluated as ``eps - (b - a)(b + a)/2 + log R(b) - log R(a)``
     when both arguments are non-negative (so the ``x^2/2`` parts of the two
-    logarithms cancel in closed form), and directly otherwise.
+    logarithms cancel in closed form), and directly otherwise.  When
+    ``a < 0 <= b`` the difference is formed linearly as
+    ``(erf(b/sqrt2) + erf(-a/sqrt2))/2 - expm1(eps) Q(b)``, which keeps full
+    relative accuracy as ``a, b -> 0`` (tiny ``mu`` at ``epsilon ~ 0``).
     """
     a, b, epsilon = jnp.asarray(a), jnp.asarray(b), jnp.asarray(epsilon)
     both_pos = (a >= 0) & (b >= 0)
@@ -176,4 +198,13 @@ def log_hockey_stick(a: ArrayLike, b: ArrayLike, epsilon: ArrayLike) -> Array:
     t = jnp.where(both_pos, t_mills, t_direct)
     negative = t < 0
     t_safe = jnp.where(negative, t, -1.0)
-    return jnp.where(negative, log_qa + log1mexp(t_safe), -jnp.inf)
+    generic = jnp.where(negative, log_qa + log1mexp(t_safe), -jnp.inf)
+    # a < 0 <= b: Q(a) - Q(b) = (erf(b/sqrt2) + erf(-a/sqrt2)) / 2 has no cancellation
+    # (log Q(a) - log Q(b) does as a, b -> 0); then subtract expm1(eps) Q(b).
+    straddle = (a < 0) & (b >= 0)
+    a_s, b_s = jnp.where(straddle, a, -1.0), jnp.where(straddle, b, 1.0)
+    mass = 0.5 * (erf(b_s * _SQRT_HALF) + erf(-a_s * _SQRT_HALF))
+    diff = mass - jnp.expm1(epsilon) * jnp.exp(log_Q(b_s))
+    pos_diff = diff > 0
+    straddled = jnp.where(pos_diff, jnp.log(jnp.where(pos_diff, diff, 1.0)), -jnp.inf)
+    return jnp.where(straddle, straddled, generic)

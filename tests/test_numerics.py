@@ -1,0 +1,160 @@
+"""Numerics core vs mpmath over the whole range, including extreme tails."""
+
+import jax
+import jax.numpy as jnp
+import mpmath
+import numpy as np
+import pytest
+
+from dpjax import numerics as nm
+
+mpmath.mp.dps = 60
+
+
+def mp_log_Q(x):
+    return mpmath.log(mpmath.erfc(mpmath.mpf(x) / mpmath.sqrt(2)) / 2)
+
+
+def rel_err(got, ref):
+    ref = mpmath.mpf(ref)
+    return float(abs((mpmath.mpf(got) - ref) / ref)) if ref != 0 else abs(float(got))
+
+
+X_GRID = [-40, -37.5, -20, -8, -5, -1, -1e-3, 0, 1e-8, 0.5, 1, 3, 8, 10, 20, 37, 38.5, 100, 1e3, 1e4]
+
+
+@pytest.mark.parametrize("x", X_GRID)
+def test_log_Q_matches_mpmath(x):
+    got = float(nm.log_Q(jnp.float64(x)))
+    if x < 0:  # log Q(x) = log1p(-Q(-x)): evaluate so mpmath keeps the tiny Q(-x)
+        ref = mpmath.log1p(-mpmath.erfc(-mpmath.mpf(x) / mpmath.sqrt(2)) / 2)
+    else:
+        ref = mp_log_Q(x)
+    if abs(ref) < 1e-320:  # below the float64 range: -0
+        assert got == 0.0
+    else:
+        # a few ulps times the condition number of exp(-x^2/2) for the far-left tail
+        assert rel_err(got, ref) < 4e-16 * (10 + (x * x / 2 if x < 0 else 0))
+
+
+def test_log_Q_fixes_log_ndtr_cancellation():
+    # jax.scipy.special.log_ndtr(5) is off by ~1e-10 relative; ours is not.
+    ref = mp_log_Q(-5)
+    assert rel_err(float(nm.log_Q(-5.0)), ref) < 1e-15
+
+
+@pytest.mark.parametrize("x", [-30.0, -3.0, 0.0, 2.0, 40.0, 1e4])
+def test_log_mills_matches_mpmath(x):
+    ref = mp_log_Q(x) + mpmath.mpf(x) ** 2 / 2 + mpmath.log(2 * mpmath.pi) / 2
+    assert abs(float(nm.log_mills(x)) - float(ref)) < 1e-14 * max(1.0, abs(float(ref)))
+
+
+@pytest.mark.parametrize("a,h", [(0.0, 1e-6), (3.0, 1e-3), (37.0, 2.7e-4), (10.0, 5.0), (1e3, 1e-2)])
+def test_log_mills_step_matches_mpmath(a, h):
+    def lm(x):
+        return mp_log_Q(x) + mpmath.mpf(x) ** 2 / 2
+    ref = lm(mpmath.mpf(a) + mpmath.mpf(h)) - lm(a)
+    assert rel_err(float(nm.log_mills_step(a, h)), ref) < 1e-12
+
+
+@pytest.mark.parametrize(
+    "p", [1 - 1e-12, 0.999, 0.7, 0.5, 0.3, 1e-3, 1e-20, 1e-100, 1e-200, 1e-300, 3e-308]
+)
+def test_Q_inv_round_trips_in_mpmath(p):
+    x = float(nm.Q_inv(p))
+    # the exact inverse is within one ulp-scale step of x: Q(x) ~ p to ~1e-14 relative in log
+    ref = mpmath.log(mpmath.mpf(p))
+    slope = abs(float(mpmath.npdf(x) / (mpmath.erfc(x / mpmath.sqrt(2)) / 2)))
+    tol = 1e-15 * (1 + slope * abs(x)) * 4
+    assert abs(float(mp_log_Q(x) - ref)) <= tol * max(1.0, abs(float(ref)))
+
+
+@pytest.mark.parametrize("log_p", [-1e-20, -1e-5, -0.5, -3.0, -700.0, -1000.0, -1e5, -1e7])
+def test_log_Q_inv_beyond_float_range(log_p):
+    x = float(nm.log_Q_inv(log_p))
+    assert rel_err(float(mp_log_Q(x)), log_p) < 1e-13
+
+
+def test_Q_inv_edges():
+    out = np.asarray(nm.Q_inv(jnp.array([0.0, 1.0, 0.5])))
+    assert out[0] == np.inf and out[1] == -np.inf and out[2] == 0.0
+
+
+@pytest.mark.parametrize("x", [-1e-300, -1e-10, -0.1, -np.log(2), -1.0, -50.0, -800.0])
+def test_log1mexp(x):
+    ref = mpmath.log(-mpmath.expm1(mpmath.mpf(x)))
+    assert rel_err(float(nm.log1mexp(x)), ref) < 4e-15
+
+
+def test_logsubexp_logaddexp():
+    for a, b in [(0.0, -1e-12), (5.0, 4.0), (-700.0, -800.0), (3.0, -np.inf)]:
+        ref = mpmath.log(mpmath.exp(mpmath.mpf(a)) - mpmath.exp(mpmath.mpf(b)))
+        assert rel_err(float(nm.logsubexp(a, b)), ref) < 1e-14
+        ref = mpmath.log(mpmath.exp(mpmath.mpf(a)) + mpmath.exp(mpmath.mpf(b)))
+        assert rel_err(float(nm.logaddexp(a, b)), ref) < 1e-15
+    assert float(nm.logsubexp(1.0, 1.0)) == -np.inf
+    assert np.isnan(float(nm.logsubexp(1.0, 2.0)))
+    assert float(nm.logaddexp(-np.inf, -np.inf)) == -np.inf
+
+
+def test_gradients_are_finite_where_the_value_is():
+    g = jax.grad(lambda x: nm.log1mexp(x))
+    assert np.isfinite(g(-1e-3)) and np.isfinite(g(-50.0))
+    # double-where: the branch not taken must not poison the gradient
+    assert np.isfinite(jax.grad(lambda a: nm.logaddexp(a, -jnp.inf))(1.0))
+    assert np.isfinite(jax.grad(lambda b: nm.logsubexp(0.0, b))(-jnp.inf))
+    for x in [-35.0, -5.0, 0.0, 5.0, 1e3]:
+        ref = -float(mpmath.npdf(x) / (mpmath.erfc(x / mpmath.sqrt(2)) / 2))
+        assert rel_err(float(jax.grad(nm.log_Q)(x)), ref) < 1e-12
+    assert np.all(np.isfinite(jax.vmap(jax.grad(nm.log_Q_inv))(jnp.array([-1.0, -100.0]))))
+
+
+@pytest.mark.parametrize(
+    "a,b,eps", [(3.0, 4.0, 2.0), (-1.0, 0.5, 0.3), (10.0, 10.3, 3.045), (37.0, 37.0001, 0.0037)]
+)
+def test_log_hockey_stick(a, b, eps):
+    q = lambda x: mpmath.erfc(mpmath.mpf(x) / mpmath.sqrt(2)) / 2
+    ref = mpmath.log(q(a) - mpmath.exp(mpmath.mpf(eps)) * q(b))
+    assert rel_err(float(nm.log_hockey_stick(a, b, eps)), ref) < 1e-9
+
+
+def test_log_hockey_stick_nonpositive_is_minus_inf():
+    assert float(nm.log_hockey_stick(1.0, 1.0, 0.5)) == -np.inf
+    assert float(nm.log_hockey_stick(2.0, 1.0, 0.0)) == -np.inf
+
+
+def test_bisection_status_and_vmap_fairness():
+    target = jnp.array([0.25, 2.0, -1.0, 10.0])
+
+    def pred(x):  # feasible below the target
+        return x <= target
+
+    res = nm.bisect_monotone(pred, good=jnp.zeros(4), bad=jnp.full(4, 5.0), num_iterations=60)
+    status = np.asarray(res.status)
+    assert list(status) == [nm.STATUS_OK, nm.STATUS_OK, nm.STATUS_INFEASIBLE, nm.STATUS_BRACKET_TOO_SMALL]
+    good = np.asarray(res.good)
+    assert np.all(good[:2] <= np.asarray(target[:2]))  # feasible end returned
+    assert np.allclose(good[:2], [0.25, 2.0], atol=1e-15)
+    jitted = jax.jit(jax.vmap(lambda t: nm.bisect_monotone(lambda x: x <= t, 0.0, 5.0).good))
+    assert np.allclose(jitted(target[:2]), good[:2])
+
+
+def test_bisection_nan_status():
+    res = nm.bisect_monotone(lambda x: jnp.where(x > 1, jnp.nan, x) <= 3.0, 0.0, 5.0)
+    assert int(res.status) in (nm.STATUS_OK, nm.STATUS_NAN, nm.STATUS_INFEASIBLE)
+
+
+def test_gauss_legendre_exact_for_polynomials():
+    x, w = nm.gauss_legendre(8, -1.0, 3.0)
+    for k in range(16):
+        assert abs(np.sum(w * x**k) - (3.0 ** (k + 1) - (-1.0) ** (k + 1)) / (k + 1)) < 1e-12 * 3.0**k
+    with pytest.raises(ValueError, match="n must be"):
+        nm.gauss_legendre(0)
+    with pytest.raises(ValueError, match="lower < upper"):
+        nm.gauss_legendre(4, 1.0, 1.0)
+
+
+def test_integrate_panels_on_kinked_function():
+    # |t| on [-1, 2] with the kink at a panel edge: exact
+    val = nm.integrate_panels(jnp.abs, jnp.array([-1.0, 0.0, 2.0]), n=4)
+    assert abs(float(val) - 2.5) < 1e-14

@@ -15,6 +15,9 @@ __all__ = ["Mechanism", "Query", "get", "names"]
 _MODULES = {
     "gaussian": "dpjax.mechanisms.gaussian",
     "laplace": "dpjax.mechanisms.laplace",
+    "osgt": "dpjax.mechanisms.osgt",
+    "truncated-laplace": "dpjax.mechanisms.truncated_laplace",
+    "staircase": "dpjax.mechanisms.staircase",
 }
 
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 from dpjax.noise._base import NoiseFamily
 from dpjax.noise.gaussian import Gaussian
 from dpjax.noise.laplace import Laplace
+from dpjax.noise.osgt import OSGT
+from dpjax.noise.staircase import Staircase
+from dpjax.noise.truncated_laplace import TruncatedLaplace
 
-__all__ = ["Gaussian", "Laplace", "NoiseFamily", "make"]
+__all__ = ["Gaussian", "Laplace", "NoiseFamily", "OSGT", "Staircase", "TruncatedLaplace", "make"]
 
 
 def make(mechanism: str, **params) -> NoiseFamily:

@@ -1,0 +1,144 @@
+r"""Exact 1-D privacy profile of the staircase mechanism (Geng & Viswanath 2016).
+
+Noise :class:`dpjax.noise.staircase.Staircase` with ``decay`` (GV's
+epsilon), ``width`` (GV's Delta) and ``gamma``; query sensitivity ``s``
+(any shift ``|d| <= s`` may occur).  GV's theorem: for ``s <= width`` the
+mechanism is ``(decay, 0)``-DP.  Below ``decay`` (or for ``s > width``) the profile
+is computed exactly here.
+
+**One shift** ``d > 0`` (width 1; :func:`log_delta_staircase_shift`):
+``delta_d(eps) = int h``, ``h(t) = [g(t) - e^eps g(t + d)]_+`` (eq. (26) of
+flipped-huber-mechanism).  For ``t >= 0`` both ``g(t)`` and ``g(t + d)`` lose a
+factor ``b = e^{-decay}`` per period, so ``h(t + 1) = b h(t)``; for ``t <= -d``,
+``h(t - 1) = b h(t)``.  Hence
+
+.. math:: \delta_d(\epsilon) = \frac{\int_0^1 h + \int_{-d-1}^{-d} h}{1 - b} + \int_{-d}^{0} h,
+
+and on each window ``h`` is piecewise constant with breakpoints among the
+staircase's jump points ``P = {+-k, +-(k + gamma)}`` and ``P - d``: each
+window is cut at all of them and summed exactly (midpoint values times
+lengths).
+
+**Worst shift.** Because ``g`` is piecewise constant, ``delta_d(eps)`` is
+piecewise linear in ``d``, with kinks only where a jump point of ``g(. + d)``
+meets one of ``g``, i.e. at ``d`` in ``Z + {0, +-gamma, +-2 gamma}`` (differences
+of points of ``P``).  So ``sup_{0 < d <= s} delta_d`` is the maximum over those
+candidates in ``(0, s)`` and ``d = s`` (:func:`log_delta_staircase`).  The
+staircase is not log-concave, so Lemma 11's ``d = s`` shortcut would not be
+sound; the tests compare the candidate maximum with a dense scan over ``d``.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+from jax import Array
+from jax.typing import ArrayLike
+
+
+def _unit_points(gamma: Array, max_periods: int) -> Array:
+    """Jump points of the width-1 staircase within ``[-(M+1), M+1]`` (shape ``(..., 4(M+1))``)."""
+    k = jnp.arange(max_periods + 1, dtype=gamma.dtype)
+    g = gamma[..., None]
+    pos = jnp.concatenate([k + 0.0 * g, k + g], axis=-1)
+    return jnp.concatenate([pos, -pos], axis=-1)
+
+
+def _unit_log_level(x: Array, gamma: Array) -> Array:
+    """``level(x)``: ``g(x) = a b^{level}`` (``level = k + [r >= gamma]``, ``|x| = k + r``)."""
+    ax = jnp.abs(x)
+    k = jnp.floor(ax)
+    return k + (ax - k >= gamma)
+
+
+def _window_integral(lo, hi, pts, decay, gamma, epsilon, d):
+    """``int_lo^hi [g(t) - e^eps g(t + d)]_+ dt / a`` for the width-1 staircase, exactly."""
+    cuts = jnp.clip(
+        jnp.concatenate([pts, pts - d[..., None], lo[..., None], hi[..., None]], -1),
+        lo[..., None],
+        hi[..., None],
+    )
+    cuts = jnp.sort(cuts, axis=-1)
+    length = cuts[..., 1:] - cuts[..., :-1]
+    mid = 0.5 * (cuts[..., 1:] + cuts[..., :-1])
+    g_dec = decay[..., None]
+    lev1 = _unit_log_level(mid, gamma[..., None])
+    lev2 = _unit_log_level(mid + d[..., None], gamma[..., None])
+    # g(t) - e^eps g(t + d) = a b^{lev1} (1 - e^{eps - decay (lev2 - lev1)})
+    x = epsilon[..., None] - g_dec * (lev2 - lev1)
+    neg = x < 0
+    val = jnp.exp(-g_dec * lev1) * jnp.where(neg, -jnp.expm1(jnp.where(neg, x, -1.0)), 0.0)
+    return jnp.sum(val * length, axis=-1)
+
+
+@partial(jax.jit, static_argnames=("max_periods",))
+def log_delta_staircase_shift(
+    epsilon: ArrayLike, decay: ArrayLike, gamma: ArrayLike, shift: ArrayLike, max_periods: int = 4
+) -> Array:
+    r"""``log delta_d(epsilon)``: width-1 staircase, one shift ``d = shift`` in ``(0, M - 2]``.
+
+    ``max_periods`` (static) bounds the jump points generated; it must exceed
+    ``shift + 2``.  See the module docstring for the formula.
+    """
+    epsilon, decay, gamma, d = jnp.broadcast_arrays(
+        *(jnp.asarray(x) for x in (epsilon, decay, gamma, shift))
+    )
+    pts = _unit_points(gamma, max_periods)
+    one, zero = jnp.ones_like(d), jnp.zeros_like(d)
+    right = _window_integral(zero, one, pts, decay, gamma, epsilon, d)
+    left = _window_integral(-d - 1.0, -d, pts, decay, gamma, epsilon, d)
+    mid = _window_integral(-d, zero, pts, decay, gamma, epsilon, d)
+    b = jnp.exp(-decay)
+    omb = -jnp.expm1(-decay)
+    log_a = jnp.log(omb) - jnp.log(2.0 * (gamma + (1.0 - gamma) * b))
+    total = (right + left) / omb + mid
+    return jnp.where(d > 0, log_a + jnp.log(total), -jnp.inf)
+
+
+def shift_candidates(gamma: ArrayLike, shift: ArrayLike, max_periods: int) -> Array:
+    """Worst-shift candidates in ``(0, shift]`` (module docstring); others set to ``shift``."""
+    gamma, s = jnp.broadcast_arrays(jnp.asarray(gamma), jnp.asarray(shift))
+    j = jnp.arange(-2, max_periods + 1, dtype=gamma.dtype)
+    sig = jnp.array([-2.0, -1.0, 0.0, 1.0, 2.0], dtype=gamma.dtype)
+    cand = (j[:, None] + sig[None, :] * gamma[..., None, None]).reshape(gamma.shape + (-1,))
+    ok = (cand > 0) & (cand < s[..., None])
+    return jnp.concatenate([jnp.where(ok, cand, s[..., None]), s[..., None]], axis=-1)
+
+
+@partial(jax.jit, static_argnames=("max_periods",))
+def log_delta_staircase(
+    epsilon: ArrayLike,
+    decay: ArrayLike,
+    width: ArrayLike,
+    gamma: ArrayLike,
+    sensitivity: ArrayLike,
+    max_periods: int = 4,
+) -> Array:
+    r"""``log sup_{|d| <= Delta} delta_d(epsilon)``: the exact 1-D staircase profile.
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      decay, width, gamma: the staircase (:mod:`dpjax.noise.staircase`).
+      sensitivity: ``Delta > 0``; ``Delta / width`` must be at most
+        ``max_periods - 2`` (static; the mechanism layer picks it).
+
+    Equals ``-inf`` (``delta = 0``) for ``epsilon >= decay`` when ``Delta <= width`` (GV).
+    """
+    epsilon, decay, width, gamma, sens = jnp.broadcast_arrays(
+        *(jnp.asarray(x) for x in (epsilon, decay, width, gamma, sensitivity))
+    )
+    s = sens / width
+    cand = shift_candidates(gamma, s, max_periods)
+    vals = log_delta_staircase_shift(
+        epsilon[..., None], decay[..., None], gamma[..., None], cand, max_periods=max_periods
+    )
+    return jnp.max(vals, axis=-1)
+
+
+def delta_staircase(epsilon, decay, width, gamma, sensitivity, max_periods: int = 4) -> Array:
+    """``delta(epsilon)`` of the 1-D staircase mechanism (exact; :func:`log_delta_staircase`)."""
+    return jnp.exp(
+        log_delta_staircase(epsilon, decay, width, gamma, sensitivity, max_periods=max_periods)
+    )

@@ -1,0 +1,173 @@
+r"""The staircase mechanism (Geng & Viswanath 2016): the optimal epsilon-DP additive noise.
+
+Parameters ``decay`` (GV's epsilon, ``> 0``), ``width`` (GV's Delta, ``> 0``) and
+``gamma`` (in ``[0, 1]``); see :mod:`dpjax.noise.staircase`.
+
+* ``dim = 1``, one use: exact profile ``sup_{|d| <= Delta} delta_d(epsilon)``
+  (:mod:`dpjax.accounting.staircase`); calibration ``decay = epsilon``,
+  ``width = Delta``, ``gamma = gamma^*`` (pure epsilon-DP; ``delta`` is met with
+  ``delta(epsilon) = 0`` and not exploited).
+* ``dim = K`` or ``T`` compositions: independent staircases per coordinate
+  with ``decay = epsilon / (K T)`` and ``width = Delta_inf`` (Table II of
+  flipped-huber-mechanism; :mod:`dpjax.calibrate.staircase`).  A coordinate
+  shifted by ``|d_i| <= Delta_inf`` has privacy loss at most
+  ``decay * ceil(Delta_inf / width)``, so the whole is ``epsilon_0``-DP with
+  ``epsilon_0 = K T decay ceil(Delta_inf / width)``; profiles below
+  ``epsilon_0`` use the dominating pair of any ``epsilon_0``-DP mechanism
+  (randomized response): ``delta(eps) <= (e^{eps_0} - e^{eps}) / (1 + e^{eps_0})``,
+  a certified upper bound.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+import numpy as np
+
+from dpjax import _validate
+from dpjax.accounting.staircase import log_delta_staircase
+from dpjax.calibrate._certify import require_certified
+from dpjax.calibrate._result import Calibration
+from dpjax.calibrate.staircase import staircase_pure
+from dpjax.errors import InfeasibleTargetError
+from dpjax.mechanisms._spec import Mechanism, Query, unsupported
+from dpjax.noise.staircase import Staircase
+from dpjax.numerics import bisect_monotone
+
+NAME = "staircase"
+PARAMS = ("decay", "width", "gamma")
+
+
+def _check(query: Query) -> bool:
+    """True for the exact 1-D case."""
+    if query.sampling_rate is not None:
+        raise unsupported(NAME, "Poisson subsampling (needs the PLD engine)")
+    return query.dim == 1 and query.compositions == 1
+
+
+def validate_params(params: dict) -> dict:
+    """``decay > 0``, ``width > 0`` finite; ``gamma`` in ``[0, 1]``."""
+    params = dict(params)
+    unknown, missing = set(params) - set(PARAMS), set(PARAMS) - set(params)
+    if unknown or missing:
+        raise ValueError(
+            f"{NAME} takes parameters {', '.join(PARAMS)}; "
+            + (f"unknown: {', '.join(sorted(unknown))}; " if unknown else "")
+            + (f"missing: {', '.join(sorted(missing))}" if missing else "")
+        )
+    gamma = _validate.nonnegative(params["gamma"], "gamma")
+    if np.any(gamma > 1):
+        raise ValueError(f"gamma must lie in [0, 1], got {params['gamma']!r}")
+    return {
+        "decay": _validate.positive(params["decay"], "decay"),
+        "width": _validate.positive(params["width"], "width"),
+        "gamma": gamma,
+    }
+
+
+def _max_periods(sens: float, width) -> int:
+    return int(math.ceil(float(np.max(sens / np.asarray(width))))) + 3
+
+
+def _exact_log_delta(epsilon, params, sens):
+    return log_delta_staircase(
+        epsilon,
+        params["decay"],
+        params["width"],
+        params["gamma"],
+        sens,
+        max_periods=_max_periods(sens, params["width"]),
+    )
+
+
+def _pure_epsilon(params: dict, query: Query) -> np.ndarray:
+    linf, _ = query.sensitivity.resolve("linf")
+    steps = np.ceil(linf / np.asarray(params["width"]) * (1 - 1e-15))
+    return query.dim * query.compositions * np.asarray(params["decay"]) * steps
+
+
+def _rr_bound(epsilon, epsilon0):
+    """``(e^{eps0} - e^{eps}) / (1 + e^{eps0})`` for ``eps < eps0``, else 0."""
+    epsilon, epsilon0 = np.asarray(epsilon, float), np.asarray(epsilon0, float)
+    with np.errstate(over="ignore", invalid="ignore"):
+        bound = -np.expm1(epsilon - epsilon0) / (1.0 + np.exp(-epsilon0))
+    return np.where(epsilon >= epsilon0, 0.0, bound)
+
+
+def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
+    exact = _check(query)
+    if np.any(epsilon == 0):
+        raise InfeasibleTargetError(
+            "staircase: calibrated for pure epsilon-DP, which needs epsilon > 0"
+        )
+    linf, notes = query.sensitivity.resolve("linf")
+    coords = query.dim * query.compositions
+    decay, width, gamma, var = (np.asarray(x) for x in staircase_pure(epsilon, linf, coords))
+    params = {"decay": decay, "width": width, "gamma": gamma}
+    if exact:
+        delta_at = np.exp(np.asarray(_exact_log_delta(epsilon, params, linf)))
+        notes += ("pure epsilon-DP staircase (gamma*); delta not used",)
+    else:
+        delta_at = _rr_bound(epsilon, _pure_epsilon(params, query))
+        notes += (
+            f"independent staircases per coordinate, decay = epsilon / {coords} "
+            "(l1 budget split over coordinates), width = linf; pure DP, delta not used",
+        )
+    require_certified(NAME, delta_at <= delta, epsilon, delta, delta_at)
+    return Calibration(
+        mechanism=NAME,
+        params=params,
+        variance=var,
+        mse=query.dim * var,
+        epsilon=epsilon,
+        delta=delta,
+        delta_at_params=np.broadcast_to(delta_at, np.shape(var)).copy(),
+        dim=query.dim,
+        compositions=query.compositions,
+        sampling_rate=query.sampling_rate,
+        condition="exact" if exact else "sufficient",
+        sensitivity={"linf": linf},
+        notes=notes,
+    )
+
+
+def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
+    if _check(query):
+        linf, _ = query.sensitivity.resolve("linf")
+        return np.exp(np.asarray(_exact_log_delta(epsilon, params, linf)))
+    return _rr_bound(epsilon, _pure_epsilon(params, query))
+
+
+def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
+    if not _check(query):
+        eps0 = _pure_epsilon(params, query)
+        with np.errstate(divide="ignore"):
+            eps = eps0 + np.log1p(-np.asarray(delta) * (1.0 + np.exp(-eps0)))
+        return np.maximum(eps, 0.0)
+    linf, _ = query.sensitivity.resolve("linf")
+    hi = np.broadcast_to(
+        _pure_epsilon(params, query),
+        np.broadcast_shapes(np.shape(delta), *(np.shape(v) for v in params.values())),
+    )
+    log_d = np.log(np.where(np.asarray(delta) > 0, delta, 1.0))
+    res = bisect_monotone(
+        lambda e: _exact_log_delta(e, params, linf) <= log_d,
+        good=jnp.asarray(hi, dtype=jnp.float64),
+        bad=jnp.zeros(np.shape(hi)),
+        num_iterations=100,
+    )
+    at_zero = np.asarray(_exact_log_delta(np.zeros(np.shape(hi)), params, linf)) <= log_d
+    return np.where(at_zero, 0.0, np.asarray(res.good))
+
+
+MECHANISM = Mechanism(
+    name=NAME,
+    param_names=PARAMS,
+    summary="staircase (Geng & Viswanath 2016), optimal eps-DP; exact 1-D, per coordinate in K-D",
+    noise=Staircase,
+    calibrate=calibrate,
+    profile=profile,
+    epsilon_for_delta=epsilon_for_delta,
+    validate_params=validate_params,
+)

@@ -1,0 +1,126 @@
+r"""Truncated Laplace noise (Geng, Ding, Guo & Kumar 2020).
+
+"Tight analysis of privacy and utility tradeoff in approximate differential
+privacy" (AISTATS 2020): the optimal (epsilon, delta) additive noise for one
+real query in the high-privacy regime; a comparator in Sec. V-A / Fig. 3a of
+flipped-huber-mechanism.  Parameters:
+
+* ``scale`` (GDGK's ``lambda > 0``): the Laplace scale;
+* ``bound`` (GDGK's ``A > 0``): the truncation point; support ``[-A, A]``.
+
+.. math:: g(t) = \frac{e^{-|t|/\lambda}}{2\lambda(1 - e^{-A/\lambda})}\,\mathbf 1[|t| \le A].
+
+A scale family with shape ``c = A / lambda``: ``TL(lambda, A) = lambda * TL(1, c)``;
+symmetric and log-concave (as an extended-valued density).  With
+``D = 1 - e^{-c}``: survival ``P(T > x) = (e^{-x/lambda} - e^{-c}) / (2D)`` for
+``0 <= x <= A``; variance ``lambda^2 v(c)``,
+``v(c) = (2 - e^{-c}(c^2 + 2c + 2)) / D = 2 P(3, c) / D`` (``P`` the regularised
+lower incomplete gamma function, which keeps ``v(c) ~ c^2 / 3`` accurate as
+``c -> 0``).  Sampling is exact inversion of the truncated exponential:
+``|T| = -lambda log(e^{-c} + W D)``, ``W ~ U(0, 1]``, with an independent sign.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import Array
+from jax.scipy.special import gammainc
+from jax.typing import ArrayLike
+
+from dpjax.noise._base import sample_dtype
+from dpjax.numerics import log1mexp
+
+_LOG2 = 0.6931471805599453
+
+
+def truncated_laplace_unit_variance(c: ArrayLike) -> Array:
+    r"""``v(c) = 2 P(3, c) / (1 - e^{-c})``: the variance of ``TL(1, c)`` (-> 2 as c grows)."""
+    c = jnp.asarray(c)
+    return 2.0 * gammainc(3.0, c) / (-jnp.expm1(-c))
+
+
+class TruncatedLaplace(NamedTuple):
+    """Laplace noise of scale ``scale`` (lambda) truncated to ``[-bound, bound]`` (A)."""
+
+    scale: ArrayLike
+    bound: ArrayLike
+
+    @property
+    def shape_c(self) -> Array:
+        """``c = A / lambda``."""
+        return jnp.asarray(self.bound) / jnp.asarray(self.scale)
+
+    @property
+    def variance(self) -> Array:
+        return jnp.square(jnp.asarray(self.scale)) * truncated_laplace_unit_variance(self.shape_c)
+
+    def _log_norm(self) -> Array:
+        """``log(2 lambda D)``."""
+        return _LOG2 + jnp.log(self.scale) + log1mexp(-self.shape_c)
+
+    def logpdf(self, x: ArrayLike) -> Array:
+        """``-|x| / lambda - log(2 lambda D)`` on ``[-A, A]``, ``-inf`` outside."""
+        ax = jnp.abs(jnp.asarray(x))
+        return jnp.where(ax <= self.bound, -ax / self.scale - self._log_norm(), -jnp.inf)
+
+    def _log_half_tail(self, ax: Array) -> Array:
+        """``log P(T > ax)`` for ``ax >= 0`` (``-inf`` beyond ``A``)."""
+        z = jnp.minimum(ax / self.scale, self.shape_c)
+        inside = z < self.shape_c
+        core = (
+            -z
+            + log1mexp(jnp.where(inside, z - self.shape_c, -1.0))
+            - _LOG2
+            - log1mexp(-self.shape_c)
+        )
+        return jnp.where(inside, core, -jnp.inf)
+
+    def log_sf(self, x: ArrayLike) -> Array:
+        x = jnp.asarray(x)
+        lt = self._log_half_tail(jnp.abs(x))
+        pos = x >= 0
+        return jnp.where(pos, lt, jnp.log1p(-jnp.exp(jnp.where(pos, -jnp.inf, lt))))
+
+    def sf(self, x: ArrayLike) -> Array:
+        return jnp.exp(self.log_sf(x))
+
+    def cdf(self, x: ArrayLike) -> Array:
+        return jnp.exp(self.log_sf(-jnp.asarray(x)))
+
+    def _abs_quantile(self, w: Array) -> Array:
+        """``-lambda log(e^{-c} + w D)``, ``w`` in ``[0, 1]``: quantile of ``|T|`` at ``1 - w``."""
+        c = self.shape_c
+        d = -jnp.expm1(-c)
+        big_w = w > 0.5
+        # near w = 1 use log1p(-(1 - w) D) to keep small |T| accurate
+        near_one = -jnp.log1p(-jnp.where(big_w, 1.0 - w, 0.0) * d)
+        far = -jnp.log(jnp.exp(-c) + jnp.where(big_w, 0.5, w) * d)
+        return self.scale * jnp.where(big_w, near_one, far)
+
+    def quantile(self, u: ArrayLike) -> Array:
+        r"""``G^{-1}(u) = sgn(u - 1/2) (-lambda) log(e^{-c} + 2 min(u, 1-u) D)``."""
+        u = jnp.asarray(u)
+        upper = u >= 0.5
+        tail = jnp.where(upper, 1.0 - u, u)
+        return jnp.where(upper, 1.0, -1.0) * self._abs_quantile(2.0 * tail)
+
+    def sample(self, key: Array, shape: tuple[int, ...] = (), dtype=None) -> Array:
+        """Exact inversion (module docstring), computed in the default float, cast to ``dtype``."""
+        dtype = sample_dtype(dtype)
+        work = jnp.result_type(float)
+        k_sign, k_u = jax.random.split(key)
+        w = jax.random.uniform(k_u, shape, work)
+        noise = TruncatedLaplace(jnp.asarray(self.scale, work), jnp.asarray(self.bound, work))
+        ax = jnp.minimum(noise._abs_quantile(w), noise.bound)
+        sign = jnp.where(jax.random.bernoulli(k_sign, 0.5, shape), 1.0, -1.0).astype(work)
+        return (sign * ax).astype(dtype)
+
+    def privacy_loss(self, t: ArrayLike, sensitivity: ArrayLike) -> Array:
+        """``log g(t) - log g(t + d)``: ``(|t + d| - |t|) / lambda`` where both lie in the
+        support, ``+inf`` where only ``t`` does, ``-inf`` where only ``t + d`` does.
+        """
+        t = jnp.asarray(t)
+        return self.logpdf(t) - self.logpdf(t + sensitivity)

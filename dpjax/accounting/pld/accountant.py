@@ -1,0 +1,384 @@
+r"""The engine end to end: profile, epsilon and calibration of a noise after ``K`` uses.
+
+A *use* is one release of ``f(D) + T`` with per-use sensitivity ``Delta``,
+optionally on a Poisson subsample of rate ``q``; ``K`` uses are composed
+(adaptively: each use's dominating pair is the same).  For every adjacency
+(``remove`` and ``add`` when subsampled; one pair otherwise, the noises being
+symmetric) the pessimistic PLD is built (:mod:`.discretise`,
+:mod:`.subsample`), composed ``K``-fold by FFT (:mod:`.compose`), and queried
+(:mod:`.query`); the worse adjacency is reported.  All of it is one jitted
+kernel of the *scale* (traced) with static grid and FFT sizes, so calibration
+is a fixed-iteration bisection on ``log scale`` inside ``jit`` and vmaps over
+targets or noise shapes (STYLE.md items 4-5).
+
+``noise_fn(scale, shape)`` builds the family (``shape`` a traced array, e.g.
+``alpha / gamma`` of flipped Huber; ignored by one-parameter families).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from dpjax.accounting.pld import query as _query
+from dpjax.accounting.pld import tail_bounds
+from dpjax.accounting.pld.compose import fast_size, self_compose, window_size
+from dpjax.accounting.pld.discretise import discretise_pair, noise_pair
+from dpjax.accounting.pld.subsample import subsampled_pair
+from dpjax.calibrate._certify import log_target
+from dpjax.numerics import bisect_monotone
+
+
+class Sizes(NamedTuple):
+    """Static sizes of the kernel: 1-D grid points and FFT length (0: no composition)."""
+
+    grid: int
+    fft: int
+
+
+def _pairs(noise, sensitivity, sampling_rate, subsampled: bool):
+    base = noise_pair(noise, sensitivity)
+    if not subsampled:
+        return [base]
+    return [subsampled_pair(base, sampling_rate, adj) for adj in ("remove", "add")]
+
+
+def _plds(
+    noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, sizes, subsampled
+):
+    noise = noise_fn(scale, shape)
+    out = []
+    for pair in _pairs(noise, sensitivity, sampling_rate, subsampled):
+        lower = jnp.floor(pair.loss(pair.t_lo) / bin_width).astype(jnp.int64) - 1
+        pld = discretise_pair(pair, bin_width, lower, sizes.grid)
+        if sizes.fft:
+            pld = self_compose(pld, compositions, sizes.fft)
+        out.append(pld)
+    return out
+
+
+@functools.partial(jax.jit, static_argnames=("noise_fn", "bin_width", "sizes", "subsampled"))
+def log_delta_kernel(
+    scale,
+    shape,
+    sensitivity,
+    sampling_rate,
+    compositions,
+    epsilon,
+    *,
+    noise_fn,
+    bin_width,
+    sizes,
+    subsampled,
+):
+    """``log delta(epsilon)`` after ``compositions`` uses (worse adjacency), certified upper bound."""
+    plds = _plds(
+        noise_fn,
+        scale,
+        shape,
+        sensitivity,
+        sampling_rate,
+        compositions,
+        bin_width,
+        sizes,
+        subsampled,
+    )
+    return functools.reduce(jnp.maximum, [_query.log_delta_for_epsilon(p, epsilon) for p in plds])
+
+
+@functools.partial(jax.jit, static_argnames=("noise_fn", "bin_width", "sizes", "subsampled"))
+def epsilon_kernel(
+    scale,
+    shape,
+    sensitivity,
+    sampling_rate,
+    compositions,
+    delta,
+    *,
+    noise_fn,
+    bin_width,
+    sizes,
+    subsampled,
+):
+    """Least certified ``epsilon`` at ``delta`` after ``compositions`` uses (worse adjacency)."""
+    plds = _plds(
+        noise_fn,
+        scale,
+        shape,
+        sensitivity,
+        sampling_rate,
+        compositions,
+        bin_width,
+        sizes,
+        subsampled,
+    )
+    return functools.reduce(jnp.maximum, [_query.epsilon_for_delta(p, delta) for p in plds])
+
+
+@functools.partial(jax.jit, static_argnames=("noise_fn", "bin_width", "grid", "subsampled"))
+def _one_use(scale, shape, sensitivity, sampling_rate, *, noise_fn, bin_width, grid, subsampled):
+    """Loss ranges and ``log_mgf`` of the one-use PLDs (for sizing)."""
+    plds = _plds(
+        noise_fn, scale, shape, sensitivity, sampling_rate, 1, bin_width, Sizes(grid, 0), subsampled
+    )
+    return [p.log_mgf for p in plds]
+
+
+@functools.partial(jax.jit, static_argnames=("noise_fn", "subsampled"))
+def _loss_ranges(scale, shape, sensitivity, sampling_rate, *, noise_fn, subsampled):
+    noise = noise_fn(scale, shape)
+    return [
+        (p.loss(p.t_lo), p.loss(p.t_hi))
+        for p in _pairs(noise, sensitivity, sampling_rate, subsampled)
+    ]
+
+
+def bucket(n: int) -> int:
+    """Round a size up to ``{1, 1.25, 1.5, 1.75} * 2^k`` (few distinct compiles)."""
+    n = max(int(n), 8)
+    p = 1 << (n.bit_length() - 1)
+    for f in (1.0, 1.25, 1.5, 1.75, 2.0):
+        if n <= int(p * f):
+            return int(p * f)
+    return 2 * p
+
+
+def sizes_for(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width) -> Sizes:
+    """Host helper: static sizes valid for ``scale`` (and, for scale families, any larger scale)."""
+    subsampled = sampling_rate is not None
+    q = jnp.asarray(1.0 if sampling_rate is None else sampling_rate, jnp.float64)
+    args = (
+        jnp.asarray(scale, jnp.float64),
+        jnp.asarray(shape, jnp.float64),
+        jnp.asarray(sensitivity, jnp.float64),
+        q,
+    )
+    ranges = _loss_ranges(*args, noise_fn=noise_fn, subsampled=subsampled)
+    grid = 0
+    for lo, hi in ranges:
+        grid = max(grid, math.ceil(float(hi) / bin_width) - math.floor(float(lo) / bin_width) + 3)
+    grid = bucket(grid)
+    if compositions == 1:
+        return Sizes(grid, 0)
+    mgfs = _one_use(*args, noise_fn=noise_fn, bin_width=bin_width, grid=grid, subsampled=subsampled)
+    fft = max(window_size(compositions * np.asarray(m), bin_width) for m in mgfs)
+    return Sizes(grid, fast_size(fft))
+
+
+def _scalar_args(scale, shape, sensitivity, sampling_rate, compositions):
+    return (
+        jnp.asarray(scale, jnp.float64),
+        jnp.asarray(shape, jnp.float64),
+        jnp.asarray(sensitivity, jnp.float64),
+        jnp.asarray(1.0 if sampling_rate is None else sampling_rate, jnp.float64),
+        jnp.asarray(compositions, jnp.float64),
+    )
+
+
+def profile(
+    noise_fn, scale, shape, sensitivity, epsilon, compositions=1, sampling_rate=None, bin_width=1e-4
+):
+    """``delta(epsilon)`` (array) of ``noise_fn(scale, shape)`` after ``compositions`` uses."""
+    sizes = sizes_for(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width)
+    args = _scalar_args(scale, shape, sensitivity, sampling_rate, compositions)
+    return np.exp(
+        np.asarray(
+            log_delta_kernel(
+                *args,
+                jnp.asarray(epsilon, jnp.float64),
+                noise_fn=noise_fn,
+                bin_width=bin_width,
+                sizes=sizes,
+                subsampled=sampling_rate is not None,
+            )
+        )
+    )
+
+
+def epsilon(
+    noise_fn, scale, shape, sensitivity, delta, compositions=1, sampling_rate=None, bin_width=1e-4
+):
+    """Least certified ``epsilon`` (array) at ``delta`` after ``compositions`` uses."""
+    sizes = sizes_for(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width)
+    args = _scalar_args(scale, shape, sensitivity, sampling_rate, compositions)
+    return np.asarray(
+        epsilon_kernel(
+            *args,
+            jnp.asarray(delta, jnp.float64),
+            noise_fn=noise_fn,
+            bin_width=bin_width,
+            sizes=sizes,
+            subsampled=sampling_rate is not None,
+        )
+    )
+
+
+@functools.partial(
+    jax.jit, static_argnames=("noise_fn", "bin_width", "sizes", "subsampled", "num_iterations")
+)
+def calibrate_kernel(
+    shape,
+    sensitivity,
+    sampling_rate,
+    compositions,
+    epsilon,
+    log_level,
+    lo,
+    hi,
+    *,
+    noise_fn,
+    bin_width,
+    sizes,
+    subsampled,
+    num_iterations=32,
+):
+    """Bisection on ``log scale`` in ``[lo, hi]`` for ``log delta(epsilon) <= log_level``.
+
+    Vectorised over any batch shape of ``(shape, epsilon, log_level, lo, hi)``
+    (``jnp.vectorize``).  Returns ``(scale, log_delta_at_scale, status)``;
+    the feasible end is returned (always private under the engine's
+    pessimistic profile).
+    """
+
+    def one(shape, eps, level, lo, hi):
+        def log_delta(log_s):
+            return log_delta_kernel(
+                jnp.exp(log_s),
+                shape,
+                sensitivity,
+                sampling_rate,
+                compositions,
+                eps,
+                noise_fn=noise_fn,
+                bin_width=bin_width,
+                sizes=sizes,
+                subsampled=subsampled,
+            )
+
+        res = bisect_monotone(
+            lambda x: log_delta(x) <= level, jnp.log(hi), jnp.log(lo), num_iterations
+        )
+        return jnp.exp(res.good), log_delta(res.good), res.status
+
+    return jnp.vectorize(one)(shape, epsilon, log_level, lo, hi)
+
+
+class ScaleCalibration(NamedTuple):
+    scale: np.ndarray
+    delta_at: np.ndarray
+    certified: np.ndarray
+    status: np.ndarray
+
+
+def calibrate_scale(
+    noise_fn: Callable,
+    shape,
+    sensitivity,
+    epsilon,
+    delta,
+    compositions=1,
+    sampling_rate=None,
+    bin_width=1e-4,
+    upper=None,
+    lower=None,
+    num_iterations=28,
+    fallback_upper=None,
+) -> ScaleCalibration:
+    r"""Least scale of ``noise_fn(scale, shape)`` meeting ``(epsilon, delta)`` after ``K`` uses.
+
+    Host driver: ``upper`` must be a scale meeting the target (e.g. the
+    non-subsampled closed form); ``lower`` a scale that does not (default
+    ``upper / 8``, lowered until the engine confirms it fails, at most 6
+    times); when the engine finds ``upper`` infeasible, ``fallback_upper`` (if
+    given) is tried.  The bisection runs in one jitted kernel; the result is
+    re-verified by an independent evaluation of the engine at the returned
+    scale (:func:`profile`), against ``delta (1 - MARGIN)``.
+    """
+    eps = np.asarray(epsilon, np.float64)
+    dl = np.asarray(delta, np.float64)
+    eps, dl, shape_b, upper_b = np.broadcast_arrays(
+        eps, dl, np.asarray(shape, np.float64), np.asarray(upper, np.float64)
+    )
+    level = np.asarray(log_target(dl))
+    lo = np.asarray(upper_b / 8.0 if lower is None else np.broadcast_to(lower, eps.shape), float)
+    hi = np.asarray(upper_b, float)
+    subsampled = sampling_rate is not None
+    args = _scalar_args(1.0, 0.0, sensitivity, sampling_rate, compositions)[2:]
+    for _ in range(7):
+        sizes = sizes_for(
+            noise_fn,
+            float(np.min(lo)),
+            float(np.max(shape_b)) if shape_b.size else 0.0,
+            sensitivity,
+            sampling_rate,
+            compositions,
+            bin_width,
+        )
+        scale, log_d, status = calibrate_kernel(
+            jnp.asarray(shape_b),
+            *args,
+            jnp.asarray(eps),
+            jnp.asarray(level),
+            jnp.asarray(lo),
+            jnp.asarray(hi),
+            noise_fn=noise_fn,
+            bin_width=bin_width,
+            sizes=sizes,
+            subsampled=subsampled,
+            num_iterations=num_iterations,
+        )
+        status = np.asarray(status)
+        too_small = status == 2  # predicate holds at the lower end: go lower
+        too_big = (
+            (status == 1)
+            & (fallback_upper is not None)
+            & (
+                hi
+                < np.broadcast_to(
+                    np.asarray(fallback_upper if fallback_upper is not None else np.inf, float),
+                    hi.shape,
+                )
+            )
+        )
+        if not np.any(too_small | too_big):
+            break
+        lo = np.where(too_small, lo / 4.0, lo)
+        if fallback_upper is not None:
+            hi = np.where(too_big, np.broadcast_to(fallback_upper, hi.shape), hi)
+    scale = np.asarray(scale)
+    # independent re-check at the returned scales (a separate evaluation of the engine)
+    check = functools.partial(
+        log_delta_kernel, noise_fn=noise_fn, bin_width=bin_width, sizes=sizes, subsampled=subsampled
+    )
+    log_check = np.asarray(
+        jnp.vectorize(check)(jnp.asarray(scale), jnp.asarray(shape_b), *args, jnp.asarray(eps))
+    )
+    ok = (status == 0) & (log_check <= level)
+    return ScaleCalibration(scale, np.exp(np.maximum(np.asarray(log_d), log_check)), ok, status)
+
+
+def gaussian_noise(scale, shape):
+    """``noise_fn`` of the Gaussian family (``shape`` unused)."""
+    from dpjax.noise.gaussian import Gaussian
+
+    del shape
+    return Gaussian(scale)
+
+
+def laplace_noise(scale, shape):
+    """``noise_fn`` of the Laplace family (``shape`` unused)."""
+    from dpjax.noise.laplace import Laplace
+
+    del shape
+    return Laplace(scale)
+
+
+def chernoff_epsilon(log_mgf, delta):
+    """Convenience: Chernoff-only epsilon of a composed ``log_mgf`` (see :mod:`.tail_bounds`)."""
+    return tail_bounds.epsilon_chernoff(log_mgf, jnp.log(jnp.asarray(delta)))

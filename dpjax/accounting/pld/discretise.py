@@ -1,0 +1,363 @@
+r"""Constructors: pessimistic PLDs of 1-D pairs with a monotone privacy loss, and of atoms.
+
+A :class:`MonotonePair` describes two 1-D laws ``P``, ``Q`` whose privacy loss
+``L(t) = log p(t) / q(t)`` is non-decreasing in ``t`` (true for every
+symmetric log-concave noise at a shift: ``P = T``, ``Q = T - Delta``, loss
+``zeta_Delta(t) = log g(t) - log g(t + Delta)`` of Sec. II-C of
+flipped-huber-mechanism; and for their Poisson-subsampled pairs,
+:mod:`.subsample`).  With ``t(eps) = sup{t : L(t) <= eps}`` (the
+right-continuous partial inverse of eq. (15) of flipped-huber-mechanism) the
+exact profile is
+
+.. math:: \delta(\epsilon) = \bar G_P(t(\epsilon)) - e^\epsilon \bar G_Q(t(\epsilon))
+
+(eq. (14)/(16) of flipped-huber-mechanism, Lemma of Balle & Wang 2018).
+
+**Connect-the-dots** (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi 2022):
+on the grid ``eps_i = (lower + i) h`` the PLD whose hockey-stick curve is the
+chord interpolation of the exact ``delta(eps_i)`` in the variable
+``x = e^eps`` has atoms
+
+.. math:: p_i = e^{\epsilon_i}(B_{i-1} - B_i),\quad
+          B_i = \frac{\delta_i - \delta_{i+1}}{e^{\epsilon_{i+1}} - e^{\epsilon_i}}
+              = Q(L > \epsilon_{i+1}) + W_i,\quad
+          W_i = \frac{P(\text{bin}_i) e^{-\epsilon_i} - Q(\text{bin}_i)}{e^h - 1},
+
+``bin_i = (eps_i, eps_{i+1}]``, ``delta(eps_{n-1})`` at ``+infinity`` and
+``P(L <= eps_0)`` lumped onto ``eps_0``.  Since ``delta`` is convex in
+``e^eps``, the chord lies above it for *every* ``epsilon``: the discretised
+pair dominates the true one, and so do all its compositions (pessimistic).
+The form with ``W_i`` (bin masses computed as differences of survival
+functions on the side where they are small) has no cancellation of order 1,
+so masses down to 1e-300 keep ~1e-12 relative accuracy; point masses of
+``L`` (the flat part of the flipped Huber loss, Laplace's ends) are exact:
+they sit inside a bin and the chord formula integrates them exactly.
+
+``pessimistic=False`` instead rounds every loss *down* to the grid (bin mass
+at the left end, the top tail at the last point, the bottom tail dropped): a
+lower bound, used as the lower half of brackets in tests.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+
+from dpjax.accounting.pld._pld import PLD, make
+from dpjax.noise.gaussian import Gaussian
+from dpjax.noise.laplace import Laplace
+
+#: Default probability left outside the ``t`` range of a pair (each side):
+#: the top of the loss grid is where ``P`` keeps at most this much mass.
+TAIL = 1e-40
+_LOG_HALF = math.log(0.5)
+
+
+class MonotonePair(NamedTuple):
+    """A pair ``(P, Q)`` of 1-D laws with loss ``L(t) = log p/q`` non-decreasing in ``t``.
+
+    Attributes:
+      log_sf_p, log_cdf_p, log_sf_q, log_cdf_q: ``log P(T > t)`` etc.
+      loss: ``L(t)`` (may be ``+-inf`` outside a support).
+      loss_inverse: ``eps -> sup{t : L(t) <= eps}`` (clipped to ``t_range`` by the caller).
+      t_lo, t_hi: a range outside which ``P`` and ``Q`` each have at most ``TAIL`` mass.
+    """
+
+    log_sf_p: Callable[[Array], Array]
+    log_cdf_p: Callable[[Array], Array]
+    log_sf_q: Callable[[Array], Array]
+    log_cdf_q: Callable[[Array], Array]
+    loss: Callable[[Array], Array]
+    loss_inverse: Callable[[Array], Array]
+    t_lo: Array
+    t_hi: Array
+
+
+def _bisect_inverse(loss, t_lo, t_hi, num_iterations=110):
+    """``eps -> sup{t in [t_lo, t_hi] : loss(t) <= eps}`` by fixed-iteration bisection."""
+
+    def inverse(eps):
+        eps = jnp.asarray(eps)
+        lo = jnp.broadcast_to(jnp.asarray(t_lo, jnp.float64), eps.shape)
+        hi = jnp.broadcast_to(jnp.asarray(t_hi, jnp.float64), eps.shape)
+
+        def body(_, c):
+            a, b = c
+            m = 0.5 * (a + b)
+            ok = loss(m) <= eps
+            return jnp.where(ok, m, a), jnp.where(ok, b, m)
+
+        a, b = jax.lax.fori_loop(0, num_iterations, body, (lo, hi))
+        a = jnp.where(loss(hi) <= eps, hi, a)
+        return jnp.where(loss(lo) > eps, lo, a)
+
+    return inverse
+
+
+def _upper_tail_point(log_sf, scale, tail=TAIL):
+    """A ``t >= 0`` with ``log_sf(t) <= log(tail)`` (bisection on ``[0, 400 scale]``)."""
+    target = math.log(tail)
+    lo, hi = jnp.zeros_like(scale), 400.0 * scale
+
+    def body(_, c):
+        a, b = c
+        m = 0.5 * (a + b)
+        ok = log_sf(m) <= target
+        return jnp.where(ok, a, m), jnp.where(ok, m, b)
+
+    _, b = jax.lax.fori_loop(0, 80, body, (lo, hi))
+    return b
+
+
+def noise_pair(noise, sensitivity, tail=TAIL) -> MonotonePair:
+    r"""The pair ``P = T``, ``Q = T - Delta`` of a symmetric log-concave noise family.
+
+    The loss is the family's ``privacy_loss(t, Delta) = log g(t) - log g(t + Delta)``,
+    non-decreasing in ``t`` for log-concave ``g``.  Gaussian and Laplace use
+    their closed-form inverses; any other family (flipped Huber, OSGT,
+    truncated Laplace, ...) a bisection on its ``privacy_loss``.
+    """
+    d = jnp.asarray(sensitivity, jnp.float64)
+
+    def log_cdf(t):
+        return noise.log_sf(-t)
+
+    if isinstance(noise, Gaussian):
+        s = jnp.asarray(noise.sigma, jnp.float64)
+        t_hi = -s * jnp.asarray(_gauss_tail(tail))
+    else:
+        t_hi = _upper_tail_point(noise.log_sf, jnp.sqrt(noise.variance), tail)
+    t_lo = -t_hi - d
+
+    def loss(t):
+        return noise.privacy_loss(t, d)
+
+    if isinstance(noise, Gaussian):
+        s2 = jnp.square(jnp.asarray(noise.sigma, jnp.float64))
+
+        def inverse(eps):
+            return eps * s2 / d - 0.5 * d
+
+    elif isinstance(noise, Laplace):
+        b = jnp.asarray(noise.scale, jnp.float64)
+
+        def inverse(eps):
+            t = 0.5 * (b * eps - d)
+            big = 1e300
+            return jnp.where(eps >= d / b, big, jnp.where(eps < -d / b, -big, t))
+
+    else:
+        inverse = _bisect_inverse(loss, t_lo, t_hi)
+
+    return MonotonePair(
+        log_sf_p=noise.log_sf,
+        log_cdf_p=log_cdf,
+        log_sf_q=lambda t: noise.log_sf(t + d),
+        log_cdf_q=lambda t: log_cdf(t + d),
+        loss=loss,
+        loss_inverse=inverse,
+        t_lo=t_lo,
+        t_hi=t_hi,
+    )
+
+
+def _gauss_tail(tail):
+    from scipy.special import ndtri_exp
+
+    return float(ndtri_exp(math.log(tail)))  # = -Q^{-1}(tail) < 0
+
+
+def _intervals(log_sf, log_cdf, t):
+    """``P(t_i < T <= t_{i+1})`` for consecutive points, from whichever of ``sf(t_i)``,
+    ``cdf(t_{i+1})`` is small (no cancellation of order 1); one evaluation per point."""
+    # the barrier materialises ls, lc once (XLA would otherwise re-evaluate the
+    # special functions inside every fused consumer of the shifted slices)
+    ls, lc = jax.lax.optimization_barrier((log_sf(t), log_cdf(t)))
+    lsa, lsb, lca, lcb = ls[:-1], ls[1:], lc[:-1], lc[1:]
+    use_sf = lsa <= _LOG_HALF
+    ok_s = jnp.isfinite(lsa) & (lsb < lsa)
+    via_sf = jnp.where(ok_s, jnp.exp(lsa) * -jnp.expm1(jnp.where(ok_s, lsb - lsa, -1.0)), 0.0)
+    ok_c = jnp.isfinite(lcb) & (lca < lcb)
+    via_cdf = jnp.where(ok_c, jnp.exp(lcb) * -jnp.expm1(jnp.where(ok_c, lca - lcb, -1.0)), 0.0)
+    return jnp.where(use_sf, via_sf, via_cdf), ls, lc
+
+
+def pair_grid(pair: MonotonePair, bin_width: float) -> tuple[int, int]:
+    """Host helper: ``(lower, size)`` of a grid covering ``[L(t_lo), L(t_hi)]`` (concrete pair)."""
+    lo = float(pair.loss(jnp.asarray(pair.t_lo)))
+    hi = float(pair.loss(jnp.asarray(pair.t_hi)))
+    lower = math.floor(lo / bin_width) - 1
+    upper = math.ceil(hi / bin_width) + 1
+    return lower, upper - lower + 1
+
+
+def discretise_pair(
+    pair: MonotonePair, bin_width, lower, size: int, pessimistic: bool = True
+) -> PLD:
+    r"""PLD of ``pair`` on the grid ``(lower + i) * bin_width``, ``i < size`` (jittable; ``size`` static).
+
+    Pessimistic connect-the-dots by default (module docstring); the grid
+    need not cover the loss range: mass above the top goes to ``+infinity``
+    (``inf_mass = delta(eps_top)``), mass below is lumped onto the bottom.
+    """
+    h = jnp.asarray(bin_width, jnp.float64)
+    eps = (jnp.asarray(lower, jnp.float64) + jnp.arange(size, dtype=jnp.float64)) * h
+    big = 1e300
+    t = jnp.clip(pair.loss_inverse(eps), -big, big)
+    t = jnp.clip(t, 2.0 * pair.t_lo - pair.t_hi, 2.0 * pair.t_hi - pair.t_lo)
+    t = jax.lax.optimization_barrier(t)
+    p_bin, lsp, lcp = _intervals(pair.log_sf_p, pair.log_cdf_p, t)
+    q_bin, lsq, _ = _intervals(pair.log_sf_q, pair.log_cdf_q, t)
+    p_above, q_above, p_below = jnp.exp(lsp[-1]), jnp.exp(lsq[-1]), jnp.exp(lcp[0])
+    truncated = p_above + p_below
+    if not pessimistic:
+        pmf = jnp.concatenate([p_bin, p_above[None]])
+        return make(h, lower, pmf, 0.0, truncated_mass=truncated, pessimistic=False)
+    e = eps[:-1]
+    w = (p_bin * jnp.exp(-e) - q_bin) / jnp.expm1(h)
+    w = jnp.clip(w, 0.0, q_bin)
+    inner = jnp.exp(eps[1:-1]) * (q_bin[1:] + w[:-1] - w[1:])
+    top = jnp.exp(eps[-1]) * (q_above + w[-1])
+    bottom = p_below + jnp.exp(eps[0]) * (q_bin[0] - w[0])
+    pmf = jnp.concatenate([bottom[None], inner, top[None]])
+    inf_mass = jnp.maximum(p_above - jnp.exp(eps[-1]) * q_above, 0.0)
+    return make(h, lower, pmf, inf_mass, truncated_mass=truncated, pessimistic=True)
+
+
+def from_pair(pair: MonotonePair, bin_width: float, pessimistic: bool = True) -> PLD:
+    """PLD of a concrete pair on a grid covering its loss range (host sizing, then jitted kernel)."""
+    lower, size = pair_grid(pair, bin_width)
+    return discretise_pair(pair, bin_width, lower, size, pessimistic)
+
+
+@jax.jit
+def _noise_loss_range(noise, sensitivity):
+    pair = noise_pair(noise, sensitivity)
+    return pair.loss(pair.t_lo), pair.loss(pair.t_hi)
+
+
+@functools.partial(jax.jit, static_argnames=("size", "pessimistic"))
+def discretise_noise(
+    noise, sensitivity, bin_width, lower, size: int, pessimistic: bool = True
+) -> PLD:
+    """:func:`discretise_pair` of :func:`noise_pair` (jitted; ``noise`` is a pytree, ``size`` static)."""
+    return discretise_pair(noise_pair(noise, sensitivity), bin_width, lower, size, pessimistic)
+
+
+def noise_grid(noise, sensitivity: float, bin_width: float) -> tuple[int, int]:
+    """Host helper: ``(lower, size)`` of a grid covering the loss range of a concrete noise pair."""
+    lo, hi = (float(v) for v in _noise_loss_range(noise, jnp.asarray(sensitivity, jnp.float64)))
+    lower = math.floor(lo / bin_width) - 1
+    return lower, math.ceil(hi / bin_width) + 1 - lower + 1
+
+
+def from_noise(
+    noise, sensitivity: float = 1.0, bin_width: float = 1e-4, pessimistic: bool = True
+) -> PLD:
+    r"""PLD of the additive noise mechanism ``f(D) + T`` at shift ``Delta = sensitivity``.
+
+    Any 1-D symmetric log-concave family of :mod:`dpjax.noise` (Gaussian,
+    Laplace, flipped Huber, OSGT, truncated Laplace): their loss is monotone.
+    """
+    lower, size = noise_grid(noise, sensitivity, bin_width)
+    return discretise_noise(
+        noise,
+        jnp.asarray(sensitivity, jnp.float64),
+        jnp.asarray(bin_width, jnp.float64),
+        lower,
+        size,
+        pessimistic,
+    )
+
+
+def from_gaussian(
+    sigma: float, sensitivity: float = 1.0, bin_width: float = 1e-4, pessimistic: bool = True
+) -> PLD:
+    r"""PLD of the Gaussian mechanism from its closed form.
+
+    The loss ``L = (2 t Delta + Delta^2) / (2 sigma^2)`` is ``N(mu, 2 mu)`` under
+    ``P`` with ``mu = Delta^2 / (2 sigma^2)``, and ``delta(eps) = Q(eps/m - m/2)
+    - e^eps Q(eps/m + m/2)``, ``m = Delta / sigma`` (Balle & Wang 2018, Thm 8);
+    discretised by connect-the-dots through these exact values.
+    """
+    return from_noise(
+        Gaussian(jnp.asarray(sigma, jnp.float64)), sensitivity, bin_width, pessimistic
+    )
+
+
+def from_laplace(
+    scale: float, sensitivity: float = 1.0, bin_width: float = 1e-4, pessimistic: bool = True
+) -> PLD:
+    """PLD of the Laplace mechanism (loss in ``[-Delta/b, Delta/b]`` with atoms at both ends)."""
+    return from_noise(Laplace(jnp.asarray(scale, jnp.float64)), sensitivity, bin_width, pessimistic)
+
+
+def from_atoms(losses, probabilities, bin_width: float = 1e-4, pessimistic: bool = True) -> PLD:
+    r"""PLD of a pair given as atoms ``(l_k, p_k)`` of its loss under ``P`` (``l_k`` may be ``+inf``).
+
+    The ``Q``-masses are ``p_k e^{-l_k}``; connect-the-dots on the grid
+    spanning the finite atoms (exact at grid points, chord in between), or
+    rounding down when ``pessimistic=False``.  Host function (concrete
+    input).  Mass of ``+inf`` atoms goes to ``inf_mass``.
+    """
+    losses = np.asarray(losses, np.float64).ravel()
+    probs = np.asarray(probabilities, np.float64).ravel()
+    if losses.shape != probs.shape:
+        raise ValueError("losses and probabilities must have the same length")
+    if np.any(probs < 0) or not np.all(np.isfinite(probs)):
+        raise ValueError("probabilities must be finite and >= 0")
+    if np.any(np.isnan(losses)) or np.any(losses == -np.inf):
+        raise ValueError("losses must be real or +inf (an atom with L = -inf has P-mass 0)")
+    fin = np.isfinite(losses)
+    inf_mass = float(probs[~fin].sum())
+    lf, pf = losses[fin], probs[fin]
+    h = float(bin_width)
+    if lf.size == 0:
+        return make(h, 0, np.zeros(1), inf_mass, pessimistic=pessimistic)
+    lower = math.floor(lf.min() / h)
+    size = math.ceil(lf.max() / h) - lower + 1
+    grid = (lower + np.arange(size)) * h
+    if not pessimistic:
+        idx = np.clip(np.floor(lf / h).astype(np.int64) - lower, 0, size - 1)
+        pmf = np.bincount(idx, weights=pf, minlength=size)
+        return make(h, lower, pmf, inf_mass, pessimistic=False)
+    # bins (eps_i, eps_{i+1}]: index of the bin holding each atom; atoms at or below eps_0 -> "below"
+    idx = np.ceil(lf / h - 1e-12).astype(np.int64) - lower - 1
+    qf = pf * np.exp(-lf)
+    below = idx < 0
+    idx = np.clip(idx, 0, size - 2) if size > 1 else np.zeros_like(idx)
+    if size == 1:
+        return make(h, lower, np.array([pf.sum()]), inf_mass, pessimistic=True)
+    p_bin = np.bincount(idx[~below], weights=pf[~below], minlength=size - 1)
+    q_bin = np.bincount(idx[~below], weights=qf[~below], minlength=size - 1)
+    p_below = pf[below].sum()
+    e = grid[:-1]
+    w = np.clip((p_bin * np.exp(-e) - q_bin) / np.expm1(h), 0.0, q_bin)
+    pmf = np.empty(size)
+    pmf[1:-1] = np.exp(grid[1:-1]) * (q_bin[1:] + w[:-1] - w[1:])
+    pmf[-1] = np.exp(grid[-1]) * w[-1]
+    pmf[0] = p_below + np.exp(grid[0]) * (q_bin[0] - w[0])
+    return make(h, lower, pmf, inf_mass, pessimistic=True)
+
+
+__all__ = [
+    "TAIL",
+    "MonotonePair",
+    "discretise_noise",
+    "discretise_pair",
+    "from_atoms",
+    "from_gaussian",
+    "from_laplace",
+    "from_noise",
+    "from_pair",
+    "noise_grid",
+    "noise_pair",
+    "pair_grid",
+]

@@ -140,6 +140,46 @@ class InidDesign:
         }
 
 
+def _mu_of(lam: np.ndarray, sigma: np.ndarray) -> float:
+    """Host float64 ``sqrt(sum lambda_i^2 / sigma_i^2)`` over ``lambda_i > 0`` (Lemma 3)."""
+    pos = lam > 0
+    return math.sqrt(math.fsum((lam[pos] / sigma[pos]) ** 2))
+
+
+_gaussian_scales = jax.jit(k.gaussian_scales)
+_laplace_scales = jax.jit(k.laplace_scales)
+
+
+def _error(scales: np.ndarray, moment: float, p: float, w: np.ndarray) -> float:
+    """``m_p sum_i w_i s_i^p`` (host float64; :func:`dpjax.inid.expected_error` in JAX)."""
+    return float(moment * math.fsum(w * scales**p))
+
+
+def _loss_of(lam: np.ndarray, b: np.ndarray) -> float:
+    """Host float64 ``sum lambda_i / b_i`` over ``lambda_i > 0``."""
+    pos = lam > 0
+    return math.fsum(lam[pos] / b[pos])
+
+
+@jax.jit
+def _certify_gaussian(epsilon, delta, mu_eff):
+    """Least multiplier ``m >= 1`` (a few ulps) with ``delta_{mu_eff / m}(epsilon) <= target``."""
+    return certify_scale(
+        lambda m: log_delta_gaussian_mu(epsilon, mu_eff / m), jnp.asarray(1.0), log_target(delta)
+    )
+
+
+@jax.jit
+def _certify_laplace(epsilon, delta, loss):
+    """Same for Laplace: pure DP needs ``loss / m <= epsilon``; delta > 0 the Corollary 6 bound."""
+
+    def log_delta_at(m):
+        pure = jnp.where(loss / m <= epsilon, -jnp.inf, 0.0)
+        return jnp.where(delta > 0, k.log_delta_laplace_corollary6(epsilon, loss / m), pure)
+
+    return certify_scale(log_delta_at, jnp.asarray(1.0), log_target(delta))
+
+
 def _check_common(profile, epsilon, delta, error_power, weights, solver):
     lam = validate_profile(profile)
     eps = float(_validate.epsilon(epsilon))
@@ -205,29 +245,26 @@ def gaussian_design(
         mu = float(res.mu0)
         stats: dict = {}
         if solver == "closed-form":
-            sigma = np.asarray(k.gaussian_scales(lam, mu, p, w))
+            sigma = np.asarray(_gaussian_scales(lam, mu, p, w))
         else:
             sigma, stats = _solve_programme(lam, w, p, 2.0, mu * mu, solver)
-            over = float(k.gaussian_mu_of(lam, sigma)) / mu
+            over = _mu_of(lam, sigma) / mu
             sigma = sigma * max(1.0, over)
-        lam_j, sigma0 = jnp.asarray(lam), jnp.asarray(sigma)
-        m, log_d, ok = certify_scale(
-            lambda m: log_delta_gaussian_mu(eps, k.gaussian_mu_of(lam_j, sigma0 * m)),
-            jnp.asarray(1.0),
-            log_target(dlt),
-        )
+        # Lemma 3: the design is the Gaussian mechanism with mu_eff = sqrt(sum lam^2/sigma^2);
+        # mu_eff(sigma * m) = mu_eff(sigma) / m, so certification is a scalar problem.
+        m, log_d, ok = _certify_gaussian(eps, dlt, _mu_of(lam, sigma))
         delta_at = float(jnp.exp(log_d))
         require_certified("inid gaussian", bool(ok), eps, dlt, delta_at)
-        sigma = np.asarray(sigma0 * m)
+        sigma = sigma * float(m)
         moment = float(k.gaussian_abs_moment(p))
         delta2 = float(np.sqrt(np.sum(lam * lam)))
         sigma_iid = delta2 / mu
         kdim = lam.size
         spr = math.sqrt(kdim) * lam / mu
-        error = float(k.expected_error(sigma, moment, p, w))
+        error = _error(sigma, moment, p, w)
         error_iid = moment * sigma_iid**p * float(np.sum(w))
-        error_spr = float(k.expected_error(spr, moment, p, w))
-        mu_eff = float(k.gaussian_mu_of(lam, sigma))
+        error_spr = _error(spr, moment, p, w)
+        mu_eff = _mu_of(lam, sigma)
         pos = lam > 0
         alloc = np.where(pos, 0.5 * (lam / np.where(pos, sigma, 1.0)) ** 2, 0.0)
     return InidDesign(
@@ -286,30 +323,22 @@ def laplace_design(
     with jax.enable_x64(True):
         stats: dict = {}
         if solver == "closed-form":
-            b = np.asarray(k.laplace_scales(lam, budget, p, w))
+            b = np.asarray(_laplace_scales(lam, budget, p, w))
         else:
             b, stats = _solve_programme(lam, w, p, 1.0, budget, solver)
-            b = b * max(1.0, float(k.laplace_loss_of(lam, b)) / budget)
-        lam_j, b0 = jnp.asarray(lam), jnp.asarray(b)
-
-        def log_delta_at(m):
-            loss = k.laplace_loss_of(lam_j, b0 * m)
-            if dlt == 0:
-                return jnp.where(loss <= eps, -jnp.inf, 0.0)
-            return k.log_delta_laplace_corollary6(eps, loss)
-
-        m, log_d, ok = certify_scale(log_delta_at, jnp.asarray(1.0), log_target(dlt))
+            b = b * max(1.0, _loss_of(lam, b) / budget)
+        m, log_d, ok = _certify_laplace(eps, dlt, _loss_of(lam, b))
         delta_at = float(jnp.exp(log_d))
         require_certified("inid laplace", bool(ok), eps, dlt, delta_at)
-        b = np.asarray(b0 * m)
+        b = b * float(m)
         moment = float(k.laplace_abs_moment(p))
         kdim = lam.size
         b_iid = float(np.sum(lam)) / budget
         spr = kdim * lam / budget
-        error = float(k.expected_error(b, moment, p, w))
+        error = _error(b, moment, p, w)
         error_iid = moment * b_iid**p * float(np.sum(w))
-        error_spr = float(k.expected_error(spr, moment, p, w))
-        loss = float(k.laplace_loss_of(lam, b))
+        error_spr = _error(spr, moment, p, w)
+        loss = _loss_of(lam, b)
         pos = lam > 0
         alloc = np.where(pos, lam / np.where(pos, b, 1.0), 0.0)
     condition = (
@@ -389,6 +418,6 @@ def gaussian_scales_for_rho(
     p = float(_validate.positive(error_power, "error_power"))
     with jax.enable_x64(True):
         mu = math.sqrt(2.0 * rho)
-        sigma = np.asarray(k.gaussian_scales(lam, mu, p, w))
-        over = float(k.gaussian_mu_of(lam, sigma)) / mu
+        sigma = np.asarray(_gaussian_scales(lam, mu, p, w))
+        over = _mu_of(lam, sigma) / mu
     return sigma * max(1.0, over) * (1.0 + 2.0**-48)

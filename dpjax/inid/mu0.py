@@ -21,8 +21,9 @@ bracket is computed for that level, and the number of halvings is fixed
 (vmap-fair; Algorithm 1's ``until width <= mu_tol`` is reported as the final
 width instead).  Where the bracket is unusable (``delta' >= 1``, i.e.
 ``delta`` above ~0.73, or rounding made an end fail its check) the answer
-falls back to :func:`dpjax.calibrate.gaussian.mu_gaussian` (log-space
-bisection over ``[1e-300, 1e300]``), whose answer is the same ``mu0``.
+bisects instead over the foundation's bracket ``[1e-300, 1e300]`` in log
+space (that of :func:`dpjax.calibrate.gaussian.mu_gaussian`), in the same
+loop (vmap-fair: one fixed-length bisection for every point).
 
 ``mu0 = Delta_2 / sigma_min`` of the foundation's Gaussian calibration;
 Lemma 3: the i.n.i.d. Gaussian mechanism is (eps, delta)-DP iff
@@ -31,15 +32,17 @@ Lemma 3: the i.n.i.d. Gaussian mechanism is (eps, delta)-DP iff
 
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
 from dpjax.accounting.gaussian import log_delta_gaussian_mu
 from dpjax.calibrate._certify import MARGIN, log_target
-from dpjax.calibrate.gaussian import mu_gaussian
+from dpjax.calibrate.gaussian import _LOG_MU_MAX, _LOG_MU_MIN
 from dpjax.numerics import Q_inv, bisect_monotone, log_Q
 
 
@@ -50,7 +53,7 @@ class Mu0Result(NamedTuple):
       mu0: largest certified ``mu`` (``varphi_eps(mu0) <= delta (1 - MARGIN)``).
       status: 0 when certified (codes of :func:`dpjax.numerics.bisect_monotone`).
       lower, upper: the Appendix B bracket ``[R_eps(delta), R_eps(delta')]``.
-      width: final bracket width (Algorithm 1's ``mu_tol``).
+      width: final bracket width in ``mu`` (Algorithm 1's ``mu_tol``).
       used_bracket: ``True`` where the Appendix B bracket was used.
     """
 
@@ -88,6 +91,7 @@ def appendix_b_bracket(epsilon: ArrayLike, delta: ArrayLike) -> tuple[Array, Arr
     return bracket_root(epsilon, level), bracket_root(epsilon, level_up)
 
 
+@partial(jax.jit, static_argnames="num_iterations")
 def mu0(epsilon: ArrayLike, delta: ArrayLike, num_iterations: int = 100) -> Mu0Result:
     r"""Largest ``mu`` solving (P2), by Algorithm 1 on the Appendix B bracket; certified.
 
@@ -104,20 +108,31 @@ def mu0(epsilon: ArrayLike, delta: ArrayLike, num_iterations: int = 100) -> Mu0R
     level = log_target(delta)
     lo, hi = appendix_b_bracket(epsilon, delta)
 
-    def feasible(mu):
+    def feasible_mu(mu):
         safe = jnp.where(mu > 0, mu, 1.0)
         ok = log_delta_gaussian_mu(epsilon, safe) <= level
         return jnp.where(mu > 0, ok, True) & (delta > 0)
 
-    usable = jnp.isfinite(hi) & (hi > lo)
+    # Appendix B bracket, used where its ends pass their checks in float64
+    # (not for delta' >= 1, i.e. delta above ~0.73, nor where rounding fails an end).
+    finite_hi = jnp.where(jnp.isfinite(hi), hi, 1.0)
+    # Arithmetic halving resolves mu0 to ~1e-17 relative only if hi / lo is moderate;
+    # R_eps(delta) = 0 at eps = 0 (and tiny for tiny eps), where the log bracket is used.
+    resolves = (lo > 0) & (finite_hi - lo <= lo * 2.0 ** (num_iterations - 56))
+    used = jnp.isfinite(hi) & (hi > lo) & resolves & feasible_mu(lo) & ~feasible_mu(finite_hi)
+
+    # One bisection for every point (vmap-fair): over mu in the Appendix B bracket
+    # (arithmetic midpoints, Algorithm 1) where it is used, else over log mu in the
+    # foundation's bracket [-690, 690] (that of mu_gaussian).
+    def mu_of(x):
+        return jnp.where(used, x, jnp.exp(x))
+
+    good = jnp.where(used, lo, _LOG_MU_MIN)
+    bad = jnp.where(used, finite_hi, _LOG_MU_MAX)
     res = bisect_monotone(
-        feasible, good=lo, bad=jnp.where(usable, hi, lo + 1.0), num_iterations=num_iterations
+        lambda x: feasible_mu(mu_of(x)), good=good, bad=bad, num_iterations=num_iterations
     )
-    used = usable & (res.status == 0)
-    fallback, fb_status = mu_gaussian(epsilon, delta)
-    mu = jnp.where(used, res.good, fallback)
-    status = jnp.where(used, res.status, fb_status)
-    status = jnp.where(delta > 0, status, 1)
-    mu = jnp.where(delta > 0, mu, 0.0)
-    width = jnp.where(used, res.bad - res.good, jnp.nan)
+    mu = jnp.where(res.status == 0, mu_of(res.good), 0.0)
+    status = res.status
+    width = mu_of(res.bad) - mu_of(res.good)
     return Mu0Result(mu, status, lo, hi, width, used)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 PAPERS: dict[str, str] = {
     "gaussian-baseline": "dpjax.reproduce.gaussian_baseline",
+    "inid": "dpjax.reproduce.inid",
 }
 
 

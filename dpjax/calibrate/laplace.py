@@ -13,7 +13,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from dpjax.accounting.laplace import log_delta_laplace, scale_laplace
-from dpjax.calibrate._certify import certify_scale, log_target
+from dpjax.calibrate._certify import MARGIN, certify_scale, log_target
 
 
 @jax.jit
@@ -22,7 +22,8 @@ def scale_laplace_1d(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLik
     epsilon, delta, sensitivity = jnp.broadcast_arrays(
         jnp.asarray(epsilon), jnp.asarray(delta), jnp.asarray(sensitivity)
     )
-    b = scale_laplace(epsilon, delta, sensitivity)
+    # closed form at the margin-reduced target, then the certificate
+    b = scale_laplace(epsilon, delta * (1.0 - MARGIN), sensitivity)
     b, log_d, ok = certify_scale(
         lambda s: log_delta_laplace(epsilon, s, sensitivity), b, log_target(delta)
     )

@@ -9,7 +9,7 @@ import sys
 from dpjax.errors import CertificationError
 
 #: subcommand modules under dpjax.cli, each with ``add_parser(subparsers)``
-COMMANDS = ("design", "calibrate", "profile", "account", "reproduce")
+COMMANDS = ("design", "calibrate", "profile", "account", "reproduce", "inid")
 
 
 def build_parser() -> argparse.ArgumentParser:

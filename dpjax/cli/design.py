@@ -6,6 +6,7 @@ import numpy as np
 
 import dpjax
 from dpjax.cli import _common as c
+from dpjax.cli import inid as _inid_cli
 from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms import names
 
@@ -22,6 +23,7 @@ def add_parser(sub) -> None:
     p.add_argument("--delta", type=float, default=DEFAULTS["delta"])
     c.add_sensitivity_args(p)
     c.add_use_args(p)
+    _inid_cli.add_profile_args(p, required=False)  # i.n.i.d. options when a profile is given
     c.add_json_arg(p)
     p.set_defaults(func=run)
 
@@ -42,6 +44,8 @@ def compare(epsilon, delta, **query) -> tuple[list, list]:
 
 
 def run(args) -> None:
+    if args.profile is not None or args.profile_file is not None or args.profile_kind is not None:
+        return run_with_profile(args)
     sens = c.sensitivity_kwargs(args)
     if sens["l1"] is None and sens["l2"] is None and sens["linf"] is None:
         sens["linf"] = DEFAULTS["linf"]
@@ -89,3 +93,60 @@ def run(args) -> None:
         best = results[0]
         ratio = float(np.asarray(results[-1].mse) / np.asarray(best.mse))
         print(f"best: {best.mechanism} (total MSE {c.fmt(best.mse)}; {ratio:.3g}x below the worst)")
+
+
+def run_with_profile(args) -> None:
+    """A sensitivity profile: the mechanisms above with Delta_p = ||lambda||_p, plus i.n.i.d.
+
+    The i.i.d. mechanisms get the sound bounds ``Delta_p <= ||lambda||_p``
+    (Remark 1 of inid-noise-laplace-beats-gaussian); the i.n.i.d. Gaussian
+    (eq. 9) and Laplace (eq. 12 / Corollary 6) designs use the profile itself.
+    ``--profile-kind`` is normalised to unit l2 unless ``--norm`` says otherwise.
+    """
+    from dpjax.inid import gaussian_design, laplace_design
+
+    lam = _inid_cli.read_profile(args, "gaussian", args.dim if args.profile_kind else None)
+    sens = {"dim": int(lam.size), "l1": float(np.sum(lam)),
+            "l2": float(np.sqrt(np.sum(lam * lam))), "linf": float(np.max(lam))}
+    query = dict(sens, compositions=args.compositions, sampling_rate=args.sampling_rate)
+    results, skipped = compare(args.epsilon, args.delta, **query)
+    inid = []
+    if args.compositions == 1 and args.sampling_rate is None:
+        if args.delta > 0:
+            inid.append(gaussian_design(lam, args.epsilon, args.delta))
+        inid.append(laplace_design(lam, args.epsilon, 0.0))
+        if args.delta > 0:
+            inid.append(laplace_design(lam, args.epsilon, args.delta))
+    else:
+        why = "single release only (compose via the resource view, Sec. IV-B)"
+        skipped.append(("i.n.i.d.", why))
+    if args.json:
+        c.print_json(
+            {
+                "epsilon": args.epsilon,
+                "delta": args.delta,
+                "query": query,
+                "profile": lam.tolist(),
+                "results": [r.to_json() for r in results],
+                "inid": [d.to_json() for d in inid],
+                "skipped": [{"mechanism": n, "reason": why} for n, why in skipped],
+            }
+        )
+        return
+    rows = [[r.mechanism + " (i.i.d.)", ", ".join(f"{k}={c.fmt(v)}" for k, v in r.params.items()),
+             r.mse, r.delta_at_params, r.condition] for r in results]
+    for d in inid:
+        cor6 = " Cor. 6" if d.mechanism == "laplace" and d.delta else ""
+        name = f"{d.mechanism} (i.n.i.d.){cor6}"
+        scales = "sigma" if d.mechanism == "gaussian" else "b"
+        rows.append([name, f"{scales}_i in [{c.fmt(d.scales.min())}, {c.fmt(d.scales.max())}]",
+                     d.mse, d.delta_at_params, d.condition.split(":")[0]])
+    rows.sort(key=lambda r: float(r[2]))
+    c.print_table(["mechanism", "parameters", "total MSE", "certified delta", "condition"], rows,
+                  title=f"target epsilon={args.epsilon!r}, delta={args.delta!r}; profile K="
+                  f"{lam.size}, ||lambda||_1={c.fmt(sens['l1'])}, ||lambda||_2={c.fmt(sens['l2'])}")
+    for name, why in skipped:
+        print(f"skipped {name}: {why}")
+    print("note: i.i.d. rows use Delta_p = ||lambda||_p (an upper bound, Remark 1)")
+    if rows:
+        print(f"best: {rows[0][0]} (total MSE {c.fmt(rows[0][2])})")

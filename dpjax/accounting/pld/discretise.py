@@ -174,12 +174,18 @@ def _gauss_tail(tail):
     return float(ndtri_exp(math.log(tail)))  # = -Q^{-1}(tail) < 0
 
 
+def _materialise(x):
+    """Force ``x`` into its own buffer: XLA (CPU) otherwise re-evaluates the special
+    functions inside every fused consumer of the shifted slices ``x[:-1]``, ``x[1:]``
+    (measured 4x slower); a plain ``optimization_barrier`` does not prevent it."""
+    x = jax.lax.optimization_barrier(jnp.concatenate([x, jnp.zeros((1,), x.dtype)]))
+    return x[:-1]
+
+
 def _intervals(log_sf, log_cdf, t):
     """``P(t_i < T <= t_{i+1})`` for consecutive points, from whichever of ``sf(t_i)``,
     ``cdf(t_{i+1})`` is small (no cancellation of order 1); one evaluation per point."""
-    # the barrier materialises ls, lc once (XLA would otherwise re-evaluate the
-    # special functions inside every fused consumer of the shifted slices)
-    ls, lc = jax.lax.optimization_barrier((log_sf(t), log_cdf(t)))
+    ls, lc = _materialise(log_sf(t)), _materialise(log_cdf(t))
     lsa, lsb, lca, lcb = ls[:-1], ls[1:], lc[:-1], lc[1:]
     use_sf = lsa <= _LOG_HALF
     ok_s = jnp.isfinite(lsa) & (lsb < lsa)
@@ -199,7 +205,7 @@ def pair_grid(pair: MonotonePair, bin_width: float) -> tuple[int, int]:
 
 
 def discretise_pair(
-    pair: MonotonePair, bin_width, lower, size: int, pessimistic: bool = True
+    pair: MonotonePair, bin_width, lower, size: int, pessimistic: bool = True, mgf_stride: int = 1
 ) -> PLD:
     r"""PLD of ``pair`` on the grid ``(lower + i) * bin_width``, ``i < size`` (jittable; ``size`` static).
 
@@ -212,14 +218,16 @@ def discretise_pair(
     big = 1e300
     t = jnp.clip(pair.loss_inverse(eps), -big, big)
     t = jnp.clip(t, 2.0 * pair.t_lo - pair.t_hi, 2.0 * pair.t_hi - pair.t_lo)
-    t = jax.lax.optimization_barrier(t)
+    t = _materialise(t)
     p_bin, lsp, lcp = _intervals(pair.log_sf_p, pair.log_cdf_p, t)
     q_bin, lsq, _ = _intervals(pair.log_sf_q, pair.log_cdf_q, t)
     p_above, q_above, p_below = jnp.exp(lsp[-1]), jnp.exp(lsq[-1]), jnp.exp(lcp[0])
     truncated = p_above + p_below
     if not pessimistic:
         pmf = jnp.concatenate([p_bin, p_above[None]])
-        return make(h, lower, pmf, 0.0, truncated_mass=truncated, pessimistic=False)
+        return make(
+            h, lower, pmf, 0.0, truncated_mass=truncated, pessimistic=False, mgf_stride=mgf_stride
+        )
     e = eps[:-1]
     w = (p_bin * jnp.exp(-e) - q_bin) / jnp.expm1(h)
     w = jnp.clip(w, 0.0, q_bin)
@@ -228,7 +236,9 @@ def discretise_pair(
     bottom = p_below + jnp.exp(eps[0]) * (q_bin[0] - w[0])
     pmf = jnp.concatenate([bottom[None], inner, top[None]])
     inf_mass = jnp.maximum(p_above - jnp.exp(eps[-1]) * q_above, 0.0)
-    return make(h, lower, pmf, inf_mass, truncated_mass=truncated, pessimistic=True)
+    return make(
+        h, lower, pmf, inf_mass, truncated_mass=truncated, pessimistic=True, mgf_stride=mgf_stride
+    )
 
 
 def from_pair(pair: MonotonePair, bin_width: float, pessimistic: bool = True) -> PLD:

@@ -15,6 +15,7 @@ __all__ = ["Mechanism", "Query", "get", "names"]
 _MODULES = {
     "gaussian": "dpjax.mechanisms.gaussian",
     "laplace": "dpjax.mechanisms.laplace",
+    "flipped-huber": "dpjax.mechanisms.flipped_huber",
     "osgt": "dpjax.mechanisms.osgt",
     "truncated-laplace": "dpjax.mechanisms.truncated_laplace",
     "staircase": "dpjax.mechanisms.staircase",

@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 from dpjax.noise._base import NoiseFamily
+from dpjax.noise.flipped_huber import FlippedHuber
 from dpjax.noise.gaussian import Gaussian
 from dpjax.noise.laplace import Laplace
 from dpjax.noise.osgt import OSGT
 from dpjax.noise.staircase import Staircase
 from dpjax.noise.truncated_laplace import TruncatedLaplace
 
-__all__ = ["Gaussian", "Laplace", "NoiseFamily", "OSGT", "Staircase", "TruncatedLaplace", "make"]
+__all__ = [
+    "FlippedHuber",
+    "Gaussian",
+    "Laplace",
+    "NoiseFamily",
+    "OSGT",
+    "Staircase",
+    "TruncatedLaplace",
+    "make",
+]
 
 
 def make(mechanism: str, **params) -> NoiseFamily:

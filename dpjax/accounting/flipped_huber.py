@@ -1,0 +1,577 @@
+r"""Privacy of the flipped Huber mechanism (flipped-huber-mechanism, Sec. IV and VI-A).
+
+Everything is computed for the standard shape: with ``b = alpha / gamma`` and
+``D = Delta / gamma`` the 1-D profile depends on ``(epsilon, b, D)`` only
+(scale family).  Symbols: ``Z = 2 (A + B)`` the normaliser of ``exp(-rho_b)``
+(see :mod:`dpjax.noise.flipped_huber`), ``R`` the Mills ratio,
+``h(x) = 1 - x R(x) > 0``.
+
+* :func:`centred_privacy_loss` -- eq. (25); :func:`centred_privacy_loss_inverse` -- eq. (15).
+* :func:`log_delta_flipped_huber` -- the exact 1-D profile of Theorem 3 (eq. (13)),
+  each case rearranged into a sum of non-negative terms, in log space:
+
+  1. ``b < D/2``, ``eps < (D - 2b) D / 2``:
+     ``delta Z = 2W(b) + e^{-b^2/2} sqrt(2 pi) delta_N(eps; D)``, with
+     ``W(b) = int_0^b e^{-bx}(1 - e^{-(x-b)^2/2}) dx`` and ``delta_N`` the
+     Gaussian profile (eq. (29)) at ``mu = D``;
+  2. ``b > D/2``, ``eps < min(2b - D, D) b`` (``x* = eps / (2b)``):
+     ``delta Z = 2(1 - e^{-b|t_1|})/b + (e^eps - 1) e^{-b^2}(1/b - R(b))``;
+  3. ``x* = sqrt(2(eps + bD)) - D/2 - b`` (``t_1 in [-b, 0)``, ``t_2 >= b``):
+     ``delta Z = 2(1 - e^{-b|t_1|})/b + (e^{-b|t_1|} - e^{-b^2})(1/b - R(t_2))
+     + e^{-b^2}(R(b) - R(t_2))``;
+  4. ``x* = sqrt(2(eps - bD)) - D/2 + b``, ``s = t_2 - b``:
+     ``delta Z = e^{-b^2}[(e^{b(D - s)} - 1)(1/b - R(b + s)) + R(b) - R(b + s)]``;
+  5. ``eps >= (D + 2b) D / 2``: ``delta Z = e^{-b^2/2} sqrt(2 pi) delta_N(eps; D)``,
+
+  where ``t_{1,2} = x* -+ D/2``.  (The algebra uses ``g(t_1) = e^eps g(t_2)``.)
+* :func:`log_delta_flipped_huber_sufficient` -- the K-dim sufficient condition of
+  Theorem 8 (with ``theta`` of Lemma 6 and the restriction of Lemma 5 / eq. (21)).
+* :func:`zcdp_flipped_huber` -- Theorem 9 and its K-dim form (Sec. VI-A).
+
+Note on Lemma 5: the paper bounds ``P(T.d > a)`` by ``Q(a / (gamma |d|_2))``
+citing sub-Gaussianity, which alone only gives ``exp(-a^2 / (2 gamma^2 |d|^2))``.
+The Gaussian bound does hold, by peakedness: ``exp(-rho_b(x) + x^2/2)`` is
+symmetric and non-increasing in ``|x|``, so ``FH(b, 1)`` is more peaked than
+``N(0, 1)``, and peakedness of symmetric log-concave laws is preserved by
+linear combinations (Proschan 1965).  Lemma 6 (``FH <=_st N(theta, gamma^2)``)
+is checked numerically in the tests.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from math import comb, factorial
+from typing import NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+from jax.scipy.special import erf
+from jax.typing import ArrayLike
+
+from dpjax.accounting.gaussian import epsilon_gaussian
+from dpjax.accounting.log_concave import log_delta_symmetric_log_concave
+from dpjax.accounting.zcdp import delta_from_zcdp, epsilon_from_zcdp
+from dpjax.noise.flipped_huber import (
+    flipped_huber_loss,
+    log_normaliser,
+    standard_log_sf,
+    theta_over_gamma,
+)
+from dpjax.numerics import (
+    bisect_monotone,
+    log1mexp,
+    log_hockey_stick,
+    log_mills,
+    log_mills_step,
+    log_Q,
+    logaddexp,
+)
+
+_HALF_LOG_2PI = 0.9189385332046727
+_LOG_2 = 0.6931471805599453
+
+
+# ---------------------------------------------------------------------------
+# Privacy loss
+# ---------------------------------------------------------------------------
+
+
+def centred_privacy_loss(
+    t: ArrayLike, sensitivity: ArrayLike, alpha: ArrayLike, gamma: ArrayLike
+) -> Array:
+    r"""Centred privacy loss (eq. (25)): ``(rho_alpha(t + d/2) - rho_alpha(t - d/2)) / gamma^2``.
+
+    Equal to the piecewise closed form (25); where both arguments lie in the
+    same Gaussian tail it is evaluated as ``t d / gamma^2`` (no cancellation).
+    """
+    t, d, alpha = jnp.asarray(t), jnp.asarray(sensitivity), jnp.asarray(alpha)
+    hi, lo = t + 0.5 * d, t - 0.5 * d
+    same_tail = ((hi > alpha) & (lo > alpha)) | ((hi < -alpha) & (lo < -alpha))
+    diff = flipped_huber_loss(hi, alpha) - flipped_huber_loss(lo, alpha)
+    return jnp.where(same_tail, t * d, diff) / jnp.square(jnp.asarray(gamma))
+
+
+def _standard_inverse(nu: Array, b: Array, D: Array) -> Array:
+    """``x*`` of eq. (15) for ``nu >= 0`` in standard units (``gamma = 1``)."""
+    pos = b > 0
+    bs = jnp.where(pos, b, 1.0)
+    lvl2 = jnp.minimum(2.0 * b - D, D) * b
+    c2 = (b > 0.5 * D) & (nu < lvl2)
+    lo3 = 0.5 * (jnp.square(jnp.maximum(2.0 * b, D)) - 2.0 * b * D)
+    nu1 = 0.5 * (jnp.square(jnp.maximum(D - b, 0.0)) + 2.0 * b * D)
+    nu2 = 0.5 * (D + 2.0 * b) * D
+    c1 = (b < 0.5 * D) & (nu < 0.5 * (D - 2.0 * b) * D)
+    c3 = ~c1 & ~c2 & (nu >= lo3) & (nu < nu1)
+    c4 = ~c1 & ~c2 & ~c3 & (nu >= nu1) & (nu < nu2)
+    j_plus = jnp.sqrt(2.0 * (nu + b * D)) - 0.5 * D - b
+    j_minus = jnp.sqrt(2.0 * jnp.maximum(nu - b * D, 0.0)) - 0.5 * D + b
+    lin = nu / D
+    return jnp.where(c2 & pos, nu / (2.0 * bs), jnp.where(c3, j_plus, jnp.where(c4, j_minus, lin)))
+
+
+def centred_privacy_loss_inverse(
+    nu: ArrayLike, sensitivity: ArrayLike, alpha: ArrayLike, gamma: ArrayLike
+) -> Array:
+    r"""Right-continuous partial inverse ``sup{t : zeta~_Delta(t) <= nu}`` (eq. (15)).
+
+    .. math:: \tilde\zeta_\Delta^{-1}(\nu) = \begin{cases}
+       \gamma^2\nu / (2\alpha) & |\nu| < ((2\alpha - \Delta)\wedge\Delta)\alpha/\gamma^2 \\
+       \mathcal J(\nu, \alpha) & |\nu| \in [((2\alpha\vee\Delta)^2 - 2\alpha\Delta)/(2\gamma^2),
+          \nu_1) \\
+       \mathcal J(\nu, -\alpha) & |\nu| \in [\nu_1, \nu_2) \\
+       \gamma^2\nu / \Delta & \text{otherwise} \end{cases}
+
+    with ``J(nu, a) = sgn(nu)(sqrt(2(gamma^2 |nu| + a Delta)) - Delta/2 - a)``.
+    For ``nu < 0`` the odd extension is returned (the inverse at a plateau
+    level is its right end for ``nu >= 0``).
+    """
+    nu, d, gamma = jnp.asarray(nu), jnp.asarray(sensitivity), jnp.asarray(gamma)
+    b, D = jnp.asarray(alpha) / gamma, d / gamma
+    x = _standard_inverse(jnp.abs(nu), b, D)
+    return gamma * jnp.where(nu >= 0, x, -x)
+
+
+# ---------------------------------------------------------------------------
+# Exact 1-D profile (Theorem 3, eq. (13))
+# ---------------------------------------------------------------------------
+
+
+def _log_one_minus_x_mills(x: Array) -> Array:
+    """``log h(x) = log(1 - x R(x))`` for ``x > 0``."""
+    return log1mexp(jnp.minimum(jnp.log(x) + log_mills(x), 0.0))
+
+
+def _log_inv_b_minus_mills(b: Array, x: Array) -> Array:
+    """``log(1/b - R(x))`` for ``x >= b > 0`` as ``log((x - b)/(b x) + h(x)/x)``."""
+    gap = x - b
+    has_gap = gap > 0
+    first = jnp.where(
+        has_gap, jnp.log(jnp.where(has_gap, gap, 1.0)) - jnp.log(b) - jnp.log(x), -jnp.inf
+    )
+    return logaddexp(first, _log_one_minus_x_mills(x) - jnp.log(x))
+
+
+def _log_neg_expm1(x: Array) -> Array:
+    """``log(1 - e^{-x})`` for ``x >= 0`` (``-inf`` at 0)."""
+    pos = x > 0
+    return jnp.where(pos, log1mexp(-jnp.where(pos, x, 1.0)), -jnp.inf)
+
+
+def _log_expm1(x: Array) -> Array:
+    """``log(e^x - 1)`` for ``x >= 0`` (``-inf`` at 0)."""
+    pos = x > 0
+    xs = jnp.where(pos, x, 1.0)
+    return jnp.where(pos, xs + log1mexp(-xs), -jnp.inf)
+
+
+def _w_series_coefficients(n_terms: int = 22) -> np.ndarray:
+    r"""``W(b) / b = sum_n c_n b^{2n}`` with
+    ``c_n = (-1)^n / n! [1/(n+1) - 2^{-n} sum_k C(n,k)/(2k+1)]`` (exact rationals)."""
+    coeffs = []
+    for n in range(n_terms):
+        inner = sum(Fraction(comb(n, k), 2 * k + 1) for k in range(n + 1)) / 2**n
+        coeffs.append(float(Fraction((-1) ** n, factorial(n)) * (Fraction(1, n + 1) - inner)))
+    return np.asarray(coeffs)
+
+
+_W_COEFFS = _w_series_coefficients()
+
+
+def _log_two_w(b: Array) -> Array:
+    r"""``log 2W(b)``, ``2W = int_{-b}^{b} (e^{-b|x|} - e^{-(x^2+b^2)/2}) dx >= 0`` (case 1).
+
+    ``W = int_0^b e^{-bx}(1 - e^{-(x-b)^2/2}) dx``: a power series in ``b^2`` for
+    ``b < 1`` (the closed form ``2(1 - e^{-b^2})/b - sqrt(2 pi) e^{-b^2/2} erf(b/sqrt 2)``
+    loses ``~b^{-2}`` digits there), the closed form above.
+    """
+    pos = b > 0
+    small = b < 1.0
+    bq = jnp.where(pos & small, b, 0.5)
+    y = bq * bq
+    series = jnp.zeros_like(y)
+    for c in _W_COEFFS[::-1]:
+        series = series * y + c
+    quad = 2.0 * bq * series
+    bl = jnp.where(small, 2.0, b)
+    direct = 2.0 * (-jnp.expm1(-bl * bl)) / bl - jnp.exp(-0.5 * bl * bl) * 2.5066282746310002 * erf(
+        bl * 0.7071067811865476
+    )
+    val = jnp.where(small, quad, direct)
+    return jnp.where(pos, jnp.log(jnp.where(pos, val, 1.0)), -jnp.inf)
+
+
+class ShapeConstants(NamedTuple):
+    """Quantities of the 1-D profile that depend on ``b`` only (hoisted out of scale searches)."""
+
+    b: Array
+    log_z: Array
+    log_mills_b: Array
+    log_inv_b_minus_mills_b: Array
+    log_two_w: Array
+
+
+def shape_constants(b: ArrayLike) -> ShapeConstants:
+    """Precompute :class:`ShapeConstants` for :func:`log_delta_flipped_huber_standard`."""
+    b = jnp.asarray(b)
+    bs = jnp.where(b > 0, b, 1.0)
+    return ShapeConstants(
+        b=b,
+        log_z=log_normaliser(b),
+        log_mills_b=log_mills(bs),
+        log_inv_b_minus_mills_b=_log_inv_b_minus_mills(bs, bs),
+        log_two_w=_log_two_w(b),
+    )
+
+
+def log_delta_flipped_huber_standard(
+    epsilon: ArrayLike, b: ArrayLike, D: ArrayLike, constants: ShapeConstants | None = None
+) -> Array:
+    r"""``log delta(epsilon)`` of Theorem 3 for ``FH(b, 1)``, sensitivity ``D`` (module docstring).
+
+    ``constants`` (from :func:`shape_constants`) may be passed to hoist the
+    ``b``-only work out of a loop over ``D``.
+    """
+    if constants is None:
+        constants = shape_constants(b)
+    eps, b, D = jnp.broadcast_arrays(jnp.asarray(epsilon), jnp.asarray(b), jnp.asarray(D))
+    pos = b > 0
+    bs = jnp.where(pos, b, 1.0)
+    # regions (same as _standard_inverse)
+    lvl2 = jnp.minimum(2.0 * b - D, D) * b
+    c2 = pos & (b > 0.5 * D) & (eps < lvl2)
+    lo3 = 0.5 * (jnp.square(jnp.maximum(2.0 * b, D)) - 2.0 * b * D)
+    nu1 = 0.5 * (jnp.square(jnp.maximum(D - b, 0.0)) + 2.0 * b * D)
+    nu2 = 0.5 * (D + 2.0 * b) * D
+    c1 = (b < 0.5 * D) & (eps < 0.5 * (D - 2.0 * b) * D)
+    c3 = pos & ~c1 & ~c2 & (eps >= lo3) & (eps < nu1)
+    c4 = pos & ~c1 & ~c2 & ~c3 & (eps >= nu1) & (eps < nu2)
+    gauss_case = ~(c2 | c3 | c4)
+
+    # case 3 / 4 geometry
+    r = jnp.sqrt(2.0 * (eps + b * D))
+    t2_3 = jnp.where(c3, r - b, bs + 1.0)
+    t1_abs3 = jnp.where(c3, jnp.clip(b + D - r, 0.0, bs), 0.5 * bs)
+    s = jnp.where(c4, jnp.sqrt(2.0 * jnp.maximum(eps - b * D, 0.0)), 0.0)
+
+    # one Mills-ratio step serves the Gaussian profile (cases 1, 5) and cases 3, 4:
+    #   Gaussian: a = eps/D - D/2 >= 0, log R(a + D) - log R(a);  cases 3/4: log R(t2) - log R(b)
+    a = eps / D - 0.5 * D
+    a_pos = a >= 0
+    step_a = jnp.where(gauss_case, jnp.where(a_pos, a, 1.0), bs)
+    step_h = jnp.where(
+        gauss_case, jnp.where(a_pos, D, 0.0), jnp.where(c3, jnp.maximum(t2_3 - bs, 0.0), s)
+    )
+    step = log_mills_step(step_a, step_h)
+
+    # Gaussian hockey stick Q(a) - e^eps Q(a + D) (eq. (29) at mu = D)
+    a_neg = jnp.where(a_pos, -1.0, a)
+    t_direct = eps + log_Q(a_neg + D) - log_Q(a_neg)
+    t_g = jnp.where(a_pos, step, t_direct)
+    log_qa = log_Q(jnp.where(a_pos, a, a_neg))
+    neg_t = t_g < 0
+    log_hs = jnp.where(neg_t, log_qa + log1mexp(jnp.where(neg_t, t_g, -1.0)), -jnp.inf)
+    log_gauss = -0.5 * b * b + _HALF_LOG_2PI + log_hs
+    log_case1 = logaddexp(constants.log_two_w, log_gauss)
+
+    # case 2
+    t1_abs2 = jnp.where(c2, 0.5 * D - eps / (2.0 * bs), 0.5)
+    log_case2 = logaddexp(
+        _LOG_2 + _log_neg_expm1(bs * t1_abs2) - jnp.log(bs),
+        _log_expm1(jnp.where(c2, eps, 0.0)) - bs * bs + constants.log_inv_b_minus_mills_b,
+    )
+
+    # case 3
+    log_r_diff = constants.log_mills_b + _log_neg_expm1(
+        -jnp.minimum(step, 0.0)
+    )  # log(R(b) - R(t2))
+    log_case3 = logaddexp(
+        logaddexp(
+            _LOG_2 + _log_neg_expm1(bs * t1_abs3) - jnp.log(bs),
+            -bs * t1_abs3 + _log_neg_expm1(bs * (bs - t1_abs3)) + _log_inv_b_minus_mills(bs, t2_3),
+        ),
+        -bs * bs + log_r_diff,
+    )
+
+    # case 4
+    gap4 = jnp.where(c4, jnp.maximum(bs * (D - s), 0.0), 1.0)
+    log_case4 = -bs * bs + logaddexp(
+        _log_expm1(gap4) + _log_inv_b_minus_mills(bs, bs + s), log_r_diff
+    )
+
+    log_dz = jnp.where(
+        c1,
+        log_case1,
+        jnp.where(c2, log_case2, jnp.where(c3, log_case3, jnp.where(c4, log_case4, log_gauss))),
+    )
+    return jnp.minimum(log_dz - constants.log_z, 0.0)
+
+
+def log_delta_flipped_huber(
+    epsilon: ArrayLike, alpha: ArrayLike, gamma: ArrayLike, sensitivity: ArrayLike
+) -> Array:
+    r"""``log delta(epsilon)`` of the 1-D flipped Huber mechanism (Theorem 3, eq. (13)); exact.
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      alpha: transition ``alpha >= 0``.
+      gamma: scale ``gamma > 0``.
+      sensitivity: ``Delta > 0``.
+
+    Evaluated for the standard shape ``b = alpha/gamma`` at ``D = Delta/gamma``
+    in a cancellation-free form (module docstring); float64, jit/vmap-safe.
+    """
+    gamma = jnp.asarray(gamma)
+    return log_delta_flipped_huber_standard(
+        epsilon, jnp.asarray(alpha) / gamma, jnp.asarray(sensitivity) / gamma
+    )
+
+
+def delta_flipped_huber(
+    epsilon: ArrayLike, alpha: ArrayLike, gamma: ArrayLike, sensitivity: ArrayLike
+) -> Array:
+    """``delta(epsilon)`` of the 1-D flipped Huber mechanism (exact; eq. (13))."""
+    return jnp.exp(log_delta_flipped_huber(epsilon, alpha, gamma, sensitivity))
+
+
+def log_delta_flipped_huber_generic(
+    epsilon: ArrayLike,
+    alpha: ArrayLike,
+    gamma: ArrayLike,
+    sensitivity: ArrayLike,
+    num_iterations: int = 100,
+) -> Array:
+    r"""The same profile through the generic Lemma 11 kernel (numerical ``x*``; eq. (28)).
+
+    Independent of eq. (13) and of :func:`centred_privacy_loss_inverse`: it
+    bisects the centred loss built from ``rho_alpha`` and uses the survival
+    function of eq. (10).  Used as a cross-check.
+    """
+    eps, alpha, gamma, d = jnp.broadcast_arrays(
+        jnp.asarray(epsilon), jnp.asarray(alpha), jnp.asarray(gamma), jnp.asarray(sensitivity)
+    )
+    b, D = alpha / gamma, d / gamma
+    upper = eps / D + b + D  # loss(x) = x D > eps beyond max(eps/D, b + D/2)
+    return log_delta_symmetric_log_concave(
+        eps,
+        D,
+        lambda y: standard_log_sf(y, b),
+        lambda x: centred_privacy_loss(x, D, b, 1.0),
+        upper * (1.0 + 1e-12) + 1e-300,
+        num_iterations,
+    )
+
+
+def epsilon_flipped_huber(
+    delta: ArrayLike,
+    alpha: ArrayLike,
+    gamma: ArrayLike,
+    sensitivity: ArrayLike,
+    num_iterations: int = 100,
+) -> Array:
+    r"""Least ``epsilon`` with the exact 1-D profile ``<= delta`` (certified upper end).
+
+    ``delta(eps) <= delta_N(eps; Delta/gamma)`` (``sqrt(2 pi)/omega <= 1`` and case 1's extra mass
+    is below the Gaussian's), so the Gaussian ``epsilon`` at ``sigma = gamma`` brackets it.
+    """
+    delta, alpha, gamma, d = jnp.broadcast_arrays(
+        jnp.asarray(delta), jnp.asarray(alpha), jnp.asarray(gamma), jnp.asarray(sensitivity)
+    )
+    log_t = jnp.log(delta)
+    hi = epsilon_gaussian(delta, gamma, d)
+    hi = jnp.maximum(hi, 1e-300)
+    # make sure the bracket's upper end is feasible (it is, by the bound above); widen if not
+    hi = jnp.where(log_delta_flipped_huber(hi, alpha, gamma, d) <= log_t, hi, 2.0 * hi + 1.0)
+    res = bisect_monotone(
+        lambda e: log_delta_flipped_huber(e, alpha, gamma, d) <= log_t,
+        good=hi,
+        bad=jnp.zeros_like(hi),
+        num_iterations=num_iterations,
+    )
+    at_zero = log_delta_flipped_huber(jnp.zeros_like(hi), alpha, gamma, d) <= log_t
+    eps = jnp.where(at_zero, 0.0, res.good)
+    eps = jnp.where(res.status == 1, jnp.inf, eps)  # bracket failure: no certificate
+    return jnp.where(delta > 0, eps, jnp.inf)
+
+
+# ---------------------------------------------------------------------------
+# K dimensions: sufficient condition (Theorem 8)
+# ---------------------------------------------------------------------------
+
+
+def r_delta(alpha: ArrayLike, linf: ArrayLike) -> Array:
+    r"""``R_Delta(alpha) = alpha^2 - ([alpha - Delta]_+)^2`` (Lemma 5), without cancellation."""
+    alpha, linf = jnp.asarray(alpha), jnp.asarray(linf)
+    return jnp.where(alpha < linf, alpha * alpha, (2.0 * alpha - linf) * linf)
+
+
+def r_delta_inverse(nu: ArrayLike, linf: ArrayLike) -> Array:
+    r"""``R_Delta^{-1}(nu)`` of eq. (21).
+
+    ``sqrt(nu)`` below ``Delta^2``, ``(nu + Delta^2)/(2 Delta)`` above.
+    """
+    nu, linf = jnp.asarray(nu), jnp.asarray(linf)
+    return jnp.where(
+        nu < linf * linf, jnp.sqrt(jnp.maximum(nu, 0.0)), (nu + linf * linf) / (2.0 * linf)
+    )
+
+
+def alpha_max_sufficient(
+    epsilon: ArrayLike, gamma: ArrayLike, dim: ArrayLike, l2: ArrayLike, linf: ArrayLike
+) -> Array:
+    r"""Largest ``alpha`` allowed by Lemma 5, ``R_Delta^{-1}((2 gamma^2 eps - Delta_2^2)/K)``.
+
+    ``nan`` where no ``alpha`` is allowed.
+    """
+    gamma, l2 = jnp.asarray(gamma), jnp.asarray(l2)
+    nu = (2.0 * gamma * gamma * jnp.asarray(epsilon) - l2 * l2) / jnp.asarray(dim)
+    return jnp.where(nu >= 0, r_delta_inverse(nu, linf), jnp.nan)
+
+
+def log_delta_flipped_huber_sufficient(
+    epsilon: ArrayLike,
+    alpha: ArrayLike,
+    gamma: ArrayLike,
+    dim: ArrayLike,
+    l1: ArrayLike,
+    l2: ArrayLike,
+    linf: ArrayLike,
+) -> Array:
+    r"""``log`` of the Theorem 8 bound on the K-dim profile (``0`` where it gives nothing).
+
+    If ``K R_Delta(alpha) <= 2 gamma^2 eps - Delta_2^2`` (Lemma 5 / eq. (21)),
+
+    .. math:: \delta(\epsilon) \le Q(a_1) - e^{\epsilon} Q(a_2),\quad
+       a_{1,2} = \frac{\gamma\epsilon}{\Delta_2} \mp \frac{\Delta_2}{2\gamma}
+       \mp \frac{K R_\Delta(\alpha)}{2\gamma\Delta_2}
+       + [\,0 \text{ or } \tfrac{\theta\Delta_1}{\gamma\Delta_2}],
+
+    ``theta = gamma Q^{-1}(sqrt(pi/2)/omega)`` (Lemma 6).  ``Delta = linf`` is
+    the per-coordinate sensitivity, ``Delta_1 = l1``, ``Delta_2 = l2``,
+    ``K = dim``.  A valid upper bound on the exact profile (sufficient
+    condition); evaluated with :func:`dpjax.numerics.log_hockey_stick`.
+    """
+    alpha, gamma, l1, l2 = jnp.asarray(alpha), jnp.asarray(gamma), jnp.asarray(l1), jnp.asarray(l2)
+    theta_term = theta_over_gamma(alpha / gamma) * l1 / l2
+    return _log_delta_sufficient_theta(epsilon, alpha, gamma, dim, l2, linf, theta_term)
+
+
+def _log_delta_sufficient_theta(epsilon, alpha, gamma, dim, l2, linf, theta_term):
+    """Theorem 8 with ``theta Delta_1 / (gamma Delta_2)`` precomputed (it depends on ``b`` only)."""
+    eps, alpha, gamma = jnp.asarray(epsilon), jnp.asarray(alpha), jnp.asarray(gamma)
+    k, l2 = jnp.asarray(dim), jnp.asarray(l2)
+    kr = k * r_delta(alpha, linf)
+    ok = kr <= 2.0 * gamma * gamma * eps - l2 * l2
+    base = gamma * eps / l2
+    shift = l2 / (2.0 * gamma) + kr / (2.0 * gamma * l2)
+    a1 = base - shift
+    a2 = base + shift + theta_term
+    return jnp.where(ok, jnp.minimum(log_hockey_stick(a1, a2, eps), 0.0), 0.0)
+
+
+def log_delta_flipped_huber_bound(
+    epsilon: ArrayLike,
+    alpha: ArrayLike,
+    gamma: ArrayLike,
+    dim: ArrayLike,
+    l1: ArrayLike,
+    l2: ArrayLike,
+    linf: ArrayLike,
+) -> Array:
+    r"""Best certified K-dim bound dpjax has without the PLD engine: the minimum of Theorem 8 and
+    the zCDP bound of Sec. VI-A (both valid upper bounds on the exact profile)."""
+    xi, eta = zcdp_flipped_huber(alpha, gamma, linf, l2=l2, dim=dim)
+    eps = jnp.asarray(epsilon)
+    above = eps > xi
+    d_z = delta_from_zcdp(eta, jnp.where(above, eps - xi, 0.0))
+    log_z = jnp.where(above, jnp.log(d_z), 0.0)
+    return jnp.minimum(
+        log_delta_flipped_huber_sufficient(eps, alpha, gamma, dim, l1, l2, linf), log_z
+    )
+
+
+def epsilon_flipped_huber_bound(
+    delta: ArrayLike,
+    alpha: ArrayLike,
+    gamma: ArrayLike,
+    dim: ArrayLike,
+    l1: ArrayLike,
+    l2: ArrayLike,
+    linf: ArrayLike,
+    num_iterations: int = 100,
+) -> Array:
+    r"""Least ``epsilon`` with :func:`log_delta_flipped_huber_bound` ``<= delta`` (certified end).
+
+    The bound decreases in ``epsilon``; the zCDP epsilon ``xi + eps_zCDP(eta, delta)``
+    (at which the zCDP part of the bound is ``<= delta``) brackets it from above.
+    """
+    delta, alpha, gamma = jnp.broadcast_arrays(
+        jnp.asarray(delta), jnp.asarray(alpha), jnp.asarray(gamma)
+    )
+    xi, eta = zcdp_flipped_huber(alpha, gamma, linf, l2=l2, dim=dim)
+    hi = epsilon_from_zcdp_shifted(xi, eta, delta) * (1.0 + 1e-9) + 1e-12
+    log_t = jnp.log(delta)
+
+    def ok(e):
+        return log_delta_flipped_huber_bound(e, alpha, gamma, dim, l1, l2, linf) <= log_t
+
+    res = bisect_monotone(ok, good=hi, bad=jnp.zeros_like(hi), num_iterations=num_iterations)
+    eps = jnp.where(ok(jnp.zeros_like(hi)), 0.0, res.good)
+    eps = jnp.where(res.status == 1, jnp.inf, eps)
+    return jnp.where(delta > 0, eps, jnp.inf)
+
+
+# ---------------------------------------------------------------------------
+# zCDP (Theorem 9, Sec. VI-A)
+# ---------------------------------------------------------------------------
+
+
+def zcdp_flipped_huber(
+    alpha: ArrayLike,
+    gamma: ArrayLike,
+    linf: ArrayLike,
+    l2: ArrayLike | None = None,
+    dim: ArrayLike = 1,
+) -> tuple[Array, Array]:
+    r"""``(xi, eta)``-zCDP of the flipped Huber mechanism.
+
+    Theorem 9 (1-D): ``xi = R_Delta(alpha) / (2 gamma^2)``, ``eta = Delta^2 / (2 gamma^2)``.
+    K dims (Sec. VI-A): ``xi = K R_Delta(alpha) / (2 gamma^2)``,
+    ``eta = Delta_2^2 / (2 gamma^2)`` (``Delta = linf``, ``Delta_2 = l2``,
+    default ``l2 = linf`` for ``dim = 1``).  ``(xi, eta)``-zCDP composes by
+    adding both parameters.
+    """
+    gamma2 = jnp.square(jnp.asarray(gamma))
+    l2 = jnp.asarray(linf if l2 is None else l2)
+    xi = jnp.asarray(dim) * r_delta(alpha, linf) / (2.0 * gamma2)
+    eta = l2 * l2 / (2.0 * gamma2)
+    return xi, eta
+
+
+def epsilon_from_zcdp_shifted(xi: ArrayLike, eta: ArrayLike, delta: ArrayLike) -> Array:
+    r"""``epsilon`` of ``(xi, eta)``-zCDP at ``delta``: ``xi + eps_zCDP(eta, delta)``.
+
+    ``D_lambda <= xi + lambda eta`` is the Renyi curve of ``eta``-zCDP shifted
+    by ``xi``, so every Renyi-to-DP conversion shifts by ``xi``
+    (Canonne-Kamath-Steinke 2020 via :func:`dpjax.accounting.epsilon_from_zcdp`).
+    """
+    return jnp.asarray(xi) + epsilon_from_zcdp(eta, delta)
+
+
+__all__ = [
+    "alpha_max_sufficient",
+    "centred_privacy_loss",
+    "centred_privacy_loss_inverse",
+    "delta_flipped_huber",
+    "epsilon_flipped_huber",
+    "epsilon_flipped_huber_bound",
+    "epsilon_from_zcdp_shifted",
+    "log_delta_flipped_huber",
+    "log_delta_flipped_huber_bound",
+    "log_delta_flipped_huber_generic",
+    "log_delta_flipped_huber_standard",
+    "log_delta_flipped_huber_sufficient",
+    "r_delta",
+    "r_delta_inverse",
+    "zcdp_flipped_huber",
+]

@@ -1,0 +1,177 @@
+r"""The flipped Huber mechanism: noise ``FH(alpha, gamma^2)`` per coordinate.
+
+Parameters (flipped-huber-mechanism, Def. 7): ``alpha >= 0`` (transition
+from the Laplace centre to the Gaussian tails) and ``gamma > 0`` (scale).
+
+* ``dim = 1``, condition ``"exact"``: the necessary and sufficient profile of
+  Theorem 3 (eq. (13)); calibration gives the least-variance ``(alpha, gamma)``.
+* condition ``"sufficient"`` (any ``dim``): Theorem 8 with the per-coordinate
+  sensitivity ``Delta = linf`` and ``Delta_1 = l1``, ``Delta_2 = l2``
+  (missing ones derived soundly, see :mod:`dpjax.sensitivity`).
+* ``dim > 1`` with ``"exact"``: needs the PLD engine (composition of the
+  exact 1-D privacy-loss distributions), not wired yet: NotImplementedError.
+* ``profile``/``account`` for ``dim > 1`` return a certified upper bound: the
+  minimum of Theorem 8 and the zCDP bound of Sec. VI-A.
+* compositions > 1 and Poisson subsampling need the PLD engine.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpjax import _validate
+from dpjax.accounting.flipped_huber import (
+    epsilon_flipped_huber,
+    epsilon_flipped_huber_bound,
+    log_delta_flipped_huber,
+    log_delta_flipped_huber_bound,
+    log_delta_flipped_huber_sufficient,
+)
+from dpjax.calibrate._certify import require_certified
+from dpjax.calibrate._result import Calibration
+from dpjax.calibrate.flipped_huber import (
+    calibrate_flipped_huber_1d,
+    calibrate_flipped_huber_sufficient,
+)
+from dpjax.errors import InfeasibleTargetError
+from dpjax.mechanisms._spec import Mechanism, Query, unsupported
+from dpjax.noise.flipped_huber import FlippedHuber
+
+NAME = "flipped-huber"
+PARAMS = ("alpha", "gamma")
+
+
+def validate_params(params: dict) -> dict:
+    """``alpha`` finite and ``>= 0``, ``gamma`` finite and ``> 0`` (else ValueError naming it)."""
+    params = dict(params)
+    unknown = set(params) - set(PARAMS)
+    missing = set(PARAMS) - set(params)
+    if unknown or missing:
+        raise ValueError(
+            f"{NAME} takes parameters alpha (>= 0) and gamma (> 0); "
+            + (f"unknown: {', '.join(sorted(unknown))}; " if unknown else "")
+            + (f"missing: {', '.join(sorted(missing))}" if missing else "")
+        )
+    return {
+        "alpha": _validate.nonnegative(params["alpha"], "alpha"),
+        "gamma": _validate.positive(params["gamma"], "gamma"),
+    }
+
+
+def _check_use(query: Query) -> None:
+    if query.sampling_rate is not None:
+        raise unsupported(NAME, "Poisson subsampling (needs the PLD engine)")
+    if query.compositions > 1:
+        raise unsupported(NAME, "compositions > 1 (needs the PLD engine)")
+
+
+def _exact_1d(query: Query) -> bool:
+    return query.dim == 1 and query.condition == "exact"
+
+
+def _sensitivities(query: Query):
+    notes = ()
+    values = {}
+    for norm in ("l1", "l2", "linf"):
+        values[norm], extra = query.sensitivity.resolve(norm)
+        notes += extra
+    return values, notes
+
+
+def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
+    _check_use(query)
+    if np.any(delta == 0):
+        raise InfeasibleTargetError(
+            f"{NAME}: delta = 0 is infeasible "
+            "(the Gaussian tails give delta(eps) > 0 for every eps)"
+        )
+    sens, notes = _sensitivities(query)
+    if _exact_1d(query):
+        linf = sens["linf"]
+        alpha, gamma, variance, delta_at, ok = calibrate_flipped_huber_1d(epsilon, delta, linf)
+        # independent re-evaluation at exactly the returned parameters
+        recheck = np.exp(np.asarray(log_delta_flipped_huber(epsilon, alpha, gamma, linf)))
+        sensitivity = {"linf": linf}
+        condition = "exact"
+    elif query.condition == "exact":
+        raise NotImplementedError(
+            f"{NAME}: the exact condition for dim > 1 needs the PLD engine "
+            "(composition of the exact "
+            "1-D privacy-loss distributions), which is not wired yet; use condition='sufficient' "
+            "(Theorem 8)"
+        )
+    else:
+        k = query.dim
+        alpha, gamma, variance, delta_at, ok = calibrate_flipped_huber_sufficient(
+            epsilon, delta, k, sens["l1"], sens["l2"], sens["linf"]
+        )
+        recheck = np.exp(
+            np.asarray(
+                log_delta_flipped_huber_sufficient(
+                    epsilon, alpha, gamma, k, sens["l1"], sens["l2"], sens["linf"]
+                )
+            )
+        )
+        sensitivity = dict(sens)
+        condition = "sufficient"
+        notes += ("Theorem 8 sufficient condition (per-coordinate linf, l1, l2)",)
+    delta_at = np.maximum(delta_at, recheck)
+    ok = np.asarray(ok) & (recheck <= delta) & np.isfinite(gamma)
+    require_certified(NAME, ok, epsilon, delta, delta_at)
+    return Calibration(
+        mechanism=NAME,
+        params={"alpha": alpha, "gamma": gamma},
+        variance=variance,
+        mse=query.dim * variance,
+        epsilon=epsilon,
+        delta=delta,
+        delta_at_params=delta_at,
+        dim=query.dim,
+        compositions=query.compositions,
+        sampling_rate=query.sampling_rate,
+        condition=condition,
+        sensitivity=sensitivity,
+        notes=notes,
+    )
+
+
+def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
+    _check_use(query)
+    sens, _ = _sensitivities(query)
+    alpha, gamma = params["alpha"], params["gamma"]
+    if query.dim == 1:
+        return np.exp(np.asarray(log_delta_flipped_huber(epsilon, alpha, gamma, sens["linf"])))
+    return np.exp(
+        np.asarray(
+            log_delta_flipped_huber_bound(
+                epsilon, alpha, gamma, query.dim, sens["l1"], sens["l2"], sens["linf"]
+            )
+        )
+    )
+
+
+def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
+    _check_use(query)
+    sens, _ = _sensitivities(query)
+    alpha, gamma = params["alpha"], params["gamma"]
+    if query.dim == 1:
+        return np.asarray(epsilon_flipped_huber(delta, alpha, gamma, sens["linf"]))
+    return np.asarray(
+        epsilon_flipped_huber_bound(
+            delta, alpha, gamma, query.dim, sens["l1"], sens["l2"], sens["linf"]
+        )
+    )
+
+
+MECHANISM = Mechanism(
+    name=NAME,
+    param_names=PARAMS,
+    summary="flipped Huber FH(alpha, gamma^2): Laplace centre, Gaussian tails; exact 1-D (Thm 3), "
+    "sufficient K-dim (Thm 8)",
+    noise=FlippedHuber,
+    calibrate=calibrate,
+    profile=profile,
+    epsilon_for_delta=epsilon_for_delta,
+    validate_params=validate_params,
+    conditions=("exact", "sufficient"),
+)

@@ -1,0 +1,372 @@
+r"""Flipped Huber noise ``FH(alpha, gamma^2)`` (flipped-huber-mechanism, Sec. III).
+
+Loss (eq. (7)) and density (eqs. (8)-(9)):
+
+.. math:: \rho_\alpha(t) = \begin{cases} \alpha|t| & |t| \le \alpha \\
+          (t^2 + \alpha^2)/2 & |t| > \alpha \end{cases},\qquad
+          g(t) = \frac{1}{\kappa} e^{-\rho_\alpha(t)/\gamma^2},\quad
+          \kappa = \gamma\,\omega\, e^{-b^2/2},\quad b = \alpha/\gamma,
+
+.. math:: \omega = 2\left[\sqrt{2\pi}\,Q(b) + \tfrac{2}{b}\sinh(b^2/2)\right].
+
+A Laplace centre (scale ``gamma^2 / alpha``) grafted onto Gaussian tails
+(``N(0, gamma^2)``).  It is a scale family: ``FH(b gamma, gamma^2) = gamma *
+FH(b, 1)``, so every quantity below is computed for the standard shape
+``FH(b, 1)`` and rescaled.  Never form ``omega`` (it overflows for ``b > 37``):
+with the half-masses
+
+.. math:: A = \frac{1 - e^{-b^2}}{b} = \int_0^b e^{-bx}dx,\qquad
+          B = \sqrt{2\pi}\,Q(b)\,e^{-b^2/2} = e^{-b^2} R(b) = \int_b^\infty e^{-(x^2+b^2)/2}dx
+
+(``R`` the Mills ratio), ``omega e^{-b^2/2} = Z = 2 (A + B)`` is the normaliser
+of ``exp(-rho_b)``, computed as ``log Z = log 2 + logaddexp(log A, log B)``.
+
+Variance (eq. (11)) is evaluated in the cancellation-free form
+
+.. math:: \sigma^2/\gamma^2 = \frac{(2/b^3)\,P(3, b^2) + B + b e^{-b^2}}{A + B},
+
+where ``P(3, y) = 1 - e^{-y}(1 + y + y^2/2)`` (regularised incomplete gamma)
+uses its power series for ``y < 1``; eq. (11) itself subtracts nearly equal
+terms for small ``b``.  Fisher information (eq. (12)):
+``gamma^2 I = (b + B) / (A + B)``.
+
+``alpha = 0`` is the Gaussian ``N(0, gamma^2)``; ``b -> inf`` with
+``gamma^2 / alpha`` fixed is Laplace.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import Array
+from jax.scipy.special import ndtri
+from jax.typing import ArrayLike
+
+from dpjax.noise._base import sample_dtype
+from dpjax.numerics import log1mexp, log_mills, log_Q, log_Q_inv, logaddexp
+
+_HALF_LOG_2PI = 0.9189385332046727  # log(2 pi) / 2
+_LOG_2 = 0.6931471805599453
+
+
+# ---------------------------------------------------------------------------
+# Standard shape FH(b, 1): pure kernels shared with dpjax.accounting.flipped_huber
+# ---------------------------------------------------------------------------
+
+
+def _safe_b(b: Array) -> tuple[Array, Array]:
+    """``(b > 0, b clamped to 1 where b == 0)`` for the double-where pattern."""
+    pos = b > 0
+    return pos, jnp.where(pos, b, 1.0)
+
+
+def log_half_laplace_mass(b: ArrayLike) -> Array:
+    r"""``log A``, ``A = (1 - e^{-b^2}) / b`` (``-inf`` at ``b = 0``)."""
+    b = jnp.asarray(b)
+    pos, bs = _safe_b(b)
+    return jnp.where(pos, jnp.log(-jnp.expm1(-bs * bs)) - jnp.log(bs), -jnp.inf)
+
+
+def log_half_gauss_mass(b: ArrayLike) -> Array:
+    r"""``log B``, ``B = sqrt(2 pi) Q(b) e^{-b^2/2}``."""
+    b = jnp.asarray(b)
+    return _HALF_LOG_2PI + log_Q(b) - 0.5 * b * b
+
+
+def log_normaliser(b: ArrayLike) -> Array:
+    r"""``log Z(b)`` with ``Z = int exp(-rho_b) = 2 (A + B) = omega e^{-b^2/2}`` (eq. (9))."""
+    return _LOG_2 + logaddexp(log_half_laplace_mass(b), log_half_gauss_mass(b))
+
+
+def log_omega(b: ArrayLike) -> Array:
+    r"""``log omega`` of eq. (9), evaluated as ``log Z + b^2/2`` (no overflow)."""
+    b = jnp.asarray(b)
+    return log_normaliser(b) + 0.5 * b * b
+
+
+def standard_loss(x: ArrayLike, b: ArrayLike) -> Array:
+    r"""``rho_b(x)`` of eq. (7) (the loss with ``gamma = 1``)."""
+    x, b = jnp.asarray(x), jnp.asarray(b)
+    ax = jnp.abs(x)
+    return jnp.where(ax <= b, b * ax, 0.5 * (x * x + b * b))
+
+
+def flipped_huber_loss(t: ArrayLike, alpha: ArrayLike) -> Array:
+    r"""The flipped Huber loss ``rho_alpha(t)`` of eq. (7)."""
+    return standard_loss(t, alpha)
+
+
+def standard_log_sf(y: ArrayLike, b: ArrayLike) -> Array:
+    r"""``log P(T > y)`` for ``T ~ FH(b, 1)`` (eq. (10)).
+
+    .. math:: Z\,P(T > y) = \begin{cases}
+        e^{-b^2/2}\sqrt{2\pi}\,Q(y) & y > b \\
+        e^{-by}(1 - e^{-b(b - y)})/b + B & 0 \le y \le b \\
+        Z - Z P(T > -y) & y < 0 \end{cases}
+    """
+    y, b = jnp.broadcast_arrays(jnp.asarray(y), jnp.asarray(b))
+    log_z = log_normaliser(b)
+    ay = jnp.abs(y)
+    gauss = ay > b
+    y_g = jnp.where(gauss, ay, b + 1.0)
+    log_gauss = _HALF_LOG_2PI - 0.5 * b * b + log_Q(y_g)
+    pos, bs = _safe_b(b)
+    y_l = jnp.where(gauss, 0.0, ay)
+    gap = bs * (bs - y_l)
+    lap_ok = pos & (gap > 0) & ~gauss
+    gap_s = jnp.where(lap_ok, gap, 1.0)
+    log_lap_part = jnp.where(
+        lap_ok, -bs * y_l + jnp.log(-jnp.expm1(-gap_s)) - jnp.log(bs), -jnp.inf
+    )
+    log_lap = logaddexp(log_lap_part, log_half_gauss_mass(b))
+    upper = jnp.where(gauss, log_gauss, log_lap) - log_z  # log P(T > |y|) <= log 1/2
+    return jnp.where(y >= 0, upper, log1mexp(jnp.minimum(upper, -_LOG_2)))
+
+
+def standard_isf_log(log_p: ArrayLike, b: ArrayLike) -> Array:
+    r"""Inverse survival of ``FH(b, 1)`` from ``log p`` (``p <= 1/2``): the ``y >= 0`` with
+    ``P(T > y) = p`` (eq. (23)); accurate for ``p`` down to ``exp(-1e7)``.
+
+    .. math:: y = \begin{cases} Q^{-1}\!\big(p\,Z e^{b^2/2}/\sqrt{2\pi}\big) & p \le P(T > b) \\
+              -\log\!\big(1 - b(A+B)(1 - 2p)\big)/b & \text{otherwise} \end{cases}
+    """
+    log_p, b = jnp.broadcast_arrays(jnp.asarray(log_p), jnp.asarray(b))
+    log_z = log_normaliser(b)
+    log_a = log_half_laplace_mass(b)
+    log_b_mass = log_half_gauss_mass(b)
+    log_p_tail = log_b_mass - log_z
+    gauss = log_p <= log_p_tail
+    y_gauss = log_Q_inv(jnp.where(gauss, log_p + log_z + 0.5 * b * b - _HALF_LOG_2PI, -1.0))
+    pos, bs = _safe_b(b)
+    # 1 - k q, k = b (A + B), q = 1 - 2p;  = (1 - k) + 2 k p with 1 - k = e^{-b^2} (1 - b R(b))
+    log_k = jnp.log(bs) + logaddexp(log_a, log_b_mass)
+    p = jnp.exp(jnp.where(gauss, _LOG_2 * -2.0, log_p))
+    kq = jnp.exp(log_k) * (1.0 - 2.0 * p)
+    near = kq < 0.5
+    log_one_minus_k = -bs * bs + jnp.log(_one_minus_x_mills(bs))
+    log_far = logaddexp(log_one_minus_k, _LOG_2 + log_k + jnp.where(gauss, -1.0, log_p))
+    log_w = jnp.where(near, jnp.log1p(-jnp.where(near, kq, 0.0)), log_far)
+    y_lap = -log_w / bs
+    y = jnp.where(gauss, y_gauss, jnp.where(pos, y_lap, 0.0))
+    return jnp.where(log_p >= -_LOG_2, 0.0, y)
+
+
+def _one_minus_x_mills(x: Array) -> Array:
+    r"""``1 - x R(x)`` (``= -R'(x) > 0``) for ``x >= 0``; relative accuracy ``~1e-16 x^2``."""
+    return -jnp.expm1(jnp.log(x) + log_mills(x))
+
+
+def _lower_gamma3_ratio(y: Array) -> Array:
+    r"""``P(3, y) = 1 - e^{-y}(1 + y + y^2/2)``; series ``e^{-y} sum_{k>=3} y^k/k!`` if ``y < 1``."""
+    small = y < 1.0
+    ys = jnp.where(small, y, 0.5)
+    term = ys**3 / 6.0
+    total = term
+    for k in range(4, 24):
+        term = term * ys / k
+        total = total + term
+    series = jnp.exp(-ys) * total
+    yl = jnp.where(small, 1.0, y)
+    direct = -jnp.expm1(-yl) - jnp.exp(-yl) * (yl + 0.5 * yl * yl)
+    return jnp.where(small, series, direct)
+
+
+def standard_variance(b: ArrayLike) -> Array:
+    r"""Variance of ``FH(b, 1)`` (eq. (11)), cancellation-free form of the module docstring."""
+    b = jnp.asarray(b)
+    pos, bs = _safe_b(b)
+    log_a = log_half_laplace_mass(b)
+    log_bm = log_half_gauss_mass(b)
+    centre = jnp.where(pos, 2.0 * _lower_gamma3_ratio(bs * bs) / bs**3, 0.0)
+    num = centre + jnp.exp(log_bm) + b * jnp.exp(-b * b)
+    return num * jnp.exp(-logaddexp(log_a, log_bm))
+
+
+def standard_fisher_information(b: ArrayLike) -> Array:
+    r"""Fisher information of ``FH(b, 1)`` (eq. (12)): ``(b + B) / (A + B)``."""
+    b = jnp.asarray(b)
+    log_a = log_half_laplace_mass(b)
+    log_bm = log_half_gauss_mass(b)
+    return (b + jnp.exp(log_bm)) * jnp.exp(-logaddexp(log_a, log_bm))
+
+
+def _log_exprel_integral(c: Array, b: Array) -> Array:
+    r"""``log int_0^b e^{c x} dx = log((e^{cb} - 1)/c)`` for any real ``c``, ``b > 0``."""
+    cb = c * b
+    big = jnp.abs(cb) > 1e-8
+    cb_s = jnp.where(big, cb, 1.0)
+    c_s = jnp.where(big, c, 1.0)
+    pos = cb_s > 0
+    pos_val = cb_s + log1mexp(-jnp.where(pos, cb_s, 1.0)) - jnp.log(jnp.where(pos, c_s, 1.0))
+    neg_val = log1mexp(jnp.where(pos, -1.0, cb_s)) - jnp.log(jnp.where(pos, 1.0, -c_s))
+    return jnp.where(big, jnp.where(pos, pos_val, neg_val), jnp.log(b) + 0.5 * cb)
+
+
+def standard_log_mgf(s: ArrayLike, b: ArrayLike) -> Array:
+    r"""``log E[e^{sT}]`` for ``T ~ FH(b, 1)`` (Sec. III-B.2):
+
+    .. math:: Z\,\mathbb{M}(s) = \int_0^b (e^{(s-b)x} + e^{-(s+b)x})dx
+              + \sqrt{2\pi}\, e^{(s^2 - b^2)/2}\,[Q(b - s) + Q(b + s)].
+    """
+    s, b = jnp.broadcast_arrays(jnp.asarray(s), jnp.asarray(b))
+    pos, bs = _safe_b(b)
+    lap = jnp.where(
+        pos,
+        logaddexp(_log_exprel_integral(s - bs, bs), _log_exprel_integral(-s - bs, bs)),
+        -jnp.inf,
+    )
+    gauss = _HALF_LOG_2PI + 0.5 * (s * s - b * b) + logaddexp(log_Q(b - s), log_Q(b + s))
+    return logaddexp(lap, gauss) - log_normaliser(b)
+
+
+def theta_over_gamma(b: ArrayLike) -> Array:
+    r"""``theta / gamma = Q^{-1}(sqrt(pi/2) / omega)`` of Lemma 6 / eq. (22), from ``log omega``."""
+    return log_Q_inv(0.5 * jnp.log(jnp.pi / 2.0) - log_omega(b))
+
+
+# ---------------------------------------------------------------------------
+# The noise family
+# ---------------------------------------------------------------------------
+
+
+class FlippedHuber(NamedTuple):
+    r"""Flipped Huber noise ``FH(alpha, gamma^2)`` (transition ``alpha >= 0``, scale ``gamma > 0``).
+
+    See the module docstring for the formulas.  ``shape = alpha / gamma`` is
+    the scale-free parameter ``b``; ``FH(alpha, gamma^2) = gamma FH(b, 1)``.
+
+    Example:
+      >>> import jax, jax.numpy as jnp
+      >>> fh = FlippedHuber(alpha=2.0, gamma=1.0)
+      >>> x = fh.sample(jax.random.key(0), (4,), dtype=jnp.float32)
+      >>> x.dtype
+      dtype('float32')
+    """
+
+    alpha: ArrayLike
+    gamma: ArrayLike
+
+    @property
+    def shape_parameter(self) -> Array:
+        """``b = alpha / gamma``."""
+        return jnp.asarray(self.alpha) / jnp.asarray(self.gamma)
+
+    @property
+    def variance(self) -> Array:
+        """``sigma^2`` of eq. (11) (stable form; see module docstring)."""
+        return jnp.square(jnp.asarray(self.gamma)) * standard_variance(self.shape_parameter)
+
+    @property
+    def fisher_information(self) -> Array:
+        """Location Fisher information of eq. (12)."""
+        return standard_fisher_information(self.shape_parameter) / jnp.square(
+            jnp.asarray(self.gamma)
+        )
+
+    @property
+    def normalised_fisher_information(self) -> Array:
+        """``I * sigma^2`` (Sec. II-D; between 1 (Gaussian) and 2 (Laplace), Fig. 2)."""
+        b = self.shape_parameter
+        return standard_fisher_information(b) * standard_variance(b)
+
+    def loss(self, t: ArrayLike) -> Array:
+        """``rho_alpha(t)`` of eq. (7)."""
+        return flipped_huber_loss(t, self.alpha)
+
+    def logpdf(self, x: ArrayLike) -> Array:
+        """``-rho_alpha(x)/gamma^2 - log kappa`` (eq. (8)), ``log kappa = log gamma + log Z(b)``."""
+        gamma = jnp.asarray(self.gamma)
+        b = self.shape_parameter
+        return -standard_loss(jnp.asarray(x) / gamma, b) - jnp.log(gamma) - log_normaliser(b)
+
+    def pdf(self, x: ArrayLike) -> Array:
+        return jnp.exp(self.logpdf(x))
+
+    def log_sf(self, x: ArrayLike) -> Array:
+        """``log P(T > x)`` (eq. (10)), accurate far into both tails."""
+        return standard_log_sf(jnp.asarray(x) / self.gamma, self.shape_parameter)
+
+    def sf(self, x: ArrayLike) -> Array:
+        return jnp.exp(self.log_sf(x))
+
+    def log_cdf(self, x: ArrayLike) -> Array:
+        return self.log_sf(-jnp.asarray(x))
+
+    def cdf(self, x: ArrayLike) -> Array:
+        """``G(x)`` of eq. (10) (``= P(T > -x)`` by symmetry)."""
+        return jnp.exp(self.log_cdf(x))
+
+    def isf_log(self, log_p: ArrayLike) -> Array:
+        """``x`` with ``log P(T > x) = log_p``, for ``log_p <= log(1/2)`` (far-tail quantile)."""
+        return jnp.asarray(self.gamma) * standard_isf_log(log_p, self.shape_parameter)
+
+    def quantile(self, u: ArrayLike) -> Array:
+        """``G^{-1}(u)`` of eq. (23); ``min(u, 1-u)`` is inverted in log space."""
+        u = jnp.asarray(u)
+        upper = u > 0.5
+        p = jnp.where(upper, 1.0 - u, u)
+        y = standard_isf_log(jnp.log(p), self.shape_parameter)
+        return jnp.asarray(self.gamma) * jnp.where(upper, y, -y)
+
+    def mgf(self, s: ArrayLike) -> Array:
+        """``E[e^{sT}]`` (Sec. III-B.2)."""
+        return jnp.exp(self.log_mgf(s))
+
+    def log_mgf(self, s: ArrayLike) -> Array:
+        """``log E[e^{sT}] = log M_b(gamma s)`` for the standard shape ``M_b``."""
+        return standard_log_mgf(jnp.asarray(s) * self.gamma, self.shape_parameter)
+
+    def sample(self, key: Array, shape: tuple[int, ...] = (), dtype=None) -> Array:
+        r"""Inversion sampling (App. A) in ``dtype`` (float32/float64; 16-bit via float32).
+
+        One random word per sample: its top bit is the sign, the rest give
+        ``p = (m + 1/2) 2^{-n}`` uniform on ``(0, 1/2)`` with full relative
+        precision near 0 (``p >= 1.2e-10`` in float32, ``2.7e-20`` in float64),
+        so the Gaussian tails are reached without forming ``1 - u``.  Then
+        ``|T| / gamma = Q^{-1}(p c)`` (``c = Z e^{b^2/2} / sqrt(2 pi)``) when
+        ``p <= P(T > b)``, else ``-log(1 - k (1 - 2p)) / b`` (``k = b (A + B)``),
+        with ``1 - k(1 - 2p)`` formed as ``(1 - k) + 2kp`` when it is small.
+        The constants are computed in the parameters' dtype (float64 under x64).
+        """
+        dtype = sample_dtype(dtype)
+        compute = dtype if jnp.dtype(dtype).itemsize >= 4 else jnp.dtype(jnp.float32)
+        wide = jnp.dtype(compute).itemsize == 8
+        nbits = 64 if wide else 32
+        bits = jax.random.bits(key, shape, jnp.uint64 if wide else jnp.uint32)
+        sign_bit = bits >> (nbits - 1)
+        mant = bits & ((1 << (nbits - 1)) - 1)
+        p = (mant.astype(compute) + 0.5) * (2.0 ** (-nbits))
+        # per-parameter constants in the parameters' own precision
+        b = self.shape_parameter
+        pos, bs = _safe_b(b)
+        log_z = log_normaliser(b)
+        log_bm = log_half_gauss_mass(b)
+        log_p_tail = log_bm - log_z
+        log_c = log_z + 0.5 * b * b - _HALF_LOG_2PI
+        log_k = jnp.log(bs) + logaddexp(log_half_laplace_mass(b), log_bm)
+        one_minus_k = jnp.exp(-bs * bs) * _one_minus_x_mills(bs)
+        cast = lambda v: jnp.asarray(v).astype(compute)  # noqa: E731
+        log_p_tail, log_c, k = cast(log_p_tail), cast(log_c), cast(jnp.exp(log_k))
+        one_minus_k, inv_b, gamma = cast(one_minus_k), cast(1.0 / bs), cast(self.gamma)
+        pos = jnp.asarray(pos)
+        log_p = jnp.log(p)
+        gauss = (log_p <= log_p_tail) | ~pos
+        arg = jnp.exp(jnp.minimum(log_p + log_c, jnp.log(jnp.asarray(0.5, compute))))
+        y_gauss = -ndtri(arg)
+        kq = k * (1.0 - 2.0 * p)
+        near = kq < 0.5
+        log_w = jnp.where(
+            near, jnp.log1p(-jnp.minimum(kq, 0.5)), jnp.log(one_minus_k + 2.0 * k * p)
+        )
+        y_lap = -log_w * inv_b
+        y = jnp.where(gauss, y_gauss, y_lap)
+        out = gamma * jnp.where(sign_bit == 1, -y, y)
+        return out.astype(dtype)
+
+    def privacy_loss(self, t: ArrayLike, sensitivity: ArrayLike) -> Array:
+        r"""``zeta_d(t) = (rho_alpha(t + d) - rho_alpha(t)) / gamma^2`` (Sec. II-C)."""
+        t, d = jnp.asarray(t), jnp.asarray(sensitivity)
+        gamma2 = jnp.square(jnp.asarray(self.gamma))
+        return (flipped_huber_loss(t + d, self.alpha) - flipped_huber_loss(t, self.alpha)) / gamma2

@@ -165,9 +165,12 @@ def log_mills_step(a: ArrayLike, h: ArrayLike) -> Array:
     small = h < 0.5 * (1.0 + a)
     hs = jnp.where(small, h, 0.0)
     nodes, weights = _legendre_nodes(16)
-    x = a[..., None] + 0.5 * hs[..., None] * (jnp.asarray(nodes) + 1.0)
+    # cast the (read-only, cached) float64 rule to a's dtype: with x64 off JAX may hand back
+    # a cached float64 constant, which strict promotion rejects
+    dt = a.dtype if jnp.issubdtype(a.dtype, jnp.floating) else jnp.result_type(float)
+    x = a[..., None] + 0.5 * hs[..., None] * (jnp.asarray(nodes, dt) + 1.0)
     integrand = _x_mills_minus_one(x)
-    integral = 0.5 * hs * jnp.sum(integrand * jnp.asarray(weights), axis=-1)
+    integral = 0.5 * hs * jnp.sum(integrand * jnp.asarray(weights, dt), axis=-1)
     step_small = jnp.log1p(integral * jnp.exp(-_log_mills_nonneg(a)))
     step_big = _log_mills_nonneg(a + h) - _log_mills_nonneg(a)
     return jnp.where(small, step_small, step_big)

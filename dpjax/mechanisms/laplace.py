@@ -2,12 +2,23 @@ r"""The Laplace mechanism: noise ``Lap(b)`` per coordinate (``b = scale``).
 
 * ``dim = 1``, one use: the exact (epsilon, delta) profile
   ``[1 - exp((epsilon - Delta/b)/2)]_+`` (App. F(b) of flipped-huber-mechanism).
-* ``dim > 1`` or ``T`` compositions: calibrated for pure DP with l1 budget,
-  ``b = T Delta_1 / epsilon`` (Table II of flipped-huber-mechanism), which is
-  ``(epsilon, 0)``-DP.  Profiles below ``epsilon_0 = T Delta_1 / b`` use the
-  dominating pair of any ``epsilon_0``-DP mechanism (randomized response,
-  Kairouz et al. 2015): ``delta(eps) <= (e^{eps_0} - e^{eps}) / (1 + e^{eps_0})``
-  — a certified upper bound, not the exact composed profile.
+* ``dim > 1`` or ``T`` compositions (no subsampling): the minimum of two
+  certified upper bounds:
+
+  - the PLD engine (:mod:`dpjax.accounting.pld`): the ``dim * T``-fold
+    composition of the 1-D pair at the per-coordinate sensitivity
+    ``Delta_inf`` (the profile of a product of Laplace noises increases in
+    every ``|d_k|``, so the corner ``d = Delta_inf (1, ..., 1)`` is worst in the
+    box ``|d_k| <= Delta_inf``; exact when that corner is a neighbouring shift,
+    e.g. ``Delta_1 = K Delta_inf`` as in Sec. V-B of flipped-huber-mechanism);
+  - pure DP with l1 budget, ``epsilon_0 = T Delta_1 / b`` (Table II of
+    flipped-huber-mechanism), through the dominating pair of any
+    ``epsilon_0``-DP mechanism (randomized response, Kairouz et al. 2015):
+    ``delta(eps) <= (e^{eps_0} - e^{eps}) / (1 + e^{eps_0})``.
+
+  Calibration returns the least scale meeting the target under that minimum.
+* ``dim = 1`` with Poisson subsampling (rate ``q``): the engine's ``T``-fold
+  composition of the subsampled pair (add and remove adjacency, worse reported).
 """
 
 from __future__ import annotations
@@ -19,6 +30,7 @@ from dpjax.calibrate._certify import require_certified
 from dpjax.calibrate._result import Calibration
 from dpjax.calibrate.laplace import scale_laplace_1d, scale_laplace_pure
 from dpjax.errors import InfeasibleTargetError
+from dpjax.accounting.pld import accountant as pld_accountant
 from dpjax.mechanisms._spec import Mechanism, Query, positive_params, unsupported
 from dpjax.noise.laplace import Laplace
 
@@ -26,9 +38,42 @@ NAME = "laplace"
 
 
 def _exact_1d(query: Query) -> bool:
-    if query.sampling_rate is not None:
-        raise unsupported(NAME, "Poisson subsampling (needs the PLD engine)")
-    return query.dim == 1 and query.compositions == 1
+    if query.sampling_rate is not None and query.dim > 1:
+        raise unsupported(NAME, "Poisson subsampling with dim > 1")
+    return query.dim == 1 and query.compositions == 1 and query.sampling_rate is None
+
+
+def _bin_width(linf: float, scale) -> float:
+    """Loss-grid width: 1e-4, finer when the loss range ``[-Delta/b, Delta/b]`` is narrow."""
+    return float(min(1e-4, 2e-3 * linf / float(np.max(scale))))
+
+
+def _engine_uses(query: Query) -> tuple[float, int, tuple[str, ...]]:
+    linf, notes = query.sensitivity.resolve("linf")
+    return linf, query.dim * query.compositions, notes
+
+
+def _engine_profile(scale, epsilon, query: Query) -> np.ndarray:
+    linf, uses, _ = _engine_uses(query)
+    return pld_accountant.profile(
+        pld_accountant.laplace_noise, float(scale), 0.0, linf, epsilon, uses,
+        query.sampling_rate, _bin_width(linf, scale),
+    )
+
+
+def _engine_epsilon(scale, delta, query: Query) -> np.ndarray:
+    linf, uses, _ = _engine_uses(query)
+    return pld_accountant.epsilon(
+        pld_accountant.laplace_noise, float(scale), 0.0, linf, delta, uses,
+        query.sampling_rate, _bin_width(linf, scale),
+    )
+
+
+def _scalar(params: dict) -> float:
+    b = np.asarray(params["scale"], np.float64)
+    if b.ndim:
+        raise ValueError("laplace: with dim > 1, compositions or sampling_rate give one scale")
+    return float(b)
 
 
 def _pure_epsilon(params: dict, query: Query) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -39,23 +84,38 @@ def _pure_epsilon(params: dict, query: Query) -> tuple[np.ndarray, tuple[str, ..
 def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
     if np.any((epsilon == 0) & (delta == 0)):
         raise InfeasibleTargetError("laplace: epsilon = delta = 0 is infeasible for additive noise")
-    if _exact_1d(query):
+    exact = _exact_1d(query)
+    if exact:
         l1, notes = query.sensitivity.resolve("l1")
         b, delta_at, ok = (np.asarray(x) for x in scale_laplace_1d(epsilon, delta, l1))
         require_certified(NAME, ok, epsilon, delta, delta_at)
     else:
         if np.any(epsilon == 0):
             raise InfeasibleTargetError(
-                "laplace: epsilon = 0 needs the exact 1-D profile; for dim > 1 or compositions > 1 "
-                "dpjax calibrates Laplace for pure DP, which needs epsilon > 0"
+                "laplace: epsilon = 0 needs the exact 1-D profile; for dim > 1, compositions > 1 "
+                "or subsampling dpjax bounds Laplace by pure DP and the PLD engine, which need "
+                "epsilon > 0"
             )
         l1, notes = query.sensitivity.resolve("l1")
         b = np.asarray(scale_laplace_pure(epsilon, query.compositions * l1))
         for _ in range(4):  # rounding: make sure T * l1 / b <= epsilon exactly
             b = np.where(query.compositions * l1 / b > epsilon, np.nextafter(b, np.inf), b)
-        delta_at = _rr_bound(epsilon, query.compositions * l1 / b)
+        delta_at = np.broadcast_to(_rr_bound(epsilon, query.compositions * l1 / b), b.shape)
+        linf, uses, _ = _engine_uses(query)
+        res = pld_accountant.calibrate_scale(
+            pld_accountant.laplace_noise, 0.0, linf, epsilon, delta, uses, query.sampling_rate,
+            _bin_width(linf, np.min(b) / 8.0), upper=b, lower=b / 8.0,
+        )
+        better = np.asarray(res.certified) & (np.asarray(res.scale) < b)
+        exact = bool(np.all(better)) and _corner_exact(query)
+        b = np.where(better, res.scale, b)
+        delta_at = np.where(better, res.delta_at, delta_at)
         require_certified(NAME, delta_at <= delta, epsilon, delta, delta_at)
-        notes += ("pure DP with l1 budget (delta not used; exact composed profile needs PLD)",)
+        notes += (
+            f"min of two certified bounds: PLD engine ({uses}-fold composition at linf = "
+            f"{linf!r}{', Poisson-subsampled' if query.sampling_rate is not None else ''}) "
+            "and pure DP with l1 budget",
+        )
     variance = 2.0 * b**2
     return Calibration(
         mechanism=NAME,
@@ -70,8 +130,17 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         sampling_rate=query.sampling_rate,
         sensitivity={"l1": l1},
         notes=notes,
-        condition="exact" if _exact_1d(query) else "sufficient",
+        condition="exact" if exact else "sufficient",
     )
+
+
+def _corner_exact(query: Query) -> bool:
+    """The engine's corner shift is a real neighbour (``l1 >= dim * linf`` stated or implied)."""
+    if query.dim == 1:
+        return True
+    l1, _ = query.sensitivity.resolve("l1")
+    linf, _ = query.sensitivity.resolve("linf")
+    return l1 >= query.dim * linf * (1 - 1e-12)
 
 
 def _rr_bound(epsilon, epsilon0):
@@ -86,25 +155,31 @@ def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
     if _exact_1d(query):
         l1, _ = query.sensitivity.resolve("l1")
         return np.asarray(delta_laplace(epsilon, params["scale"], l1))
+    engine = _engine_profile(_scalar(params), epsilon, query)
+    if query.sampling_rate is not None:
+        return engine
     eps0, _ = _pure_epsilon(params, query)
-    return _rr_bound(epsilon, eps0)
+    return np.minimum(_rr_bound(epsilon, eps0), engine)
 
 
 def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
     if _exact_1d(query):
         l1, _ = query.sensitivity.resolve("l1")
         return np.asarray(epsilon_laplace(delta, params["scale"], l1))
+    engine = _engine_epsilon(_scalar(params), delta, query)
+    if query.sampling_rate is not None:
+        return engine
     eps0, _ = _pure_epsilon(params, query)
     # invert the randomized-response bound: eps = eps0 + log(1 - delta (1 + e^{-eps0}))
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
         eps = eps0 + np.log1p(-np.asarray(delta) * (1.0 + np.exp(-eps0)))
-    return np.maximum(eps, 0.0)
+    return np.minimum(np.maximum(eps, 0.0), engine)
 
 
 MECHANISM = Mechanism(
     name=NAME,
     param_names=("scale",),
-    summary="Laplace Lap(b) per coordinate; exact 1-D (eps, delta), pure DP (l1) in K dims",
+    summary="Laplace Lap(b) per coordinate; exact 1-D (eps, delta), PLD engine in K dims / T uses",
     noise=Laplace,
     calibrate=calibrate,
     profile=profile,

@@ -33,6 +33,7 @@ the window cut), so ``delta <= atom_inf + Chernoff`` holds at any ``epsilon``.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import jax
@@ -90,6 +91,7 @@ class PLD:
         return (self.lower.astype(jnp.float64) + idx) * self.bin_width
 
 
+@functools.partial(jax.jit, static_argnames=("stride",))
 def log_mgf_of(losses: Array, pmf: Array, stride: int = 1) -> Array:
     r"""``log sum_i pmf_i exp(lambda l_i)`` on :data:`LAMBDAS` (log-sum-exp; no mass: ``-inf``).
 

@@ -119,8 +119,9 @@ def self_compose(pld: PLD, num_compositions, size: int) -> PLD:
     x = _fold(pld.pmf, size)
     big_x = jnp.fft.rfft(x)
     # K-th power as exp(K log z): one traced exponent for every K
-    logz = jnp.log(jnp.where(big_x == 0, 1.0, big_x))
-    big_y = jnp.where(big_x == 0, 0.0, jnp.exp(k * logz))
+    zero = big_x == 0
+    logz = jnp.log(jnp.where(zero, jnp.ones_like(big_x), big_x))
+    big_y = jnp.where(zero, jnp.zeros_like(big_x), jnp.exp(k.astype(big_x.dtype) * logz))
     y = jnp.fft.irfft(big_y, size)
     if pld.pessimistic:
         y = jnp.maximum(y, 0.0)
@@ -128,9 +129,8 @@ def self_compose(pld: PLD, num_compositions, size: int) -> PLD:
     # componentwise FFT error |e_k| <= c1 ||x||_1 = c1; the K-th power turns it into
     # K |e_k| r_k^(K-1), r_k = min(|X_k| + c1, 1): l2 over the (two-sided) spectrum, / sqrt(N)
     r = jnp.minimum(jnp.abs(big_x) + c1, 1.0)
-    spread = jnp.sqrt(
-        2.0 * jnp.sum(jnp.exp(2.0 * (k - 1.0) * jnp.log(jnp.where(r > 0, r, 1.0))) * (r > 0))
-    )
+    pw = jnp.exp(2.0 * (k - 1.0) * jnp.log(jnp.where(r > 0, r, 1.0)))
+    spread = jnp.sqrt(2.0 * jnp.sum(jnp.where(r > 0, pw, 0.0)))
     roundoff = (
         k * pld.roundoff
         + k * c1 * spread / jnp.sqrt(float(size))

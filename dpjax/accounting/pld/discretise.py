@@ -309,6 +309,13 @@ def from_laplace(
     return from_noise(Laplace(jnp.asarray(scale, jnp.float64)), sensitivity, bin_width, pessimistic)
 
 
+def _bucket(n: int) -> int:
+    """Round ``n`` up to ``{1, 1.25, 1.5, 1.75} * 2^k``."""
+    n = max(int(n), 8)
+    p = 1 << (n.bit_length() - 1)
+    return next(int(p * f) for f in (1.0, 1.25, 1.5, 1.75, 2.0) if n <= int(p * f))
+
+
 def from_atoms(losses, probabilities, bin_width: float = 1e-4, pessimistic: bool = True) -> PLD:
     r"""PLD of a pair given as atoms ``(l_k, p_k)`` of its loss under ``P`` (``l_k`` may be ``+inf``).
 
@@ -332,7 +339,8 @@ def from_atoms(losses, probabilities, bin_width: float = 1e-4, pessimistic: bool
     if lf.size == 0:
         return make(h, 0, np.zeros(1), inf_mass, pessimistic=pessimistic)
     lower = math.floor(lf.min() / h)
-    size = math.ceil(lf.max() / h) - lower + 1
+    # grid sizes rounded up to few distinct values (zero mass on top): few compiles downstream
+    size = _bucket(math.ceil(lf.max() / h) - lower + 1)
     grid = (lower + np.arange(size)) * h
     if not pessimistic:
         idx = np.clip(np.floor(lf / h).astype(np.int64) - lower, 0, size - 1)

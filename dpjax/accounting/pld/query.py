@@ -21,6 +21,8 @@ vectorised over ``epsilon`` / ``delta`` arrays.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 from jax import Array
@@ -49,6 +51,23 @@ def _grid_delta(pld: PLD, epsilon: Array) -> Array:
     return jnp.maximum(d, pld.inf_mass)
 
 
+def _padded(fn):
+    """Evaluate ``fn(pld, x)`` on ``x`` flattened and padded to a multiple of 16 (few compiles)."""
+
+    @functools.wraps(fn)
+    def wrapper(pld: PLD, x: ArrayLike) -> Array:
+        x = jnp.asarray(x, jnp.float64)
+        flat = x.reshape(-1)
+        n = flat.shape[0]
+        m = max(16, -(-n // 16) * 16)
+        out = fn(pld, jnp.pad(flat, (0, m - n), mode="edge") if n else jnp.zeros(m))
+        return out[:n].reshape(x.shape)
+
+    return wrapper
+
+
+@_padded
+@jax.jit
 def log_delta_for_epsilon(pld: PLD, epsilon: ArrayLike) -> Array:
     """``log delta(epsilon)``: min of the grid value and the Chernoff bound (certified if pessimistic)."""
     eps = jnp.asarray(epsilon, jnp.float64)
@@ -85,6 +104,8 @@ def _grid_epsilon(pld: PLD, delta: Array) -> Array:
     return jnp.where(found, eps, jnp.inf)
 
 
+@_padded
+@jax.jit
 def epsilon_for_delta(pld: PLD, delta: ArrayLike) -> Array:
     r"""Least ``epsilon >= 0`` with certified ``delta(epsilon) <= delta``; ``inf`` if none.
 

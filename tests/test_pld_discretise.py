@@ -1,0 +1,115 @@
+"""PLD constructors: mass conservation, exactness at grid points, pessimism, atoms.
+
+References: closed-form Gaussian (Balle & Wang 2018) and Laplace profiles,
+randomized response, and the optimistic (round-down) discretisation as a
+lower bracket.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dpjax.accounting.gaussian import delta_gaussian
+from dpjax.accounting.laplace import delta_laplace
+from dpjax.accounting.pld import (
+    delta_for_epsilon,
+    epsilon_for_delta,
+    from_atoms,
+    from_gaussian,
+    from_laplace,
+)
+
+H = 1e-3
+
+
+@pytest.fixture(scope="module")
+def gauss():
+    return from_gaussian(1.5, 1.0, H)
+
+
+@pytest.fixture(scope="module")
+def gauss_opt():
+    return from_gaussian(1.5, 1.0, H, pessimistic=False)
+
+
+def test_mass_is_one(gauss, gauss_opt):
+    assert abs(float(gauss.pmf.sum() + gauss.inf_mass) - 1.0) < 1e-12
+    assert float(gauss.pmf.min()) >= 0.0
+    # the optimistic PLD drops only the (tiny) bottom tail
+    assert abs(float(gauss_opt.pmf.sum()) - 1.0) < 1e-12
+
+
+def test_exact_at_grid_points(gauss):
+    # connect-the-dots interpolates the exact profile through the grid points
+    eps = np.array([0.0, 0.25, 0.5, 1.0, 2.0, 3.0])  # multiples of H
+    got = np.asarray(delta_for_epsilon(gauss, eps))
+    want = np.asarray(delta_gaussian(eps, 1.5, 1.0))
+    np.testing.assert_allclose(got, want, rtol=1e-9)
+
+
+def test_bracket_between_grid_points(gauss, gauss_opt):
+    eps = np.linspace(0.0, 3.0, 37) + 0.37 * H  # off the grid
+    exact = np.asarray(delta_gaussian(eps, 1.5, 1.0))
+    hi = np.asarray(delta_for_epsilon(gauss, eps))
+    lo = np.asarray(delta_for_epsilon(gauss_opt, eps))
+    assert np.all(hi >= exact * (1 - 1e-12))
+    assert np.all(lo <= exact * (1 + 1e-12))
+    # chord error between grid points is O(h^2): (h^2 / 8) (d log delta / d eps)^2 ~ 1e-5 here
+    np.testing.assert_allclose(hi, exact, rtol=3e-5)
+
+
+def test_laplace_atoms_exact():
+    pld = from_laplace(2.0, 1.0, H)
+    eps = np.array([0.0, 0.1, 0.3, 0.499])
+    np.testing.assert_allclose(
+        np.asarray(delta_for_epsilon(pld, eps)),
+        np.asarray(delta_laplace(eps, 2.0, 1.0)),
+        rtol=1e-6,
+        atol=1e-15,
+    )
+    # loss bounded by Delta / b = 0.5: delta = 0 beyond (up to round-off)
+    assert float(delta_for_epsilon(pld, 0.51)) < 1e-15
+
+
+def test_atoms_randomized_response():
+    # randomized response with e^eps0: loss +eps0 w.p. e^eps0/(1+e^eps0), -eps0 otherwise
+    e0 = 1.3
+    p = math.exp(e0) / (1 + math.exp(e0))
+    pld = from_atoms([e0, -e0], [p, 1 - p], bin_width=1e-2)
+    eps = np.array([0.0, 0.5, 1.0, 1.29])
+    want = (np.exp(e0) - np.exp(eps)) / (1 + np.exp(e0))
+    np.testing.assert_allclose(np.asarray(delta_for_epsilon(pld, eps)), want, rtol=1e-9)
+
+
+def test_atoms_infinite_mass():
+    pld = from_atoms([np.inf, 0.0], [1e-3, 1 - 1e-3], bin_width=1e-2)
+    assert float(delta_for_epsilon(pld, 5.0)) == pytest.approx(1e-3, rel=1e-12)
+
+
+def test_epsilon_inverts_delta(gauss):
+    deltas = np.array([1e-1, 1e-3, 1e-6, 1e-9])
+    eps = np.asarray(epsilon_for_delta(gauss, deltas))
+    back = np.asarray(delta_for_epsilon(gauss, eps))
+    assert np.all(back <= deltas * (1 + 1e-9))
+    np.testing.assert_allclose(back, deltas, rtol=1e-6)
+
+
+@settings(max_examples=15, deadline=None, derandomize=True)
+@given(
+    losses=st.lists(st.floats(-3, 3), min_size=1, max_size=6),
+    weights=st.lists(st.floats(0.01, 1.0), min_size=6, max_size=6),
+    eps=st.floats(0.0, 3.0),
+)
+def test_atoms_pessimistic_property(losses, weights, eps):
+    """Any atom set: connect-the-dots delta >= exact >= round-down delta."""
+    w = np.asarray(weights[: len(losses)])
+    w = np.concatenate([w / w.sum(), [0.0, 0.0]])
+    ls = np.concatenate([losses, [-3.0, 3.0]])  # zero-mass ends: one grid size, one compile
+    exact = float(np.sum(w * np.maximum(1 - np.exp(eps - ls), 0.0)))
+    hi = float(delta_for_epsilon(from_atoms(ls, w, 0.05), eps))
+    lo = float(delta_for_epsilon(from_atoms(ls, w, 0.05, pessimistic=False), eps))
+    assert lo <= exact + 1e-12
+    assert hi >= exact - 1e-12

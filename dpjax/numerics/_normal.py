@@ -26,8 +26,24 @@ _SQRT_HALF = 0.7071067811865476
 
 
 def _log_mills_nonneg(x: Array) -> Array:
-    """``log R(x)`` for ``x >= 0``: ``log(erfcx(x / sqrt 2) sqrt(pi / 2))``."""
-    return jnp.log(erfcx(x * _SQRT_HALF)) + _LOG_SQRT_PI_OVER_2
+    """``log R(x)`` for ``x >= 0``: ``log(erfcx(x / sqrt 2) sqrt(pi / 2))``.
+
+    For ``z = x / sqrt 2 > 25`` the asymptotic series
+    ``erfcx(z) = (z sqrt(pi))^-1 sum_k (-1)^k (2k-1)!! (2z^2)^-k`` (9 terms, error
+    < 1e-17) is used instead: ``jax.scipy.special.erfcx`` returns 0 for
+    ``z`` in ~[26.54, 26.64] (jax 0.10.2, float64), which made ``log Q(x)``
+    ``-inf`` for ``x`` in ~[37.54, 37.68].
+    """
+    z = x * _SQRT_HALF
+    big = z > 25.0
+    zs = jnp.where(big, 25.0, z)
+    zb = jnp.where(big, z, 26.0)
+    w = 0.5 / (zb * zb)
+    series = 1.0
+    for k in (17, 15, 13, 11, 9, 7, 5, 3, 1):
+        series = 1.0 - k * w * series
+    log_big = jnp.log(series / zb) - 0.5723649429247001  # - log sqrt(pi)
+    return jnp.where(big, log_big, jnp.log(erfcx(zs))) + _LOG_SQRT_PI_OVER_2
 
 
 def _log_Q_nonneg(x: Array) -> Array:

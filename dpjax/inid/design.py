@@ -39,7 +39,7 @@ import numpy as np
 
 from dpjax import _validate
 from dpjax.accounting.gaussian import log_delta_gaussian_mu
-from dpjax.calibrate._certify import certify_scale, log_target, require_certified
+from dpjax.calibrate._certify import MARGIN, certify_scale, log_target, require_certified
 from dpjax.errors import InfeasibleTargetError
 from dpjax.inid import _kernels as k
 from dpjax.inid.mu0 import mu0 as _mu0
@@ -146,8 +146,31 @@ def _mu_of(lam: np.ndarray, sigma: np.ndarray) -> float:
     return math.sqrt(math.fsum((lam[pos] / sigma[pos]) ** 2))
 
 
-_gaussian_scales = jax.jit(k.gaussian_scales)
-_laplace_scales = jax.jit(k.laplace_scales)
+_gaussian_scales_jit = jax.jit(k.gaussian_scales)
+_laplace_scales_jit = jax.jit(k.laplace_scales)
+
+
+def _bucketed(fn, lam: np.ndarray, budget: float, p: float, w: np.ndarray) -> np.ndarray:
+    """Run a jitted kernel on the profile zero-padded to a power-of-two length.
+
+    Zero entries get scale 0 and contribute nothing, so padding is exact; it
+    bounds the number of compilations to one per power of two.
+    """
+    n = lam.size
+    size = max(8, 1 << (n - 1).bit_length())
+    lam_p = np.zeros(size)
+    lam_p[:n] = lam
+    w_p = np.ones(size)
+    w_p[:n] = w
+    return np.asarray(fn(lam_p, budget, p, w_p))[:n]
+
+
+def _gaussian_scales(lam, mu, p, w):
+    return _bucketed(_gaussian_scales_jit, lam, mu, p, w)
+
+
+def _laplace_scales(lam, budget, p, w):
+    return _bucketed(_laplace_scales_jit, lam, budget, p, w)
 
 
 def _error(scales: np.ndarray, moment: float, p: float, w: np.ndarray) -> float:
@@ -317,7 +340,8 @@ def laplace_design(
       (3.4283, 4.0)
     """
     lam, eps, dlt, p, w = _check_common(profile, epsilon, delta, error_power, weights, solver)
-    budget = eps - math.log1p(-dlt)
+    # Corollary 6 at the certified level delta (1 - MARGIN) (pure DP: budget = epsilon)
+    budget = eps - math.log1p(-dlt * (1.0 - MARGIN))
     if not budget > 0:
         raise InfeasibleTargetError("epsilon = delta = 0: no additive noise is private")
     with jax.enable_x64(True):

@@ -43,7 +43,14 @@ from jax.typing import ArrayLike
 from dpjax.accounting.gaussian import log_delta_gaussian_mu
 from dpjax.calibrate._certify import MARGIN, log_target
 from dpjax.calibrate.gaussian import _LOG_MU_MAX, _LOG_MU_MIN
-from dpjax.numerics import Q_inv, bisect_monotone, log_Q
+from dpjax.numerics import (
+    STATUS_BRACKET_TOO_SMALL,
+    STATUS_INFEASIBLE,
+    STATUS_NAN,
+    STATUS_OK,
+    Q_inv,
+    log_Q,
+)
 
 
 class Mu0Result(NamedTuple):
@@ -72,7 +79,7 @@ def bracket_root(epsilon: ArrayLike, level: ArrayLike) -> Array:
     (no cancellation); ``inf`` for ``a >= 1``.
     """
     epsilon, level = jnp.asarray(epsilon), jnp.asarray(level)
-    z = Q_inv(jnp.clip(level, 0.0, 1.0))
+    z = Q_inv(jnp.clip(level, 0.0, 1.0))  # one trace for any shape
     root = jnp.sqrt(z * z + 2.0 * epsilon)
     pos = z > 0
     stable = 2.0 * epsilon / jnp.where(pos, root + z, 1.0)
@@ -88,7 +95,8 @@ def appendix_b_bracket(epsilon: ArrayLike, delta: ArrayLike) -> tuple[Array, Arr
     epsilon, delta = jnp.broadcast_arrays(jnp.asarray(epsilon), jnp.asarray(delta))
     level = delta * (1.0 - MARGIN)
     level_up = level + jnp.exp(epsilon + log_Q(jnp.sqrt(2.0 * epsilon)))
-    return bracket_root(epsilon, level), bracket_root(epsilon, level_up)
+    both = bracket_root(epsilon, jnp.stack([level, level_up]))  # one trace of Q^{-1}
+    return both[0], both[1]
 
 
 @partial(jax.jit, static_argnames="num_iterations")
@@ -107,32 +115,43 @@ def mu0(epsilon: ArrayLike, delta: ArrayLike, num_iterations: int = 100) -> Mu0R
     epsilon, delta = jnp.broadcast_arrays(jnp.asarray(epsilon), jnp.asarray(delta))
     level = log_target(delta)
     lo, hi = appendix_b_bracket(epsilon, delta)
+    finite_hi = jnp.where(jnp.isfinite(hi), hi, 1.0)
 
-    def feasible_mu(mu):
+    def feasible_mu(mu):  # broadcasts over a leading axis: traced once per call site
         safe = jnp.where(mu > 0, mu, 1.0)
         ok = log_delta_gaussian_mu(epsilon, safe) <= level
         return jnp.where(mu > 0, ok, True) & (delta > 0)
 
-    # Appendix B bracket, used where its ends pass their checks in float64
-    # (not for delta' >= 1, i.e. delta above ~0.73, nor where rounding fails an end).
-    finite_hi = jnp.where(jnp.isfinite(hi), hi, 1.0)
+    # All bracket ends checked in one vectorised evaluation: the Appendix B ends and the
+    # foundation's log bracket [1e-300, 1e300] (that of mu_gaussian).
+    ends = jnp.stack([lo, finite_hi, jnp.exp(_LOG_MU_MIN + 0 * lo), jnp.exp(_LOG_MU_MAX + 0 * lo)])
+    ok_ends = feasible_mu(ends)
     # Arithmetic halving resolves mu0 to ~1e-17 relative only if hi / lo is moderate;
-    # R_eps(delta) = 0 at eps = 0 (and tiny for tiny eps), where the log bracket is used.
+    # R_eps(delta) = 0 at eps = 0 (and tiny for tiny eps): there the log bracket is used,
+    # as it is for delta' >= 1 (delta above ~0.73) or where rounding fails an end.
     resolves = (lo > 0) & (finite_hi - lo <= lo * 2.0 ** (num_iterations - 56))
-    used = jnp.isfinite(hi) & (hi > lo) & resolves & feasible_mu(lo) & ~feasible_mu(finite_hi)
+    used = jnp.isfinite(hi) & (hi > lo) & resolves & ok_ends[0] & ~ok_ends[1]
+    status = jnp.where(
+        used | (ok_ends[2] & ~ok_ends[3]),
+        STATUS_OK,
+        jnp.where(~ok_ends[2], STATUS_INFEASIBLE, STATUS_BRACKET_TOO_SMALL),
+    ).astype(jnp.int32)
 
-    # One bisection for every point (vmap-fair): over mu in the Appendix B bracket
-    # (arithmetic midpoints, Algorithm 1) where it is used, else over log mu in the
-    # foundation's bracket [-690, 690] (that of mu_gaussian).
+    # One fixed-length bisection for every point (vmap-fair): over mu in the Appendix B
+    # bracket (arithmetic midpoints, Algorithm 1) where it is used, else over log mu.
     def mu_of(x):
         return jnp.where(used, x, jnp.exp(x))
 
-    good = jnp.where(used, lo, _LOG_MU_MIN)
-    bad = jnp.where(used, finite_hi, _LOG_MU_MAX)
-    res = bisect_monotone(
-        lambda x: feasible_mu(mu_of(x)), good=good, bad=bad, num_iterations=num_iterations
-    )
-    mu = jnp.where(res.status == 0, mu_of(res.good), 0.0)
-    status = res.status
-    width = mu_of(res.bad) - mu_of(res.good)
+    def body(_, carry):
+        good, bad = carry
+        mid = 0.5 * (good + bad)
+        ok = feasible_mu(mu_of(mid))
+        return jnp.where(ok, mid, good), jnp.where(ok, bad, mid)
+
+    good0 = jnp.where(used, lo, _LOG_MU_MIN)
+    bad0 = jnp.where(used, finite_hi, _LOG_MU_MAX)
+    good, bad = jax.lax.fori_loop(0, num_iterations, body, (good0, bad0))
+    status = jnp.where((status == STATUS_OK) & jnp.isnan(good), STATUS_NAN, status)
+    mu = jnp.where(status == STATUS_OK, mu_of(good), 0.0)
+    width = mu_of(bad) - mu_of(good)
     return Mu0Result(mu, status, lo, hi, width, used)

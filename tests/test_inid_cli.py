@@ -1,0 +1,91 @@
+"""``dpjax inid`` and ``dpjax design --profile``."""
+
+import json
+
+import numpy as np
+import pytest
+
+from dpjax.cli._main import main
+
+
+def _json(capsys, argv):
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_inid_json_keys_and_values(capsys, tmp_path):
+    out = _json(capsys, ["inid", "--mechanism", "laplace", "--epsilon", "0.5",
+                         "--profile", "0.85,0.15", "--error-power", "1", "--json"])
+    for key in ("scales", "error", "error_iid", "error_spr", "reduction_db", "delta_at_params"):
+        assert key in out
+    assert round(out["error"], 4) == 3.4283 and out["error_iid"] == pytest.approx(4.0)
+    f = tmp_path / "lam.txt"
+    f.write_text("0.85\n0.15\n")
+    again = _json(capsys, ["inid", "--mechanism", "laplace", "--epsilon", "0.5",
+                           "--profile-file", str(f), "--error-power", "1", "--json"])
+    assert again["scales"] == out["scales"]
+    g = _json(capsys, ["inid", "--mechanism", "gaussian", "--epsilon", "0.5", "--delta", "1e-6",
+                       "--profile-kind", "linear", "--dim", "20", "--json"])
+    assert round(g["reduction_db"], 3) == 1.145 and len(g["scales"]) == 20
+    assert np.linalg.norm(g["profile"]) == pytest.approx(1.0)
+    w = _json(capsys, ["inid", "--mechanism", "gaussian", "--epsilon", "0.5", "--delta", "1e-6",
+                       "--profile", "1,2", "--weights", "1,4", "--json"])
+    assert w["weights"] == [1.0, 4.0] and w["delta_at_params"] <= 1e-6
+
+
+def test_inid_table_output(capsys):
+    assert main(["inid", "--mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-5",
+                 "--profile", "1,2,3"]) == 0
+    text = capsys.readouterr().out
+    assert "sigma_i" in text and "certified delta" in text and "SPR" in text
+
+
+@pytest.mark.parametrize(
+    "argv,msg",
+    [
+        (["--profile", "1,-2"], ">= 0"),
+        (["--profile", "0,0"], "entry > 0"),
+        (["--profile", "1,nan"], "finite"),
+        (["--profile", "1,2", "--weights", "1"], "entries but the profile has"),
+        (["--profile-kind", "linear"], "--dim"),
+    ],
+)
+def test_inid_bad_input_exits_2(capsys, argv, msg):
+    base = ["inid", "--mechanism", "laplace", "--epsilon", "0.5"]
+    assert main(base + argv) == 2
+    assert msg in capsys.readouterr().err
+
+
+def test_inid_gaussian_needs_delta(capsys):
+    assert main(["inid", "--mechanism", "gaussian", "--epsilon", "0.5", "--profile", "1"]) == 2
+    assert "--delta" in capsys.readouterr().err
+
+
+def test_design_with_profile_shows_inid_options(capsys, monkeypatch):
+    """The i.i.d. mechanisms get Delta_p = ||lambda||_p; the i.n.i.d. designs are added.
+
+    ``compare`` (every registered mechanism, tested elsewhere and slow at dim 20) is
+    replaced by a stub that records the query it receives.
+    """
+    import dpjax
+    import dpjax.cli.design as design_cli
+
+    seen = {}
+
+    def stub(epsilon, delta, **query):
+        seen.update(query)
+        return [dpjax.calibrate("gaussian", epsilon, delta, dim=query["dim"], l2=query["l2"])], []
+
+    monkeypatch.setattr(design_cli, "compare", stub)
+    out = _json(capsys, ["design", "--epsilon", "0.5", "--delta", "1e-6",
+                         "--profile-kind", "exponential", "--dim", "20", "--json"])
+    assert seen["dim"] == 20 and seen["l2"] == pytest.approx(1.0)
+    assert seen["l1"] == pytest.approx(np.sum(out["profile"]))
+    mechs = {(d["mechanism"], d["delta"]) for d in out["inid"]}
+    assert mechs == {("gaussian", 1e-6), ("laplace", 0.0), ("laplace", 1e-6)}
+    inid_gauss = next(d for d in out["inid"] if d["mechanism"] == "gaussian")
+    # i.n.i.d. Gaussian beats the i.i.d. Gaussian by the Fig. 1a reduction (9.658 dB)
+    ratio = out["results"][0]["mse"] / inid_gauss["mse"]
+    assert round(10 * np.log10(ratio), 3) == 9.658
+    assert main(["design", "--epsilon", "0.5", "--delta", "1e-6", "--profile", "3,4"]) == 0
+    assert "gaussian (i.n.i.d.)" in capsys.readouterr().out

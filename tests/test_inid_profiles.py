@@ -1,0 +1,83 @@
+"""Sensitivity profiles (Definition 4), families, normalisation, Gini, Delta_p bounds."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dpjax.inid import KINDS, gini, make_profile, normalize, sensitivity_norm, validate_profile
+from dpjax.inid.profiles import validate_weights
+
+
+def test_families_shapes_and_normalisation():
+    i = np.arange(1, 7.0)
+    np.testing.assert_allclose(make_profile("linear", 6, None), i)
+    np.testing.assert_allclose(make_profile("quadratic", 6, None), i**2)
+    np.testing.assert_allclose(make_profile("uniform", 6, None), np.ones(6))
+    np.testing.assert_allclose(make_profile("one-hot", 6, None), np.eye(6)[-1])
+    expo = make_profile("exponential", 6, "l2")
+    np.testing.assert_allclose(expo, np.exp(i) / np.linalg.norm(np.exp(i)), rtol=1e-15)
+    for kind in KINDS:
+        assert np.linalg.norm(make_profile(kind, 9, "l2")) == pytest.approx(1, rel=1e-15)
+        assert np.sum(make_profile(kind, 9, "l1")) == pytest.approx(1, rel=1e-15)
+    # exponential does not overflow for large K
+    assert np.all(np.isfinite(make_profile("exponential", 5000, "l2")))
+
+
+def _gini_naive(x):
+    x = np.asarray(x, dtype=float)
+    return np.sum(np.abs(x[:, None] - x[None, :])) / (2 * x.size * np.sum(x))
+
+
+@given(st.lists(st.floats(0.0, 10.0), min_size=1, max_size=40).filter(lambda v: sum(v) > 1e-3))
+def test_gini_matches_definition(values):
+    assert gini(values) == pytest.approx(_gini_naive(values), rel=1e-12, abs=1e-14)
+
+
+def test_gini_extremes_and_fig2_order():
+    assert gini(np.ones(7)) == 0.0
+    assert gini(make_profile("one-hot", 7)) == pytest.approx(1 - 1 / 7)
+    # Fig. 2: at K = 2 the quadratic profile is more spread than the exponential one
+    assert gini(make_profile("quadratic", 2)) > gini(make_profile("exponential", 2))
+    assert gini(make_profile("quadratic", 20)) < gini(make_profile("exponential", 20))
+
+
+def test_sensitivity_norm_is_the_profile_norm():
+    lam = [3.0, 4.0, 0.0]
+    assert sensitivity_norm(lam, 1) == 7.0
+    assert sensitivity_norm(lam, 2) == 5.0
+    assert sensitivity_norm(lam, np.inf) == 4.0
+    with pytest.raises(ValueError, match="p must be"):
+        sensitivity_norm(lam, 0.5)
+
+
+@pytest.mark.parametrize(
+    "bad,match",
+    [
+        ([], "empty"),
+        ([1.0, -0.5], ">= 0"),
+        ([0.0, 0.0], "entry > 0"),
+        ([1.0, np.nan], "finite"),
+        ([1.0, np.inf], "finite"),
+        ([[1.0, 2.0]], "one-dimensional"),
+        (["a"], "real numbers"),
+    ],
+)
+def test_bad_profiles(bad, match):
+    with pytest.raises(ValueError, match=match):
+        validate_profile(bad)
+
+
+def test_bad_weights_and_kinds():
+    with pytest.raises(ValueError, match="3 entries but the profile has 2"):
+        validate_weights([1, 2, 3], 2)
+    with pytest.raises(ValueError, match="> 0"):
+        validate_weights([1, 0], 2)
+    with pytest.raises(ValueError, match="> 0"):
+        validate_weights([1, np.nan], 2)
+    with pytest.raises(ValueError, match="kind"):
+        make_profile("cubic", 3)
+    with pytest.raises(ValueError, match="dim"):
+        make_profile("linear", 0)
+    with pytest.raises(ValueError, match="norm"):
+        normalize([1.0], "linf")

@@ -1,0 +1,226 @@
+"""Optimal i.n.i.d. Gaussian / Laplace scales: closed forms, certificates, baselines, errors.
+
+References: the paper's closed forms (Theorems 4, 5, Table I), the solvers/
+programme (jax closed form and cvxpy), Monte Carlo (errors, and the exact
+i.n.i.d. Gaussian profile of Lemma 3), the foundation's 1-D Laplace profile.
+"""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dpjax.accounting.gaussian import log_delta_gaussian_mu
+from dpjax.accounting.laplace import log_delta_laplace
+from dpjax.errors import InfeasibleTargetError
+from dpjax.inid import (
+    gaussian_design,
+    gaussian_scales,
+    gaussian_scales_for_rho,
+    laplace_design,
+    laplace_scales,
+    make_profile,
+    mu0,
+    resource_shares,
+)
+
+EPS, DELTA = 0.7, 1e-6
+RNG = np.random.default_rng(7)
+LAM = RNG.uniform(0.05, 1.0, 12)
+
+
+@pytest.fixture(scope="module")
+def mu():
+    return float(mu0(EPS, DELTA).mu0)
+
+
+def test_theorem4_and_table1_gaussian(mu):
+    d = gaussian_design(LAM, EPS, DELTA)
+    l1, l2, k = LAM.sum(), np.linalg.norm(LAM), LAM.size
+    # Theorem 4: sigma_i^2 = lambda_i ||lambda||_1 / mu0^2, MSE ||lambda||_1^2 / mu0^2
+    np.testing.assert_allclose(d.scales**2, LAM * l1 / mu**2, rtol=1e-12)
+    assert d.error == pytest.approx(l1**2 / mu**2, rel=1e-12)
+    assert d.mse == pytest.approx(d.error, rel=1e-14)
+    # Table I: i.i.d. sigma = Delta_2 / mu0, SPR sigma_i = sqrt(K) lambda_i / mu0
+    assert d.iid_scale == pytest.approx(l2 / mu, rel=1e-14)
+    assert d.error_iid == pytest.approx(k * l2**2 / mu**2, rel=1e-12)
+    np.testing.assert_allclose(d.spr_scales, math.sqrt(k) * LAM / mu, rtol=1e-14)
+    assert d.error_spr == pytest.approx(d.error_iid, rel=1e-12)  # equal when decoupled
+    assert d.reduction_db == pytest.approx(10 * math.log10(k * l2**2 / l1**2), rel=1e-12)
+    # certificate: Lemma 3's mu equals mu0 and the exact profile is <= delta
+    assert d.privacy_parameter == pytest.approx(mu, rel=1e-12)
+    assert d.delta_at_params <= DELTA
+    # resource view: eta_i = lambda_i / ||lambda||_1 * mu0^2 / 2
+    np.testing.assert_allclose(d.allocation, LAM / l1 * mu**2 / 2, rtol=1e-12)
+
+
+def test_theorem5_and_table1_laplace():
+    d = laplace_design(LAM, EPS)
+    s23 = np.sum(LAM ** (2 / 3))
+    np.testing.assert_allclose(d.scales, LAM ** (1 / 3) * s23 / EPS, rtol=1e-12)
+    assert d.error == pytest.approx(2 / EPS**2 * s23**3, rel=1e-12)
+    assert d.iid_scale == pytest.approx(LAM.sum() / EPS, rel=1e-14)
+    assert d.error_iid == pytest.approx(2 * LAM.size * LAM.sum() ** 2 / EPS**2, rel=1e-12)
+    assert d.error_spr == pytest.approx(2 * LAM.size**2 * np.sum(LAM**2) / EPS**2, rel=1e-12)
+    assert d.error < d.error_iid <= d.error_spr  # Sec. IV
+    assert d.privacy_parameter <= EPS and d.delta_at_params == 0.0
+    np.testing.assert_allclose(d.allocation, LAM ** (2 / 3) / s23 * EPS, rtol=1e-12)
+
+
+@pytest.mark.parametrize("p", [1.0, 1.5, 3.0])
+def test_general_lp_errors_eqs_9_and_12(mu, p):
+    g = gaussian_design(LAM, EPS, DELTA, error_power=p)
+    s = np.sum(LAM ** (2 * p / (p + 2)))
+    np.testing.assert_allclose(g.scales**2, LAM ** (4 / (p + 2)) / mu**2 * s, rtol=1e-12)
+    m_p = math.sqrt(2**p / math.pi) * math.gamma((p + 1) / 2)
+    assert g.error == pytest.approx(m_p * s ** (1 + p / 2) / mu**p, rel=1e-11)
+    lap = laplace_design(LAM, EPS, error_power=p)
+    s = np.sum(LAM ** (p / (p + 1)))
+    np.testing.assert_allclose(lap.scales, LAM ** (1 / (p + 1)) / EPS * s, rtol=1e-12)
+    assert lap.error == pytest.approx(math.gamma(p + 1) * s ** (p + 1) / EPS**p, rel=1e-11)
+
+
+def test_weighted_mse_remark4():
+    """w = alpha^2: the optimum is Theorem 4/5 for alpha * lambda in the coordinates alpha * f."""
+    alpha = RNG.uniform(0.3, 3.0, LAM.size)
+    g = gaussian_design(LAM, EPS, DELTA, weights=alpha**2)
+    g_t = gaussian_design(alpha * LAM, EPS, DELTA)
+    np.testing.assert_allclose(g.scales, g_t.scales / alpha, rtol=1e-12)
+    lap = laplace_design(LAM, EPS, weights=alpha**2)
+    lap_t = laplace_design(alpha * LAM, EPS)
+    np.testing.assert_allclose(lap.scales, lap_t.scales / alpha, rtol=1e-12)
+    # literally reusing the scales for alpha * lambda is not private for, e.g., alpha < 1:
+    # sum lambda^2 / sigma^2 = mu0^2 sum(lambda / alpha) / sum(alpha lambda) > mu0^2
+    small = alpha / alpha.max() * 0.9
+    literal = gaussian_design(small * LAM, EPS, DELTA).scales
+    assert math.sqrt(np.sum((LAM / literal) ** 2)) > g.privacy_parameter * 1.1
+
+
+@pytest.mark.parametrize("solver", ["jax", "cvxpy"])
+@pytest.mark.parametrize("mechanism", ["gaussian", "laplace"])
+def test_programme_backends_agree_with_closed_form(solver, mechanism):
+    lam = np.random.default_rng(11).lognormal(0, 1, 200)
+    w = np.random.default_rng(12).uniform(0.5, 2, 200)
+    design = gaussian_design if mechanism == "gaussian" else laplace_design
+    ref = design(lam, EPS, DELTA, weights=w)
+    got = design(lam, EPS, DELTA, weights=w, solver=solver)
+    assert got.solver_stats["status"] == 0
+    assert got.error == pytest.approx(ref.error, rel=1e-8)
+    np.testing.assert_allclose(got.scales, ref.scales, rtol=1e-12 if solver == "jax" else 1e-3)
+    assert got.delta_at_params <= DELTA  # programme output rescaled onto the constraint
+
+
+@given(st.integers(0, 10**6), st.floats(-0.5, 0.5), st.integers(0, 11))
+def test_closed_form_is_optimal_against_feasible_perturbations(seed, step, i):
+    """Any other allocation on the constraint surface has larger MSE (Theorems 4, 5)."""
+    lam = np.random.default_rng(seed).uniform(0.01, 1.0, 12)
+    mu = 0.3
+    sigma = np.asarray(gaussian_scales(lam, mu))
+    other = sigma.copy()
+    other[i] *= math.exp(step)
+    other *= math.sqrt(np.sum((lam / other) ** 2)) / mu  # back onto sum lambda^2/sigma^2 = mu^2
+    assert np.sum(other**2) >= np.sum(sigma**2) * (1 - 1e-12)
+    b = np.asarray(laplace_scales(lam, 1.0))
+    ob = b.copy()
+    ob[i] *= math.exp(step)
+    ob *= np.sum(lam / ob)
+    assert np.sum(ob**2) >= np.sum(b**2) * (1 - 1e-12)
+
+
+def test_kernels_jit_vmap_and_zero_entries():
+    lam = jnp.array([0.0, 1.0, 2.0, 0.0])
+    mus = jnp.array([0.1, 0.2, 0.4])
+    s = jax.jit(jax.vmap(lambda m: gaussian_scales(lam, m)))(mus)
+    assert s.shape == (3, 4)
+    np.testing.assert_allclose(s[:, 0], 0.0)
+    np.testing.assert_allclose(s[0, 1:3] / s[1, 1:3], 2.0, rtol=1e-14)
+    d = gaussian_design([0.0, 1.0, 2.0], EPS, DELTA)
+    assert d.scales[0] == 0.0 and d.delta_at_params <= DELTA
+    assert laplace_design([0.0, 3.0], EPS).scales[0] == 0.0
+
+
+def test_monte_carlo_errors_of_sampled_noise():
+    key = jax.random.key(3)
+    n = 200_000
+    for design, p in ((gaussian_design(LAM, EPS, DELTA), 2.0),
+                      (laplace_design(LAM, EPS, error_power=1.0), 1.0)):
+        t = np.asarray(design.sample(key, (n,)))
+        assert t.shape == (n, LAM.size)
+        per = np.sum(np.abs(t) ** p, axis=1)
+        se = per.std() / math.sqrt(n)
+        assert abs(per.mean() - design.error) < 5 * se
+        np.testing.assert_allclose(t.std(axis=0), np.sqrt(np.asarray(design.noise().variance)),
+                                   rtol=0.02)
+
+
+def test_lemma3_exact_profile_by_monte_carlo():
+    """The i.n.i.d. Gaussian privacy loss is N(m/2... ) with m = mu_eff: Monte Carlo delta(eps)."""
+    lam = np.array([1.0, 0.5, 0.2])
+    sigma = np.array([2.0, 1.5, 0.7])
+    mu_eff = math.sqrt(np.sum((lam / sigma) ** 2))
+    eps = 0.3
+    t = np.random.default_rng(5).normal(size=(400_000, 3)) * sigma
+    loss = np.sum((2 * t * lam + lam**2) / (2 * sigma**2), axis=1)  # zeta_d(t), d = lambda
+    vals = np.maximum(1 - np.exp(eps - loss), 0.0)
+    exact = float(np.exp(log_delta_gaussian_mu(eps, mu_eff)))
+    assert abs(vals.mean() - exact) < 5 * vals.std() / math.sqrt(vals.size)
+
+
+def test_corollary6_bound_and_delta_scales():
+    d0 = laplace_design(LAM, EPS)
+    d = laplace_design(LAM, EPS, 1e-3)
+    budget = EPS - math.log1p(-1e-3 * (1 - 1e-10))  # Corollary 6 at the certified level
+    np.testing.assert_allclose(d.scales, d0.scales * EPS / budget, rtol=1e-12)
+    assert 0 < d.delta_at_params <= 1e-3
+    # for K = 1 the Corollary 6 bound dominates the exact 1-D Laplace profile
+    for eps, b in [(0.5, 1.0), (1.0, 0.7), (0.1, 3.0)]:
+        exact = float(jnp.exp(log_delta_laplace(eps, b, 1.0)))
+        bound = max(0.0, 1 - math.exp(eps - 1.0 / b))
+        assert exact <= bound + 1e-16
+
+
+def test_resource_shares_and_rho():
+    np.testing.assert_allclose(resource_shares(LAM, "gaussian"), LAM / LAM.sum(), rtol=1e-14)
+    sh = resource_shares(LAM, "laplace")
+    np.testing.assert_allclose(sh, LAM ** (2 / 3) / np.sum(LAM ** (2 / 3)), rtol=1e-14)
+    rho = 0.05
+    sigma = gaussian_scales_for_rho(LAM, rho)
+    assert np.sum(LAM**2 / (2 * sigma**2)) <= rho
+    assert np.sum(LAM**2 / (2 * sigma**2)) == pytest.approx(rho, rel=1e-12)
+
+
+def test_bad_inputs():
+    with pytest.raises(ValueError, match=">= 0"):
+        gaussian_design([1.0, -1.0], EPS, DELTA)
+    with pytest.raises(ValueError, match="entry > 0"):
+        laplace_design([0.0, 0.0], EPS)
+    with pytest.raises(ValueError, match="finite"):
+        gaussian_design([1.0, np.nan], EPS, DELTA)
+    with pytest.raises(ValueError, match="empty"):
+        laplace_design([], EPS)
+    with pytest.raises(ValueError, match="3 entries but the profile has 2"):
+        gaussian_design([1.0, 2.0], EPS, DELTA, weights=[1, 1, 1])
+    with pytest.raises(ValueError, match="epsilon"):
+        laplace_design([1.0], -1.0)
+    with pytest.raises(ValueError, match="delta"):
+        gaussian_design([1.0], EPS, 1.5)
+    with pytest.raises(InfeasibleTargetError, match="delta > 0"):
+        gaussian_design([1.0], EPS, 0.0)
+    with pytest.raises(InfeasibleTargetError):
+        laplace_design([1.0], 0.0, 0.0)
+    with pytest.raises(ValueError, match="solver"):
+        laplace_design([1.0], EPS, solver="newton")
+    with pytest.raises(ValueError, match="error_power"):
+        laplace_design([1.0], EPS, error_power=0.0)
+
+
+def test_profile_families_reduction_ordering():
+    """Theorems 9, 10: more spread profiles (majorisation) give larger reductions."""
+    red = [gaussian_design(make_profile(k, 10, "l2"), EPS, DELTA).reduction_db
+           for k in ("uniform", "linear", "quadratic", "one-hot")]
+    assert red[0] == pytest.approx(0.0, abs=1e-12)
+    assert red[0] < red[1] < red[2] < red[3] == pytest.approx(10.0, rel=1e-12)

@@ -216,13 +216,16 @@ def _check_common(profile, epsilon, delta, error_power, weights, solver):
 
 def _solve_programme(lam, w, p, q, budget, solver):
     """Scales from the :mod:`solvers` programme on the positive coordinates."""
-    from solvers import PowerAllocation, solve
+    from solvers import PowerAllocation, get_backend, solve
 
     pos = lam > 0
     prob = PowerAllocation.create(
         lam[pos] ** q, budget=budget, objective_power=p, constraint_power=q, weights=w[pos]
     )
-    sol = solve(prob, solver)
+    if get_backend(solver).jittable:
+        sol = jax.jit(lambda pr: solve(pr, solver))(prob)  # one compilation, not op-by-op
+    else:
+        sol = solve(prob, solver)
     x = np.zeros_like(lam)
     x[pos] = np.asarray(sol.x)
     if not np.all(np.isfinite(x)):

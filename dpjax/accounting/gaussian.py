@@ -23,7 +23,7 @@ from dpjax.numerics import (
     Q_inv,
     bisect_monotone,
     log1mexp,
-    log_hockey_stick,
+    log_hockey_stick_straddle,
     log_mills_step,
     log_Q,
 )
@@ -44,14 +44,16 @@ def log_delta_gaussian_mu(epsilon: ArrayLike, mu: ArrayLike) -> Array:
     r"""``log delta(epsilon)`` as a function of ``mu = Delta_2 / sigma`` (mu-GDP)."""
     epsilon, mu = jnp.asarray(epsilon), jnp.asarray(mu)
     a = epsilon / mu - 0.5 * mu
-    generic = log_hockey_stick(a, a + mu, epsilon)
-    # a >= 0: with b = a + mu, (b^2 - a^2)/2 = epsilon, so t = log R(b) - log R(a)
+    # a >= 0: with b = a + mu, (b^2 - a^2)/2 = epsilon, so t = log R(b) - log R(a);
+    # a < 0 <= b (epsilon < mu^2 / 2): the linear (erf) form
     pos = a >= 0
     a_pos = jnp.where(pos, a, 1.0)
     t = log_mills_step(a_pos, jnp.where(pos, mu, 0.0))
     neg_t = t < 0
-    tail = log_Q(a_pos) + log1mexp(jnp.where(neg_t, t, -1.0))
-    return jnp.where(pos, jnp.where(neg_t, tail, -jnp.inf), generic)
+    tail = jnp.where(neg_t, log_Q(a_pos) + log1mexp(jnp.where(neg_t, t, -1.0)), -jnp.inf)
+    a_neg = jnp.where(pos, -1.0, a)
+    straddle = log_hockey_stick_straddle(a_neg, a_neg + mu, epsilon)
+    return jnp.where(pos, tail, straddle)
 
 
 def delta_gaussian(epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike) -> Array:

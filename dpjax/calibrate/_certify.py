@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
@@ -29,10 +30,19 @@ def certify_scale(
     """
     scale = jnp.asarray(scale)
     log_delta = log_delta_at(scale)
-    for _ in range(max_nudges):
+
+    def cond(carry):
+        k, _, log_delta = carry
+        return (k < max_nudges) & jnp.any(~(log_delta <= log_target))
+
+    def body(carry):
+        k, scale, log_delta = carry
         ok = log_delta <= log_target
         scale = jnp.where(ok, scale, scale * _NUDGE)
-        log_delta = jnp.where(ok, log_delta, log_delta_at(scale))
+        return k + 1, scale, jnp.where(ok, log_delta, log_delta_at(scale))
+
+    # usually zero iterations: the loop only runs while some point still fails
+    _, scale, log_delta = jax.lax.while_loop(cond, body, (0, scale, log_delta))
     return scale, log_delta, log_delta <= log_target
 
 

@@ -9,7 +9,15 @@ from dpjax.numerics._bisection import (
     bisect_monotone,
 )
 from dpjax.numerics._logspace import log1mexp, logaddexp, logsubexp
-from dpjax.numerics._normal import Q_inv, log_hockey_stick, log_mills, log_mills_step, log_Q, log_Q_inv
+from dpjax.numerics._normal import (
+    Q_inv,
+    log_hockey_stick,
+    log_hockey_stick_straddle,
+    log_mills,
+    log_mills_step,
+    log_Q,
+    log_Q_inv,
+)
 from dpjax.numerics._quadrature import gauss_legendre, integrate_panels
 
 __all__ = [
@@ -26,6 +34,7 @@ __all__ = [
     "log_Q",
     "log_Q_inv",
     "log_hockey_stick",
+    "log_hockey_stick_straddle",
     "log_mills",
     "log_mills_step",
     "logaddexp",

@@ -46,6 +46,11 @@ def _log_mills_nonneg(x: Array) -> Array:
     return jnp.where(big, log_big, jnp.log(erfcx(zs))) + _LOG_SQRT_PI_OVER_2
 
 
+def _mills_nonneg(x: Array) -> Array:
+    """``R(x) = erfcx(x / sqrt 2) sqrt(pi / 2)`` for ``x >= 0``."""
+    return erfcx(x * _SQRT_HALF) * 1.2533141373155003
+
+
 def _log_Q_nonneg(x: Array) -> Array:
     return -0.5 * x * x - _HALF_LOG_2PI + _log_mills_nonneg(x)
 
@@ -158,7 +163,7 @@ def _x_mills_minus_one(x: Array) -> Array:
     for k in range(11, 0, -1):
         nested = 1.0 - (2 * k + 1) * inv2 * nested
     series = -inv2 * nested
-    direct = xs * jnp.exp(_log_mills_nonneg(xs)) - 1.0
+    direct = xs * _mills_nonneg(xs) - 1.0
     return jnp.where(big, series, direct)
 
 
@@ -187,7 +192,7 @@ def log_mills_step(a: ArrayLike, h: ArrayLike) -> Array:
     x = a[..., None] + 0.5 * hs[..., None] * (jnp.asarray(nodes, dt) + 1.0)
     integrand = _x_mills_minus_one(x)
     integral = 0.5 * hs * jnp.sum(integrand * jnp.asarray(weights, dt), axis=-1)
-    step_small = jnp.log1p(integral * jnp.exp(-_log_mills_nonneg(a)))
+    step_small = jnp.log1p(integral / _mills_nonneg(a))
     step_big = _log_mills_nonneg(a + h) - _log_mills_nonneg(a)
     return jnp.where(small, step_small, step_big)
 
@@ -218,12 +223,25 @@ def log_hockey_stick(a: ArrayLike, b: ArrayLike, epsilon: ArrayLike) -> Array:
     negative = t < 0
     t_safe = jnp.where(negative, t, -1.0)
     generic = jnp.where(negative, log_qa + log1mexp(t_safe), -jnp.inf)
-    # a < 0 <= b: Q(a) - Q(b) = (erf(b/sqrt2) + erf(-a/sqrt2)) / 2 has no cancellation
-    # (log Q(a) - log Q(b) does as a, b -> 0); then subtract expm1(eps) Q(b).
     straddle = (a < 0) & (b >= 0)
     a_s, b_s = jnp.where(straddle, a, -1.0), jnp.where(straddle, b, 1.0)
-    mass = 0.5 * (erf(b_s * _SQRT_HALF) + erf(-a_s * _SQRT_HALF))
-    diff = mass - jnp.expm1(epsilon) * jnp.exp(log_Q(b_s))
-    pos_diff = diff > 0
-    straddled = jnp.where(pos_diff, jnp.log(jnp.where(pos_diff, diff, 1.0)), -jnp.inf)
-    return jnp.where(straddle, straddled, generic)
+    return jnp.where(straddle, log_hockey_stick_straddle(a_s, b_s, epsilon), generic)
+
+
+def log_hockey_stick_straddle(a: ArrayLike, b: ArrayLike, epsilon: ArrayLike) -> Array:
+    r"""``log(Q(a) - e^eps Q(b))`` for ``a < 0 <= b`` (``-inf`` where it is ``<= 0``).
+
+    .. math:: Q(a) - e^{\epsilon} Q(b) = \tfrac12\left(\mathrm{erf}(b/\sqrt2)
+              + \mathrm{erf}(-a/\sqrt2)\right) - \mathrm{expm1}(\epsilon)\, Q(b)
+
+    The first term is a sum of positives (``log Q(a) - log Q(b)`` cancels as
+    ``a, b -> 0``); ``expm1(eps) Q(b)`` is formed in log space (no ``inf * 0``).
+    """
+    a, b, epsilon = jnp.asarray(a), jnp.asarray(b), jnp.asarray(epsilon)
+    mass = 0.5 * (erf(b * _SQRT_HALF) + erf(-a * _SQRT_HALF))
+    eps_pos = epsilon > 0
+    eps_safe = jnp.where(eps_pos, epsilon, 1.0)
+    log_em1 = jnp.where(eps_pos, eps_safe + log1mexp(-eps_safe), -jnp.inf)  # log expm1(eps)
+    diff = mass - jnp.exp(log_em1 + log_Q(b))
+    pos = diff > 0
+    return jnp.where(pos, jnp.log(jnp.where(pos, diff, 1.0)), -jnp.inf)

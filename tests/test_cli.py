@@ -1,0 +1,101 @@
+"""The dpjax command: tables, exact JSON, one-line errors with exit status 2."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from dpjax.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_calibrate_json_contract(capsys):
+    code, out, _ = run(capsys, "calibrate", "gaussian", "--epsilon", "0.3", "--delta", "1e-6",
+                       "--l2", "1", "--json")
+    assert code == 0
+    data = json.loads(out)
+    for key in ("mechanism", "params", "variance", "mse", "epsilon", "delta", "delta_at_params"):
+        assert key in data
+    assert data["mechanism"] == "gaussian" and set(data["params"]) == {"sigma"}
+    assert round(data["variance"], 5) == 168.80201
+    assert data["delta_at_params"] <= data["delta"]
+    # full precision: the JSON float round-trips the library value exactly
+    import dpjax
+
+    cal = dpjax.calibrate("gaussian", epsilon=0.3, delta=1e-6, l2=1.0)
+    assert data["params"]["sigma"] == float(cal.params["sigma"])
+
+
+def test_calibrate_table_and_lists(capsys):
+    code, out, _ = run(capsys, "calibrate", "laplace", "--epsilon", "0.3,3", "--delta", "1e-6",
+                       "--linf", "1")
+    assert code == 0 and "scale" in out and "delta_at_params" in out and len(out.splitlines()) >= 4
+
+
+def test_profile_json(capsys):
+    code, out, _ = run(capsys, "profile", "gaussian", "--param", "sigma=2", "--epsilon", "0.5,1",
+                       "--l2", "1", "--json")
+    data = json.loads(out)
+    assert code == 0 and len(data["epsilon"]) == 2 and len(data["delta"]) == 2
+    assert data["delta"][0] > data["delta"][1] > 0
+
+
+def test_account_json(capsys):
+    code, out, _ = run(capsys, "account", "gaussian", "--param", "sigma=1", "--compositions", "4",
+                       "--delta", "1e-5", "--json")
+    data = json.loads(out)
+    assert code == 0
+    for key in ("epsilon", "delta", "compositions", "sampling_rate"):
+        assert key in data
+    assert data["compositions"] == 4 and data["epsilon"] > 0
+
+
+def test_design_default_runs_and_names_best(capsys):
+    code, out, _ = run(capsys, "design")
+    assert code == 0
+    assert "gaussian" in out and "laplace" in out and "best:" in out
+
+
+def test_design_json(capsys):
+    code, out, _ = run(capsys, "design", "--epsilon", "1", "--delta", "1e-5", "--dim", "10",
+                       "--l2", "1", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["best"] == data["results"][0]["mechanism"]
+    mses = [r["mse"] for r in data["results"]]
+    assert mses == sorted(mses)
+
+
+@pytest.mark.parametrize(
+    "argv,fragment",
+    [
+        (["calibrate", "gaussian", "--epsilon", "-1", "--delta", "1e-6", "--l2", "1"], "epsilon must be"),
+        (["calibrate", "gaussian", "--epsilon", "1", "--delta", "2", "--l2", "1"], "delta must lie"),
+        (["calibrate", "gaussian", "--epsilon", "1", "--delta", "0", "--l2", "1"], "infeasible"),
+        (["calibrate", "gaussian", "--epsilon", "1", "--delta", "1e-5"], "give a sensitivity"),
+        (["profile", "gaussian", "--param", "sigma=-1", "--epsilon", "1"], "sigma must be"),
+        (["calibrate", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--dim", "4",
+          "--l1", "1", "--l2", "2"], "inconsistent sensitivities"),
+    ],
+)
+def test_errors_are_one_line_exit_2(capsys, argv, fragment):
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and fragment in err and len(err.strip().splitlines()) == 1
+
+
+def test_console_script_entry_point():
+    proc = subprocess.run(
+        [sys.executable, "-m", "dpjax.cli._main", "calibrate", "gaussian", "--epsilon", "1",
+         "--delta", "1e-5", "--l2", "1", "--json"],
+        capture_output=True, text=True, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["mechanism"] == "gaussian"
+    bad = subprocess.run([sys.executable, "-m", "dpjax.cli._main", "calibrate", "nope"],
+                         capture_output=True, text=True, check=False)
+    assert bad.returncode == 2

@@ -129,6 +129,39 @@ def table2() -> dict[str, list[float]]:
     }
 
 
+def corollary6_section(kinds=("linear", "exponential"), dim: int = K_PAPER,
+                       epsilon: float = EPS_K, delta: float = DELTA) -> list[str]:
+    """What Corollary 6 leaves on the table: PLD-certified calibration of the same shape."""
+    from dpjax.inid.exact import laplace_exact_multiplier, laplace_inid_epsilon
+
+    rows = []
+    for kind in kinds:
+        lam = make_profile(kind, dim, "l1")
+        cor6 = laplace_design(lam, epsilon, delta)
+        eps_pld = laplace_inid_epsilon(lam, cor6.scales, delta)
+        c, d_at = laplace_exact_multiplier(lam, cor6.scales, epsilon, delta, num_iterations=6,
+                                           lower=0.7)
+        rows.append([kind, cor6.error, cor6.delta_at_params, eps_pld, c, cor6.error * c * c,
+                     d_at, -20 * math.log10(c)])
+    return [
+        "\n## Corollary 6 versus the exact (PLD) profile of i.n.i.d. Laplace (delta > 0)\n",
+        f"K = {dim}, ||lambda||_1 = 1, eps = {epsilon}, delta = {delta}. Corollary 6 bounds "
+        "delta(eps) by 1 - exp(eps - sum lambda_i / b_i). The exact profile is the heterogeneous "
+        "composition of the K 1-D Laplace mechanisms, computed with the pessimistic PLD engine "
+        "(`dpjax.accounting.pld`, bin width 1e-3; certified upper bounds). 'eps (PLD) at delta' "
+        "is the epsilon the Corollary 6 scales actually achieve; c is the least multiplier of "
+        "those scales (same Theorem 5 shape; bisection to 0.005) still certified at "
+        "(eps, delta) by the PLD, so the MSE drops by c^2.\n",
+        markdown_table(["profile", "MSE Cor. 6", "Cor. 6 delta bound", "eps (PLD) at delta",
+                        "c", "MSE (PLD-calibrated)", "PLD delta at c", "gain (dB)"], rows),
+        "\nThe paper's footnote 5 (the gain from delta > 0 is insignificant) holds for the "
+        "Corollary 6 bound, whose budget eps - log(1 - delta) exceeds eps by ~delta; the exact "
+        "profile of the composition leaves a real margin at K = 20 (the worst-case loss "
+        "sum lambda_i / b_i is reached with probability ~2^-K). For small K the atoms at the "
+        "maximal loss dominate and the gain vanishes.\n",
+    ]
+
+
 def run(out_dir: Path) -> Path:
     out_dir = Path(out_dir)
     lines = ["# i.n.i.d. noise (inid-noise-laplace-beats-gaussian, Sec. V)\n"]
@@ -252,6 +285,7 @@ def run(out_dir: Path) -> Path:
         "p = 1, error ||lambda^(1/2)||_1^2 / eps.\n",
         markdown_table(["row", "", *(f"eps={e}" for e in TABLE2_EPS)], rows),
     ]
+    lines += corollary6_section()
     report = out_dir / "inid.md"
     report.write_text("\n".join(lines))
     return report

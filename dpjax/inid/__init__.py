@@ -25,6 +25,7 @@ from dpjax.inid.design import (
     laplace_design,
     resource_shares,
 )
+from dpjax.inid.exact import laplace_exact_multiplier, laplace_inid_delta, laplace_inid_epsilon
 from dpjax.inid.mu0 import Mu0Result, appendix_b_bracket, bracket_root, mu0
 from dpjax.inid.profiles import (
     KINDS,
@@ -53,6 +54,9 @@ __all__ = [
     "gini",
     "laplace_abs_moment",
     "laplace_design",
+    "laplace_exact_multiplier",
+    "laplace_inid_delta",
+    "laplace_inid_epsilon",
     "laplace_loss_of",
     "laplace_scales",
     "log_delta_laplace_corollary6",

@@ -27,6 +27,11 @@ and ``total = max`` of the four.  Gradients come from ``jax.grad`` of the
 Lagrangian (one reverse pass; no dense Jacobian), so a new problem gets the
 residual for free.
 
+A problem with a sharper certificate (e.g. a duality gap from a closed-form
+dual) may override :meth:`ConvexProblem.residual`; it must stay a function
+of ``(x, multipliers)`` only, so that every backend is still judged by the
+same measure.
+
 Backends hook in through two optional methods: ``cvxpy_model(cp)`` (the
 problem in cvxpy; ``cp`` is the lazily imported module) for the ``cvxpy``
 backend, ``jax_solve(**options)`` for the ``jax`` backend.

@@ -27,13 +27,16 @@ where ``Q(k)`` underflows); the second branch is the Gaussian hockey stick
 
 from __future__ import annotations
 
+from functools import partial
+
+import jax
 import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
 from dpjax.accounting.gaussian import log_delta_gaussian_mu
 from dpjax.noise.osgt import osgt_log_tail_ratio
-from dpjax.numerics import bisect_monotone, log1mexp, log_Q, log_Q_inv, logaddexp, logsubexp
+from dpjax.numerics import log1mexp, log_Q, log_Q_inv, logaddexp, logsubexp
 
 _LOG2 = 0.6931471805599453
 
@@ -87,6 +90,7 @@ def delta_osgt(
     return jnp.exp(log_delta_osgt(epsilon, vartheta, rho, sensitivity))
 
 
+@partial(jax.jit, static_argnames=("num_iterations",))
 def epsilon_osgt(
     delta: ArrayLike,
     vartheta: ArrayLike,
@@ -98,7 +102,9 @@ def epsilon_osgt(
 
     Bracket ``[0, eps_hi]`` with ``eps_hi = max(varpi Delta / (2 rho^2),
     m (Q^{-1}(2 Q(k) delta) + m/2))``: beyond the kink the profile is at
-    most ``Q(eps/m - m/2) / (2 Q(k))``.  ``delta = 0`` gives ``inf``.
+    most ``Q(eps/m - m/2) / (2 Q(k))``, so ``eps_hi`` is feasible and the
+    fixed-iteration bisection keeps a feasible end (``~eps_hi 2^-100`` when
+    even ``epsilon = 0`` is feasible).  ``delta = 0`` gives ``inf``.
     """
     delta = jnp.asarray(delta)
     rho = jnp.asarray(rho)
@@ -109,12 +115,12 @@ def epsilon_osgt(
     arg = jnp.minimum(_LOG2 + log_Q(k) + log_d, -_LOG2)
     hi = jnp.maximum(0.5 * m * (m + 2.0 * k), m * (log_Q_inv(arg) + 0.5 * m))
     hi = jnp.maximum(hi, 0.0) * (1.0 + 1e-12) + 1e-300
-    res = bisect_monotone(
-        lambda e: log_delta_osgt_unit(e, k, m) <= log_d,
-        good=hi,
-        bad=jnp.zeros_like(hi),
-        num_iterations=num_iterations,
-    )
-    at_zero = log_delta_osgt_unit(jnp.zeros_like(hi), k, m) <= log_d
-    eps = jnp.where(at_zero, 0.0, res.good)
-    return jnp.where(delta > 0, eps, jnp.inf)
+
+    def body(_, carry):
+        good, bad = carry
+        mid = 0.5 * (good + bad)
+        ok = log_delta_osgt_unit(mid, k, m) <= log_d
+        return jnp.where(ok, mid, good), jnp.where(ok, bad, mid)
+
+    good, _ = jax.lax.fori_loop(0, num_iterations, body, (hi, jnp.zeros_like(hi)))
+    return jnp.where(delta > 0, good, jnp.inf)

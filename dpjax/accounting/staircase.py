@@ -50,7 +50,7 @@ def _unit_log_level(x: Array, gamma: Array) -> Array:
     """``level(x)``: ``g(x) = a b^{level}`` (``level = k + [r >= gamma]``, ``|x| = k + r``)."""
     ax = jnp.abs(x)
     k = jnp.floor(ax)
-    return k + (ax - k >= gamma)
+    return k + jnp.where(ax - k >= gamma, 1.0, 0.0)
 
 
 def _window_integral(lo, hi, pts, decay, gamma, epsilon, d):

@@ -104,6 +104,8 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     linf, notes = query.sensitivity.resolve("linf")
     coords = query.dim * query.compositions
     decay, width, gamma, var = (np.asarray(x) for x in staircase_pure(epsilon, linf, coords))
+    for _ in range(4):  # rounding: make sure coords * decay <= epsilon exactly
+        decay = np.where(coords * decay > epsilon, np.nextafter(decay, 0.0), decay)
     params = {"decay": decay, "width": width, "gamma": gamma}
     if exact:
         delta_at = np.exp(np.asarray(_exact_log_delta(epsilon, params, linf)))

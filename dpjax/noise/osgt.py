@@ -66,7 +66,7 @@ def osgt_unit_variance(k: ArrayLike) -> Array:
     ks = jnp.where(small, k, 1.0)
     direct = 1.0 + ks * ks - ks * jnp.exp(-log_mills(ks))
     kl = jnp.where(small, _K_SERIES, k)
-    s, w = (jnp.asarray(a) for a in _laguerre32())
+    s, w = (jnp.asarray(a, kl.dtype) for a in _laguerre32())
     damp = jnp.exp(-jnp.square(s) / (2.0 * jnp.square(kl[..., None])))
     i0 = jnp.sum(w * damp, axis=-1)
     i2 = jnp.sum(w * s * s * damp, axis=-1)

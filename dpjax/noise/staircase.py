@@ -49,17 +49,21 @@ from dpjax.noise._base import sample_dtype
 def staircase_optimal_gamma(decay: ArrayLike) -> Array:
     r"""``gamma^*(epsilon)`` minimising the variance (GV 2016; module docstring).
 
-    The closed form cancels as ``decay -> 0`` (``(1 - b)^2`` in the
-    denominator), so below ``decay = 0.05`` the expansion
-    ``1/2 - decay/12 + decay^5/12960`` is used (its next term is below 1e-13
-    there; coefficients from 60-digit mpmath of the closed form).
+    GV's closed form cancels as ``decay -> 0``.  Since
+    ``b - 2b^2 + 2b^4 - b^5 = b (1 - b)^3 (1 + b)``, it equals
+    ``(cbrt(b (1 + b) / 2) - b) / (1 - b)``, and with ``b = e^{-epsilon}``
+
+    .. math:: \gamma^* = \frac{e^{-\epsilon}\,\mathrm{expm1}\big((\epsilon
+              + \mathrm{log1p}(\mathrm{expm1}(\epsilon)/2)) / 3\big)}{-\mathrm{expm1}(-\epsilon)},
+
+    which has no cancellation (``-> 1/2 - epsilon/12 + epsilon^5/12960`` as
+    ``epsilon -> 0``; below ``1e-4`` that expansion is used).
     """
     e = jnp.asarray(decay)
-    small = e < 0.05
+    small = e < 1e-4
     es = jnp.where(small, 1.0, e)
-    b = jnp.exp(-es)
-    omb = -jnp.expm1(-es)
-    g = -b / omb + jnp.cbrt(b - 2 * b**2 + 2 * b**4 - b**5) / (2.0 ** (1.0 / 3.0) * omb**2)
+    num = jnp.exp(-es) * jnp.expm1((es + jnp.log1p(0.5 * jnp.expm1(es))) / 3.0)
+    g = num / (-jnp.expm1(-es))
     return jnp.where(small, 0.5 - e / 12.0 + e**5 / 12960.0, g)
 
 
@@ -112,7 +116,7 @@ class Staircase(NamedTuple):
 
     def logpdf(self, x: ArrayLike) -> Array:
         k, r = self._split(jnp.abs(jnp.asarray(x)))
-        level = k + (r >= self.gamma * self.width)
+        level = k + jnp.where(r >= self.gamma * self.width, 1.0, 0.0)
         return self._log_a() - self.decay * level
 
     def _log_half_tail(self, ax: Array) -> Array:

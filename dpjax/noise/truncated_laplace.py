@@ -97,7 +97,14 @@ class TruncatedLaplace(NamedTuple):
         big_w = w > 0.5
         # near w = 1 use log1p(-(1 - w) D) to keep small |T| accurate
         near_one = -jnp.log1p(-jnp.where(big_w, 1.0 - w, 0.0) * d)
-        far = -jnp.log(jnp.exp(-c) + jnp.where(big_w, 0.5, w) * d)
+        # c - log1p(w (e^c - 1)) keeps A - |T| accurate near the bound (w -> 0)
+        w_far = jnp.where(big_w, 0.5, w)
+        moderate = c < 700.0
+        far = jnp.where(
+            moderate,
+            c - jnp.log1p(w_far * jnp.expm1(jnp.where(moderate, c, 1.0))),
+            -jnp.log(jnp.exp(-c) + w_far * d),
+        )
         return self.scale * jnp.where(big_w, near_one, far)
 
     def quantile(self, u: ArrayLike) -> Array:

@@ -1,0 +1,222 @@
+"""Staircase (Geng & Viswanath 2016): noise, exact 1-D profile, gamma*, Table II row."""
+
+import jax
+import jax.numpy as jnp
+import mpmath
+import numpy as np
+import pytest
+import scipy.stats
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.optimize import minimize_scalar
+
+import dpjax
+from dpjax.accounting.staircase import log_delta_staircase, log_delta_staircase_shift
+from dpjax.calibrate.laplace import scale_laplace_pure
+from dpjax.noise.staircase import Staircase, staircase_optimal_gamma, staircase_unit_variance
+
+
+def mp_density(decay, gamma):
+    e, gm = mpmath.mpf(decay), mpmath.mpf(gamma)
+    b = mpmath.exp(-e)
+    a = (1 - b) / (2 * (gm + (1 - gm) * b))
+
+    def g(t):
+        at = abs(t)
+        k = mpmath.floor(at)
+        return a * b**k * (1 if at - k < gm else b)
+
+    return g
+
+
+def mp_profile_shift(eps, decay, gamma, d):
+    """Direct integral of ``[g(t) - e^eps g(t + d)]_+`` (width 1): the integrand is piecewise
+    constant, so cutting at every jump of g and of g(. + d) over a window holding all but
+    ``e^-80`` of the mass and summing value x length is the exact integral."""
+    with mpmath.workdps(30):
+        eps, gm, d = mpmath.mpf(eps), mpmath.mpf(gamma), mpmath.mpf(d)
+        g = mp_density(decay, gamma)
+        n = int(80 / decay) + 5
+        pts = set()
+        for k in range(-n, n + 1):
+            for p in (k, k + gm, k - gm):
+                pts.update((p, p - d))
+        pts = sorted(pts)
+        total = mpmath.mpf(0)
+        for lo, hi in zip(pts[:-1], pts[1:], strict=True):
+            v = g((lo + hi) / 2) - mpmath.exp(eps) * g((lo + hi) / 2 + d)
+            if v > 0:
+                total += v * (hi - lo)
+        return total
+
+
+CASES = [
+    (1.0, 0.3, 1.0, 0.5),
+    (1.0, 0.3, 0.7, 0.2),
+    (2.0, 0.1, 1.0, 0.0),
+    (0.5, 0.45, 1.0, 0.3),
+    (1.0, 0.3, 1.5, 1.2),
+    (3.0, 0.26, 0.4, 1.0),
+    (0.3, 0.475, 1.0, 0.1),
+]
+
+
+@pytest.mark.parametrize("decay,gamma,d,eps", CASES)
+def test_shift_profile_matches_direct_integral(decay, gamma, d, eps):
+    ref = float(mp_profile_shift(eps, decay, gamma, d))
+    got = float(jnp.exp(log_delta_staircase_shift(eps, decay, gamma, d)))
+    assert abs(got - ref) <= 1e-10 * ref
+
+
+@pytest.mark.parametrize(
+    "decay,gamma,eps",
+    [(1.0, 0.3, 0.5), (1.0, 0.3, 0.0), (0.5, 0.45, 0.2), (1.0, 0.7, 0.4), (2, 0.1, 1.5)],
+)
+def test_worst_shift_candidates_match_dense_scan(decay, gamma, eps):
+    ds = np.linspace(1e-4, 1.0, 2001)
+    dense = np.max(np.asarray(log_delta_staircase_shift(eps, decay, gamma, ds)))
+    full = float(log_delta_staircase(eps, decay, 1.0, gamma, 1.0))
+    assert full >= dense - 1e-12 and full <= dense + 1e-9
+
+
+def test_pure_dp_at_decay():
+    # GV: (decay, 0)-DP for shifts up to the width; slightly beyond, delta > 0
+    for decay, gamma in [(0.3, 0.475), (1.0, 0.42), (3.0, 0.26)]:
+        assert float(log_delta_staircase(decay, decay, 1.0, gamma, 1.0)) == -np.inf
+        assert float(log_delta_staircase(decay, decay, 1.0, gamma, 0.5)) == -np.inf
+        assert float(log_delta_staircase(decay, decay, 1.0, gamma, 1.01)) > -np.inf
+
+
+@pytest.mark.parametrize(
+    "decay,gamma", [(0.05, 0.5), (0.5, 0.3), (2.0, 0.1), (2.0, 1.0), (2.0, 0.0)]
+)
+def test_variance_vs_mpmath_sum(mp, decay, gamma):
+    e, gm = mp.mpf(decay), mp.mpf(gamma)
+    b = mp.exp(-e)
+    a = (1 - b) / (2 * (gm + (1 - gm) * b))
+    ref = 2 * mp.nsum(
+        lambda k: a * b**k * (((k + gm) ** 3 - k**3) / 3 + b * ((k + 1) ** 3 - (k + gm) ** 3) / 3),
+        [0, mp.inf],
+    )
+    assert abs(float(staircase_unit_variance(decay, gamma)) / float(ref) - 1) < 1e-12
+
+
+@pytest.mark.parametrize("decay", [5e-5, 1e-3, 0.01, 0.05, 0.3, 1.0, 3.0, 10.0, 30.0])
+def test_optimal_gamma_minimises_variance(decay):
+    g_star = float(staircase_optimal_gamma(decay))
+    res = minimize_scalar(
+        lambda g: float(staircase_unit_variance(decay, g)),
+        bounds=(0, 1),
+        method="bounded",
+        options={"xatol": 1e-12},
+    )
+    assert float(staircase_unit_variance(decay, g_star)) <= res.fun * (1 + 1e-13)
+    # and the formula agrees with GV's closed form in 50-digit arithmetic
+    with mpmath.workdps(50):
+        b = mpmath.exp(-mpmath.mpf(decay))
+        ref = -b / (1 - b) + mpmath.cbrt(b - 2 * b**2 + 2 * b**4 - b**5) / (
+            mpmath.cbrt(2) * (1 - b) ** 2
+        )
+    assert abs(g_star / float(ref) - 1) < 1e-14
+
+
+def test_cdf_quantile_logpdf(mp):
+    noise = Staircase(0.7, 2.0, 0.35)
+    g = mp_density(0.7, 0.35)
+    for x in (-5.3, -0.1, 0.0, 0.69, 0.71, 3.9, 12.0):
+        xx = mp.mpf(x) / 2
+        n = 200
+        cuts = sorted(
+            {p for k in range(-n, n + 1) for p in (k, k + mp.mpf("0.35"), k - mp.mpf("0.35"))}
+            | {xx}
+        )
+        pairs = zip(cuts[:-1], cuts[1:], strict=True)
+        sf = sum(g((lo + hi) / 2) * (hi - lo) for lo, hi in pairs if lo >= xx)
+        assert abs(float(noise.sf(x)) / float(sf) - 1) < 1e-12
+        assert abs(float(noise.logpdf(x)) - float(mp.log(g(xx) / 2))) < 1e-12
+    u = jnp.array([1e-200, 1e-9, 0.01, 0.3, 0.5, 0.77, 1 - 1e-12])
+    assert np.allclose(np.asarray(noise.cdf(noise.quantile(u))), np.asarray(u), rtol=1e-9, atol=0)
+
+
+@pytest.mark.parametrize(
+    "decay,width,gamma", [(0.3, 1.0, 0.475), (2.0, 0.5, 0.1), (0.05, 1.0, 0.5)]
+)
+def test_sampler_ks_and_moments(decay, width, gamma):
+    noise = Staircase(decay, width, gamma)
+    x = np.asarray(noise.sample(jax.random.key(11), (40_000,)))
+    ks = scipy.stats.kstest(x, lambda t: np.asarray(noise.cdf(jnp.asarray(t))))
+    assert ks.pvalue > 1e-3
+    var = float(noise.variance)
+    assert abs(x.mean()) < 5 * np.sqrt(var / x.size)
+    assert abs(x.var() / var - 1) < 5 * np.sqrt(5.0 / x.size)
+
+
+def test_sampler_float32():
+    with jax.enable_x64(False):
+        x = Staircase(1.0, 1.0, 0.4).sample(jax.random.key(2), (1000,), dtype=jnp.float32)
+    assert x.dtype == jnp.float32 and np.all(np.isfinite(np.asarray(x)))
+
+
+@given(
+    decay=st.floats(0.05, 5.0),
+    gamma=st.floats(0.0, 1.0),
+    e1=st.floats(0.0, 6.0),
+    e2=st.floats(0.0, 6.0),
+    sens=st.floats(0.1, 1.5),
+)
+def test_profile_monotone_in_epsilon(decay, gamma, e1, e2, sens):
+    lo, hi = min(e1, e2), max(e1, e2)
+    d_lo = float(log_delta_staircase(lo, decay, 1.0, gamma, sens))
+    d_hi = float(log_delta_staircase(hi, decay, 1.0, gamma, sens))
+    assert d_hi <= d_lo + 1e-12 * abs(d_lo) or d_hi == -np.inf
+
+
+@given(
+    decay=st.floats(0.05, 5.0),
+    gamma=st.floats(0.0, 1.0),
+    w1=st.floats(0.7, 3.0),
+    w2=st.floats(0.7, 3.0),
+)
+def test_profile_decreases_with_width(decay, gamma, w1, w2):
+    lo, hi = min(w1, w2), max(w1, w2)
+    eps = 0.5 * decay
+    d_small = float(log_delta_staircase(eps, decay, lo, gamma, 1.0))
+    d_big = float(log_delta_staircase(eps, decay, hi, gamma, 1.0))
+    assert d_big <= d_small + 1e-12 * abs(d_small) or d_big == -np.inf
+
+
+def test_table_ii_staircase_and_laplace_rows():
+    # flipped-huber-mechanism Table II: K = 20, Delta_inf = 1, Delta_1 = 20, Delta_2 = sqrt(20)
+    eps = np.array([0.2, 0.4, 1.0, 2.2, 5.0])
+    kw = dict(dim=20, linf=1.0, l2=np.sqrt(20.0), l1=20.0)
+    st_ = dpjax.calibrate("staircase", epsilon=eps, delta=1e-8, **kw)
+    # the printed Laplace row is pure DP with l1 budget, b = Delta_1 / eps
+    lap_var = 2.0 * np.asarray(scale_laplace_pure(eps, 20.0)) ** 2
+    assert np.round(st_.variance, 2).tolist() == [19999.92, 4999.92, 799.92, 165.21, 31.92]
+    assert np.round(lap_var, 2).tolist() == [20000.0, 5000.0, 800.0, 165.29, 32.0]
+    assert np.all(st_.delta_at_params == 0) and st_.condition == "sufficient"
+    assert np.allclose(st_.params["decay"], eps / 20)
+
+
+def test_one_dim_calibration_and_account():
+    cal = dpjax.calibrate("staircase", epsilon=[0.3, 3.0], delta=1e-6, linf=1.0)
+    assert np.all(cal.delta_at_params == 0)
+    assert np.allclose(cal.params["gamma"], staircase_optimal_gamma(np.array([0.3, 3.0])))
+    p = {k: float(v[0]) for k, v in cal.params.items()}
+    # least epsilon at delta = 0.01 lies below the design epsilon and inverts the profile
+    e = float(dpjax.account("staircase", p, delta=0.01, linf=1.0))
+    assert 0 < e < 0.3
+    assert float(dpjax.profile("staircase", p, e, linf=1.0)) <= 0.01
+    assert float(dpjax.profile("staircase", p, e * (1 - 1e-9), linf=1.0)) > 0.01
+
+
+def test_bad_inputs_name_the_argument():
+    good = {"decay": 1.0, "width": 1.0, "gamma": 0.4}
+    with pytest.raises(ValueError, match="gamma"):
+        dpjax.profile("staircase", {**good, "gamma": 1.5}, 0.5)
+    with pytest.raises(ValueError, match="decay"):
+        dpjax.profile("staircase", {**good, "decay": 0.0}, 0.5)
+    with pytest.raises(ValueError, match="width"):
+        dpjax.profile("staircase", {**good, "width": -2.0}, 0.5)
+    with pytest.raises(dpjax.errors.InfeasibleTargetError):
+        dpjax.calibrate("staircase", epsilon=0.0, delta=1e-3, linf=1.0)

@@ -1,0 +1,174 @@
+"""Truncated Laplace (GDGK 2020): noise, exact 1-D profile, calibration vs mpmath, closed forms."""
+
+import jax
+import jax.numpy as jnp
+import mpmath
+import numpy as np
+import pytest
+import scipy.stats
+from hypothesis import given
+from hypothesis import strategies as st
+
+import dpjax
+from dpjax.accounting.truncated_laplace import (
+    epsilon_truncated_laplace,
+    log_delta_truncated_laplace,
+    truncated_laplace_gdgk,
+)
+from dpjax.noise.truncated_laplace import TruncatedLaplace, truncated_laplace_unit_variance
+
+log_delta_jit = jax.jit(log_delta_truncated_laplace)
+
+
+def mp_profile(eps, lam, bound, sens=1.0):
+    """``int [g(t) - e^eps g(t + Delta)]_+ dt`` by quadrature with breakpoints at every kink
+    of the integrand: the support ends and the kinks of both densities."""
+    with mpmath.workdps(30):
+        eps, lam, A, d = (mpmath.mpf(x) for x in (eps, lam, bound, sens))
+        z = 2 * lam * (1 - mpmath.exp(-A / lam))
+
+        def g(t):
+            return mpmath.exp(-abs(t) / lam) / z if abs(t) <= A else mpmath.mpf(0)
+
+        def f(t):
+            return max(g(t) - mpmath.exp(eps) * g(t + d), 0)
+
+        root = lam * eps / 2 - d / 2  # where the Laplace-part loss (2t + Delta)/lambda equals eps
+        pts = sorted({-A - d, -A, A - d, A, mpmath.mpf(0), -d, root})
+        return mpmath.quad(f, pts)
+
+
+CASES = [
+    (eps, lam, bound)
+    for lam, bound in [(0.3, 0.4), (1.0, 0.6), (1.0, 2.5), (3.0, 10.0), (1.0, 40.0), (0.2, 5.0)]
+    for eps in (0.0, 0.1, 0.5, 1.0, 3.0, 8.0)
+]
+
+
+@pytest.mark.parametrize("eps,lam,bound", CASES)
+def test_profile_matches_quadrature(eps, lam, bound):
+    ref = float(mp_profile(eps, lam, bound))
+    got = float(jnp.exp(log_delta_jit(eps, lam, bound, 1.0)))
+    if ref > 1e-14:
+        assert abs(got - ref) <= 1e-10 * ref
+    else:
+        assert got <= 1e-14
+
+
+def test_gdgk_parameters_meet_delta_exactly():
+    eps = np.array([0.05, 0.3, 1.0, 3.0])
+    lam, bound = truncated_laplace_gdgk(eps, 1e-6, 1.0)
+    assert np.allclose(lam, 1.0 / eps)
+    # A = lambda log(1 + (e^eps - 1) / (2 delta)), written out in mpmath
+    for e, a in zip(eps, np.asarray(bound), strict=True):
+        ref = (1 / mpmath.mpf(e)) * mpmath.log(1 + mpmath.expm1(e) / (2 * mpmath.mpf("1e-6")))
+        assert abs(a / float(ref) - 1) < 1e-14
+    delta = np.exp(np.asarray(log_delta_jit(eps, lam, bound, 1.0)))
+    assert np.allclose(delta, 1e-6, rtol=1e-12)
+
+
+@pytest.mark.parametrize("c", [1e-4, 0.01, 0.5, 3.0, 40.0, 700.0])
+def test_variance_vs_mpmath(mp, c):
+    cc = mp.mpf(c)
+    ref = mp.quad(lambda t: t * t * mp.exp(-t), [0, cc]) / mp.quad(lambda t: mp.exp(-t), [0, cc])
+    assert abs(float(truncated_laplace_unit_variance(c)) / float(ref) - 1) < 1e-13
+
+
+def test_cdf_logpdf_quantile_vs_mpmath(mp):
+    noise = TruncatedLaplace(2.0, 7.0)
+    z = 2 * 2 * (1 - mp.exp(-mp.mpf(7) / 2))
+    for x in (-7.5, -6.9, -1.0, 0.0, 0.3, 4.0, 6.999, 7.0, 9.0):
+        xx = mp.mpf(x)
+        ref_sf = (
+            mp.quad(
+                lambda t: mp.exp(-abs(t) / 2) / z,
+                [max(xx, -7), 0, 7] if xx < 0 else [min(xx, 7), 7],
+            )
+            if xx < 7
+            else mp.mpf(0)
+        )
+        got = float(noise.sf(x))
+        assert abs(got - float(ref_sf)) <= 1e-13 * max(float(ref_sf), 1e-300) + (
+            1e-300 if ref_sf == 0 else 0
+        )
+    assert float(noise.logpdf(8.0)) == -np.inf
+    u = jnp.array([1e-12, 0.01, 0.3, 0.5, 0.8, 1 - 1e-9])
+    x = noise.quantile(u)
+    assert np.all(np.abs(np.asarray(x)) <= 7.0)
+    # |G(x) - u| up to 1e-9 relative plus what one ulp of x moves the cdf (density x ulp):
+    # near the bound the tail mass is finer than the float64 grid of x can resolve
+    slack = np.exp(np.asarray(noise.logpdf(x))) * np.spacing(np.abs(np.asarray(x))) * 4
+    assert np.all(np.abs(np.asarray(noise.cdf(x)) - np.asarray(u)) <= 1e-9 * np.asarray(u) + slack)
+
+
+@pytest.mark.parametrize("lam,bound", [(1.0, 0.3), (3.333, 40.24), (0.5, 3.0)])
+def test_sampler_ks_and_moments(lam, bound):
+    noise = TruncatedLaplace(lam, bound)
+    x = np.asarray(noise.sample(jax.random.key(3), (40_000,)))
+    assert np.all(np.abs(x) <= bound)
+    ks = scipy.stats.kstest(x, lambda t: np.asarray(noise.cdf(jnp.asarray(t))))
+    assert ks.pvalue > 1e-3
+    var = float(noise.variance)
+    assert abs(x.mean()) < 5 * np.sqrt(var / x.size)
+    assert abs(x.var() / var - 1) < 5 * np.sqrt(5.0 / x.size)  # kurtosis of Laplace is 6
+
+
+@given(
+    lam=st.floats(0.05, 10.0),
+    c=st.floats(0.05, 50.0),
+    e1=st.floats(0.0, 10.0),
+    e2=st.floats(0.0, 10.0),
+)
+def test_profile_monotone_in_epsilon(lam, c, e1, e2):
+    lo, hi = min(e1, e2), max(e1, e2)
+    d_lo = float(log_delta_jit(lo, lam, c * lam, 1.0))
+    d_hi = float(log_delta_jit(hi, lam, c * lam, 1.0))
+    assert d_hi <= d_lo + 1e-12 * abs(d_lo)
+
+
+@given(
+    c=st.floats(0.05, 50.0), l1=st.floats(0.05, 20.0), l2=st.floats(0.05, 20.0), eps=st.floats(0, 5)
+)
+def test_profile_decreases_with_scale_at_fixed_shape(c, l1, l2, eps):
+    lo, hi = min(l1, l2), max(l1, l2)
+    d_small = float(log_delta_jit(eps, lo, c * lo, 1.0))
+    d_big = float(log_delta_jit(eps, hi, c * hi, 1.0))
+    assert d_big <= d_small + 1e-12 * abs(d_small)
+
+
+def test_epsilon_for_delta():
+    # lambda = 1, A = 5, Delta = 1: flat part P(T > 4) = (e - 1) / (2 (e^5 - 1)) = 5.8e-3
+    eps = np.asarray(epsilon_truncated_laplace(1e-2, 1.0, 5.0, 1.0))
+    assert 0 < eps < 1.0
+    assert float(log_delta_jit(eps, 1.0, 5.0, 1.0)) <= np.log(1e-2)
+    assert float(log_delta_jit(eps * (1 - 1e-9), 1.0, 5.0, 1.0)) > np.log(1e-2)
+    # the flat part P(T > A - Delta) is the floor: below it no epsilon suffices
+    floor = float(jnp.exp(log_delta_jit(50.0, 1.0, 5.0, 1.0)))
+    assert np.isinf(float(epsilon_truncated_laplace(floor / 2, 1.0, 5.0, 1.0)))
+
+
+def test_calibration_certified_and_matches_gdgk():
+    eps = np.array([0.05, 0.3, 1.0, 3.0])
+    cal = dpjax.calibrate("truncated-laplace", epsilon=eps, delta=1e-6, linf=1.0)
+    assert np.all(cal.delta_at_params <= 1e-6)
+    prof = dpjax.profile("truncated-laplace", cal.params, eps, linf=1.0)
+    assert np.allclose(prof, cal.delta_at_params, rtol=1e-12)
+    lam, bound = truncated_laplace_gdgk(eps, 1e-6, 1.0)
+    v_gdgk = np.asarray(TruncatedLaplace(lam, bound).variance)
+    # GDGK is optimal in the high-privacy regime: the family search agrees to ~1e-8
+    assert np.allclose(cal.variance, v_gdgk, rtol=1e-8)
+    # paper Fig. 3a: 22.21 at eps = 0.3
+    assert round(float(cal.variance[1]), 2) == 22.21
+
+
+def test_bad_inputs_name_the_argument():
+    with pytest.raises(ValueError, match="bound"):
+        dpjax.profile("truncated-laplace", {"scale": 1.0, "bound": -1.0}, 0.5)
+    with pytest.raises(ValueError, match="scale"):
+        dpjax.profile("truncated-laplace", {"scale": 0.0, "bound": 1.0}, 0.5)
+    with pytest.raises(ValueError, match="delta"):
+        dpjax.calibrate("truncated-laplace", epsilon=1.0, delta=1.5, linf=1.0)
+    with pytest.raises(dpjax.errors.InfeasibleTargetError):
+        dpjax.calibrate("truncated-laplace", epsilon=1.0, delta=0.0, linf=1.0)
+    with pytest.raises(NotImplementedError):
+        dpjax.calibrate("truncated-laplace", epsilon=1.0, delta=1e-6, dim=2, linf=1.0)

@@ -78,6 +78,14 @@ class MonotonePair(NamedTuple):
     loss_inverse: Callable[[Array], Array]
     t_lo: Array
     t_hi: Array
+    tails: Callable[[Array], tuple] | None = None
+
+    def all_tails(self, t):
+        """``(log_sf_p, log_cdf_p, log_sf_q, log_cdf_q)`` at ``t``, jointly when the pair can
+        (one special-function call on stacked arguments: a 4x smaller program to compile)."""
+        if self.tails is not None:
+            return self.tails(t)
+        return self.log_sf_p(t), self.log_cdf_p(t), self.log_sf_q(t), self.log_cdf_q(t)
 
 
 def _bisect_inverse(loss, t_lo, t_hi, num_iterations=110):
@@ -153,8 +161,20 @@ def noise_pair(noise, sensitivity, tail=TAIL) -> MonotonePair:
             big = 1e300
             return jnp.where(eps >= d / b, big, jnp.where(eps < -d / b, -big, t))
 
+    elif _is_flipped_huber(noise):
+        from dpjax.accounting.flipped_huber import centred_privacy_loss_inverse
+
+        def inverse(eps):
+            # zeta_d(t) = zeta~_d(t + d/2): t(eps) = zeta~^{-1}(eps) - d/2 (eq. (15))
+            return centred_privacy_loss_inverse(eps, d, noise.alpha, noise.gamma) - 0.5 * d
+
     else:
         inverse = _bisect_inverse(loss, t_lo, t_hi)
+
+    def tails(t):
+        n = t.shape[0]
+        ls = noise.log_sf(jnp.concatenate([t, -t, t + d, -t - d]))
+        return ls[:n], ls[n : 2 * n], ls[2 * n : 3 * n], ls[3 * n :]
 
     return MonotonePair(
         log_sf_p=noise.log_sf,
@@ -165,7 +185,16 @@ def noise_pair(noise, sensitivity, tail=TAIL) -> MonotonePair:
         loss_inverse=inverse,
         t_lo=t_lo,
         t_hi=t_hi,
+        tails=tails,
     )
+
+
+def _is_flipped_huber(noise) -> bool:
+    try:
+        from dpjax.noise.flipped_huber import FlippedHuber
+    except ImportError:  # pragma: no cover - family not installed
+        return False
+    return isinstance(noise, FlippedHuber)
 
 
 def _gauss_tail(tail):
@@ -182,10 +211,11 @@ def _materialise(x):
     return x[:-1]
 
 
-def _intervals(log_sf, log_cdf, t):
-    """``P(t_i < T <= t_{i+1})`` for consecutive points, from whichever of ``sf(t_i)``,
-    ``cdf(t_{i+1})`` is small (no cancellation of order 1); one evaluation per point."""
-    ls, lc = _materialise(log_sf(t)), _materialise(log_cdf(t))
+def _intervals(ls, lc):
+    """``P(t_i < T <= t_{i+1})`` for consecutive points from ``log sf``, ``log cdf`` at the
+    points, using whichever of ``sf(t_i)``, ``cdf(t_{i+1})`` is small (no cancellation of
+    order 1)."""
+    ls, lc = _materialise(ls), _materialise(lc)
     lsa, lsb, lca, lcb = ls[:-1], ls[1:], lc[:-1], lc[1:]
     use_sf = lsa <= _LOG_HALF
     ok_s = jnp.isfinite(lsa) & (lsb < lsa)
@@ -219,8 +249,9 @@ def discretise_pair(
     t = jnp.clip(pair.loss_inverse(eps), -big, big)
     t = jnp.clip(t, 2.0 * pair.t_lo - pair.t_hi, 2.0 * pair.t_hi - pair.t_lo)
     t = _materialise(t)
-    p_bin, lsp, lcp = _intervals(pair.log_sf_p, pair.log_cdf_p, t)
-    q_bin, lsq, _ = _intervals(pair.log_sf_q, pair.log_cdf_q, t)
+    lsp, lcp, lsq, lcq = pair.all_tails(t)
+    p_bin, lsp, lcp = _intervals(lsp, lcp)
+    q_bin, lsq, _ = _intervals(lsq, lcq)
     p_above, q_above, p_below = jnp.exp(lsp[-1]), jnp.exp(lsq[-1]), jnp.exp(lcp[0])
     truncated = p_above + p_below
     if not pessimistic:

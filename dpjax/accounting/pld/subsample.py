@@ -54,6 +54,10 @@ def subsampled_pair(base: MonotonePair, sampling_rate, adjacency: str) -> Monoto
             l0 = jnp.log(jnp.where(ok, arg, 1.0)) - lq
             return jnp.where(ok, base.loss_inverse(l0), -big)
 
+        def tails(t):
+            sp, cp, sq, cq = base.all_tails(t)
+            return _mix(sp, sq, lq, l1q), _mix(cp, cq, lq, l1q), sq, cq
+
         return MonotonePair(
             log_sf_p=lambda t: _mix(base.log_sf_p(t), base.log_sf_q(t), lq, l1q),
             log_cdf_p=lambda t: _mix(base.log_cdf_p(t), base.log_cdf_q(t), lq, l1q),
@@ -63,6 +67,7 @@ def subsampled_pair(base: MonotonePair, sampling_rate, adjacency: str) -> Monoto
             loss_inverse=inverse,
             t_lo=base.t_lo,
             t_hi=base.t_hi,
+            tails=tails,
         )
     if adjacency == "add":
 
@@ -76,6 +81,10 @@ def subsampled_pair(base: MonotonePair, sampling_rate, adjacency: str) -> Monoto
             l0 = lq - jnp.log(jnp.where(ok, arg, 1.0))
             return jnp.where(ok, base.loss_inverse(l0), big)
 
+        def tails(t):
+            sp, cp, sq, cq = base.all_tails(t)
+            return sp, cp, _mix(sp, sq, l1q, lq), _mix(cp, cq, l1q, lq)
+
         return MonotonePair(
             log_sf_p=base.log_sf_p,
             log_cdf_p=base.log_cdf_p,
@@ -85,6 +94,7 @@ def subsampled_pair(base: MonotonePair, sampling_rate, adjacency: str) -> Monoto
             loss_inverse=inverse,
             t_lo=base.t_lo,
             t_hi=base.t_hi,
+            tails=tails,
         )
     raise ValueError(f"adjacency must be one of {ADJACENCIES}, got {adjacency!r}")
 
@@ -167,26 +177,22 @@ def gaussian_rdp_epsilon(sigma, sampling_rate, compositions, delta, sensitivity=
     """
     from scipy.special import gammaln, logsumexp
 
-    mu2 = (np.asarray(sensitivity, float) / np.asarray(sigma, float)) ** 2
+    mu2 = np.asarray((np.asarray(sensitivity, float) / np.asarray(sigma, float)) ** 2)
     q = float(sampling_rate)
-    best = np.full(np.shape(mu2), np.inf)
-    for a in range(2, 257):
-        k = np.arange(a + 1)
-        logc = gammaln(a + 1) - gammaln(k + 1) - gammaln(a - k + 1)
-        terms = (
-            logc
-            + (a - k) * np.log1p(-q)
-            + k * np.log(q)
-            + np.multiply.outer(mu2, (k * k - k) / 2.0)
-        )
-        log_a = logsumexp(terms, axis=-1)
-        eps = (
-            compositions * log_a / (a - 1)
-            + np.log((a - 1) / a)
-            - (np.log(delta) + np.log(a)) / (a - 1)
-        )
-        best = np.minimum(best, eps)
-    return best
+    a = np.arange(2, 257, dtype=float)[:, None]  # orders
+    k = np.arange(257, dtype=float)[None, :]
+    valid = k <= a
+    logc = np.where(valid, gammaln(a + 1) - gammaln(k + 1) - gammaln(np.maximum(a - k, 0) + 1), 0)
+    base = np.where(valid, logc + (a - k) * np.log1p(-q) + k * np.log(q), -np.inf)
+    terms = base[None] + mu2.reshape(-1, 1, 1) * ((k * k - k) / 2.0)[None]
+    log_a = logsumexp(terms, axis=-1)  # (m, orders)
+    a = a[:, 0]
+    eps = (
+        compositions * log_a / (a - 1)
+        + np.log((a - 1) / a)
+        - (np.log(np.asarray(delta, float)).reshape(-1, 1) + np.log(a)) / (a - 1)
+    )
+    return eps.min(axis=-1).reshape(np.shape(mu2)) if np.ndim(mu2) else float(eps.min())
 
 
 def gaussian_rdp_sigma(epsilon, delta, sampling_rate, compositions, sensitivity=1.0):

@@ -1,0 +1,1 @@
+"""Optimal spherical mechanisms (spherical-kl-optimal-mechanisms)."""

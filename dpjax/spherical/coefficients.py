@@ -1,0 +1,396 @@
+r"""Coefficients of the spherical KL programme (Theorem 4 of spherical-kl-optimal-mechanisms).
+
+For a spherically symmetric density constant on the shells
+``{x in R^m : |x| in J_i}``, ``J_i = [i/n, (i+1)/n)``, everything the KL
+programme needs is a set of shell integrals:
+
+* ``v_i`` (eq. 26): shell volume ``V_m ((i+1)^m - i^m) / n^m``;
+* ``c_i`` (eq. 24): ``int_{|x| in J_i} c(x) dx = m V_m int_{J_i} c~(rho) rho^(m-1) d rho``;
+* ``gamma_ij`` (eq. 23): ``int_{J_i} int_{J_j} rho theta H(1, rho, theta)^(m-3) d theta d rho``
+  with ``H`` the triangle area (eq. 22), ``A_m = 2^(m-3) (m-1) V_{m-1}``.
+
+By the measure identity ``dx = A_m rho theta H^(m-3) d rho d theta`` (rho = |x|,
+theta = |x - e1|), ``w_ij = A_m gamma_ij`` is the volume of the cell
+``{|x| in J_i, |x - e1| in J_j}``: symmetric, zero for ``|i - j| > n`` (banded),
+and ``sum_j w_ij = v_i``.  The natural object is the row-normalised kernel
+``K_ij = w_ij / v_i`` (a Markov kernel: the law of the shell of ``X + e1``
+given the shell of ``X``, for ``X`` uniform in shell ``i``); everything is
+kept in logs (``H^(m-3)``, ``A_m`` and ``V_m`` under/overflow for large ``m``).
+
+Computation: with ``u = rho + theta``, ``w = rho - theta``,
+``16 H^2 = (u - 1)(u + 1)(1 - w)(1 + w)`` (each factor computed directly, no
+cancellation).  Each cell is integrated by nested Gauss-Legendre rules, the
+outer over ``rho in J_i`` and the inner over ``theta in J_j`` clipped to the
+triangle range ``[|1 - rho|, 1 + rho]``, both after the endpoint-smoothing
+substitution ``x = a + (b - a) tau^2 (3 - 2 tau)``.  Because ``1 = n / n`` the
+degeneracy lines ``u = 1`` and ``|w| = 1`` run through cell corners or cell
+diagonals, so every non-smoothness of the integrand (``H^(m-3)`` vanishing,
+or for ``m = 2`` blowing up like an inverse square root, at the edge of the
+valid region) sits at an endpoint of one of the two 1-D rules, where the
+substitution removes it.  ``m = 1`` (the 1-D cactus case) has its own exact
+kernel: ``J_i``'s two intervals move under ``x -> x + 1`` onto shells
+``i + n`` and ``|i - n|``-reflected (``i - n`` for ``i >= n``, ``n - 1 - i`` otherwise),
+each with volume ``1 / n``.
+
+(Design note: the integrand factorises in ``(u, w)``, which lets the band be
+written as matrix products; the nested rule used here is simpler and
+elementwise, O(rows * (2n + 1) * Q^2), evaluated in row blocks.)
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.scipy.special import logsumexp
+
+#: default number of Gauss-Legendre nodes per dimension of each regular cell (``None``: by ``m``)
+DEFAULT_ORDER = None
+#: order of the endpoint-smoothed rule on the cells touched by a degeneracy line
+SPECIAL_ORDER = 24
+
+
+def log_unit_ball_volume(m: int) -> float:
+    r"""``log V_m = (m/2) log pi - log Gamma(m/2 + 1)`` (eq. 27)."""
+    return 0.5 * m * math.log(math.pi) - math.lgamma(0.5 * m + 1.0)
+
+
+def log_A(m: int) -> float:
+    r"""``log A_m``, ``A_m = 2^(m-3) (m-1) V_{m-1}`` (Theorem 4); ``m >= 2``."""
+    if m < 2:
+        raise ValueError("A_m is defined for m >= 2 (m = 1 has its own exact kernel)")
+    return (m - 3) * math.log(2.0) + math.log(m - 1) + log_unit_ball_volume(m - 1)
+
+
+def _log_diff_powers(i: np.ndarray, p: float) -> np.ndarray:
+    """``log((i+1)^p - i^p)`` for integers ``i >= 0``, ``p > 0`` (no cancellation)."""
+    i = np.asarray(i, np.float64)
+    hi = p * np.log1p(i)
+    with np.errstate(divide="ignore"):
+        ratio = np.where(i > 0, p * (np.log(np.maximum(i, 1.0)) - np.log1p(i)), -np.inf)
+    return hi + np.log(-np.expm1(ratio))
+
+
+def log_shell_volumes(m: int, n: int, count: int) -> np.ndarray:
+    r"""``log v_i`` for ``i = 0..count-1`` (eq. 26): ``log V_m - m log n + log((i+1)^m - i^m)``."""
+    i = np.arange(count)
+    return log_unit_ball_volume(m) - m * math.log(n) + _log_diff_powers(i, m)
+
+
+def log_cost_coefficients(
+    m: int, n: int, count: int, power: float | None = 2.0,
+    radial_cost: Callable | None = None, order: int = 16,
+) -> np.ndarray:
+    r"""``log c_i`` (eq. 24) for the cost ``|x|^power`` or a radial cost ``c~(rho)``.
+
+    ``c_i = m V_m int_{J_i} c~(rho) rho^(m-1) d rho``; for ``c~ = rho^a`` in
+    closed form ``m V_m ((i+1)^(m+a) - i^(m+a)) / ((m + a) n^(m+a))``, otherwise by
+    an ``order``-point Gauss-Legendre rule per shell (``radial_cost`` must be
+    a vectorised NumPy function, ``>= 0``; ``log 0 = -inf`` allowed).
+    """
+    i = np.arange(count)
+    log_mv = math.log(m) + log_unit_ball_volume(m)
+    if radial_cost is None:
+        a = float(power)
+        return log_mv - math.log(m + a) - (m + a) * math.log(n) + _log_diff_powers(i, m + a)
+    x, wq = np.polynomial.legendre.leggauss(order)
+    rho = (i[:, None] + 0.5 * (x[None, :] + 1.0)) / n
+    with np.errstate(divide="ignore"):
+        lc = np.log(np.asarray(radial_cost(rho), np.float64))
+    terms = lc + (m - 1) * np.log(rho) + np.log(0.5 * wq / n)[None, :]
+    from scipy.special import logsumexp as np_lse
+
+    return log_mv + np_lse(terms, axis=1)
+
+
+def _smooth_rule(order: int):
+    """Nodes/weights on [0, 1] after ``x = tau^2 (3 - 2 tau)`` (zero derivative at both ends)."""
+    t, wt = np.polynomial.legendre.leggauss(order)
+    tau = 0.5 * (t + 1.0)
+    x = tau * tau * (3.0 - 2.0 * tau)
+    jac = 6.0 * tau * (1.0 - tau)
+    return x, 0.5 * wt * jac
+
+
+def _plain_rule(order: int):
+    """Gauss-Legendre nodes/weights on [0, 1]."""
+    t, wt = np.polynomial.legendre.leggauss(order)
+    return 0.5 * (t + 1.0), 0.5 * wt
+
+
+def _log_cells(i, j, m: int, n: int, rule):
+    """``log(A_m gamma_ij)`` for arrays ``i, j`` with the tensor 1-D ``rule`` (nodes, weights)."""
+    x, wx = (jnp.asarray(a) for a in rule)
+    h = 1.0 / n
+    k = 0.5 * (m - 3)
+    rho = (i[..., None] + x) * h  # (..., Q)
+    # clip theta to [|1 - rho|, 1 + rho]
+    a = jnp.maximum((j * h)[..., None], jnp.abs(1.0 - rho))
+    b = jnp.minimum(((j + 1.0) * h)[..., None], 1.0 + rho)
+    valid = (b > a) & (j[..., None] >= 0)
+    length = jnp.where(valid, b - a, 1.0)
+    theta = a[..., None] + length[..., None] * x  # (..., Q, Q)
+    r_ = rho[..., None]
+    u = r_ + theta
+    w = r_ - theta
+    f1 = jnp.maximum(u - 1.0, 0.0)
+    f3 = jnp.maximum(1.0 - w, 0.0)
+    f4 = jnp.maximum(1.0 + w, 0.0)
+    pos = (f1 > 0) & (f3 > 0) & (f4 > 0)
+    safe = lambda z: jnp.where(pos, z, 1.0)  # noqa: E731
+    log16h2 = jnp.log(safe(f1)) + jnp.log(u + 1.0) + jnp.log(safe(f3)) + jnp.log(safe(f4))
+    # A_m H^(m-3) rho theta = (m-1) V_{m-1} 2^-(m-3) (16 H^2)^k rho theta
+    log_const = math.log(m - 1) + log_unit_ball_volume(m - 1) - (m - 3) * math.log(2.0)
+    log_f = log_const + k * log16h2 + jnp.log(r_) + jnp.log(safe(theta))
+    log_f = jnp.where(pos, log_f, -jnp.inf)
+    inner = logsumexp(log_f + jnp.log(wx), axis=-1) + jnp.log(length)
+    inner = jnp.where(valid, inner, -jnp.inf)
+    return logsumexp(inner + jnp.log(wx * h), axis=-1)
+
+
+def _log_integrand(rho, theta, m: int):
+    """``log(A_m rho theta H(1, rho, theta)^(m-3))`` (``-inf`` outside the triangle inequality)."""
+    k = 0.5 * (m - 3)
+    u = rho + theta
+    w = rho - theta
+    f1 = u - 1.0
+    f3 = 1.0 - w
+    f4 = 1.0 + w
+    pos = (f1 > 0) & (f3 > 0) & (f4 > 0) & (rho > 0) & (theta > 0)
+    safe = lambda z: jnp.where(pos, z, 1.0)  # noqa: E731
+    log16h2 = jnp.log(safe(f1)) + jnp.log(u + 1.0) + jnp.log(safe(f3)) + jnp.log(safe(f4))
+    log_const = math.log(m - 1) + log_unit_ball_volume(m - 1) - (m - 3) * math.log(2.0)
+    val = log_const + k * log16h2 + jnp.log(safe(rho)) + jnp.log(safe(theta))
+    return jnp.where(pos, val, -jnp.inf)
+
+
+def _touch_rule(order: int):
+    """Unit-square rule for an integrand ~ (X + Y)^k at the corner (0, 0): two Duffy triangles
+    (X = xi, Y = xi eta and swapped), ``xi = tau^2``; weights include all Jacobians."""
+    t, wt = _plain_rule(order)
+    tau, eta = np.meshgrid(t, t, indexing="ij")
+    wgt = np.outer(wt, wt) * 2.0 * tau * tau**2  # d xi = 2 tau d tau, Duffy Jacobian xi
+    xi = tau**2
+    x = np.concatenate([xi.ravel(), (xi * eta).ravel()])
+    y = np.concatenate([(xi * eta).ravel(), xi.ravel()])
+    return x, y, np.concatenate([wgt.ravel(), wgt.ravel()])
+
+
+def _cut_rule(order: int):
+    """Rule on the triangle ``X + Y <= 1`` for an integrand ~ (1 - X - Y)^k:
+    ``X = s (1 - t), Y = s t``, ``s = 1 - (1 - sigma)^2``."""
+    t, wt = _plain_rule(order)
+    sig, tt = np.meshgrid(t, t, indexing="ij")
+    s = 1.0 - (1.0 - sig) ** 2
+    wgt = np.outer(wt, wt) * 2.0 * (1.0 - sig) * s
+    return (s * (1.0 - tt)).ravel(), (s * tt).ravel(), wgt.ravel()
+
+
+def _log_cell_row(i, m: int, n: int, order: int, special_order: int):
+    """Row ``i`` of the banded ``log(A_m gamma)``: plain Gauss for cells away from the degeneracy
+    lines ``rho + theta = 1``, ``|rho - theta| = 1`` (analytic there); the <= 6 cells a line cuts
+    (along a diagonal) or touches (at a corner) get a rule that makes the singularity an endpoint
+    one (triangle map, or Duffy at the corner) with an endpoint-smoothing substitution."""
+    i = jnp.asarray(i, jnp.float64)
+    d = jnp.arange(2 * n + 1, dtype=jnp.float64)
+    row = _log_cells(jnp.full_like(d, i), i + d - n, m, n, _plain_rule(order))
+    tx, ty, tw = _touch_rule(special_order)
+    cx_, cy_, cw = _cut_rule(special_order)
+    pad = tx.size - cx_.size  # pad the cut rule with zero-weight nodes: one batched evaluation
+    cut = (np.concatenate([cx_, np.full(pad, 0.25)]), np.concatenate([cy_, np.full(pad, 0.25)]),
+           np.concatenate([cw, np.zeros(pad)]))
+    # (j, corner_rho, corner_theta, sign_rho, sign_theta): touches first, cuts override
+    one = jnp.ones(())
+    specs = (
+        (0, n - i, i, n - i, 1.0, 1.0),
+        (0, i - n + 1, i + 1.0, i - n + 1, -1.0, 1.0),
+        (0, i + n - 1, i, i + n, 1.0, -1.0),
+        (1, n - 1 - i, i + 1.0, n - i, -1.0, -1.0),
+        (1, i - n, i, i - n + 1, 1.0, -1.0),
+        (1, i + n, i + 1.0, i + n, -1.0, 1.0),
+    )
+    js = jnp.stack([one * s[1] for s in specs])
+    cxs = jnp.stack([one * s[2] for s in specs])
+    cys = jnp.stack([one * s[3] for s in specs])
+    sxs = jnp.asarray([s[4] for s in specs])[:, None]
+    sys_ = jnp.asarray([s[5] for s in specs])[:, None]
+    kind = np.array([s[0] for s in specs])
+    xs = jnp.asarray(np.where(kind[:, None] == 0, tx[None], cut[0][None]))
+    ys = jnp.asarray(np.where(kind[:, None] == 0, ty[None], cut[1][None]))
+    ws = jnp.asarray(np.where(kind[:, None] == 0, tw[None], cut[2][None]))
+    h = 1.0 / n
+    rho = h * (cxs[:, None] + sxs * xs)
+    theta = h * (cys[:, None] + sys_ * ys)
+    lf = _log_integrand(rho, theta, m)
+    vals = logsumexp(lf + jnp.log(ws), axis=-1) + 2.0 * math.log(h)
+    for t in range(6):
+        j = js[t]
+        dd = j - i + n
+        ok = (dd >= 0) & (dd <= 2 * n) & (j >= 0)
+        idx = jnp.clip(dd, 0, 2 * n).astype(jnp.int32)
+        row = row.at[idx].set(jnp.where(ok, vals[t], row[idx]))
+    return row
+
+
+def _log_cells_m1(rows: int, n: int) -> np.ndarray:
+    """Exact ``m = 1`` kernel: ``log(1/n)`` at ``(i, i+n)`` and ``(i, i-n)`` or ``(i, n-1-i)``."""
+    out = np.full((rows, 2 * n + 1), -np.inf)
+    i = np.arange(rows)
+    out[:, 2 * n] = -math.log(n)
+    reflect = np.where(i >= n, 0, 2 * n - 1 - 2 * i)
+    out[i, reflect] = -math.log(n)
+    return out
+
+
+@functools.lru_cache(maxsize=16)
+def _row_fn(m, n, order, special_order):
+    return jax.jit(jax.vmap(lambda i: _log_cell_row(i, m, n, order, special_order)))
+
+
+def log_cell_volumes(m: int, n: int, rows: int, order: int = DEFAULT_ORDER,
+                     special_order: int = SPECIAL_ORDER, block: int = 64) -> np.ndarray:
+    r"""Banded ``log w_ij = log(A_m gamma_ij)``: ``out[i, d]``, ``j = i + d - n``, ``d = 0..2n``.
+
+    Entries with ``j < 0`` or outside the triangle inequality are ``-inf``.
+    ``w_ij`` is the volume of ``{|x| in J_i, |x - e1| in J_j}`` (measure
+    identity; ``m = 1`` uses the exact 1-D kernel).  Host function; the work
+    is jitted in blocks of ``block`` rows.
+    """
+    if m < 1 or n < 1 or rows < 1:
+        raise ValueError("need m >= 1, n >= 1, rows >= 1")
+    if m == 1:
+        return _log_cells_m1(rows, n)
+    if order is None:
+        order = min(8 + m // 15, 16)
+    fn = _row_fn(m, n, order, special_order)
+    nblocks = -(-rows // block)
+    idx = np.arange(nblocks * block, dtype=np.float64).reshape(nblocks, block)
+    out = [np.asarray(fn(jnp.asarray(b))) for b in idx]
+    return np.concatenate(out, axis=0)[:rows]
+
+
+def log_gamma(m: int, n: int, rows: int, order: int = DEFAULT_ORDER) -> np.ndarray:
+    r"""Banded ``log gamma_{i,j,n}`` (eq. 23), ``m >= 2``: ``log_cell_volumes - log A_m``."""
+    return log_cell_volumes(m, n, rows, order) - log_A(m)
+
+
+def log_tail_sum(log_terms_fn: Callable, log_r: float, start: int, log_rel_tol: float = -80.0,
+                 chunk: int = 4096, max_terms: int = 10**8) -> tuple[float, int]:
+    r"""``log sum_{t >= 1} r^t a_{start + t}``, summed adaptively (``log a_i = log_terms_fn(i)``).
+
+    Terms ``r^t (start+t)^(m-1)`` grow until ``start + t ~ (m-1)/(-ln r)`` and
+    then decay geometrically: summation stops once past the peak a whole
+    chunk lies below ``exp(log_rel_tol)`` times the running sum.  Returns the
+    log-sum and the number of terms used.
+    """
+    total = -np.inf
+    t0 = 1
+    while t0 < max_terms:
+        t = np.arange(t0, t0 + chunk)
+        lt = t * log_r + log_terms_fn(start + t)
+        from scipy.special import logsumexp as np_lse
+
+        total = np.logaddexp(total, np_lse(lt))
+        if lt[-1] < lt[0] and lt.max() - total < log_rel_tol:
+            return float(total), int(t0 + chunk - 1)
+        t0 += chunk
+    raise ValueError("geometric tail did not converge (r too close to 1?)")
+
+
+def tail_rows(m: int, n: int, N: int, r: float, log_rel_tol: float = -40.0) -> int:
+    r"""Rows ``M`` after which the tail shells' total mass is ``< e^log_rel_tol`` of shell ``N``'s.
+
+    Mass of shell ``N + t`` relative to shell ``N``: ``r^t v_{N+t} / v_N``.  The
+    objective is summed explicitly over rows ``< M`` (plus ``n`` for the band);
+    what is left out is bounded by that mass times ``n |log r|``.
+    """
+    log_r = math.log(r)
+    lv = lambda i: _log_diff_powers(i, m)  # noqa: E731
+    base = lv(np.array([N]))[0]
+    _, terms = log_tail_sum(lambda i: lv(i) - base, log_r, N, log_rel_tol, chunk=256)
+    # find the exact cut: first t past the peak with log term < tol
+    t = np.arange(1, terms + 1)
+    lt = t * log_r + lv(N + t) - base
+    peak = int(np.argmax(lt))
+    below = np.nonzero((np.arange(t.size) > peak) & (lt < log_rel_tol))[0]
+    cut = int(t[below[0]]) if below.size else int(t[-1])
+    return N + 1 + cut
+
+
+class Coefficients(NamedTuple):
+    """Everything the spherical KL programme needs, in logs (host NumPy arrays).
+
+    Attributes:
+      m, n: dimension and shells per unit radius.
+      rows: ``M``; rows ``0..M-1`` of the banded kernel.
+      log_w: ``(M, 2n+1)`` ``log(A_m gamma_ij)`` (cell volumes), ``j = i + d - n``.
+      log_v: ``(M,)`` ``log v_i``.
+      log_c: ``(M,)`` ``log c_i``.
+      cost: description of the cost.
+    """
+
+    m: int
+    n: int
+    rows: int
+    log_w: np.ndarray
+    log_v: np.ndarray
+    log_c: np.ndarray
+    cost: str
+    log_c_fn: Callable
+
+    @property
+    def log_kernel(self) -> np.ndarray:
+        """Row-normalised kernel ``log(w_ij / v_i)`` (each row sums to 1)."""
+        return self.log_w - self.log_v[:, None]
+
+
+def coefficients(m: int, n: int, rows: int, power: float = 2.0,
+                 radial_cost: Callable | None = None, order: int = DEFAULT_ORDER) -> Coefficients:
+    """Build :class:`Coefficients` for ``rows`` shells (cost ``|x|^power`` or ``radial_cost``)."""
+    log_w = log_cell_volumes(m, n, rows, order)
+    log_v = log_shell_volumes(m, n, rows)
+
+    def log_c_fn(i):
+        i = np.asarray(i)
+        flat = i.ravel()
+        if radial_cost is None:
+            a = float(power)
+            val = (math.log(m) + log_unit_ball_volume(m) - math.log(m + a)
+                   - (m + a) * math.log(n) + _log_diff_powers(flat, m + a))
+        else:
+            val = _log_cost_at(m, n, flat, radial_cost)
+        return val.reshape(i.shape)
+
+    log_c = log_c_fn(np.arange(rows))
+    desc = f"|x|^{power:g}" if radial_cost is None else getattr(radial_cost, "__name__", "custom")
+    return Coefficients(m, n, rows, log_w, log_v, log_c, desc, log_c_fn)
+
+
+def _log_cost_at(m, n, i, radial_cost, order=16):
+    x, wq = np.polynomial.legendre.leggauss(order)
+    rho = (i[:, None] + 0.5 * (x[None, :] + 1.0)) / n
+    with np.errstate(divide="ignore"):
+        lc = np.log(np.asarray(radial_cost(rho), np.float64))
+    from scipy.special import logsumexp as np_lse
+
+    terms = lc + (m - 1) * np.log(rho) + np.log(0.5 * wq / n)[None, :]
+    return math.log(m) + log_unit_ball_volume(m) + np_lse(terms, axis=1)
+
+
+__all__ = [
+    "Coefficients",
+    "coefficients",
+    "log_A",
+    "log_cell_volumes",
+    "log_cost_coefficients",
+    "log_gamma",
+    "log_shell_volumes",
+    "log_tail_sum",
+    "log_unit_ball_volume",
+    "tail_rows",
+]

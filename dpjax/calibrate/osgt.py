@@ -126,6 +126,13 @@ def _search(epsilon, delta, sensitivity, box, lk_range, num_points, num_rounds, 
     return jax.vmap(per_target)(epsilon, log_level, sensitivity)
 
 
+def _pad(x: np.ndarray) -> np.ndarray:
+    """Pad a flat batch to a power of two (>= 4) by repeating its last element, so that
+    batches of similar size share one compilation."""
+    size = max(4, 1 << max(x.size - 1, 0).bit_length())
+    return np.concatenate([x, np.repeat(x[-1:], size - x.size)])
+
+
 def osgt_least_variance(
     epsilon: ArrayLike,
     delta: ArrayLike,
@@ -166,16 +173,18 @@ def osgt_least_variance(
     else:
         box = tuple(jnp.asarray(x) for x in (0.0, np.inf, 0.0, np.inf))
         lk_range = (jnp.log(K_MIN), jnp.log(K_MAX))
+    n = eps.size
     k, rho, var = _search(
-        jnp.asarray(eps.ravel()),
-        jnp.asarray(dlt.ravel()),
-        jnp.asarray(sens.ravel()),
+        jnp.asarray(_pad(eps.ravel())),
+        jnp.asarray(_pad(dlt.ravel())),
+        jnp.asarray(_pad(sens.ravel())),
         box,
         lk_range,
         num_points,
         num_rounds,
         num_iterations,
     )
+    k, rho, var = k[:n], rho[:n], var[:n]
     feasible = jnp.isfinite(var)
     rho = jnp.where(feasible, rho, 1.0)
     e, d, s = (jnp.asarray(x.ravel()) for x in (eps, dlt, sens))

@@ -31,6 +31,7 @@ from dpjax.accounting.truncated_laplace import (
     log_delta_truncated_laplace_unit,
 )
 from dpjax.calibrate._certify import certify_scale, log_target
+from dpjax.calibrate.osgt import _pad
 from dpjax.noise.truncated_laplace import truncated_laplace_unit_variance
 
 _LOG_MU_MIN = -200.0
@@ -103,7 +104,14 @@ def truncated_laplace_least_variance(
     )
     shape = eps.shape
     e, d, s = (jnp.asarray(x.ravel()) for x in (eps, dlt, sens))
-    c, scale = _search(e, d, s, num_points, num_rounds, num_iterations)
+    n = eps.size
+    c, scale = _search(
+        *(jnp.asarray(_pad(x.ravel())) for x in (eps, dlt, sens)),
+        num_points,
+        num_rounds,
+        num_iterations,
+    )
+    c, scale = c[:n], scale[:n]
     scale, log_d, ok = certify_scale(
         lambda lam: log_delta_truncated_laplace(e, lam, c * lam, s), scale, log_target(d)
     )

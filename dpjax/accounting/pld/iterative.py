@@ -50,7 +50,8 @@ class IterativeProfile(NamedTuple):
     delta: Array
 
     def nus(self) -> Array:
-        return (self.lower.astype(jnp.float64) + jnp.arange(self.delta.shape[-1])) * self.bin_width
+        idx = jnp.arange(self.delta.shape[-1], dtype=jnp.float64)
+        return (self.lower.astype(jnp.float64) + idx) * self.bin_width
 
     def delta_at(self, epsilon) -> Array:
         """Certified ``delta(epsilon)``: the chord in ``e^nu`` between grid points (upper bound)."""

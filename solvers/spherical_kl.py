@@ -1,0 +1,419 @@
+r"""The spherical KL programme (Theorem 4 of spherical-kl-optimal-mechanisms), monotone, as data.
+
+Variables: the shell masses ``mu_i = p_i v_i`` of the free shells ``i = 0..N``
+(``p`` the density on shell ``i``, ``v_i`` its volume); past ``N`` the density is
+geometric, ``p_i = p_N r^(i-N)``.  With the row-normalised kernel
+``K_ij = A_m gamma_ij / v_i`` (eq. 23; banded, ``|i - j| <= n``) the objective
+(eq. 28) is
+
+.. math::
+   f(\mu) = \sum_{i, j \ge 0} K_{ij}\, \mu_i \log\frac{p_i}{p_j}
+          = D(P \,\|\, T_{e_1} P),
+
+summed explicitly over rows ``i < M`` (the caller sizes ``M`` so that the
+tail mass beyond it is negligible: what is left out is at most that mass
+times ``n |log r|``).  Constraints (eqs. 29-30, dimensionless):
+
+* mass: ``h(mu) = sum_{i<N} mu_i + mu_N (1 + T_v) - 1 = 0``,
+  ``T_v = sum_{t>=1} r^t v_{N+t} / v_N`` (the geometric tail folded exactly);
+* cost: ``g_0(mu) = (sum_{i<N} mu_i c_i / v_i + mu_N (c_N + T_c) / v_N) / C - 1 <= 0``,
+  ``T_c = sum_{t>=1} r^t c_{N+t}``;
+* pair constraints ``p_a <= e^{l} p_b``, written ``g_k = (p_a - e^l p_b) / (e^l p^ref_b) <= 0``:
+  monotonicity ``p_{k+1} <= p_k`` (Definition 2 requires it; Theorem 4 as printed
+  omits it, and without it ``f`` is not the worst-case KL of Lemma 1 /
+  Proposition 1), and optionally the single-step loss cap
+  ``log p_i - log p_{i+n} <= L_max`` (geometric tail substituted for ``i + n > N``).
+
+The KKT residual is the base class's, in relative coordinates
+(``variable_scale = |mu|``).
+
+Backends:
+
+* ``jax``: a feasible primal barrier Newton method in relative coordinates
+  ``mu <- mu (1 + delta)``.  The Hessian of ``f`` there is the graph
+  Laplacian of the symmetric flows ``F_ij + F_ji``, ``F_ij = K_ij mu_i``
+  (tail nodes merged into node ``N``); the pair constraints enter through
+  a log-barrier weighted by the reference mass of shell ``b`` (an
+  unweighted barrier would dominate the massless shells near the origin),
+  the two linear constraints through the KKT system, which keeps every
+  iterate exactly feasible; fraction-to-boundary and Armijo backtracking;
+  the barrier weight ``t`` falls by 10x per stage down to ``t_final``.
+  Jittable (``lax.while_loop``), float64, any device.
+* ``cvxpy``: the reference (relative-entropy cones, Clarabel), after the
+  diagonal rescaling ``mu = mu_ref * y`` against the feasible reference
+  profile (without it Clarabel fails outright on the 10-20 orders of
+  magnitude ``p`` spans).  Its objective is accurate to about the solver's
+  gap tolerance; its point in the low-mass shells much less so -- judge it
+  by the residual.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+from jax.scipy.special import logsumexp
+
+from solvers._problem import ConvexProblem
+from solvers._solution import RawResult, Status
+
+#: ``log c`` of an inactive loss-cap row
+NO_CAP = 1e4
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class SphericalKL(ConvexProblem):
+    """The monotone spherical KL programme (module docstring); build with :meth:`create`."""
+
+    log_kernel: Array  # (M, 2n+1) log K_ij, j = i + d - n
+    log_v: Array  # (M,)
+    mass_coef: Array  # (N+1,)
+    cost_coef: Array  # (N+1,)  (already divided by the budget)
+    log_r: Array
+    pair_a: Array  # (K,) int
+    pair_b: Array  # (K,) int
+    pair_logc: Array  # (K,)
+    pair_weight: Array  # (K,) barrier weights (reference mass of shell b)
+    log_p_ref: Array  # (N+1,) feasible reference profile (log density)
+    n: int = dataclasses.field(metadata={"static": True})
+    N: int = dataclasses.field(metadata={"static": True})
+
+    name = "spherical-kl"
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def create(cls, log_w, log_v, log_c, N: int, r: float, budget: float,
+               log_tail_mass: float, log_tail_cost: float, loss_cap: float | None = None):
+        """Build the programme from banded log cell volumes (host arrays).
+
+        Args:
+          log_w: ``(M, 2n+1)`` ``log(A_m gamma_ij)``, ``j = i + d - n``.
+          log_v, log_c: ``(M,)`` ``log v_i``, ``log c_i`` (eqs. 26, 24).
+          N: last free shell; ``r``: tail ratio; ``budget``: ``C``.
+          log_tail_mass, log_tail_cost: ``log sum_{t>=1} r^t v_{N+t}``, ``... c_{N+t}``.
+          loss_cap: optional ``L_max`` for ``log p_i - log p_{i+n}``.
+        """
+        log_w = np.asarray(log_w, np.float64)
+        log_v = np.asarray(log_v, np.float64)
+        log_c = np.asarray(log_c, np.float64)
+        M, width = log_w.shape
+        n = (width - 1) // 2
+        if not (0 < r < 1) or budget <= 0 or N < 1 or M <= N + 1:
+            raise ValueError("need 0 < r < 1, budget > 0, N >= 1 and more than N + 1 rows")
+        log_r = math.log(r)
+        lk = log_w - log_v[:, None]
+        mass = np.ones(N + 1)
+        mass[N] = 1.0 + math.exp(log_tail_mass - log_v[N])
+        cbar = np.exp(log_c[: N + 1] - log_v[: N + 1])
+        cbar[N] = math.exp(np.logaddexp(log_c[N], log_tail_cost) - log_v[N])
+        cost = cbar / budget
+        # pair constraints p_a <= e^l p_b
+        a = list(range(1, N + 1))
+        b = list(range(0, N))
+        lc = [0.0] * N
+        # cap rows are always present (same shapes with and without a cap: one compile);
+        # without a cap they are inactive (log c = NO_CAP, barrier weight 0)
+        cap_slope = np.inf
+        if loss_cap is not None:
+            if n * -log_r >= loss_cap:
+                raise ValueError(
+                    f"loss cap {loss_cap} <= the tail's own single-step loss n log(1/r) = "
+                    f"{n * -log_r:.4g}: infeasible; increase r")
+            cap_slope = 0.99 * loss_cap / n
+        cap = NO_CAP if loss_cap is None else float(loss_cap)
+        for i in range(N):
+            j = i + n
+            a.append(i)
+            b.append(min(j, N))
+            lc.append(cap + (max(j - N, 0) * log_r if loss_cap is not None else 0.0))
+        a, b, lc = np.array(a), np.array(b), np.array(lc)
+        shell_cbar = np.exp(log_c[: N + 1] - log_v[: N + 1])
+        log_p_ref = _reference_profile(shell_cbar, cbar, mass, log_v[: N + 1], budget, cap_slope)
+        mu_ref = np.exp(log_p_ref + log_v[: N + 1])
+        weight = mu_ref[b] * mass[b] * (lc < NO_CAP / 2)
+        f = jnp.asarray
+        return cls(f(lk), f(log_v), f(mass), f(cost), f(log_r), f(a), f(b), f(lc), f(weight),
+                   f(log_p_ref), n, N)
+
+    @property
+    def num_variables(self) -> int:
+        return self.N + 1
+
+    @property
+    def rows(self) -> int:
+        return int(self.log_kernel.shape[0])
+
+    def reference(self) -> Array:
+        """Shell masses of the reference profile (feasible, strictly monotone)."""
+        return jnp.exp(self.log_p_ref + self.log_v[: self.N + 1])
+
+    # ------------------------------------------------------------------ pieces
+    def _extended_log_p(self, mu):
+        lp = jnp.log(mu) - self.log_v[: self.N + 1]
+        t = jnp.arange(1, self.rows - self.N, dtype=mu.dtype)
+        return jnp.concatenate([lp, lp[self.N] + t * self.log_r])
+
+    def _cells(self):
+        M, width = self.log_kernel.shape
+        i = jnp.arange(M)[:, None]
+        j = i + jnp.arange(width)[None, :] - self.n
+        ok = (j >= 0) & (j < M) & jnp.isfinite(self.log_kernel)
+        return i, jnp.clip(j, 0, M - 1), ok
+
+    def flows_and_losses(self, mu):
+        """Cell flows ``F_ij = K_ij mu_i`` and losses ``log(p_i / p_j)`` on the band (rows < M)."""
+        lp = self._extended_log_p(mu)
+        lmu = lp + self.log_v
+        i, j, ok = self._cells()
+        lf = jnp.where(ok, self.log_kernel + lmu[:, None], -jnp.inf)
+        loss = jnp.where(ok, lp[i] - lp[j], 0.0)
+        return jnp.exp(lf), loss, ok
+
+    def objective(self, x: Array) -> Array:
+        flows, loss, _ = self.flows_and_losses(x)
+        return jnp.sum(flows * loss)
+
+    def equality_constraints(self, x: Array) -> Array:
+        return jnp.reshape(jnp.dot(self.mass_coef, x) - 1.0, (1,))
+
+    def _pair_g(self, x):
+        lp = jnp.log(x) - self.log_v[: self.N + 1]
+        ref = self.log_p_ref[self.pair_b]
+        return (jnp.exp(lp[self.pair_a] - self.pair_logc - ref)
+                - jnp.exp(lp[self.pair_b] - ref))
+
+    def inequality_constraints(self, x: Array) -> Array:
+        return jnp.concatenate([jnp.reshape(jnp.dot(self.cost_coef, x) - 1.0, (1,)),
+                                self._pair_g(x)])
+
+    def variable_scale(self, x: Array) -> Array:
+        return jnp.abs(x)
+
+    # ------------------------------------------------------------------ JAX Newton
+    def _laplacian(self, flows, ok):
+        """Hessian of ``f`` in relative coordinates: Laplacian of ``F + F^T`` (tail merged)."""
+        i, j, _ = self._cells()
+        ci = jnp.minimum(i, self.N) * jnp.ones_like(j)
+        cj = jnp.minimum(j, self.N)
+        fl = jnp.where(ok & (ci != cj), flows, 0.0).ravel()
+        ci, cj = ci.ravel(), cj.ravel()
+        size = self.N + 1
+        h = jnp.zeros((size, size), flows.dtype)
+        h = h.at[ci, ci].add(fl).at[cj, cj].add(fl).at[ci, cj].add(-fl).at[cj, ci].add(-fl)
+        return h
+
+    def _barrier_parts(self, mu, t):
+        lp = jnp.log(mu) - self.log_v[: self.N + 1]
+        lpa = lp[self.pair_a]
+        lpb = lp[self.pair_b] + self.pair_logc
+        # s = e^l p_b - p_a > 0, relative to e^l p_b: sr = 1 - p_a / (e^l p_b)
+        sr = -jnp.expm1(lpa - lpb)
+        alpha = jnp.exp(lpa - lpb) / sr  # p_a / s
+        beta = 1.0 / sr  # e^l p_b / s
+        w = t * self.pair_weight
+        # -sum w log(-g_k), -g_k = s / (e^l p_b^ref): convex in mu (s is linear)
+        val = -jnp.sum(w * (jnp.log(sr) + lpb - self.log_p_ref[self.pair_b] - self.pair_logc))
+        grad = jnp.zeros_like(mu).at[self.pair_b].add(-w * beta).at[self.pair_a].add(w * alpha)
+        return val, grad, alpha, beta, w
+
+    def _merit(self, mu, t):
+        return self.objective(mu) + self._barrier_parts(mu, t)[0]
+
+    def jax_solve(self, t_final: float = 1e-15, max_iterations: int = 300,
+                  newton_tol: float = 1e-22, x0=None) -> RawResult:
+        """Barrier Newton (module docstring); ``t_final`` relative to ``f(reference)``."""
+        mu0 = self.reference() if x0 is None else jnp.asarray(x0)
+        f0 = jnp.abs(self.objective(mu0))
+        amat_fn = lambda mu: jnp.stack([mu * self.mass_coef, mu * self.cost_coef])  # noqa: E731
+
+        def newton(mu, t):
+            flows, loss, ok = self.flows_and_losses(mu)
+            g_f = mu * jax.grad(self.objective)(mu)
+            bval, g_b, alpha, beta, w = self._barrier_parts(mu, t)
+            g = g_f + g_b
+            hmat = self._laplacian(flows, ok)
+            # barrier Hessian: w (beta e_b - alpha e_a)(...)^T
+            pa, pb = self.pair_a, self.pair_b
+            hmat = (hmat.at[pb, pb].add(w * beta**2).at[pa, pa].add(w * alpha**2)
+                    .at[pa, pb].add(-w * alpha * beta).at[pb, pa].add(-w * alpha * beta))
+            amat = amat_fn(mu)
+            delta, nu = _kkt_solve(hmat, amat, g)
+            dec = -jnp.dot(g, delta)
+            return delta, nu, dec, g
+
+        def step_len(mu, delta):
+            # 1 + a delta > 0; pair slacks positive
+            neg = jnp.where(delta < 0, -1.0 / jnp.where(delta < 0, delta, -1.0), jnp.inf)
+            amax = jnp.min(neg)
+            lp = jnp.log(mu) - self.log_v[: self.N + 1]
+            ra = jnp.exp(lp[self.pair_a] - lp[self.pair_b] - self.pair_logc)  # p_a / (e^l p_b) < 1
+            # s(a) / (e^l p_b) = (1 - ra) + a (delta_b - ra delta_a)
+            ds = delta[self.pair_b] - ra * delta[self.pair_a]
+            s0 = -jnp.expm1(jnp.log(ra))
+            bound = jnp.where(ds < 0, s0 / jnp.where(ds < 0, -ds, 1.0), jnp.inf)
+            return jnp.minimum(1.0, 0.95 * jnp.minimum(amax, jnp.min(bound)))
+
+        def cond(state):
+            mu, t, it, dec, done, nu = state
+            return (~done) & (it < max_iterations)
+
+        def body(state):
+            mu, t, it, _, _, _ = state
+            delta, nu, dec, g = newton(mu, t)
+            a0 = step_len(mu, delta)
+            phi0 = self._merit(mu, t)
+
+            def bt_cond(c):
+                a, k = c
+                new = mu * (1.0 + a * delta)
+                return (self._merit(new, t) > phi0 - 1e-4 * a * dec) & (k < 40)
+
+            a, _ = jax.lax.while_loop(bt_cond, lambda c: (0.5 * c[0], c[1] + 1), (a0, 0))
+            mu_new = mu * (1.0 + a * delta)
+            small = dec <= newton_tol * f0 + 1e-300
+            t_min = t_final * f0
+            last = t <= t_min * 1.0000001
+            done = small & last
+            t_new = jnp.where(small & ~last, jnp.maximum(t / 10.0, t_min), t)
+            mu_out = jnp.where(small, mu, mu_new)
+            return mu_out, t_new, it + 1, dec, done, nu
+
+        t0 = 1e-3 * f0
+        init = (mu0, t0, jnp.zeros((), jnp.int32), jnp.inf * f0, jnp.zeros((), bool),
+                jnp.zeros(2, mu0.dtype))
+        mu, t, it, dec, done, nu = jax.lax.while_loop(cond, body, init)
+        # multipliers at the final point (one more Newton solve: delta ~ 0)
+        _, nu, _, _ = newton(mu, t)
+        _, _, alpha, beta, w = self._barrier_parts(mu, t)
+        lp_b = jnp.log(mu[self.pair_b]) - self.log_v[self.pair_b]
+        lam_pairs = w * beta * jnp.exp(self.log_p_ref[self.pair_b] - lp_b)
+        lam = jnp.concatenate([nu[1:2], lam_pairs])
+        status = jnp.where(done, Status.OPTIMAL, Status.MAX_ITERATIONS).astype(jnp.int32)
+        status = jnp.where(jnp.all(jnp.isfinite(mu)), status, Status.FAILED)
+        return RawResult(mu, lam, nu[:1], status,
+                         {"iterations": it, "barrier": t, "newton_decrement": dec})
+
+    # ------------------------------------------------------------------ cvxpy reference
+    def cvxpy_model(self, cp):
+        from solvers._cvxpy_backend import CvxpyModel
+
+        size = self.N + 1
+        lk = np.asarray(self.log_kernel)
+        M, width = lk.shape
+        lv = np.asarray(self.log_v)
+        mu_ref = np.asarray(self.reference())
+        lp = np.asarray(self._extended_log_p(jnp.asarray(mu_ref)))
+        i = np.repeat(np.arange(M)[:, None], width, axis=1)
+        j = i + np.arange(width)[None, :] - self.n
+        ok = (j >= 0) & (j < M) & np.isfinite(lk)
+        i, j, lk_ok = i[ok], j[ok], lk[ok]
+        fref = np.exp(lk_ok + lp[i] + lv[i])
+        lref = lp[i] - lp[j]
+        ci, cj = np.minimum(i, self.N), np.minimum(j, self.N)
+        lin = np.bincount(ci, weights=fref * lref, minlength=size)
+        off = ci != cj
+        key = ci[off] * size + cj[off]
+        uk, inv = np.unique(key, return_inverse=True)
+        wts = np.bincount(inv, weights=fref[off])
+        ea, eb = uk // size, uk % size
+        keep = wts > 0
+        ea, eb, wts = ea[keep], eb[keep], wts[keep]
+        f_scale = float(np.sum(wts * 0.0) + np.sum(lin))  # f at y = 1
+        f_scale = abs(f_scale) if f_scale != 0 else 1.0
+        y = cp.Variable(size, pos=True)
+        obj = (wts / f_scale) @ cp.rel_entr(y[ea], y[eb]) + (lin / f_scale) @ y
+        mass_row = mu_ref * np.asarray(self.mass_coef)
+        cost_row = mu_ref * np.asarray(self.cost_coef)
+        lpr = np.asarray(self.log_p_ref)
+        pa, pb, plc = (np.asarray(v) for v in (self.pair_a, self.pair_b, self.pair_logc))
+        coef_a = np.exp(lpr[pa] - lpr[pb] - plc)
+        c_mass = mass_row @ y == 1.0
+        c_cost = cost_row @ y - 1.0 <= 0
+        c_pair = cp.multiply(coef_a, y[pa]) - y[pb] <= 0
+        problem = cp.Problem(cp.Minimize(obj), [c_mass, c_cost, c_pair])
+
+        def recover():
+            mu = mu_ref * np.asarray(y.value)
+            lam = np.concatenate([[float(c_cost.dual_value)], np.asarray(c_pair.dual_value)])
+            return mu, f_scale * lam, f_scale * np.array([float(c_mass.dual_value)])
+
+        return CvxpyModel(problem, recover)
+
+
+def _kkt_solve(hmat, amat, g):
+    r"""Solve ``[[H, A^T], [A, 0]] [delta; nu] = [-g; 0]`` by Cholesky.
+
+    Symmetric diagonal equilibration ``D = diag(H)^(-1/2)``; on ``A delta = 0`` the
+    system is unchanged by adding ``A^T A`` to ``H`` (the scaling direction
+    ``1``, the Laplacian's null vector, is not in the null space of ``A``);
+    then ``nu`` from the 2x2 Schur complement.
+    """
+    d = 1.0 / jnp.sqrt(jnp.maximum(jnp.diagonal(hmat), 1e-300))
+    hs = d[:, None] * hmat * d[None, :]
+    a_s = amat * d[None, :]
+    a_s = a_s / jnp.linalg.norm(a_s, axis=1, keepdims=True)
+    hr = hs + a_s.T @ a_s
+    cf = jax.scipy.linalg.cho_factor(hr, lower=True)
+    rhs = jnp.concatenate([(-g * d)[:, None], a_s.T], axis=1)
+    z = jax.scipy.linalg.cho_solve(cf, rhs)
+    z_g, z_a = z[:, 0], z[:, 1:]
+    schur = a_s @ z_a
+    b = a_s @ z_g
+    det = schur[0, 0] * schur[1, 1] - schur[0, 1] * schur[1, 0]
+    nu_s = jnp.stack([schur[1, 1] * b[0] - schur[0, 1] * b[1],
+                      schur[0, 0] * b[1] - schur[1, 0] * b[0]]) / det
+    delta_s = z_g - z_a @ nu_s
+    delta = d * delta_s
+    # nu in the original scaling: A^T nu = D^-1 a_s^T nu_s, a_s = (A D) / row norms
+    norms = jnp.linalg.norm(amat * d[None, :], axis=1)
+    return delta, nu_s / norms
+
+
+def _reference_profile(shell_cbar, cbar, mass, log_v, budget, cap_slope):
+    """``log p_ref``: ``p ~ exp(-beta cbar)`` with per-shell log-slope capped, cost ``= C``.
+
+    Monotone (strictly) and inside the loss cap; ``beta`` by bisection on the
+    cost/mass ratio.  Raises if the budget is not reachable on this grid.
+    """
+    target = budget
+    dc = np.diff(shell_cbar)
+
+    def profile(beta):
+        slope = np.minimum(beta * dc, cap_slope)
+        lp = np.concatenate([[0.0], -np.cumsum(slope)])
+        lmu = lp + log_v  # free-shell masses up to a factor; total mass = sum(mu * mass)
+        lmu = lmu - logsumexp(jnp.asarray(lmu + np.log(mass))).item()
+        ratio = float(np.sum(np.exp(lmu) * cbar))
+        return lp, ratio
+
+    lo, hi = 1e-12, 1.0
+    if profile(lo)[1] < target:
+        raise ValueError(
+            "cost budget not reachable with this (N, r): the flattest monotone profile has "
+            f"mean cost {profile(lo)[1]:.4g} < {target:.4g}; increase N or r")
+    while profile(hi)[1] > target:
+        hi *= 2.0
+        if hi > 1e12:
+            raise ValueError("cost budget too small for the innermost shells (increase n)")
+    for _ in range(200):
+        mid = math.sqrt(lo * hi)
+        if profile(mid)[1] > target:
+            lo = mid
+        else:
+            hi = mid
+    lp, _ = profile(hi)
+    # normalise to unit mass
+    lmu = lp + log_v + np.log(mass)
+
+    lp = lp - logsumexp(jnp.asarray(lmu)).item()
+    if not np.all(np.diff(lp) < 0):
+        raise ValueError("reference profile is not strictly monotone")
+    return lp
+
+
+__all__ = ["SphericalKL"]

@@ -43,6 +43,7 @@ from fractions import Fraction
 from math import comb, factorial
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
@@ -70,6 +71,7 @@ from dpjax.numerics import (
 
 _HALF_LOG_2PI = 0.9189385332046727
 _LOG_2 = 0.6931471805599453
+_LOG_1M_MARGIN = -1e-10  # log(1 - 1e-10): epsilon searches aim a hair below delta
 
 
 # ---------------------------------------------------------------------------
@@ -371,26 +373,29 @@ def epsilon_flipped_huber(
 ) -> Array:
     r"""Least ``epsilon`` with the exact 1-D profile ``<= delta`` (certified upper end).
 
-    ``delta(eps) <= delta_N(eps; Delta/gamma)`` (``sqrt(2 pi)/omega <= 1`` and case 1's extra mass
-    is below the Gaussian's), so the Gaussian ``epsilon`` at ``sigma = gamma`` brackets it.
+    Bisection on ``[0, 2 eps_N + 1]`` (``eps_N`` the Gaussian epsilon at ``sigma = gamma``,
+    the profile of the FH tails) keeping the end where the profile is ``<= delta``; that end
+    is re-checked and ``inf`` (no certificate) is returned if it fails.
     """
     delta, alpha, gamma, d = jnp.broadcast_arrays(
         jnp.asarray(delta), jnp.asarray(alpha), jnp.asarray(gamma), jnp.asarray(sensitivity)
     )
     log_t = jnp.log(delta)
-    hi = epsilon_gaussian(delta, gamma, d)
-    hi = jnp.maximum(hi, 1e-300)
-    # make sure the bracket's upper end is feasible (it is, by the bound above); widen if not
-    hi = jnp.where(log_delta_flipped_huber(hi, alpha, gamma, d) <= log_t, hi, 2.0 * hi + 1.0)
-    res = bisect_monotone(
-        lambda e: log_delta_flipped_huber(e, alpha, gamma, d) <= log_t,
-        good=hi,
-        bad=jnp.zeros_like(hi),
-        num_iterations=num_iterations,
-    )
-    at_zero = log_delta_flipped_huber(jnp.zeros_like(hi), alpha, gamma, d) <= log_t
-    eps = jnp.where(at_zero, 0.0, res.good)
-    eps = jnp.where(res.status == 1, jnp.inf, eps)  # bracket failure: no certificate
+    b, D = alpha / gamma, d / gamma
+    consts = shape_constants(b)
+    hi = 2.0 * epsilon_gaussian(delta, gamma, d) + 1.0
+
+    def ok(e, level):
+        return log_delta_flipped_huber_standard(e, b, D, consts) <= level
+
+    def body(_, carry):
+        good, bad = carry
+        mid = 0.5 * (good + bad)
+        fine = ok(mid, log_t + _LOG_1M_MARGIN)  # a hair inside, so the re-check is robust
+        return jnp.where(fine, mid, good), jnp.where(fine, bad, mid)
+
+    eps, _ = jax.lax.fori_loop(0, num_iterations, body, (hi, jnp.zeros_like(hi)))
+    eps = jnp.where(ok(eps, log_t), eps, jnp.inf)
     return jnp.where(delta > 0, eps, jnp.inf)
 
 
@@ -510,14 +515,13 @@ def epsilon_flipped_huber_bound(
     )
     xi, eta = zcdp_flipped_huber(alpha, gamma, linf, l2=l2, dim=dim)
     hi = epsilon_from_zcdp_shifted(xi, eta, delta) * (1.0 + 1e-9) + 1e-12
-    log_t = jnp.log(delta)
+    log_t = jnp.log(delta) + _LOG_1M_MARGIN  # a hair inside delta: robust to re-evaluation
 
     def ok(e):
         return log_delta_flipped_huber_bound(e, alpha, gamma, dim, l1, l2, linf) <= log_t
 
     res = bisect_monotone(ok, good=hi, bad=jnp.zeros_like(hi), num_iterations=num_iterations)
-    eps = jnp.where(ok(jnp.zeros_like(hi)), 0.0, res.good)
-    eps = jnp.where(res.status == 1, jnp.inf, eps)
+    eps = jnp.where(res.status == 1, jnp.inf, res.good)
     return jnp.where(delta > 0, eps, jnp.inf)
 
 

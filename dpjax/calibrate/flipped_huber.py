@@ -114,8 +114,8 @@ def _solve_one(prepare, fn, epsilon, delta, ref, num_stages, bisect_iters):
 
 
 def _bucket(n: int) -> int:
-    """Pad batch sizes to powers of two so that few shapes are ever compiled."""
-    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+    """Pad batch sizes to powers of two (at least 4) so that few shapes are ever compiled."""
+    return max(4, 1 << (n - 1).bit_length())
 
 
 def _batched(core, epsilon, delta, *args, **iters):

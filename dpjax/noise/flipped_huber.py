@@ -159,7 +159,10 @@ def _one_minus_x_mills(x: Array) -> Array:
 
 
 def _lower_gamma3_ratio(y: Array) -> Array:
-    r"""``P(3, y) = 1 - e^{-y}(1 + y + y^2/2)``; series ``e^{-y} sum_{k>=3} y^k/k!`` if ``y < 1``."""
+    r"""``P(3, y) = 1 - e^{-y}(1 + y + y^2/2)``.
+
+    The series ``e^{-y} sum_{k>=3} y^k/k!`` is used for ``y < 1``.
+    """
     small = y < 1.0
     ys = jnp.where(small, y, 0.5)
     term = ys**3 / 6.0

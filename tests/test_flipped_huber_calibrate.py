@@ -1,0 +1,165 @@
+"""Certified flipped Huber calibration: paper numbers, certificates, optimality, mechanism glue."""
+
+import jax
+import numpy as np
+import pytest
+import scipy.optimize
+
+import dpjax
+from dpjax.accounting.flipped_huber import (
+    log_delta_flipped_huber,
+    log_delta_flipped_huber_generic,
+    log_delta_flipped_huber_sufficient,
+)
+from dpjax.calibrate.gaussian import sigma_gaussian
+from dpjax.errors import InfeasibleTargetError
+from dpjax.noise.flipped_huber import standard_variance
+
+_generic = jax.jit(log_delta_flipped_huber_generic)
+_exact = jax.jit(log_delta_flipped_huber)
+
+K = 20
+TABLE2_EPS = np.array([0.2, 0.4, 1.0, 2.2, 5.0])
+
+
+@pytest.fixture(scope="module")
+def fig3a():
+    """Fig. 3a targets (Delta = 1, delta = 1e-6), one vectorised call (padded batch of 4)."""
+    return dpjax.calibrate("flipped-huber", epsilon=[0.3, 3.0, 1.0], delta=1e-6, linf=1.0)
+
+
+def _table2(delta):
+    return dpjax.calibrate(
+        "flipped-huber",
+        epsilon=TABLE2_EPS,
+        delta=delta,
+        dim=K,
+        linf=1.0,
+        l2=np.sqrt(K),
+        l1=float(K),
+        condition="sufficient",
+    )
+
+
+@pytest.fixture(scope="module")
+def table2():
+    """Two calls of 5 targets (same padded batch of 8: one compile)."""
+    return [_table2(1e-8), _table2(1e-6)]
+
+
+def test_fig3a_least_variance_reproduces(fig3a):
+    var = np.asarray(fig3a.variance)
+    assert round(float(var[0]), 2) == 22.21  # paper, Fig. 3a / Sec. V-A
+    # "for flipped Huber ... the variances decrease by 100 times" from eps = 0.3 to 3
+    assert 99.0 < var[0] / var[1] < 101.0
+    # FH beats the Gaussian (168.80 at eps = 0.3) and the exact 1-D Laplace (variance 2 b^2)
+    assert var[0] < 168.80
+    laplace = 2.0 / (np.array([0.3, 3.0, 1.0]) - 2 * np.log1p(-1e-6)) ** 2
+    assert np.all(var <= laplace * (1 + 1e-9))
+
+
+def test_every_calibration_is_certified_by_an_independent_kernel(fig3a):
+    a, g = fig3a.params["alpha"], fig3a.params["gamma"]
+    eps = np.asarray(fig3a.epsilon)
+    assert np.all(fig3a.delta_at_params <= 1e-6)
+    # the generic Lemma 11 kernel (numerical inverse of the loss) agrees it is private
+    generic = np.exp(np.asarray(_generic(eps, a, g, 1.0)))
+    assert np.all(generic <= 1e-6 * (1 + 1e-9))
+    # ... and tight: 0.1% less scale at the same shape breaks the target
+    tighter = np.exp(np.asarray(_exact(eps, a / 1.001, g / 1.001, 1.0)))
+    assert np.all(tighter > 1e-6)
+
+
+def test_calibration_is_optimal_against_scipy_search(fig3a):
+    """Independent optimiser: brentq on gamma (generic kernel) and a bounded scan of the shape."""
+    eps = 0.3
+    log_t = np.log(1e-6)
+
+    def least_var(b):
+        f = lambda lg: float(_generic(eps, b * np.exp(lg), np.exp(lg), 1.0)) - log_t  # noqa: E731
+        lg = scipy.optimize.brentq(f, -5.0, 10.0, xtol=1e-12)
+        return np.exp(2 * lg) * float(standard_variance(b))
+
+    b_star = float(fig3a.params["alpha"][0] / fig3a.params["gamma"][0])
+    grid = b_star * np.array([0.9, 0.97, 0.995, 1.005, 1.03, 1.1])
+    best = min(least_var(b) for b in grid)
+    assert float(fig3a.variance[0]) <= best * (1 + 1e-7)
+    assert float(fig3a.variance[0]) == pytest.approx(least_var(b_star), rel=1e-7)
+
+
+def test_vectorised_equals_single_targets(fig3a):
+    single = dpjax.calibrate("flipped-huber", epsilon=1.0, delta=1e-6, linf=1.0)
+    assert float(single.variance) == pytest.approx(float(fig3a.variance[2]), rel=1e-12)
+    assert np.shape(single.params["alpha"]) == ()
+
+
+def test_sensitivity_scales_the_answer():
+    cal = dpjax.calibrate("flipped-huber", epsilon=[0.3, 3.0, 1.0], delta=1e-6, linf=2.5)
+    unit = dpjax.calibrate("flipped-huber", epsilon=[0.3, 3.0, 1.0], delta=1e-6, linf=1.0)
+    np.testing.assert_allclose(cal.variance, 6.25 * unit.variance, rtol=1e-7)
+
+
+def test_table2_theorem8_optimum(table2):
+    """Theorem 8 at K = 20, Delta = 1, Delta_2 = sqrt(20), Delta_1 = 20.
+
+    The optimum is the Gaussian limit alpha -> 0 at both delta = 1e-8 (the paper's stated
+    setting) and 1e-6; the paper's printed row (7237.09, 1971.36, 359.57, 87.09, 19.49) lies
+    0.01%-4% above the delta = 1e-6 optimum (a coarse (alpha, gamma) grid with alpha >= 0.02)
+    and 25%-35% below the delta = 1e-8 one, so it does not reproduce at delta = 1e-8.
+    """
+    var = np.stack([np.asarray(c.variance) for c in table2])
+    for row, delta in enumerate([1e-8, 1e-6]):
+        sigma = np.asarray(sigma_gaussian(TABLE2_EPS, delta, np.sqrt(K))[0])
+        # never worse than the Gaussian (alpha = 0 is in the search) and no better than it
+        assert np.all(var[row] <= sigma**2 * (1 + 1e-9))
+        np.testing.assert_allclose(var[row], sigma**2, rtol=1e-6)
+    paper = np.array([7237.09, 1971.36, 359.57, 87.09, 19.49])
+    assert np.all(paper >= var[1]) and np.all(paper <= 1.05 * var[1])
+    assert np.all(paper < 0.76 * var[0]) and np.all(paper > 0.64 * var[0])
+    for cal, delta in zip(table2, [1e-8, 1e-6], strict=False):
+        assert np.all(cal.delta_at_params <= delta)
+        recheck = np.exp(
+            np.asarray(
+                log_delta_flipped_huber_sufficient(
+                    TABLE2_EPS, cal.params["alpha"], cal.params["gamma"], K, K, np.sqrt(K), 1.0
+                )
+            )
+        )
+        assert np.all(recheck <= delta)
+        assert cal.condition == "sufficient"
+
+
+def test_sufficient_calibration_beats_gaussian_in_low_dimension():
+    eps = np.array([0.5, 0.8, 1.2, 2.0, 3.0])  # 5 targets: same compiled batch as Table II
+    cal = dpjax.calibrate(
+        "flipped-huber", epsilon=eps, delta=1e-6, dim=3, linf=1.0, condition="sufficient"
+    )
+    sigma = np.asarray(sigma_gaussian(eps, 1e-6, np.sqrt(3.0))[0])
+    assert np.all(cal.variance < sigma**2)
+    assert np.all(cal.params["alpha"] > 0)
+    assert np.all(cal.delta_at_params <= 1e-6)
+
+
+def test_mechanism_errors():
+    with pytest.raises(NotImplementedError, match="PLD"):
+        dpjax.calibrate("flipped-huber", epsilon=1.0, delta=1e-6, dim=4, linf=1.0)
+    with pytest.raises(NotImplementedError, match="PLD"):
+        dpjax.calibrate("flipped-huber", epsilon=1.0, delta=1e-6, linf=1.0, compositions=3)
+    with pytest.raises(InfeasibleTargetError):
+        dpjax.calibrate("flipped-huber", epsilon=1.0, delta=0.0, linf=1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        dpjax.calibrate("flipped-huber", epsilon=-1.0, delta=1e-6, linf=1.0)
+    with pytest.raises(ValueError, match="delta"):
+        dpjax.calibrate("flipped-huber", epsilon=1.0, delta=1.5, linf=1.0)
+
+
+def test_profile_and_account_facade():
+    params = {"alpha": 2.0, "gamma": 1.5}
+    eps = np.array([0.1, 1.0, 3.0])
+    got = dpjax.profile("flipped-huber", params, epsilon=eps, linf=1.0)
+    np.testing.assert_allclose(got, np.exp(np.asarray(_generic(eps, 2.0, 1.5, 1.0))), rtol=1e-10)
+    e = dpjax.account("flipped-huber", params, delta=1e-5, linf=1.0)
+    assert float(dpjax.profile("flipped-huber", params, epsilon=e, linf=1.0)) <= 1e-5
+    # K dims: a certified upper bound, monotone in epsilon
+    k_prof = dpjax.profile("flipped-huber", params, epsilon=eps, dim=5, linf=1.0)
+    assert np.all(np.diff(k_prof) <= 0) and np.all(k_prof >= got - 1e-15)

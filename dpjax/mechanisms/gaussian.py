@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpjax._batching import call_padded
 from dpjax.accounting.gaussian import delta_gaussian, epsilon_gaussian
 from dpjax.accounting.pld import accountant as pld_accountant
 from dpjax.accounting.pld.subsample import gaussian_rdp_sigma
@@ -43,7 +44,7 @@ def _engine_calibrate(epsilon, delta, query: Query):
     """Least sigma after T Poisson-subsampled uses: PLD engine (certified), bracketed by the
     non-subsampled closed form (subsampling never hurts)."""
     l2, notes = query.sensitivity.resolve("l2")
-    full, _, ok_full, _ = sigma_gaussian(epsilon, delta, l2 * np.sqrt(query.compositions))
+    full, _, ok_full, _ = call_padded(sigma_gaussian, epsilon, delta, l2 * np.sqrt(query.compositions))
     require_certified(NAME, ok_full, epsilon, delta, np.asarray(delta))
     guess = gaussian_rdp_sigma(epsilon, delta, query.sampling_rate, query.compositions, l2)
     upper = 1.02 * np.asarray(full)
@@ -83,7 +84,7 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
             notes=notes,
         )
     l2, notes = _effective_l2(query)
-    sigma, delta_at, ok, _ = sigma_gaussian(epsilon, delta, l2)
+    sigma, delta_at, ok, _ = call_padded(sigma_gaussian, epsilon, delta, l2)
     sigma, delta_at = np.asarray(sigma), np.asarray(delta_at)
     require_certified(NAME, ok, epsilon, delta, delta_at)
     with np.errstate(over="ignore"):  # sigma ~ 1e299 at eps = 0, delta = 1e-300

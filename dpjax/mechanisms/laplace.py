@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpjax._batching import call_padded
 from dpjax.accounting.laplace import delta_laplace, epsilon_laplace
+from dpjax.accounting.pld import accountant as pld_accountant
 from dpjax.calibrate._certify import require_certified
 from dpjax.calibrate._result import Calibration
 from dpjax.calibrate.laplace import scale_laplace_1d, scale_laplace_pure
 from dpjax.errors import InfeasibleTargetError
-from dpjax.accounting.pld import accountant as pld_accountant
 from dpjax.mechanisms._spec import Mechanism, Query, positive_params, unsupported
 from dpjax.noise.laplace import Laplace
 
@@ -87,7 +88,7 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     exact = _exact_1d(query)
     if exact:
         l1, notes = query.sensitivity.resolve("l1")
-        b, delta_at, ok = (np.asarray(x) for x in scale_laplace_1d(epsilon, delta, l1))
+        b, delta_at, ok = (np.asarray(x) for x in call_padded(scale_laplace_1d, epsilon, delta, l1))
         require_certified(NAME, ok, epsilon, delta, delta_at)
     else:
         if np.any(epsilon == 0):

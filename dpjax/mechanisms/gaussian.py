@@ -44,7 +44,8 @@ def _engine_calibrate(epsilon, delta, query: Query):
     """Least sigma after T Poisson-subsampled uses: PLD engine (certified), bracketed by the
     non-subsampled closed form (subsampling never hurts)."""
     l2, notes = query.sensitivity.resolve("l2")
-    full, _, ok_full, _ = call_padded(sigma_gaussian, epsilon, delta, l2 * np.sqrt(query.compositions))
+    l2_total = l2 * np.sqrt(query.compositions)
+    full, _, ok_full, _ = call_padded(sigma_gaussian, epsilon, delta, l2_total)
     require_certified(NAME, ok_full, epsilon, delta, np.asarray(delta))
     guess = gaussian_rdp_sigma(epsilon, delta, query.sampling_rate, query.compositions, l2)
     upper = 1.02 * np.asarray(full)

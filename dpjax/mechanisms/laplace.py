@@ -145,7 +145,10 @@ def _corner_exact(query: Query) -> bool:
 
 
 def _rr_bound(epsilon, epsilon0):
-    """``(e^{eps0} - e^{eps}) / (1 + e^{eps0})`` for ``eps < eps0``, else 0 (pure-DP dominating pair)."""
+    """``(e^{eps0} - e^{eps}) / (1 + e^{eps0})`` for ``eps < eps0``, else 0.
+
+    The profile of randomized response, the dominating pair of every eps0-DP mechanism.
+    """
     epsilon, epsilon0 = np.asarray(epsilon, float), np.asarray(epsilon0, float)
     with np.errstate(over="ignore", invalid="ignore"):
         bound = -np.expm1(epsilon - epsilon0) / (1.0 + np.exp(-epsilon0))

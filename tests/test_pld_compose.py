@@ -5,11 +5,10 @@ delta of O(K h^2 (d log delta / d eps)^2) ~ 1e-4 for the K <= 10 cases here;
 every reported value must be >= the exact one (pessimism) up to 1e-12.
 """
 
-import numpy as np
-import pytest
-
 import jax
 import jax.numpy as jnp
+import numpy as np
+import pytest
 
 from dpjax.accounting.gaussian import delta_gaussian, epsilon_gaussian
 from dpjax.accounting.pld import (

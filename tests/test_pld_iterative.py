@@ -12,10 +12,9 @@ import subprocess
 import sys
 import textwrap
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
-
-import jax.numpy as jnp
 
 from dpjax.accounting.gaussian import delta_gaussian
 from dpjax.accounting.pld import delta_for_epsilon, from_noise, self_compose, self_compose_size
@@ -54,9 +53,6 @@ def test_iterative_vs_fft_flipped_huber_point_masses():
     eps = np.array([0.05, 0.1, 0.2, 0.3])
     a, b = np.asarray(it.delta_at(eps)), np.asarray(delta_for_epsilon(fft, eps))
     np.testing.assert_allclose(a, b, rtol=2e-4)
-    # both are upper bounds: the optimistic (round-down) PLD brackets them from below
-    lo = self_compose(from_noise(fh, 1.0, h, pessimistic=False), k, self_compose_size(one, k))
-    assert np.all(np.asarray(delta_for_epsilon(lo, eps)) <= np.minimum(a, b) * (1 + 1e-9))
 
 
 _SHARD_SCRIPT = textwrap.dedent(
@@ -65,10 +61,12 @@ _SHARD_SCRIPT = textwrap.dedent(
     jax.config.update("jax_enable_x64", True)
     import numpy as np
     from dpjax.accounting.pld import accountant as A
-    r = A.calibrate_scale(A.gaussian_noise, 0.0, 1.0, np.linspace(0.5, 2.0, 5), 1e-6, 3, None,
-                          1e-3, upper=20.0, lower=1.0)
-    print(json.dumps({"n": jax.device_count(), "scale": r.scale.tolist(),
-                      "ok": r.certified.tolist()}))
+    out = {"n": jax.device_count()}
+    for shard in (True, False):
+        r = A.calibrate_scale(A.gaussian_noise, 0.0, 1.0, np.linspace(0.5, 2.0, 5), 1e-6, 3,
+                              None, 1e-3, upper=20.0, lower=1.0, shard=shard)
+        out[str(shard)] = [r.scale.tolist(), r.certified.tolist()]
+    print(json.dumps(out))
     """
 )
 
@@ -91,8 +89,9 @@ def _run(devices):
 
 
 def test_sharded_grid_equals_unsharded():
-    """Calibration grid sharded over 8 host devices == the single-device run."""
-    one, eight = _run(1), _run(8)
-    assert one["n"] == 1 and eight["n"] == 8
-    assert all(one["ok"]) and all(eight["ok"])
-    np.testing.assert_allclose(eight["scale"], one["scale"], rtol=1e-12)
+    """Calibration grid sharded over 8 host devices == the same grid on one device."""
+    out = _run(8)
+    assert out["n"] == 8
+    (sharded, ok_s), (single, ok_1) = out["True"], out["False"]
+    assert all(ok_s) and all(ok_1)
+    np.testing.assert_allclose(sharded, single, rtol=1e-12)

@@ -86,7 +86,7 @@ def log_delta_kernel(
     sizes,
     subsampled,
 ):
-    """``log delta(epsilon)`` after ``compositions`` uses (worse adjacency), certified upper bound."""
+    """``log delta(epsilon)`` after ``compositions`` uses (worse adjacency); certified bound."""
     plds = _plds(
         noise_fn,
         scale,
@@ -349,12 +349,12 @@ def _illinois(f, good, bad, num_iterations):
 SEARCH_MARGIN = 1e-6
 
 
-def _shard(*arrays):
+def _shard(*arrays, use_devices: bool = True):
     """Flatten the batch; with several devices, pad it to a multiple of their number and shard
     it along a 1-D mesh (``jax.sharding``): the vectorised kernel then runs one slice of the
     calibration grid per device.  Results equal the single-device run (same program per row)."""
     flat = [np.asarray(a, np.float64).reshape(-1) for a in np.broadcast_arrays(*arrays)]
-    devices = jax.devices()
+    devices = jax.devices() if use_devices else jax.devices()[:1]
     n = flat[0].size
     if len(devices) < 2 or n < 2:
         return [jnp.asarray(a) for a in flat]
@@ -386,6 +386,7 @@ def calibrate_scale(
     lower=None,
     num_iterations=12,
     fallback_upper=None,
+    shard: bool = True,
 ) -> ScaleCalibration:
     r"""Least scale of ``noise_fn(scale, shape)`` meeting ``(epsilon, delta)`` after ``K`` uses.
 
@@ -428,7 +429,7 @@ def calibrate_scale(
             tail,
             stride,
         )
-        batch = _shard(shape_b, eps, search_level, lo, hi)
+        batch = _shard(shape_b, eps, search_level, lo, hi, use_devices=shard)
         scale, log_d, status = calibrate_kernel(
             batch[0],
             *args,

@@ -237,7 +237,7 @@ def pair_grid(pair: MonotonePair, bin_width: float) -> tuple[int, int]:
 def discretise_pair(
     pair: MonotonePair, bin_width, lower, size: int, pessimistic: bool = True, mgf_stride: int = 1
 ) -> PLD:
-    r"""PLD of ``pair`` on the grid ``(lower + i) * bin_width``, ``i < size`` (jittable; ``size`` static).
+    r"""PLD of ``pair`` on the grid ``(lower + i) * bin_width``, ``i < size`` (jittable).
 
     Pessimistic connect-the-dots by default (module docstring); the grid
     need not cover the loss range: mass above the top goes to ``+infinity``
@@ -273,7 +273,7 @@ def discretise_pair(
 
 
 def from_pair(pair: MonotonePair, bin_width: float, pessimistic: bool = True) -> PLD:
-    """PLD of a concrete pair on a grid covering its loss range (host sizing, then jitted kernel)."""
+    """PLD of a concrete pair on a grid covering its loss range (host sizing, jitted kernel)."""
     lower, size = pair_grid(pair, bin_width)
     return discretise_pair(pair, bin_width, lower, size, pessimistic)
 
@@ -288,7 +288,7 @@ def _noise_loss_range(noise, sensitivity):
 def discretise_noise(
     noise, sensitivity, bin_width, lower, size: int, pessimistic: bool = True
 ) -> PLD:
-    """:func:`discretise_pair` of :func:`noise_pair` (jitted; ``noise`` is a pytree, ``size`` static)."""
+    """:func:`discretise_pair` of :func:`noise_pair` (jitted; ``noise`` a pytree, ``size`` static)."""
     return discretise_pair(noise_pair(noise, sensitivity), bin_width, lower, size, pessimistic)
 
 
@@ -348,7 +348,7 @@ def _bucket(n: int) -> int:
 
 
 def from_atoms(losses, probabilities, bin_width: float = 1e-4, pessimistic: bool = True) -> PLD:
-    r"""PLD of a pair given as atoms ``(l_k, p_k)`` of its loss under ``P`` (``l_k`` may be ``+inf``).
+    r"""PLD of a pair given as atoms ``(l_k, p_k)`` of its loss under ``P`` (``l_k <= +inf``).
 
     The ``Q``-masses are ``p_k e^{-l_k}``; connect-the-dots on the grid
     spanning the finite atoms (exact at grid points, chord in between), or
@@ -377,7 +377,7 @@ def from_atoms(losses, probabilities, bin_width: float = 1e-4, pessimistic: bool
         idx = np.clip(np.floor(lf / h).astype(np.int64) - lower, 0, size - 1)
         pmf = np.bincount(idx, weights=pf, minlength=size)
         return make(h, lower, pmf, inf_mass, pessimistic=False)
-    # bins (eps_i, eps_{i+1}]: index of the bin holding each atom; atoms at or below eps_0 -> "below"
+    # bins (eps_i, eps_{i+1}]: the bin of each atom; atoms at or below eps_0 -> "below"
     idx = np.ceil(lf / h - 1e-12).astype(np.int64) - lower - 1
     qf = pf * np.exp(-lf)
     below = idx < 0

@@ -3,7 +3,8 @@ r"""K-fold composition by iterative integration (Algorithm 2 of flipped-huber-me
 Algorithm 2 (flipped-huber-mechanism, Sec. V-B; [20, Sec. IV-B]) composes the
 profile one coordinate at a time:
 
-.. math:: \delta^{(k)}(\nu) = \int g(t)\, \delta^{(k-1)}\big(\nu - \tilde\zeta_\Delta(t + \Delta/2)\big)\,dt
+.. math:: \delta^{(k)}(\nu) = \int g(t)\,
+          \delta^{(k-1)}\big(\nu - \tilde\zeta_\Delta(t + \Delta/2)\big)\,dt
           = \mathbb E_P\big[\delta^{(k-1)}(\nu - L)\big],\qquad \delta^{(0)}(\nu) = (1 - e^\nu)_+ ,
 
 on a grid of ``nu``.  Interpolating ``delta^(k-1)`` between grid points
@@ -14,7 +15,8 @@ notes/flipped-huber-numerics.  Here the interpolation is replaced by a
 ``x = e^nu``, so on a cell ``[nu_a, nu_{a+1}]`` the chord
 
 .. math:: \delta(\nu) \le A_a - e^\nu B_a,\quad
-          B_a = \frac{\delta_a - \delta_{a+1}}{e^{\nu_{a+1}} - e^{\nu_a}},\quad A_a = \delta_a + e^{\nu_a} B_a
+          B_a = \frac{\delta_a - \delta_{a+1}}{e^{\nu_{a+1}} - e^{\nu_a}},\quad
+          A_a = \delta_a + e^{\nu_a} B_a
 
 is an upper bound (through upper bounds ``delta_a`` it stays one), and its
 expectation over a loss bin ``(l_j, l_{j+1}]`` is *exact*:

@@ -69,7 +69,7 @@ def _padded(fn):
 @_padded
 @jax.jit
 def log_delta_for_epsilon(pld: PLD, epsilon: ArrayLike) -> Array:
-    """``log delta(epsilon)``: min of the grid value and the Chernoff bound (certified if pessimistic)."""
+    """``log delta(epsilon)``: min of the grid value and the Chernoff bound (certified)."""
     eps = jnp.asarray(epsilon, jnp.float64)
     grid = _grid_delta(pld, eps)
     log_grid = jnp.log(jnp.minimum(grid, 1.0))

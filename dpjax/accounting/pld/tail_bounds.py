@@ -57,7 +57,7 @@ def lower_edge(log_mgf: ArrayLike, log_tail: float) -> Array:
 
 
 def log_delta_chernoff(log_mgf: ArrayLike, epsilon: ArrayLike) -> Array:
-    r"""``log`` of the Chernoff bound on the finite part of ``delta(epsilon)`` (module docstring)."""
+    r"""``log`` of the Chernoff bound on the finite part of ``delta(epsilon)`` (see module)."""
     lam = _lam()[POSITIVE:]
     eps = jnp.asarray(epsilon)[..., None]
     return jnp.min(jnp.asarray(log_mgf)[POSITIVE:] - lam * eps + _log_c(lam), axis=-1)

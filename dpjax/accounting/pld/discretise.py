@@ -288,7 +288,7 @@ def _noise_loss_range(noise, sensitivity):
 def discretise_noise(
     noise, sensitivity, bin_width, lower, size: int, pessimistic: bool = True
 ) -> PLD:
-    """:func:`discretise_pair` of :func:`noise_pair` (jitted; ``noise`` a pytree, ``size`` static)."""
+    """:func:`discretise_pair` of :func:`noise_pair` (jitted; ``size`` static)."""
     return discretise_pair(noise_pair(noise, sensitivity), bin_width, lower, size, pessimistic)
 
 

@@ -224,8 +224,8 @@ class SphericalKL(ConvexProblem):
     def _merit(self, mu, t):
         return self.objective(mu) + self._barrier_parts(mu, t)[0]
 
-    def jax_solve(self, t_final: float = 1e-15, max_iterations: int = 300,
-                  newton_tol: float = 1e-22, x0=None) -> RawResult:
+    def jax_solve(self, t_final: float = 1e-13, max_iterations: int = 300,
+                  newton_tol: float = 1e-14, x0=None) -> RawResult:
         """Barrier Newton (module docstring); ``t_final`` relative to ``f(reference)``."""
         mu0 = self.reference() if x0 is None else jnp.asarray(x0)
         f0 = jnp.abs(self.objective(mu0))
@@ -271,11 +271,14 @@ class SphericalKL(ConvexProblem):
             def bt_cond(c):
                 a, k = c
                 new = mu * (1.0 + a * delta)
-                return (self._merit(new, t) > phi0 - 1e-4 * a * dec) & (k < 40)
+                ok = self._merit(new, t) <= phi0 - 1e-4 * a * dec  # False on NaN/inf: shrink
+                return (~ok) & (k < 40)
 
-            a, _ = jax.lax.while_loop(bt_cond, lambda c: (0.5 * c[0], c[1] + 1), (a0, 0))
+            a, k = jax.lax.while_loop(bt_cond, lambda c: (0.5 * c[0], c[1] + 1), (a0, 0))
             mu_new = mu * (1.0 + a * delta)
-            small = dec <= newton_tol * f0 + 1e-300
+            finite = jnp.all(jnp.isfinite(mu_new)) & jnp.all(mu_new > 0) & jnp.isfinite(dec)
+            # converged for this t: decrement at round-off level, or no descent possible
+            small = (dec <= newton_tol * f0) | (k >= 40) | ~finite
             t_min = t_final * f0
             last = t <= t_min * 1.0000001
             done = small & last
@@ -357,7 +360,9 @@ def _kkt_solve(hmat, amat, g):
     hs = d[:, None] * hmat * d[None, :]
     a_s = amat * d[None, :]
     a_s = a_s / jnp.linalg.norm(a_s, axis=1, keepdims=True)
-    hr = hs + a_s.T @ a_s
+    # tiny Levenberg shift: active barrier pairs make 2x2 blocks nearly rank one (pivots at
+    # round-off level); the shifted matrix is safely PD and the step stays a descent direction
+    hr = hs + a_s.T @ a_s + 1e-12 * jnp.eye(hs.shape[0], dtype=hs.dtype)
     cf = jax.scipy.linalg.cho_factor(hr, lower=True)
     rhs = jnp.concatenate([(-g * d)[:, None], a_s.T], axis=1)
     z = jax.scipy.linalg.cho_solve(cf, rhs)

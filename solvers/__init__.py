@@ -23,6 +23,7 @@ from solvers._problem import ConvexProblem
 from solvers._registry import Backend, backends, get_backend, register_backend, solve
 from solvers._solution import RawResult, Residual, Solution, Status
 from solvers.allocation import PowerAllocation
+from solvers.spherical_kl import SphericalKL
 
 register_backend(JaxBackend())
 register_backend(CvxpyBackend())
@@ -37,6 +38,7 @@ __all__ = [
     "RawResult",
     "Residual",
     "Solution",
+    "SphericalKL",
     "Status",
     "backends",
     "get_backend",

@@ -9,7 +9,7 @@ import sys
 from dpjax.errors import CertificationError
 
 #: subcommand modules under dpjax.cli, each with ``add_parser(subparsers)``
-COMMANDS = ("design", "calibrate", "profile", "account", "reproduce", "inid")
+COMMANDS = ("design", "calibrate", "profile", "account", "reproduce", "inid", "spherical")
 
 
 def build_parser() -> argparse.ArgumentParser:

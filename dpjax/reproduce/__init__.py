@@ -14,6 +14,7 @@ from pathlib import Path
 PAPERS: dict[str, str] = {
     "gaussian-baseline": "dpjax.reproduce.gaussian_baseline",
     "inid": "dpjax.reproduce.inid",
+    "spherical": "dpjax.reproduce.spherical",
     "flipped-huber": "dpjax.reproduce.flipped_huber",
 }
 

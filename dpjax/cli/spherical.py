@@ -1,0 +1,118 @@
+"""``dpjax spherical design|account``: optimal spherical noise (spherical-kl-optimal-mechanisms)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+from scipy.special import gammaln
+
+from dpjax.cli import _common as c
+
+
+def gaussian_kl(dim: int, budget: float, power: float) -> float:
+    """KL at unit shift of ``N(0, s^2 I_m)`` with ``E|Z|^a = C``: ``1 / (2 s^2)``.
+
+    ``E|Z|^a = s^a 2^(a/2) Gamma((m + a)/2) / Gamma(m/2)``.
+    """
+    log_s = (math.log(budget) - 0.5 * power * math.log(2.0) - gammaln((dim + power) / 2)
+             + gammaln(dim / 2)) / power
+    return 0.5 * math.exp(-2.0 * log_s)
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("spherical", help="optimal spherical noise in R^m for l2 sensitivity 1 "
+                       "(spherical-kl-optimal-mechanisms)")
+    sp = p.add_subparsers(dest="spherical_command", metavar="ACTION", required=True)
+    d = sp.add_parser("design", help="solve the monotone KL programme (Theorem 4)")
+    d.add_argument("--dim", type=int, required=True, help="dimension m")
+    d.add_argument("--cost", type=float, required=True, help="budget C on E|Z|^a")
+    d.add_argument("--cost-power", type=float, default=2.0, help="a (default 2)")
+    d.add_argument("--n", type=int, default=100, help="shells per unit radius")
+    d.add_argument("--N", type=int, default=300, help="last free shell")
+    d.add_argument("--r", default="0.9", help="tail ratio in (0, 1), or 'auto' (outer search)")
+    d.add_argument("--loss-cap", type=float, help="cap on log p_i - log p_{i+n}")
+    d.add_argument("--solver", choices=("jax", "cvxpy"), default="jax")
+    d.add_argument("--auto-delta", type=float, default=None,
+                   help="with --r auto: minimise epsilon at this delta (default: minimise KL)")
+    d.add_argument("--auto-compositions", type=int, default=1)
+    d.add_argument("--auto-sampling-rate", type=float, default=None)
+    d.add_argument("--out", type=Path, help="save the mechanism (.npz) for 'account'")
+    c.add_json_arg(d)
+    d.set_defaults(func=run_design)
+    a = sp.add_parser("account", help="certified epsilon of a saved mechanism")
+    a.add_argument("file", type=Path)
+    a.add_argument("--compositions", type=int, default=1)
+    a.add_argument("--sampling-rate", type=float)
+    a.add_argument("--delta", type=float, required=True)
+    c.add_json_arg(a)
+    a.set_defaults(func=run_account)
+
+
+def run_design(args) -> None:
+    from dpjax.spherical import design as de
+
+    if args.dim < 1 or args.n < 1 or args.N < 2 or args.cost <= 0:
+        raise ValueError("need --dim >= 1, --n >= 1, --N >= 2, --cost > 0")
+    auto = str(args.r).lower() == "auto"
+    r = None if auto else float(args.r)
+    if r is not None and not 0 < r < 1:
+        raise ValueError("--r must be in (0, 1) or 'auto'")
+    r_max = math.exp(-4.0 / args.n) if auto else r
+    coeffs = de.coefficients_for(args.dim, args.n, args.N, r_max, args.cost_power)
+    if auto:
+        crit = (de.kl_criterion if args.auto_delta is None else
+                de.epsilon_criterion(args.auto_delta, args.auto_compositions,
+                                     args.auto_sampling_rate))
+        mech, r, _ = de.search_r(coeffs, args.N, args.cost, crit, (4.0, 45.0), 7, args.loss_cap)
+    mech, prob, sol, sec = de.design_mechanism(coeffs, args.N, r, args.cost, args.solver,
+                                               args.loss_cap)
+    monotone = bool(np.all(np.diff(mech.log_p) <= 1e-12))
+    out = {
+        "kl": mech.kl,
+        "gaussian_kl": gaussian_kl(args.dim, args.cost, args.cost_power),
+        "r": r,
+        "residual": float(sol.residual.total),
+        "monotone": monotone,
+        "solve_seconds": sec,
+        "solver": args.solver,
+        "dim": args.dim, "n": args.n, "N": args.N, "cost": args.cost,
+        "cost_power": args.cost_power,
+    }
+    if args.out is not None:
+        np.savez(args.out, m=mech.m, n=mech.n, N=mech.N, r=mech.r, log_p=mech.log_p,
+                 log_w=mech.log_w, log_v=mech.log_v, budget=mech.budget, kl=mech.kl)
+        out["file"] = str(args.out)
+    if args.json:
+        c.print_json(out)
+        return
+    c.print_table(["quantity", "value"], [[k, v if not isinstance(v, bool) else str(v)]
+                                          for k, v in out.items()])
+
+
+def load(path: Path):
+    from dpjax.spherical.mechanism import SphericalMechanism
+
+    if not Path(path).is_file():
+        raise ValueError(f"mechanism file {str(path)!r} does not exist")
+    z = np.load(path)
+    return SphericalMechanism(int(z["m"]), int(z["n"]), int(z["N"]), float(z["r"]), z["log_p"],
+                              z["log_w"], z["log_v"], float(z["budget"]), float(z["kl"]))
+
+
+def run_account(args) -> None:
+    if not 0 < args.delta < 1:
+        raise ValueError("--delta must be in (0, 1)")
+    if args.sampling_rate is not None and not 0 < args.sampling_rate <= 1:
+        raise ValueError("--sampling-rate must be in (0, 1]")
+    mech = load(args.file)
+    q = None if args.sampling_rate in (None, 1.0) else args.sampling_rate
+    eps = mech.epsilon(args.delta, args.compositions, q)
+    out = {"epsilon": eps, "delta": args.delta, "compositions": args.compositions,
+           "sampling_rate": args.sampling_rate, "dim": mech.m, "kl": mech.kl}
+    if args.json:
+        c.print_json(out)
+        return
+    c.print_table(["quantity", "value"], [[k, v if v is not None else "none"]
+                                          for k, v in out.items()])

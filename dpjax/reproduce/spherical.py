@@ -1,0 +1,129 @@
+"""Reproduce Figs. 1-2 of spherical-kl-optimal-mechanisms (m = 10, E|Z|^2 = 2.5).
+
+Fig. 1: the radial density of the designed mechanism vs the Gaussian with
+sigma = 0.5 per coordinate.  Fig. 2: certified epsilon at delta = 1e-8 vs the
+number of compositions (1..2000) with Poisson subsampling q = 0.001, against
+the subsampled Gaussian, at the paper's r = 0.9 and at the r dpjax chooses
+(outer search minimising epsilon at k = 2000).  All epsilons are certified
+upper bounds from the PLD engine (pessimistic discretisation, FFT
+composition, add and remove adjacency, worse of the two).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy.special import gammaln
+
+from dpjax.reproduce._report import markdown_table, new_figure, save_figure
+
+M_DIM, N_SHELLS, N_FREE, BUDGET = 10, 400, 1200, 2.5
+SIGMA = 0.5
+DELTA, Q = 1e-8, 1e-3
+KS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000)
+PAPER_R = 0.9
+
+
+def gaussian_radial_pdf(rho, sigma=SIGMA, m=M_DIM):
+    """Chi density of ``|N(0, sigma^2 I_m)|``."""
+    rho = np.asarray(rho, np.float64)
+    with np.errstate(divide="ignore"):
+        lg = ((m - 1) * np.log(rho) - rho**2 / (2 * sigma**2)
+              - (m / 2 - 1) * math.log(2) - m * math.log(sigma) - gammaln(m / 2))
+    return np.exp(lg)
+
+
+def gaussian_epsilons(ks, sigma=SIGMA, delta=DELTA, q=Q):
+    from dpjax.accounting.pld import accountant
+
+    return np.array([float(accountant.epsilon(accountant.gaussian_noise, sigma, 1.0, 1.0, delta,
+                                              int(k), q)) for k in ks])
+
+
+def run(out_dir: Path) -> Path:
+    import jax
+
+    from dpjax.spherical import design as de
+
+    jax.config.update("jax_enable_x64", True)
+    out_dir = Path(out_dir)
+    lines = ["# Optimal spherical mechanisms (spherical-kl-optimal-mechanisms, Figs. 1-2)\n"]
+    decay_lo = 4.0  # smallest tail decay per unit radius searched: r = exp(-4/400) = 0.990
+    coeffs = de.coefficients_for(M_DIM, N_SHELLS, N_FREE, math.exp(-decay_lo / N_SHELLS))
+
+    t0 = time.perf_counter()
+    mech09, prob09, sol09, sec09 = de.design_mechanism(coeffs, N_FREE, PAPER_R, BUDGET)
+    crit = de.epsilon_criterion(DELTA, KS[-1], Q)
+    best, r_star, history = de.search_r(coeffs, N_FREE, BUDGET, crit, (decay_lo, 42.0),
+                                        iterations=7)
+    search_seconds = time.perf_counter() - t0
+    gauss_kl = 1.0 / (2 * SIGMA**2)
+
+    # ---- Fig. 1
+    rho = np.linspace(1e-3, 3.5, 2000)
+    fig, ax = new_figure(figsize=(6, 4))
+    ax.plot(rho, np.exp(mech09.radial_log_pdf(rho)), label=f"designed, r = {PAPER_R}")
+    ax.plot(rho, np.exp(best.radial_log_pdf(rho)), "--", label=f"designed, r = {r_star:.4f}")
+    ax.plot(rho, gaussian_radial_pdf(rho), ":", label="Gaussian sigma = 0.5")
+    ax.set_xlabel("radius |Z|")
+    ax.set_ylabel("density of |Z|")
+    ax.legend()
+    save_figure(fig, out_dir / "spherical_fig1.png")
+
+    # ---- Fig. 2
+    e09 = mech09.epsilons(DELTA, KS, Q)
+    ebest = best.epsilons(DELTA, KS, Q)
+    egauss = gaussian_epsilons(KS)
+    fig, ax = new_figure(figsize=(6, 4))
+    ax.plot(KS, e09, "o-", label=f"designed, r = {PAPER_R}")
+    ax.plot(KS, ebest, "s-", label=f"designed, r = {r_star:.4f} (dpjax)")
+    ax.plot(KS, egauss, "^-", label="subsampled Gaussian sigma = 0.5")
+    ax.set_xscale("log")
+    ax.set_xlabel("compositions k")
+    ax.set_ylabel("certified epsilon at delta = 1e-8 (q = 0.001)")
+    ax.legend()
+    save_figure(fig, out_dir / "spherical_fig2.png")
+
+    rows = [[k, a, b, g, "yes" if a < g else "NO", "yes" if b < g else "NO"]
+            for k, a, b, g in zip(KS, e09, ebest, egauss, strict=True)]
+    below09 = all(a < g for a, g in zip(e09, egauss, strict=True))
+    below_best = all(b < g for b, g in zip(ebest, egauss, strict=True))
+    lines += [
+        "## Setting\n",
+        f"m = {M_DIM}, E|Z|^2 = {BUDGET} (Gaussian sigma = {SIGMA} per coordinate), "
+        f"(n, N) = ({N_SHELLS}, {N_FREE}), monotone programme (Definition 2), JAX barrier-Newton "
+        f"solver; coefficients on {coeffs.rows} rows. delta = {DELTA:g}, q = {Q:g}, add and "
+        "remove adjacency (worse of the two), certified PLD accounting (pessimistic "
+        "connect-the-dots on the exact cell atoms, FFT composition).\n",
+        "## The designs\n",
+        markdown_table(["r", "n ln(1/r) (tail decay / unit radius)", "KL", "Gaussian KL",
+                        "KKT residual", "solve (s)"],
+                       [[PAPER_R, N_SHELLS * -math.log(PAPER_R), mech09.kl, gauss_kl,
+                         float(sol09.residual.total), sec09],
+                        [r_star, N_SHELLS * -math.log(r_star), best.kl, gauss_kl, "", ""]]),
+        "\nOuter search over r (criterion: certified epsilon at k = 2000):\n",
+        markdown_table(["r", "epsilon(k=2000)"], [[r, e] for r, e in history]),
+        f"\n(search and designs: {search_seconds:.0f} s)\n",
+        "## Fig. 2: certified epsilon vs compositions\n",
+        markdown_table(["k", f"designed r={PAPER_R}", f"designed r={r_star:.4f}",
+                        "subsampled Gaussian", f"r={PAPER_R} below Gaussian",
+                        "dpjax r below Gaussian"], rows),
+        "\n## Verdict\n",
+        (f"The paper's claim (designed mechanism below the subsampled Gaussian at every k in "
+         f"1..2000) {'HOLDS' if below09 else 'does NOT hold'} at r = {PAPER_R} with certified "
+         f"numbers, and {'HOLDS' if below_best else 'does NOT hold'} at dpjax's r = "
+         f"{r_star:.4f}.\n"),
+        ("Why r matters: past the last free shell the density falls by n ln(1/r) per unit "
+         f"radius ({N_SHELLS * -math.log(PAPER_R):.1f} at r = {PAPER_R}): a cliff whose "
+         "single-step privacy loss (up to n ln(1/r)) the KL barely sees but which dominates "
+         "delta at 1e-8 under subsampling and composition. The KL hardly depends on r "
+         f"({mech09.kl:.6f} vs {best.kl:.6f}).\n"),
+        "![Fig. 1](spherical_fig1.png)\n",
+        "![Fig. 2](spherical_fig2.png)\n",
+    ]
+    report = out_dir / "spherical.md"
+    report.write_text("\n".join(lines))
+    return report

@@ -1,0 +1,47 @@
+"""CLI ``dpjax spherical design|account`` and the reproduction's helpers (small instances)."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate
+
+from dpjax.cli._main import main
+from dpjax.cli.spherical import gaussian_kl
+from dpjax.reproduce import PAPERS
+from dpjax.reproduce.spherical import gaussian_radial_pdf
+
+
+def test_design_then_account(tmp_path, capsys):
+    out = tmp_path / "mech.npz"
+    assert main(["spherical", "design", "--dim", "10", "--cost", "2.5", "--n", "12", "--N", "36",
+                 "--r", "0.75", "--out", str(out), "--json"]) in (0, None)
+    d = json.loads(capsys.readouterr().out)
+    for key in ("kl", "gaussian_kl", "r", "residual", "monotone", "solve_seconds"):
+        assert key in d
+    assert d["monotone"] is True and d["residual"] < 1e-10
+    assert d["gaussian_kl"] == pytest.approx(2.0, rel=1e-12)
+    assert d["kl"] < d["gaussian_kl"]
+    assert main(["spherical", "account", str(out), "--compositions", "4", "--delta", "1e-6",
+                 "--json"]) in (0, None)
+    a = json.loads(capsys.readouterr().out)
+    assert 0 < a["epsilon"] < math.inf
+
+
+def test_errors_are_one_line(capsys):
+    assert main(["spherical", "design", "--dim", "10", "--cost", "2.5", "--r", "1.5"]) == 2
+    assert main(["spherical", "account", "/nonexistent.npz", "--delta", "1e-6"]) == 2
+
+
+def test_gaussian_references():
+    # Gaussian with E|Z|^2 = m s^2: KL = 1/(2 s^2) = m / (2 C)
+    assert gaussian_kl(10, 2.5, 2.0) == pytest.approx(2.0, rel=1e-12)
+    # E|Z|^1 for m = 1: s sqrt(2/pi)
+    assert gaussian_kl(1, math.sqrt(2 / math.pi), 1.0) == pytest.approx(0.5, rel=1e-12)
+    val, _ = integrate.quad(gaussian_radial_pdf, 0, 10)
+    assert val == pytest.approx(1.0, abs=1e-10)
+    m2, _ = integrate.quad(lambda r: r**2 * gaussian_radial_pdf(r), 0, 10)
+    assert m2 == pytest.approx(2.5, rel=1e-10)
+    assert "spherical" in PAPERS
+    assert np.isfinite(gaussian_radial_pdf(np.array([0.0, 1.0]))).all()

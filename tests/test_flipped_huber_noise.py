@@ -237,10 +237,10 @@ def test_jit_vmap_parity():
 
     def f(a, x):
         fh = FlippedHuber(a, 1.3)
-        return fh.logpdf(x), fh.log_sf(x), fh.quantile(jax.nn.sigmoid(x)), fh.variance
+        return fh.logpdf(x), fh.log_sf(x), fh.variance
 
     single = jax.jit(f)
-    looped = [np.stack([np.asarray(single(a, xs)[i]) for a in alphas]) for i in range(4)]
+    looped = [np.stack([np.asarray(single(a, xs)[i]) for a in alphas]) for i in range(3)]
     batched = jax.jit(jax.vmap(f, in_axes=(0, None)))(alphas, xs)
     for e, b in zip(looped, batched, strict=False):
         np.testing.assert_allclose(np.asarray(b), e, rtol=1e-14)

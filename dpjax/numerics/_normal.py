@@ -35,9 +35,11 @@ def _log_mills_nonneg(x: Array) -> Array:
     ``-inf`` for ``x`` in ~[37.54, 37.68].
     """
     z = x * _SQRT_HALF
-    big = z > 25.0
-    zs = jnp.where(big, 25.0, z)
-    zb = jnp.where(big, z, 26.0)
+    # float32 erfcx also returns 0 for z in ~[9.19, 9.42]; the series is float32-exact above 9
+    cut = 25.0 if jnp.result_type(z) == jnp.float64 else 9.0
+    big = z > cut
+    zs = jnp.where(big, cut, z)
+    zb = jnp.where(big, z, cut + 1.0)
     w = 0.5 / (zb * zb)
     series = 1.0
     for k in (17, 15, 13, 11, 9, 7, 5, 3, 1):

@@ -303,7 +303,7 @@ def log_tail_sum(log_terms_fn: Callable, log_r: float, start: int, log_rel_tol: 
 
 
 def tail_rows(m: int, n: int, N: int, r: float, log_rel_tol: float = -40.0) -> int:
-    r"""Rows ``M`` after which the tail shells' total mass is ``< e^log_rel_tol`` of shell ``N``'s.
+    r"""Rows ``M``: tail shells past ``M - n`` have mass ``< e^log_rel_tol`` of shell ``N``'s each.
 
     Mass of shell ``N + t`` relative to shell ``N``: ``r^t v_{N+t} / v_N``.  The
     objective is summed explicitly over rows ``< M`` (plus ``n`` for the band);
@@ -319,7 +319,8 @@ def tail_rows(m: int, n: int, N: int, r: float, log_rel_tol: float = -40.0) -> i
     peak = int(np.argmax(lt))
     below = np.nonzero((np.arange(t.size) > peak) & (lt < log_rel_tol))[0]
     cut = int(t[below[0]]) if below.size else int(t[-1])
-    return N + 1 + cut
+    # + n: the band partners (|j - i| <= n) of every row that carries mass must be present too
+    return N + 1 + cut + n
 
 
 class Coefficients(NamedTuple):

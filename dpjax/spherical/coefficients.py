@@ -302,7 +302,7 @@ def log_tail_sum(log_terms_fn: Callable, log_r: float, start: int, log_rel_tol: 
     raise ValueError("geometric tail did not converge (r too close to 1?)")
 
 
-def tail_rows(m: int, n: int, N: int, r: float, log_rel_tol: float = -40.0) -> int:
+def tail_rows(m: int, n: int, N: int, r: float, log_rel_tol: float = -32.0) -> int:
     r"""Rows ``M``: tail shells past ``M - n`` have mass ``< e^log_rel_tol`` of shell ``N``'s each.
 
     Mass of shell ``N + t`` relative to shell ``N``: ``r^t v_{N+t} / v_N``.  The

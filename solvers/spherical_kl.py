@@ -38,7 +38,12 @@ Backends:
   the two linear constraints through the KKT system, which keeps every
   iterate exactly feasible; fraction-to-boundary and Armijo backtracking;
   the barrier weight ``t`` falls by 10x per stage down to ``t_final``.
-  Jittable (``lax.while_loop``), float64, any device.
+  Jittable (``lax.while_loop``), float64, any device.  A final polish merges the
+  monotone pairs that are active (relative slack < ``active_tol``) and takes a few
+  Newton steps on the merged programme; the pair multipliers then follow exactly by
+  a recursion along each plateau (the barrier's ``1/t`` stiffness otherwise limits
+  stationarity to ~1e-4).  On CPU, jaxlib's Cholesky calls scipy's OpenBLAS: with
+  oversubscribed cores set ``OPENBLAS_NUM_THREADS=1`` (200x faster measured).
 * ``cvxpy``: the reference (relative-entropy cones, Clarabel), after the
   diagonal rescaling ``mu = mu_ref * y`` against the feasible reference
   profile (without it Clarabel fails outright on the 10-20 orders of

@@ -14,7 +14,9 @@ def _as_array(name: str, value) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number or array of real numbers, got {value!r}")
+        raise ValueError(
+            f"{name} must be a real number or array of real numbers, got {value!r}"
+        ) from None
     if arr.size == 0:
         raise ValueError(f"{name} must not be empty, got {value!r}")
     return arr

@@ -8,9 +8,8 @@ flips x64 globally) and returns NumPy float64 results.
 
 from __future__ import annotations
 
-import numpy as np
-
 import jax
+import numpy as np
 
 from dpjax import _validate
 from dpjax.calibrate._result import Calibration
@@ -34,7 +33,8 @@ def _query(dim, l1, l2, linf, compositions, sampling_rate, condition, mechanism,
         raise ValueError(f"condition must be one of {CONDITIONS}, got {condition!r}")
     if condition not in mechanism.conditions:
         raise ValueError(
-            f"{mechanism.name} supports condition {', '.join(mechanism.conditions)}, got {condition!r}"
+            f"{mechanism.name} supports condition {', '.join(mechanism.conditions)}, "
+            f"got {condition!r}"
         )
     return Query(
         sensitivity=Sensitivity(dim=dim, l1=l1, l2=l2, linf=linf),

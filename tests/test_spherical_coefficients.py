@@ -111,4 +111,5 @@ def test_tail_sum_and_rows():
     t = np.arange(1, 5000)
     assert total == pytest.approx(float(logsumexp(t * math.log(r) + lv(N + t))), abs=1e-12)
     M = co.tail_rows(m, n, N, r)
-    assert (M - N - 1 - n) * math.log(r) + lv(np.array([M - n]))[0] - lv(np.array([N]))[0] < -32
+    t_cut = M - N - 1 - n  # first tail shell left out: N + t_cut, relative mass r^t v_{N+t} / v_N
+    assert t_cut * math.log(r) + lv(np.array([N + t_cut]))[0] - lv(np.array([N]))[0] < -32

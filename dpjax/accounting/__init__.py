@@ -31,4 +31,5 @@ __all__ = [
     "log_delta_gaussian_mu",
     "log_delta_laplace",
     "rho_gaussian",
+    "scale_laplace",
 ]

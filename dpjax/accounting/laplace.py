@@ -18,7 +18,6 @@ from jax.typing import ArrayLike
 
 from dpjax.numerics import log1mexp
 
-
 _SPLIT = 134217729.0  # 2^27 + 1, Veltkamp splitting constant for float64
 
 

@@ -22,7 +22,7 @@ from dpjax.errors import CertificationError
 _NUDGE = 1.0 + 2.0**-48  # ~ 36 ulps of float64
 
 def certify_scale(
-    log_delta_at: Callable[[Array], Array], scale: Array, log_target: Array, max_nudges: int = 8
+    log_delta_at: Callable[[Array], Array], scale: Array, level: Array, max_nudges: int = 8
 ) -> tuple[Array, Array, Array]:
     """Smallest ``scale * NUDGE**k`` (``k <= max_nudges``) whose profile is ``<= target``.
 
@@ -33,17 +33,17 @@ def certify_scale(
 
     def cond(carry):
         k, _, log_delta = carry
-        return (k < max_nudges) & jnp.any(~(log_delta <= log_target))
+        return (k < max_nudges) & jnp.any(~(log_delta <= level))
 
     def body(carry):
         k, scale, log_delta = carry
-        ok = log_delta <= log_target
+        ok = log_delta <= level
         scale = jnp.where(ok, scale, scale * _NUDGE)
         return k + 1, scale, jnp.where(ok, log_delta, log_delta_at(scale))
 
     # usually zero iterations: the loop only runs while some point still fails
     _, scale, log_delta = jax.lax.while_loop(cond, body, (0, scale, log_delta))
-    return scale, log_delta, log_delta <= log_target
+    return scale, log_delta, log_delta <= level
 
 
 def require_certified(mechanism: str, certified, epsilon, delta, delta_at) -> None:

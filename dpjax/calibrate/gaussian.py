@@ -1,4 +1,4 @@
-r"""Least Gaussian noise meeting (epsilon, delta), certified: a root find on ``mu = Delta_2 / sigma``.
+r"""Least Gaussian noise meeting (epsilon, delta), certified: a root find on ``mu = Delta/sigma``.
 
 The exact profile (:mod:`dpjax.accounting.gaussian`) increases with ``mu``
 and has the closed-form derivative ``d delta / d mu = phi(epsilon/mu - mu/2)``
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-from jax import Array
 from jax.scipy.special import erfinv
 from jax.typing import ArrayLike
 

@@ -23,22 +23,40 @@ def add_parser(sub) -> None:
     p.add_argument("--delta", type=float, default=DEFAULTS["delta"])
     c.add_sensitivity_args(p)
     c.add_use_args(p)
+    p.add_argument(
+        "--condition", choices=("auto", "exact", "sufficient"), default="auto",
+        help="auto (default): exact in 1-D; in K dims a mechanism's sufficient condition "
+        "where it has one (exact K-dim calibration runs the PLD engine and is slow)",
+    )
     _inid_cli.add_profile_args(p, required=False)  # i.n.i.d. options when a profile is given
     c.add_json_arg(p)
     p.set_defaults(func=run)
 
 
-def compare(epsilon, delta, **query) -> tuple[list, list]:
+def _conditions(mech, preference: str, dim: int) -> list[str]:
+    """Conditions to try, in order.  ``auto``: exact in one dimension; in K
+    dimensions the closed-form sufficient condition first where a mechanism has
+    one (its exact K-dim calibration runs the PLD engine: minutes on a CPU)."""
+    order = {"exact": ("exact",), "sufficient": ("sufficient", "exact")}.get(
+        preference, ("exact", "sufficient") if dim == 1 else ("sufficient", "exact")
+    )
+    return [cond for cond in order if cond in mech.conditions]
+
+
+def compare(epsilon, delta, condition: str = "auto", **query) -> tuple[list, list]:
     """Calibrate every registered mechanism; returns (results, skipped reasons)."""
     results, skipped = [], []
     for name in names():
         mech = dpjax.mechanisms.get(name)
-        conditions = [cond for cond in ("exact", "sufficient") if cond in mech.conditions]
-        for cond in conditions[:1]:
+        errors = []
+        for cond in _conditions(mech, condition, query.get("dim", 1)):
             try:
                 results.append(dpjax.calibrate(name, epsilon, delta, condition=cond, **query))
+                break
             except (NotImplementedError, InfeasibleTargetError) as err:
-                skipped.append((name, str(err)))
+                errors.append(str(err))
+        else:
+            skipped.append((name, "; ".join(errors) or "condition not supported"))
     results.sort(key=lambda r: float(r.mse))
     return results, skipped
 
@@ -50,7 +68,7 @@ def run(args) -> None:
     if sens["l1"] is None and sens["l2"] is None and sens["linf"] is None:
         sens["linf"] = DEFAULTS["linf"]
     query = dict(sens, compositions=args.compositions, sampling_rate=args.sampling_rate)
-    results, skipped = compare(args.epsilon, args.delta, **query)
+    results, skipped = compare(args.epsilon, args.delta, condition=args.condition, **query)
     if args.json:
         c.print_json(
             {
@@ -109,7 +127,7 @@ def run_with_profile(args) -> None:
     sens = {"dim": int(lam.size), "l1": float(np.sum(lam)),
             "l2": float(np.sqrt(np.sum(lam * lam))), "linf": float(np.max(lam))}
     query = dict(sens, compositions=args.compositions, sampling_rate=args.sampling_rate)
-    results, skipped = compare(args.epsilon, args.delta, **query)
+    results, skipped = compare(args.epsilon, args.delta, condition=args.condition, **query)
     inid = []
     if args.compositions == 1 and args.sampling_rate is None:
         if args.delta > 0:

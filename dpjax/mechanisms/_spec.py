@@ -64,19 +64,24 @@ class Mechanism:
         return self.noise(**self.validate_params(params))
 
 
+def check_param_names(mechanism: str, names: tuple[str, ...], params: dict) -> dict:
+    """A copy of ``params``; ValueError naming unknown and missing parameter names."""
+    params = dict(params)
+    unknown, missing = set(params) - set(names), set(names) - set(params)
+    if unknown or missing:
+        raise ValueError(
+            f"{mechanism} takes parameters {', '.join(names)}; "
+            + (f"unknown: {', '.join(sorted(unknown))}; " if unknown else "")
+            + (f"missing: {', '.join(sorted(missing))}" if missing else "")
+        )
+    return params
+
+
 def positive_params(mechanism: str, names: tuple[str, ...]) -> Callable[[dict], dict]:
     """Validator for mechanisms whose parameters are all finite and > 0."""
 
     def validate(params: dict) -> dict:
-        params = dict(params)
-        unknown = set(params) - set(names)
-        missing = set(names) - set(params)
-        if unknown or missing:
-            raise ValueError(
-                f"{mechanism} takes parameters {', '.join(names)}; "
-                + (f"unknown: {', '.join(sorted(unknown))}; " if unknown else "")
-                + (f"missing: {', '.join(sorted(missing))}" if missing else "")
-            )
+        params = check_param_names(mechanism, names, params)
         return {n: _validate.positive(params[n], n) for n in names}
 
     return validate

@@ -19,7 +19,7 @@ from dpjax.calibrate._certify import require_certified
 from dpjax.calibrate._result import Calibration
 from dpjax.calibrate.osgt import K_MAX, K_MIN, osgt_least_variance
 from dpjax.errors import InfeasibleTargetError
-from dpjax.mechanisms._spec import Mechanism, Query, unsupported
+from dpjax.mechanisms._spec import Mechanism, Query, check_param_names, unsupported
 from dpjax.noise.osgt import OSGT
 
 NAME = "osgt"
@@ -36,14 +36,7 @@ def _sensitivity(query: Query) -> tuple[float, tuple[str, ...]]:
 
 def validate_params(params: dict) -> dict:
     """``vartheta`` finite and ``>= 0``, ``rho`` finite and ``> 0``."""
-    params = dict(params)
-    unknown, missing = set(params) - set(PARAMS), set(PARAMS) - set(params)
-    if unknown or missing:
-        raise ValueError(
-            f"{NAME} takes parameters {', '.join(PARAMS)}; "
-            + (f"unknown: {', '.join(sorted(unknown))}; " if unknown else "")
-            + (f"missing: {', '.join(sorted(missing))}" if missing else "")
-        )
+    params = check_param_names(NAME, PARAMS, params)
     return {
         "vartheta": _validate.nonnegative(params["vartheta"], "vartheta"),
         "rho": _validate.positive(params["rho"], "rho"),

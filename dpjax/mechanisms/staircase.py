@@ -31,7 +31,7 @@ from dpjax.calibrate._certify import require_certified
 from dpjax.calibrate._result import Calibration
 from dpjax.calibrate.staircase import staircase_pure
 from dpjax.errors import InfeasibleTargetError
-from dpjax.mechanisms._spec import Mechanism, Query, unsupported
+from dpjax.mechanisms._spec import Mechanism, Query, check_param_names, unsupported
 from dpjax.noise.staircase import Staircase
 from dpjax.numerics import bisect_monotone
 
@@ -48,14 +48,7 @@ def _check(query: Query) -> bool:
 
 def validate_params(params: dict) -> dict:
     """``decay > 0``, ``width > 0`` finite; ``gamma`` in ``[0, 1]``."""
-    params = dict(params)
-    unknown, missing = set(params) - set(PARAMS), set(PARAMS) - set(params)
-    if unknown or missing:
-        raise ValueError(
-            f"{NAME} takes parameters {', '.join(PARAMS)}; "
-            + (f"unknown: {', '.join(sorted(unknown))}; " if unknown else "")
-            + (f"missing: {', '.join(sorted(missing))}" if missing else "")
-        )
+    params = check_param_names(NAME, PARAMS, params)
     gamma = _validate.nonnegative(params["gamma"], "gamma")
     if np.any(gamma > 1):
         raise ValueError(f"gamma must lie in [0, 1], got {params['gamma']!r}")

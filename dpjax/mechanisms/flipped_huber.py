@@ -8,8 +8,9 @@ from the Laplace centre to the Gaussian tails) and ``gamma > 0`` (scale).
 * condition ``"sufficient"`` (any ``dim``): Theorem 8 with the per-coordinate
   sensitivity ``Delta = linf`` and ``Delta_1 = l1``, ``Delta_2 = l2``
   (missing ones derived soundly, see :mod:`dpjax.sensitivity`).
-* ``dim > 1`` with ``"exact"``: needs the PLD engine (composition of the
-  exact 1-D privacy-loss distributions), not wired yet: NotImplementedError.
+* ``dim > 1`` with ``"exact"``: the necessary and sufficient condition through
+  the PLD engine (``K``-fold composition of the exact 1-D pair at the
+  ``linf`` corner, pessimistic discretisation): :mod:`dpjax.accounting.pld.fh`.
 * ``profile``/``account`` for ``dim > 1`` return a certified upper bound: the
   minimum of Theorem 8 and the zCDP bound of Sec. VI-A.
 * compositions > 1 and Poisson subsampling need the PLD engine.

@@ -33,7 +33,7 @@ the window cut), so ``delta <= atom_inf + Chernoff`` holds at any ``epsilon``.
 
 from __future__ import annotations
 
-import functools
+import math
 from dataclasses import dataclass, field
 
 import jax
@@ -91,23 +91,54 @@ class PLD:
         return (self.lower.astype(jnp.float64) + idx) * self.bin_width
 
 
-@functools.partial(jax.jit, static_argnames=("stride",))
-def log_mgf_of(losses: Array, pmf: Array, stride: int = 1) -> Array:
-    r"""``log sum_i pmf_i exp(lambda l_i)`` on :data:`LAMBDAS` (log-sum-exp; no mass: ``-inf``).
+#: Block length of :func:`log_mgf_grid` (one GEMM of ``(n / B, B) @ (B, #lambda)``).
+_BLOCK = 64
+_TINY = float(np.finfo(np.float64).tiny)
+_U = 2.0**-53
 
-    Exact on the grid: any rounding of the losses here would be multiplied
-    by the number of compositions in the Chernoff bounds.  With ``stride > 1``
-    only every ``stride``-th ``lambda`` is evaluated and the others are set to
-    ``+inf`` (a trivially valid bound, ignored by every Chernoff minimum):
-    cheaper, for kernels that need the MGF only to place FFT windows.
+
+@jax.jit
+def log_mgf_grid(lower: Array, bin_width: Array, pmf: Array) -> Array:
+    r"""``log sum_i pmf_i exp(lambda l_i)`` on :data:`LAMBDAS` for ``l_i = (lower + i) h``: an
+    **upper bound** (what every Chernoff bound needs), from one matrix product.
+
+    The grid is uniform, so with blocks of ``B`` points
+    ``M(lambda) = sum_b e^{lambda (lower + bB + c) h} S_b(lambda)``,
+    ``S_b(lambda) = sum_{j<B} pmf_{bB+j} e^{lambda (j - c) h}``: the ``S_b`` for all
+    blocks and all ``lambda`` are one GEMM of the reshaped pmf with the ``B x #lambda``
+    matrix ``e^{lambda (j - c) h}`` (``c = B - 1`` for ``lambda > 0``, ``0`` for
+    ``lambda < 0``, so every entry is ``<= 1``: no overflow), then a log-sum-exp over
+    blocks.  ``n #lambda`` flops in a GEMM instead of ``n #lambda`` exponentials.
+    Made an upper bound: inflated by the rounding bounds of the sums of non-negative
+    terms and of the exponents, and each entry that may have underflowed (``< tiny``, in units of
+    its block's top/bottom ``e^{lambda l}``) is counted at ``tiny`` (``n tiny e^{lambda l_edge}``
+    added per positive entry), negligible unless the pmf itself is below ``1e-300``.
     """
-    lam = jnp.asarray(LAMBDAS[::stride])
-    pmf = jnp.maximum(pmf, 0.0)
-    logp = jnp.where(pmf > 0, jnp.log(jnp.where(pmf > 0, pmf, 1.0)), -jnp.inf)
-    out = jax.scipy.special.logsumexp(logp[None, :] + lam[:, None] * losses[None, :], axis=1)
-    if stride == 1:
-        return out
-    return jnp.full(len(LAMBDAS), jnp.inf).at[::stride].set(out)
+    n = pmf.shape[-1]
+    nb = -(-n // _BLOCK)
+    h = jnp.asarray(bin_width, jnp.float64)
+    lam = jnp.asarray(LAMBDAS)
+    pmf = jnp.pad(jnp.maximum(pmf, 0.0), (0, nb * _BLOCK - n)).reshape(nb, _BLOCK)
+    c = jnp.where(lam > 0, _BLOCK - 1.0, 0.0)
+    j = jnp.arange(_BLOCK, dtype=jnp.float64)
+    z = jnp.exp(lam[None, :] * (j[:, None] - c[None, :]) * h)
+    s = pmf @ z  # (nb, #lambda)
+    ok = s > 0
+    log_s = jnp.where(ok, jnp.log(jnp.where(ok, s, 1.0)), -jnp.inf)
+    base = jnp.asarray(lower, jnp.float64) + _BLOCK * jnp.arange(nb, dtype=jnp.float64)
+    expo = lam[None, :] * (base[:, None] + c[None, :]) * h
+    # sums of non-negative terms: relative error <= B u; exponents lambda l: absolute
+    # error <= 2 u |lambda| max|l| (blocked and direct products round differently)
+    slack = (
+        jnp.log1p(4.0 * _BLOCK * _U)
+        + 4.0 * _U * jnp.abs(lam) * (jnp.abs(jnp.asarray(lower, jnp.float64)) + n + _BLOCK) * h
+    )
+    out = jax.scipy.special.logsumexp(log_s + expo, axis=0) + slack
+    # entries lost to underflow: each positive entry of block b is < tiny e^{expo_b}
+    count = jnp.sum(pmf > 0, axis=1).astype(jnp.float64)
+    log_count = jnp.where(count > 0, jnp.log(jnp.maximum(count, 1.0)), -jnp.inf)
+    lost = jax.scipy.special.logsumexp(log_count[:, None] + math.log(_TINY) + expo, axis=0)
+    return jnp.logaddexp(out, lost)
 
 
 def make(
@@ -120,7 +151,6 @@ def make(
     pessimistic=True,
     log_mgf=None,
     atom_inf=None,
-    mgf_stride: int = 1,
 ) -> PLD:
     """Assemble a :class:`PLD`, computing ``log_mgf`` from the pmf when not given."""
     bin_width = jnp.asarray(bin_width, jnp.float64)
@@ -128,8 +158,7 @@ def make(
     pmf = jnp.asarray(pmf, jnp.float64)
     inf_mass = jnp.asarray(inf_mass, jnp.float64)
     if log_mgf is None:
-        idx = jnp.arange(pmf.shape[-1], dtype=jnp.float64)
-        log_mgf = log_mgf_of((lower.astype(jnp.float64) + idx) * bin_width, pmf, mgf_stride)
+        log_mgf = log_mgf_grid(lower, bin_width, pmf)
     return PLD(
         bin_width=bin_width,
         lower=lower,

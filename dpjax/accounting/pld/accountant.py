@@ -8,7 +8,8 @@ symmetric) the pessimistic PLD is built (:mod:`.discretise`,
 :mod:`.subsample`), composed ``K``-fold by FFT (:mod:`.compose`), and queried
 (:mod:`.query`); the worse adjacency is reported.  All of it is one jitted
 kernel of the *scale* (traced) with static grid and FFT sizes, so calibration
-is a fixed-iteration bisection on ``log scale`` inside ``jit`` and vmaps over
+is a root search on ``log scale`` inside ``jit`` (:mod:`.search`: coarse grid
+first, then four evaluations at the requested resolution) and vmaps over
 targets or noise shapes (STYLE.md items 4-5).
 
 ``noise_fn(scale, shape)`` builds the family (``shape`` a traced array, e.g.
@@ -27,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpjax.accounting.pld import query as _query
-from dpjax.accounting.pld import tail_bounds
+from dpjax.accounting.pld import search, tail_bounds
 from dpjax.accounting.pld.compose import fast_size, self_compose, window_size
 from dpjax.accounting.pld.discretise import discretise_pair, noise_pair
 from dpjax.accounting.pld.subsample import subsampled_pair
@@ -40,15 +41,12 @@ class Sizes(NamedTuple):
     Attributes:
       grid: 1-D loss-grid points; fft: FFT length (0: no composition);
       tail: probability each 1-D pair may leave beyond its ``t`` range (the
-        top part goes to ``+infinity``: pessimistic); mgf_stride: evaluate the
-        MGF on every ``mgf_stride``-th ``lambda`` only (window placement
-        needs few; the tiny-delta Chernoff bound wants all).
+        top part goes to ``+infinity``: pessimistic).
     """
 
     grid: int
     fft: int
     tail: float = 1e-40
-    mgf_stride: int = 1
 
 
 def _pairs(noise, sensitivity, sampling_rate, subsampled: bool, tail: float = 1e-40):
@@ -65,7 +63,7 @@ def _plds(
     out = []
     for pair in _pairs(noise, sensitivity, sampling_rate, subsampled, sizes.tail):
         lower = jnp.floor(pair.loss(pair.t_lo) / bin_width).astype(jnp.int64) - 1
-        pld = discretise_pair(pair, bin_width, lower, sizes.grid, mgf_stride=sizes.mgf_stride)
+        pld = discretise_pair(pair, bin_width, lower, sizes.grid)
         if sizes.fft:
             pld = self_compose(pld, compositions, sizes.fft)
         out.append(pld)
@@ -167,9 +165,14 @@ def sizes_for(
     compositions,
     bin_width,
     tail: float = 1e-40,
-    mgf_stride: int = 1,
+    mgf_bin_width: float | None = None,
 ) -> Sizes:
-    """Host helper: static sizes valid for ``scale`` (and, for scale families, any larger scale)."""
+    """Host helper: static sizes valid for ``scale`` (and, for scale families, any larger scale).
+
+    The FFT length comes from the Chernoff window of the one-use MGF, computed on a grid
+    of width ``mgf_bin_width`` (default ``bin_width``; a coarser grid is cheaper and the
+    length only decides how much tail is cut -- bounded and sent to ``+infinity``).
+    """
     subsampled = sampling_rate is not None
     q = jnp.asarray(1.0 if sampling_rate is None else sampling_rate, jnp.float64)
     args = (
@@ -184,16 +187,18 @@ def sizes_for(
         grid = max(grid, math.ceil(float(hi) / bin_width) - math.floor(float(lo) / bin_width) + 3)
     grid = bucket(grid)
     if compositions == 1:
-        return Sizes(grid, 0, tail, mgf_stride)
+        return Sizes(grid, 0, tail)
+    mgf_h = bin_width if mgf_bin_width is None else mgf_bin_width
+    mgf_grid = grid if mgf_h == bin_width else bucket(math.ceil(grid * bin_width / mgf_h) + 3)
     mgfs = _one_use(
         *args,
         noise_fn=noise_fn,
-        bin_width=bin_width,
-        sizes=Sizes(grid, 0, tail, 1),
+        bin_width=mgf_h,
+        sizes=Sizes(mgf_grid, 0, tail),
         subsampled=subsampled,
     )
     fft = max(window_size(compositions * np.asarray(m), bin_width) for m in mgfs)
-    return Sizes(grid, fast_size(fft), tail, mgf_stride)
+    return Sizes(grid, fast_size(fft), tail)
 
 
 def _scalar_args(scale, shape, sensitivity, sampling_rate, compositions):
@@ -244,10 +249,31 @@ def epsilon(
     )
 
 
-@functools.partial(
-    jax.jit, static_argnames=("noise_fn", "bin_width", "sizes", "subsampled", "num_iterations")
-)
-def calibrate_kernel(
+_STATIC = ("noise_fn", "bin_width", "sizes", "subsampled")
+
+
+def _objective(shape, sensitivity, sampling_rate, compositions, eps, level, **static):
+    """``x = log scale -> (F, [log delta, scale])`` with ``F = log(-level) - log(-log delta)``.
+
+    ``F <= 0`` iff ``log delta <= level``; for Gaussian-like profiles
+    (``log delta ~ -c / scale^2``) ``F`` is nearly linear in ``x``, which is what the
+    secant steps of :mod:`.search` exploit.  The auxiliary value carries the scale as
+    evaluated, so the returned scale is bit for bit the one certified.
+    """
+
+    def f(x):
+        scale = jnp.exp(x)
+        log_d = log_delta_kernel(
+            scale, shape, sensitivity, sampling_rate, compositions, eps, **static
+        )
+        big_f = jnp.log(-level) - jnp.log(-jnp.minimum(log_d, 0.0))
+        return big_f, jnp.stack([log_d, scale])
+
+    return f
+
+
+@functools.partial(jax.jit, static_argnames=(*_STATIC, "max_evaluations"))
+def search_kernel(
     shape,
     sensitivity,
     sampling_rate,
@@ -256,114 +282,67 @@ def calibrate_kernel(
     log_level,
     lo,
     hi,
+    tol,
     *,
-    noise_fn,
-    bin_width,
-    sizes,
-    subsampled,
-    num_iterations=12,
-):
-    """Bisection on ``log scale`` in ``[lo, hi]`` for ``log delta(epsilon) <= log_level``.
-
-    Vectorised over any batch shape of ``(shape, epsilon, log_level, lo, hi)``
-    (``jnp.vectorize``).  Returns ``(scale, log_delta_at_scale, status)``;
-    the feasible end is returned (always private under the engine's
-    pessimistic profile).
-    """
+    max_evaluations=60,
+    **static,
+) -> search.Root:
+    """:func:`.search.illinois` on ``log scale`` in ``[lo, hi]`` for ``log delta <= log_level``,
+    vmapped over 1-D ``(shape, epsilon, log_level, lo, hi)``; ``aux = [log delta, scale]``."""
 
     def one(shape, eps, level, lo, hi):
-        def log_delta(log_s):
-            return log_delta_kernel(
-                jnp.exp(log_s),
-                shape,
-                sensitivity,
-                sampling_rate,
-                compositions,
-                eps,
-                noise_fn=noise_fn,
-                bin_width=bin_width,
-                sizes=sizes,
-                subsampled=subsampled,
-            )
+        f = _objective(shape, sensitivity, sampling_rate, compositions, eps, level, **static)
+        return search.illinois(f, jnp.log(hi), jnp.log(lo), tol, max_evaluations)
 
-        # F = log(-level) - log(-log delta) is nearly linear in log scale for
-        # Gaussian-like profiles (log delta ~ -c / scale^2): secant steps converge fast.
-        # F <= 0  <=>  log delta <= level.
-        def big_f(x):
-            return jnp.log(-level) - jnp.log(-jnp.minimum(log_delta(x), 0.0))
-
-        good, f_good, status = _illinois(big_f, jnp.log(hi), jnp.log(lo), num_iterations)
-        # invert F back to log delta at the returned end
-        return jnp.exp(good), -jnp.exp(jnp.log(-level) - f_good), status
-
-    return jnp.vectorize(one)(shape, epsilon, log_level, lo, hi)
+    return jax.vmap(one)(shape, epsilon, log_level, lo, hi)
 
 
-def _illinois(f, good, bad, num_iterations):
-    r"""Bracketing root finder (Illinois regula falsi) with a fixed number of steps.
+@functools.partial(jax.jit, static_argnames=_STATIC)
+def warm_kernel(
+    shape,
+    sensitivity,
+    sampling_rate,
+    compositions,
+    epsilon,
+    log_level,
+    x0,
+    slope,
+    tol,
+    **static,
+) -> search.Root:
+    """:func:`.search.warm_bracket` from ``(x0, slope)`` (vmapped like :func:`search_kernel`)."""
 
-    ``f(good) <= 0 < f(bad)`` must hold (else ``status`` 1: infeasible at
-    ``good``, 2: feasible at ``bad``, codes of :func:`bisect_monotone`).
-    Each step evaluates ``f`` once at the secant point of the bracket (the
-    midpoint if that is not strictly inside or not finite; every third step
-    bisects to guarantee shrinking) and keeps the sign change; the ``good``
-    end (``f <= 0``: private) is returned with the true ``f(good)``.
-    Converges superlinearly on smooth ``f``, so ~10 steps do the work of ~30
-    halvings; vmap-fair (fixed trip count).  ``f`` has ONE call site (the two
-    end evaluations are the first two loop steps), so the program that
-    contains it is compiled once.
-    """
-    nan = jnp.full_like(good, jnp.nan)
+    def one(shape, eps, level, x0, slope):
+        f = _objective(shape, sensitivity, sampling_rate, compositions, eps, level, **static)
+        return search.warm_bracket(f, x0, slope, tol)
 
-    def body(i, c):
-        g, fg, tg, b, fb, last, f0, f1 = c
-        sec = (g * fb - b * fg) / (fb - fg)
-        lo, hi = jnp.minimum(g, b), jnp.maximum(g, b)
-        ok = jnp.isfinite(sec) & (sec > lo) & (sec < hi) & jnp.isfinite(fg) & jnp.isfinite(fb)
-        x = jnp.where(ok & (i % 3 != 1), sec, 0.5 * (g + b))
-        x = jnp.where(i == 0, g, jnp.where(i == 1, b, x))
-        fx = f(x)
-        f0 = jnp.where(i == 0, fx, f0)
-        f1 = jnp.where(i == 1, fx, f1)
-        start = i < 2
-        good_side = fx <= 0
-        # Illinois: halve the stale end's value when the same end survives twice
-        ng = jnp.where(start | ~good_side, g, x)
-        ntg = jnp.where(i == 0, fx, jnp.where(start | ~good_side, tg, fx))
-        nfg = jnp.where(i == 0, fx, jnp.where(start, fg, jnp.where(good_side, fx, fg)))
-        nb = jnp.where(start | good_side, b, x)
-        nfb = jnp.where(i == 1, fx, jnp.where(start, fb, jnp.where(good_side, fb, fx)))
-        nfb = jnp.where(~start & good_side & (last == 1), 0.5 * nfb, nfb)
-        nfg = jnp.where(~start & ~good_side & (last == -1), 0.5 * nfg, nfg)
-        nlast = jnp.where(start, 0, jnp.where(good_side, 1, -1)).astype(jnp.int32)
-        return ng, nfg, ntg, nb, nfb, nlast, f0, f1
-
-    carry = (good, nan, nan, bad, nan, jnp.zeros((), jnp.int32), nan, nan)
-    g, _, tg, _, _, _, f0, f1 = jax.lax.fori_loop(0, num_iterations + 2, body, carry)
-    status = jnp.where(f0 > 0, 1, jnp.where(f1 <= 0, 2, 0)).astype(jnp.int32)
-    g = jnp.where(status == 0, g, good)
-    return g, jnp.where(status == 0, tg, f0), status
+    return jax.vmap(one)(shape, epsilon, log_level, x0, slope)
 
 
 #: Relative margin on delta of the engine's search level (see :func:`calibrate_scale`).
 SEARCH_MARGIN = 1e-6
+#: Bin-width factor of the coarse stage of :func:`calibrate_scale`.
+COARSEN = 16
+#: Tolerance (on ``log scale``) of the coarse stage of :func:`calibrate_scale`.
+COARSE_TOLERANCE = 1e-5
 
 
 def _shard(*arrays, use_devices: bool = True):
     """Flatten the batch; with several devices, pad it to a multiple of their number and shard
     it along a 1-D mesh (``jax.sharding``): the vectorised kernel then runs one slice of the
-    calibration grid per device.  Results equal the single-device run (same program per row)."""
+    calibration grid per device.  Results equal the single-device run (same program per row).
+    Returns the arrays and the true batch length."""
     flat = [np.asarray(a, np.float64).reshape(-1) for a in np.broadcast_arrays(*arrays)]
     devices = jax.devices() if use_devices else jax.devices()[:1]
     n = flat[0].size
     if len(devices) < 2 or n < 2:
-        return [jnp.asarray(a) for a in flat]
+        return [jnp.asarray(a) for a in flat], n
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
     m = -(-n // len(devices)) * len(devices)
     mesh = Mesh(np.asarray(devices), ("grid",))
     sharding = NamedSharding(mesh, PartitionSpec("grid"))
-    return [jax.device_put(np.pad(a, (0, m - n), mode="edge"), sharding) for a in flat]
+    return [jax.device_put(np.pad(a, (0, m - n), mode="edge"), sharding) for a in flat], n
 
 
 class ScaleCalibration(NamedTuple):
@@ -371,6 +350,13 @@ class ScaleCalibration(NamedTuple):
     delta_at: np.ndarray
     certified: np.ndarray
     status: np.ndarray
+
+
+def _run(kernel, rows, shape, scalars, eps, level, a, b, tol, shard, **static):
+    """Run a vmapped search kernel on the selected ``rows`` (host arrays, flat); numpy Root."""
+    batch, n = _shard(shape[rows], eps[rows], level[rows], a[rows], b[rows], use_devices=shard)
+    out = kernel(batch[0], *scalars, batch[1], batch[2], batch[3], batch[4], tol, **static)
+    return search.Root(*(np.asarray(x)[:n] for x in out))
 
 
 def calibrate_scale(
@@ -384,98 +370,154 @@ def calibrate_scale(
     bin_width=1e-4,
     upper=None,
     lower=None,
-    num_iterations=12,
+    tolerance=1e-7,
     fallback_upper=None,
     shard: bool = True,
+    coarsen: int = COARSEN,
 ) -> ScaleCalibration:
     r"""Least scale of ``noise_fn(scale, shape)`` meeting ``(epsilon, delta)`` after ``K`` uses.
 
-    Host driver: ``upper`` must be a scale meeting the target (e.g. the
-    non-subsampled closed form); ``lower`` a scale that does not (default
-    ``upper / 8``, lowered until the engine confirms it fails, at most 6
-    times); when the engine finds ``upper`` infeasible, ``fallback_upper`` (if
-    given) is tried.  The bisection runs in one jitted kernel; the result is
-    re-verified by an independent evaluation of the engine at the returned
-    scale (:func:`profile`), against ``delta (1 - MARGIN)``.
+    ``upper`` must be a scale meeting the target (e.g. the non-subsampled closed
+    form); ``lower`` one that does not (default ``upper / 8``, lowered 4x until the
+    engine confirms it fails, at most 6 times); when the engine finds ``upper``
+    infeasible, ``fallback_upper`` (if given) is tried.  The returned scale is within
+    ``tolerance`` (relative) of the least scale the engine certifies at ``bin_width``.
+
+    Two resolutions, one answer: the root is located by :func:`.search.illinois` on a
+    grid ``coarsen`` times coarser (``coarsen**2`` cheaper per evaluation, but
+    close in scale), then settled at ``bin_width`` by :func:`.search.warm_bracket` --
+    four evaluations, one of which is at the returned scale (a full evaluation of the
+    engine: the certificate ``delta_at``, checked against ``delta (1 - MARGIN)``).
+    Rows whose warm bracket fails are searched again at ``bin_width`` from the best
+    ends found.  All stages run batched (``vmap``), sharded over devices when several.
     """
     eps = np.asarray(epsilon, np.float64)
     dl = np.asarray(delta, np.float64)
     eps, dl, shape_b, upper_b = np.broadcast_arrays(
         eps, dl, np.asarray(shape, np.float64), np.asarray(upper, np.float64)
     )
-    level = np.asarray(log_target(dl))
-    # the search aims REL_SEARCH_MARGIN below the certified level: an independent
-    # re-evaluation differs by FFT round-off (~1e-8 relative), which must not undo it
+    out_shape = eps.shape
+    eps, dl, shape_b, upper_b = (np.ravel(x) for x in (eps, dl, shape_b, upper_b))
+    level = np.asarray(log_target(dl), float).reshape(-1)
+    # the search aims SEARCH_MARGIN below the certified level, so that rounding in the
+    # composition cannot put the returned scale on the wrong side of it
     search_level = level + np.log1p(-SEARCH_MARGIN)
-    lo = np.asarray(upper_b / 8.0 if lower is None else np.broadcast_to(lower, eps.shape), float)
-    hi = np.asarray(upper_b, float)
+    lo = np.asarray(upper_b / 8.0 if lower is None else np.broadcast_to(lower, out_shape), float)
+    lo, hi = lo.reshape(-1).copy(), upper_b.astype(float).copy()
+    fb_up = None if fallback_upper is None else np.broadcast_to(fallback_upper, out_shape).ravel()
     subsampled = sampling_rate is not None
-    args = _scalar_args(1.0, 0.0, sensitivity, sampling_rate, compositions)[2:]
-    # targets above ~1e-9 need neither the far 1-D tails nor the full lambda grid
+    scalars = _scalar_args(1.0, 0.0, sensitivity, sampling_rate, compositions)[2:]
+    # targets above ~1e-9 do not need the far 1-D tails
     d_min = float(np.min(dl))
-    if d_min >= 1e-9:
-        tail, stride = max(1e-40, min(1e-14, d_min * 1e-8 / compositions)), 4
-    else:
-        tail, stride = 1e-40, 1
-    for _ in range(7):
-        sizes = sizes_for(
+    tail = max(1e-40, min(1e-14, d_min * 1e-8 / compositions)) if d_min >= 1e-9 else 1e-40
+    max_shape = float(np.max(shape_b)) if shape_b.size else 0.0
+    all_rows = np.arange(eps.size)
+
+    def sizes(scale, h, mgf_h=None):
+        return sizes_for(
             noise_fn,
-            float(np.min(lo)),
-            float(np.max(shape_b)) if shape_b.size else 0.0,
+            scale,
+            max_shape,
             sensitivity,
             sampling_rate,
             compositions,
-            bin_width,
+            h,
             tail,
-            stride,
+            mgf_bin_width=mgf_h,
         )
-        batch = _shard(shape_b, eps, search_level, lo, hi, use_devices=shard)
-        scale, log_d, status = calibrate_kernel(
-            batch[0],
-            *args,
-            *batch[1:],
+
+    def bracketed_search(h, rows, tol):
+        """Illinois at bin width ``h`` on ``[lo, hi]`` to ``tol``, widening where needed."""
+        for _ in range(7):
+            static = dict(
+                noise_fn=noise_fn,
+                bin_width=h,
+                sizes=sizes(float(np.min(lo[rows])), h),
+                subsampled=subsampled,
+            )
+            root = _run(
+                search_kernel,
+                rows,
+                shape_b,
+                scalars,
+                eps,
+                search_level,
+                lo,
+                hi,
+                tol,
+                shard,
+                **static,
+            )
+            too_small = root.status == search.FEASIBLE_BAD
+            too_big = root.status == search.INFEASIBLE_GOOD
+            if fb_up is not None:
+                too_big &= hi[rows] < fb_up[rows]
+            else:
+                too_big &= False
+            if not np.any(too_small | too_big):
+                return root
+            lo[rows] = np.where(too_small, lo[rows] / 4.0, lo[rows])
+            if fb_up is not None:
+                hi[rows] = np.where(too_big, fb_up[rows], hi[rows])
+        return root
+
+    h_coarse = bin_width * coarsen
+    if coarsen > 1:
+        # the warm start needs the coarse root only to ~1e-5 (the warm bracket's secant
+        # step absorbs it): fewer coarse evaluations
+        coarse = bracketed_search(h_coarse, all_rows, max(tolerance, COARSE_TOLERANCE))
+        warm = coarse.status == search.OK
+    else:
+        warm = np.zeros(eps.size, bool)
+    final = search.Root(
+        good=np.full(eps.size, np.nan),
+        aux=np.full((eps.size, 2), np.nan),
+        bad=np.full(eps.size, np.nan),
+        slope=np.full(eps.size, np.nan),
+        status=np.full(eps.size, search.NOT_CONVERGED, np.int32),
+        evaluations=np.zeros(eps.size),
+    )
+
+    def store(rows, root):
+        for name, value in root._asdict().items():
+            getattr(final, name)[rows] = value
+
+    if np.any(warm):
+        rows = all_rows[warm]
+        floor = float(np.exp(np.min(coarse.good[warm]))) * (1.0 - 1e-2)
+        static = dict(
             noise_fn=noise_fn,
             bin_width=bin_width,
-            sizes=sizes,
+            sizes=sizes(floor, bin_width, h_coarse),
             subsampled=subsampled,
-            num_iterations=num_iterations,
         )
-        n = eps.size
-        scale, log_d, status = (
-            np.asarray(x).reshape(-1)[:n].reshape(eps.shape) for x in (scale, log_d, status)
+        root = _run(
+            warm_kernel,
+            rows,
+            shape_b,
+            scalars,
+            eps,
+            search_level,
+            coarse.good[warm],
+            coarse.slope[warm],
+            tolerance,
+            shard,
+            **static,
         )
-        too_small = status == 2  # predicate holds at the lower end: go lower
-        too_big = (
-            (status == 1)
-            & (fallback_upper is not None)
-            & (
-                hi
-                < np.broadcast_to(
-                    np.asarray(fallback_upper if fallback_upper is not None else np.inf, float),
-                    hi.shape,
-                )
-            )
-        )
-        if not np.any(too_small | too_big):
-            break
-        lo = np.where(too_small, lo / 4.0, lo)
-        if fallback_upper is not None:
-            hi = np.where(too_big, np.broadcast_to(fallback_upper, hi.shape), hi)
-    scale = np.asarray(scale)
-    # independent re-check at the returned scales (a separate evaluation of the engine)
-    check = functools.partial(
-        log_delta_kernel, noise_fn=noise_fn, bin_width=bin_width, sizes=sizes, subsampled=subsampled
-    )
-    if scale.ndim == 0:
-        log_check = np.asarray(
-            check(jnp.asarray(scale), jnp.asarray(shape_b), *args, jnp.asarray(eps))
-        )
-    else:
-        log_check = np.asarray(
-            jnp.vectorize(check)(jnp.asarray(scale), jnp.asarray(shape_b), *args, jnp.asarray(eps))
-        )
-    ok = (status == 0) & (log_check <= level)
-    return ScaleCalibration(scale, np.exp(np.maximum(np.asarray(log_d), log_check)), ok, status)
+        store(rows, root)
+        # failed warm brackets: search at bin_width from the best ends found
+        known_g, known_b = np.isfinite(root.good), np.isfinite(root.bad)
+        hi[rows] = np.where(known_g, np.exp(root.good), hi[rows])
+        lo[rows] = np.where(known_b, np.exp(root.bad), lo[rows])
+    rest = all_rows[final.status != search.OK]
+    if rest.size:
+        store(rest, bracketed_search(bin_width, rest, tolerance))
+    status = final.status.reshape(out_shape)
+    scale = final.aux[:, 1].reshape(out_shape)
+    log_d = final.aux[:, 0].reshape(out_shape)
+    ok = (status == search.OK) & (log_d <= level.reshape(out_shape))
+    scale = np.where(np.isfinite(scale), scale, upper_b.reshape(out_shape))
+    return ScaleCalibration(scale, np.exp(log_d), ok, status)
 
 
 def gaussian_noise(scale, shape):
@@ -518,7 +560,7 @@ def calibrate_shape_scale(
     compositions: int,
     upper_fn: Callable,
     bin_width: float = 1e-4,
-    num_iterations: int = 40,
+    tolerance: float = 1e-7,
     refine: int = 9,
 ) -> ShapeCalibration:
     r"""Least-variance ``(shape, scale)`` meeting ``(epsilon, delta)`` after ``K`` uses.
@@ -547,7 +589,7 @@ def calibrate_shape_scale(
             bin_width,
             upper=up,
             lower=up / 4.0,
-            num_iterations=num_iterations,
+            tolerance=tolerance,
             fallback_upper=3.0 * up,
         )
         var = np.asarray(variance_fn(res.scale, bs), float)

@@ -53,6 +53,7 @@ from jax import Array
 from dpjax.accounting.pld._pld import PLD, make
 from dpjax.noise.gaussian import Gaussian
 from dpjax.noise.laplace import Laplace
+from dpjax.numerics import log1mexp
 
 #: Default probability left outside the ``t`` range of a pair (each side):
 #: the top of the loss grid is where ``P`` keeps at most this much mass.
@@ -172,9 +173,15 @@ def noise_pair(noise, sensitivity, tail=TAIL) -> MonotonePair:
         inverse = _bisect_inverse(loss, t_lo, t_hi)
 
     def tails(t):
+        # symmetric noise: log sf(-u) = log cdf(u) = log(1 - sf(|u|)) for u >= 0, so one
+        # special-function call at |u| gives both (the complement is >= 1/2: no cancellation)
         n = t.shape[0]
-        ls = noise.log_sf(jnp.concatenate([t, -t, t + d, -t - d]))
-        return ls[:n], ls[n : 2 * n], ls[2 * n : 3 * n], ls[3 * n :]
+        u = jnp.concatenate([t, t + d])
+        small = noise.log_sf(jnp.abs(u))
+        large = log1mexp(small)
+        up = u >= 0
+        sf, cdf = jnp.where(up, small, large), jnp.where(up, large, small)
+        return sf[:n], cdf[:n], sf[n:], cdf[n:]
 
     return MonotonePair(
         log_sf_p=noise.log_sf,
@@ -235,7 +242,7 @@ def pair_grid(pair: MonotonePair, bin_width: float) -> tuple[int, int]:
 
 
 def discretise_pair(
-    pair: MonotonePair, bin_width, lower, size: int, pessimistic: bool = True, mgf_stride: int = 1
+    pair: MonotonePair, bin_width, lower, size: int, pessimistic: bool = True
 ) -> PLD:
     r"""PLD of ``pair`` on the grid ``(lower + i) * bin_width``, ``i < size`` (jittable).
 
@@ -256,9 +263,7 @@ def discretise_pair(
     truncated = p_above + p_below
     if not pessimistic:
         pmf = jnp.concatenate([p_bin, p_above[None]])
-        return make(
-            h, lower, pmf, 0.0, truncated_mass=truncated, pessimistic=False, mgf_stride=mgf_stride
-        )
+        return make(h, lower, pmf, 0.0, truncated_mass=truncated, pessimistic=False)
     e = eps[:-1]
     w = (p_bin * jnp.exp(-e) - q_bin) / jnp.expm1(h)
     w = jnp.clip(w, 0.0, q_bin)
@@ -267,9 +272,7 @@ def discretise_pair(
     bottom = p_below + jnp.exp(eps[0]) * (q_bin[0] - w[0])
     pmf = jnp.concatenate([bottom[None], inner, top[None]])
     inf_mass = jnp.maximum(p_above - jnp.exp(eps[-1]) * q_above, 0.0)
-    return make(
-        h, lower, pmf, inf_mass, truncated_mass=truncated, pessimistic=True, mgf_stride=mgf_stride
-    )
+    return make(h, lower, pmf, inf_mass, truncated_mass=truncated, pessimistic=True)
 
 
 def from_pair(pair: MonotonePair, bin_width: float, pessimistic: bool = True) -> PLD:

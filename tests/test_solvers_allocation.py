@@ -11,8 +11,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import solvers
+from dpjax.inid import gaussian_scales, laplace_scales, make_profile
 from solvers import PowerAllocation, RawResult, Status, solve
 
 
@@ -45,27 +48,150 @@ def test_jax_backend_is_the_closed_form_and_kkt_optimal(p, q):
     assert abs(float(prob.inequality_constraints(sol.x)[0])) < 1e-13
 
 
-@pytest.mark.parametrize("k", [2, 10, 100, 1000])
-@pytest.mark.parametrize("p,q", [(2.0, 2.0), (1.0, 2.0), (2.0, 1.0), (1.0, 1.0)])
-def test_cvxpy_reference_agrees_with_closed_form(k, p, q):
-    """Acceptance: optimal values agree to 1e-8 relative up to K = 1000.
+# --- cvxpy reference vs the paper's closed forms (acceptance: 1e-8 relative, K <= 1000) ------
 
-    An interior-point method pins the optimal *value* to about its gap
-    tolerance (1e-12 here) but the *point* only to about its square root
-    where the objective is flat (error in x is second order in the value),
-    so the scales are compared at 1e-3 and the point is judged by the
-    shared KKT residual.
+#: (name, p, q, weighted): Gaussian l_p^p error (q = 2; eq. 9, Theorem 4 for p = 2),
+#: weighted MSE (Remark 4), Laplace l_p^p error (q = 1; eq. 12, Theorem 5 for p = 2)
+ALLOCATIONS = [
+    ("gaussian-mse", 2.0, 2.0, False),
+    ("gaussian-l1", 1.0, 2.0, False),
+    ("gaussian-weighted-mse", 2.0, 2.0, True),
+    ("laplace-mse", 2.0, 1.0, False),
+    ("laplace-l1", 1.0, 1.0, False),
+]
+
+
+def _profile(kind, k, seed):
+    rng = np.random.default_rng(seed)
+    if kind == "random-uniform":
+        return rng.uniform(0.05, 1.0, k)
+    if kind == "random-lognormal":
+        return rng.lognormal(0.0, 1.0, k)
+    if kind == "random-span-1e-6":  # log-uniform sensitivities spanning 1e-6..1
+        return np.exp(rng.uniform(np.log(1e-6), 0.0, k))
+    return make_profile(kind, k)
+
+
+def _paper_scales(lam, p, q, w):
+    """eq. (9) / eq. (12) via dpjax.inid (mu0 = 0.3 for the Gaussian, epsilon = 0.7 for Laplace)."""
+    if q == 2.0:
+        return np.asarray(gaussian_scales(lam, 0.3, p, w)), 0.09
+    return np.asarray(laplace_scales(lam, 0.7, p, w)), 0.7
+
+
+def _check_reference(lam, p, q, weighted, seed):
+    """cvxpy + Clarabel (+ KKT polish) against the paper's closed form; returns the discrepancy."""
+    w = np.random.default_rng(seed + 1).uniform(0.5, 2.0, lam.size) if weighted else None
+    x_ref, budget = _paper_scales(lam, p, q, 1.0 if w is None else w)
+    pos = lam > 0
+    prob = PowerAllocation.create(lam[pos] ** q, budget, p, q,
+                                  weights=None if w is None else w[pos])
+    sol = solve(prob, "cvxpy")
+    assert sol.stats["solver"] == "CLARABEL"
+    assert int(sol.status) == Status.OPTIMAL, sol.stats
+    x = np.zeros_like(lam)
+    x[pos] = np.asarray(sol.x)
+    err = float(np.max(np.abs(x[pos] / x_ref[pos] - 1)))
+    assert np.all(x_ref[~pos] == 0)
+    assert err < 1e-8
+    value_ref = float(np.sum((1.0 if w is None else w) * x_ref**p))
+    assert abs(float(sol.value) / value_ref - 1) < 1e-8
+    assert float(sol.residual.total) < 1e-12  # honest: per-coordinate stationarity included
+    return err
+
+
+@pytest.mark.parametrize("k,kind", [
+    (1, "random-uniform"),
+    *[(k, kind) for k in (10, 100, 1000) for kind in (
+        "random-uniform", "random-lognormal", "random-span-1e-6",
+        "uniform", "linear", "quadratic", "one-hot")],
+    (10, "exponential"), (50, "exponential"),
+])
+def test_cvxpy_reference_agrees_with_closed_forms_to_1e_8(k, kind):
+    """Acceptance of issue 5: the scales themselves (not only the value) agree to 1e-8 relative.
+
+    The IPM point alone does not (0.6 relative error measured at a share 1e-7 of
+    the objective; see solvers/_polish.py); the reference's KKT polish does, from
+    the problem's own derivatives.  Zero-sensitivity entries of one-hot are
+    dropped before the programme (scale 0, as dpjax.inid.design does).
     """
-    prob = _problem(k, p, q, seed=k)
-    ref = solve(prob, "cvxpy")
-    fast = solve(prob, "jax")
-    assert ref.stats["backend"] == "cvxpy" and ref.stats["solver"] == "CLARABEL"
-    assert int(ref.status) in (Status.OPTIMAL, Status.INACCURATE)
-    assert abs(float(ref.value) / float(fast.value) - 1) < 1e-8
-    np.testing.assert_allclose(ref.x, fast.x, rtol=1e-3)
-    assert float(ref.residual.primal) < 1e-8
-    assert float(ref.residual.total) < 1e-4
-    assert float(fast.residual.total) < 1e-12
+    lam = _profile(kind, k, seed=k)
+    for _, p, q, weighted in ALLOCATIONS:
+        _check_reference(lam, p, q, weighted, seed=k)
+
+
+@given(st.integers(1, 8), st.floats(0.0, 4.0), st.sampled_from(ALLOCATIONS),
+       st.integers(0, 2**31))
+@settings(max_examples=25)
+def test_cvxpy_reference_agrees_on_random_small_profiles(k, spread, allocation, seed):
+    """Lognormal sensitivities with log-spread up to 4 (ranges up to ~1e-7..1e7 at K = 8)."""
+    lam = np.random.default_rng(seed).lognormal(0.0, spread, k)
+    _, p, q, weighted = allocation
+    _check_reference(lam, p, q, weighted, seed)
+
+
+@pytest.mark.parametrize("k,kind,p,q", [
+    (1000, "quadratic", 2.0, 2.0),
+    (1000, "random-span-1e-6", 2.0, 2.0),
+    (50, "exponential", 2.0, 1.0),
+])
+def test_ipm_point_alone_is_reported_honestly(k, kind, p, q):
+    """Without the polish the IPM point misses the low-share coordinates, and says so.
+
+    The residual folds in per-coordinate stationarity, so its total bounds the
+    worst relative error of the scales (it is about (p + q) / 2 times it): the
+    status is INACCURATE exactly when the scales are off by more than ~tol.
+    """
+    lam = _profile(kind, k, seed=k)
+    x_ref, budget = _paper_scales(lam, p, q, 1.0)
+    prob = PowerAllocation.create(lam**q, budget, p, q)
+    sol = solve(prob, "cvxpy", polish=False)
+    err = float(np.max(np.abs(np.asarray(sol.x) / x_ref - 1)))
+    assert "merit_before" not in sol.stats  # no polish ran
+    assert err > 1e-6  # the IPM floor (measured 3e-4, 4e-6, 8)
+    assert float(sol.residual.total) >= min(err, 0.9)
+    assert int(sol.status) != Status.OPTIMAL
+    # and the old global measure alone would have hidden it (stationarity / |f| ~ gap)
+    base = solvers.ConvexProblem.residual(prob, sol.x, sol.inequality_multipliers)
+    assert float(base.stationarity) < err
+    # the default (polished) reference recovers every coordinate
+    polished = solve(prob, "cvxpy")
+    assert polished.stats["merit_before"] == pytest.approx(float(sol.residual.stationarity),
+                                                          rel=1e-6)
+    assert float(np.max(np.abs(np.asarray(polished.x) / x_ref - 1))) < 1e-8
+
+
+@pytest.mark.parametrize("k,p,q,converges", [
+    (80, 2.0, 1.0, True), (100, 2.0, 1.0, False), (100, 1.0, 2.0, False), (100, 2.0, 2.0, True),
+])
+def test_exponential_profile_boundary(k, p, q, converges):
+    """Where the reference stops: lambda_i ~ e^i spans e^-(K-1).
+
+    The IPM misses the low-share coordinates by O(1) or more (x off by 1e6 at
+    K = 90, Laplace MSE); Newton from there converges while the damped steps
+    reach the basin (all four allocations up to K = 80), not at K = 100 for
+    the Gaussian l1 and the Laplace MSE -- and then the status says so.
+    Beyond K = 373 (q = 2), lambda^2 underflows and the programme cannot be
+    stated in float64 at all (next test).
+    """
+    lam = make_profile("exponential", k)
+    x_ref, budget = _paper_scales(lam, p, q, 1.0)
+    sol = solve(PowerAllocation.create(lam**q, budget, p, q), "cvxpy")
+    err = float(np.max(np.abs(np.asarray(sol.x) / x_ref - 1)))
+    if converges:
+        assert int(sol.status) == Status.OPTIMAL and err < 1e-8
+    else:
+        assert int(sol.status) != Status.OPTIMAL
+        assert err > 1e-8 and float(sol.residual.total) > 1e-8
+
+
+def test_underflowing_coefficients_are_rejected():
+    """lambda_i^2 < 5e-324 is 0 in float64: the programme would drop a coordinate (no noise)."""
+    lam = make_profile("exponential", 1000)
+    with pytest.raises(ValueError, match="underflow"):
+        PowerAllocation.create(lam[lam > 0] ** 2, 0.09)
+    assert np.all(make_profile("exponential", 373) ** 2 > 0)
+    assert not np.all(make_profile("exponential", 374) ** 2 > 0)
 
 
 def test_residual_detects_a_suboptimal_point_and_solve_downgrades_status():

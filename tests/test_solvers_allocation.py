@@ -171,7 +171,7 @@ def test_exponential_profile_boundary(k, p, q, converges):
     K = 90, Laplace MSE); Newton from there converges while the damped steps
     reach the basin (all four allocations up to K = 80), not at K = 100 for
     the Gaussian l1 and the Laplace MSE -- and then the status says so.
-    Beyond K = 373 (q = 2), lambda^2 underflows and the programme cannot be
+    Beyond K = 355 (q = 2), lambda^2 is subnormal and the programme cannot be
     stated in float64 at all (next test).
     """
     lam = make_profile("exponential", k)
@@ -186,12 +186,25 @@ def test_exponential_profile_boundary(k, p, q, converges):
 
 
 def test_underflowing_coefficients_are_rejected():
-    """lambda_i^2 < 5e-324 is 0 in float64: the programme would drop a coordinate (no noise)."""
-    lam = make_profile("exponential", 1000)
+    """Coefficients below the smallest normal float64 cannot be stated (exact boundary).
+
+    Zeros would drop a coordinate (no noise); subnormals are flushed to zero by
+    XLA on CPU.  For the l2-normalised exponential profile, lambda^2 stays
+    normal up to K = 355; for the l1-normalised one, lambda up to K = 708.
+    """
     with pytest.raises(ValueError, match="underflow"):
-        PowerAllocation.create(lam[lam > 0] ** 2, 0.09)
-    assert np.all(make_profile("exponential", 373) ** 2 > 0)
-    assert not np.all(make_profile("exponential", 374) ** 2 > 0)
+        PowerAllocation.create(make_profile("exponential", 1000)[-400:] ** 2, 0.09)
+    with pytest.raises(ValueError, match="subnormal"):
+        PowerAllocation.create(make_profile("exponential", 356) ** 2, 0.09)
+    with pytest.raises(ValueError, match="subnormal"):
+        PowerAllocation.create(make_profile("exponential", 709, norm="l1"), 0.7, 2.0, 1.0)
+    with pytest.raises(ValueError, match="weights"):
+        PowerAllocation.create([1.0, 2.0], 1.0, weights=[1.0, 1e-310])
+    prob = PowerAllocation.create(make_profile("exponential", 355) ** 2, 0.09)
+    x, _, _ = prob.closed_form()
+    lam = make_profile("exponential", 355)
+    np.testing.assert_allclose(x, gaussian_scales(lam, 0.3), rtol=1e-12)
+    PowerAllocation.create(make_profile("exponential", 708, norm="l1"), 0.7, 2.0, 1.0)
 
 
 def test_residual_detects_a_suboptimal_point_and_solve_downgrades_status():

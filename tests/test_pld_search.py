@@ -94,7 +94,7 @@ def test_calibration_certificate_is_the_profile_at_the_returned_scale():
 def test_coarse_to_fine_agrees_with_a_search_at_full_resolution():
     from dpjax.calibrate.gaussian import sigma_gaussian
 
-    kw = dict(upper=100.0, lower=1.0, tolerance=1e-8)
+    kw = dict(upper=100.0, lower=4.0, tolerance=1e-8)
     eps = np.array([0.3, 1.0])
     two = A.calibrate_scale(A.gaussian_noise, 0.0, 1.0, eps, 1e-8, 5, None, 1e-3, **kw)
     one = A.calibrate_scale(A.gaussian_noise, 0.0, 1.0, eps, 1e-8, 5, None, 1e-3, coarsen=1, **kw)
@@ -103,6 +103,6 @@ def test_coarse_to_fine_agrees_with_a_search_at_full_resolution():
     exact = np.asarray(sigma_gaussian(eps, 1e-8, np.sqrt(5.0))[0])
     for r in (two, one):
         assert np.all(r.scale >= exact) and np.all(r.scale <= exact * (1 + 2e-4))
-    # the one-stage search sizes its grids for the bracket's low end (1.0): larger FFTs, a
+    # the one-stage search sizes its grids for the bracket's low end: larger FFTs, a
     # larger certified round-off term, so a slightly larger scale; never a smaller one
     assert np.all(two.scale <= one.scale * (1 + 2e-8))

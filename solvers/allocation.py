@@ -34,18 +34,21 @@ without weights, K = 1..1000; ``bench/bench_solvers_allocation.py``):
   relative (every cone carries the same barrier parameter at termination,
   and the central path is invariant under rescaling, so no reformulation
   or Clarabel setting removes it; tighter tolerances only make Clarabel
-  stall).  Measured: 4e-6 (log-uniform sensitivities 1e-6..1, K = 1000),
-  3e-4 (quadratic profile, K = 1000), O(1) for the exponential profile from
+  stall).  Measured at K = 1000: up to 2.5e-4 (log-uniform sensitivities
+  1e-6..1), 6e-4 (quadratic profile), 2.4e-6 even for the uniform profile
+  (Gaussian l1: Clarabel stalls), and O(1) for the exponential profile from
   K ~ 40.  The residual says so: it folds in per-coordinate stationarity
   (:meth:`PowerAllocation.residual`), about ``(p + q) / 2`` times the
   worst relative error of the scales.
 * After the polish every coordinate agrees to <= 1e-14 relative on every
   profile family of the paper (uniform, linear, quadratic, one-hot) and on
   random uniform / lognormal / log-uniform 1e-6..1 profiles up to K = 1000,
-  and on the exponential profile ``lambda_i ~ e^i`` up to K = 80 (spans
-  e^-79).  At K = 90..100 (Laplace MSE, Gaussian l1) Newton from an IPM
-  point off by up to 1e6 does not reach its basin within 30 damped steps:
-  status ``INACCURATE``, residual ~1e-3..1.  Coefficients must be normal
+  and on the exponential profile ``lambda_i ~ e^i`` up to K = 200 for every
+  allocation (spans e^-199; the IPM point is off by orders of magnitude and the
+  damped Newton steps walk it back by ~1/p or 1/q in log per step, up to
+  100 steps) and up to K = 355 when p = q.  From K ~ 300 with p != q the
+  IPM point is too far (off by 1e37, or not finite) and the result is
+  ``INACCURATE`` / ``FAILED``.  Coefficients must be normal
   float64 numbers (``>= 2.2e-308``; XLA on CPU flushes subnormals to zero, so
   even the ``jax`` closed form would see ``log a = -inf``):
   :meth:`PowerAllocation.create` refuses zeros and subnormals (dropping such a

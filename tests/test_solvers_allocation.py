@@ -102,17 +102,19 @@ def _check_reference(lam, p, q, weighted, seed):
 
 @pytest.mark.parametrize("k,kind", [
     (1, "random-uniform"),
-    *[(k, kind) for k in (10, 100, 1000) for kind in (
+    *[(k, kind) for k in (10, 100) for kind in (
         "random-uniform", "random-lognormal", "random-span-1e-6",
         "uniform", "linear", "quadratic", "one-hot")],
+    *[(1000, kind) for kind in (  # the hardest at K = 1000 (uniform/linear in the bench)
+        "random-uniform", "random-lognormal", "random-span-1e-6", "quadratic", "one-hot")],
     (10, "exponential"), (50, "exponential"),
 ])
 def test_cvxpy_reference_agrees_with_closed_forms_to_1e_8(k, kind):
     """Acceptance of issue 5: the scales themselves (not only the value) agree to 1e-8 relative.
 
-    The IPM point alone does not (0.6 relative error measured at a share 1e-7 of
-    the objective; see solvers/_polish.py); the reference's KKT polish does, from
-    the problem's own derivatives.  Zero-sensitivity entries of one-hot are
+    The IPM point alone does not (up to 6e-4 relative error at K = 1000; see
+    solvers/_polish.py); the reference's KKT polish does, from the problem's own
+    derivatives.  Zero-sensitivity entries of one-hot are
     dropped before the programme (scale 0, as dpjax.inid.design does).
     """
     lam = _profile(kind, k, seed=k)
@@ -120,11 +122,14 @@ def test_cvxpy_reference_agrees_with_closed_forms_to_1e_8(k, kind):
         _check_reference(lam, p, q, weighted, seed=k)
 
 
-@given(st.integers(1, 8), st.floats(0.0, 4.0), st.sampled_from(ALLOCATIONS),
+@given(st.integers(1, 4), st.floats(0.0, 5.0), st.sampled_from(ALLOCATIONS),
        st.integers(0, 2**31))
 @settings(max_examples=25)
 def test_cvxpy_reference_agrees_on_random_small_profiles(k, spread, allocation, seed):
-    """Lognormal sensitivities with log-spread up to 4 (ranges up to ~1e-7..1e7 at K = 8)."""
+    """Lognormal sensitivities with log-spread up to 5 (ranges up to ~1e-7..1e7 at K = 4).
+
+    Few distinct K: each new K compiles the polish once (~1-2 s).
+    """
     lam = np.random.default_rng(seed).lognormal(0.0, spread, k)
     _, p, q, weighted = allocation
     _check_reference(lam, p, q, weighted, seed)
@@ -162,17 +167,22 @@ def test_ipm_point_alone_is_reported_honestly(k, kind, p, q):
 
 
 @pytest.mark.parametrize("k,p,q,converges", [
-    (80, 2.0, 1.0, True), (100, 2.0, 1.0, False), (100, 1.0, 2.0, False), (100, 2.0, 2.0, True),
+    (200, 2.0, 1.0, True), (200, 1.0, 2.0, True), (355, 2.0, 2.0, True), (355, 1.0, 1.0, True),
+    (355, 2.0, 1.0, False), (355, 1.0, 2.0, False),
 ])
 def test_exponential_profile_boundary(k, p, q, converges):
     """Where the reference stops: lambda_i ~ e^i spans e^-(K-1).
 
     The IPM misses the low-share coordinates by O(1) or more (x off by 1e6 at
-    K = 90, Laplace MSE); Newton from there converges while the damped steps
-    reach the basin (all four allocations up to K = 80), not at K = 100 for
-    the Gaussian l1 and the Laplace MSE -- and then the status says so.
-    Beyond K = 355 (q = 2), lambda^2 is subnormal and the programme cannot be
-    stated in float64 at all (next test).
+    K = 90, Laplace MSE).  Damped Newton in log coordinates walks such a
+    coordinate back by about 1/p (too large) or 1/q (too small) in log per
+    step, then converges quadratically: within the 100 polish steps up to
+    K = 200 for every allocation, and up to the representable K = 355 when
+    p = q.  At K = 355 the Gaussian l1 IPM point is not finite and the Laplace
+    MSE one is off by ~1e37 (the polish fails from there from K ~ 300): the
+    status then says so.  Beyond K = 355
+    (q = 2), lambda^2 is subnormal and the programme cannot be stated in
+    float64 at all (next test).
     """
     lam = make_profile("exponential", k)
     x_ref, budget = _paper_scales(lam, p, q, 1.0)
@@ -182,7 +192,8 @@ def test_exponential_profile_boundary(k, p, q, converges):
         assert int(sol.status) == Status.OPTIMAL and err < 1e-8
     else:
         assert int(sol.status) != Status.OPTIMAL
-        assert err > 1e-8 and float(sol.residual.total) > 1e-8
+        assert not err <= 1e-8  # NaN (failed) or off
+        assert not float(sol.residual.total) <= 1e-8
 
 
 def test_underflowing_coefficients_are_rejected():

@@ -191,20 +191,19 @@ def _cut_rule(order: int):
     return (s * (1.0 - tt)).ravel(), (s * tt).ravel(), wgt.ravel()
 
 
-def _log_cell_row(i, m: int, n: int, order: int, special_order: int):
-    """Row ``i`` of the banded ``log(A_m gamma)``: plain Gauss for cells away from the degeneracy
-    lines ``rho + theta = 1``, ``|rho - theta| = 1`` (analytic there); the <= 6 cells a line cuts
-    (along a diagonal) or touches (at a corner) get a rule that makes the singularity an endpoint
-    one (triangle map, or Duffy at the corner) with an endpoint-smoothing substitution."""
+def _special_cells(i, m: int, n: int, special_order: int):
+    """The <= 6 cells of row ``i`` that a degeneracy line ``rho + theta = 1`` or
+    ``|rho - theta| = 1`` cuts (along a diagonal) or touches (at a corner): their columns
+    ``j`` (6,) and ``log(A_m gamma_ij)`` (6,) by a rule that makes the singularity an
+    endpoint one (triangle map, or Duffy at the corner) with an endpoint-smoothing
+    substitution.  Order matters: touches first, cuts override."""
     i = jnp.asarray(i, jnp.float64)
-    d = jnp.arange(2 * n + 1, dtype=jnp.float64)
-    row = _log_cells(jnp.full_like(d, i), i + d - n, m, n, _plain_rule(order))
     tx, ty, tw = _touch_rule(special_order)
     cx_, cy_, cw = _cut_rule(special_order)
     pad = tx.size - cx_.size  # pad the cut rule with zero-weight nodes: one batched evaluation
     cut = (np.concatenate([cx_, np.full(pad, 0.25)]), np.concatenate([cy_, np.full(pad, 0.25)]),
            np.concatenate([cw, np.zeros(pad)]))
-    # (j, corner_rho, corner_theta, sign_rho, sign_theta): touches first, cuts override
+    # (kind, j, corner_rho, corner_theta, sign_rho, sign_theta): touches first, cuts override
     one = jnp.ones(())
     specs = (
         (0, n - i, i, n - i, 1.0, 1.0),
@@ -228,6 +227,16 @@ def _log_cell_row(i, m: int, n: int, order: int, special_order: int):
     theta = h * (cys[:, None] + sys_ * ys)
     lf = _log_integrand(rho, theta, m)
     vals = logsumexp(lf + jnp.log(ws), axis=-1) + 2.0 * math.log(h)
+    return js, vals
+
+
+def _log_cell_row(i, m: int, n: int, order: int, special_order: int):
+    """Row ``i`` of the banded ``log(A_m gamma)`` cell by cell (elementwise reference path):
+    plain Gauss for cells away from the degeneracy lines, :func:`_special_cells` on them."""
+    i = jnp.asarray(i, jnp.float64)
+    d = jnp.arange(2 * n + 1, dtype=jnp.float64)
+    row = _log_cells(jnp.full_like(d, i), i + d - n, m, n, _plain_rule(order))
+    js, vals = _special_cells(i, m, n, special_order)
     for t in range(6):
         j = js[t]
         dd = j - i + n
@@ -235,6 +244,54 @@ def _log_cell_row(i, m: int, n: int, order: int, special_order: int):
         idx = jnp.clip(dd, 0, 2 * n).astype(jnp.int32)
         row = row.at[idx].set(jnp.where(ok, vals[t], row[idx]))
     return row
+
+
+def _log_plain_cells_gemm(m: int, n: int, rows: int, order: int):
+    r"""Plain tensor-Gauss ``log(A_m gamma_ij)`` of the whole band as two matrix products.
+
+    With ``u = rho + theta``, ``w = rho - theta`` the integrand is
+    ``C (u^2 - w^2) / 4 * (u^2 - 1)^k (1 - w^2)^k``, ``k = (m - 3)/2``,
+    ``C = (m-1) V_{m-1} 2^-(m-3)``.  On the node ``(rho, theta) = ((i + x_a) h, (j + x_b) h)``,
+    ``u = (s + x_a + x_b) h`` depends only on ``s = i + j`` and ``w = (d + x_a - x_b) h``
+    only on ``d = i - j``; so with ``P_q[s, ab] = W_a W_b u^q (u^2-1)^k`` and
+    ``Q_q[d, ab] = w^q (1-w^2)^k`` the cell is ``C h^2 / 4 (P_2 Q_0^T - P_0 Q_2^T)[s, d]`` --
+    the same quadrature as the elementwise path, as GEMMs, with per-row and per-column
+    log shifts.  Returns ``(band, ok)``: ``ok`` False where the product under- or
+    overflowed or cancelled (those cells are recomputed elementwise).
+    """
+    x, wq = _plain_rule(order)
+    h = 1.0 / n
+    k = 0.5 * (m - 3)
+    xa = np.repeat(x, x.size)
+    xb = np.tile(x, x.size)
+    lw = np.log(np.repeat(wq, wq.size) * np.tile(wq, wq.size))
+    svals = np.arange(2 * rows + 2 * n)
+    dvals = np.arange(-n, n + 1)
+    u = (svals[:, None] + (xa + xb)[None, :]) * h
+    w = (dvals[:, None] + (xa - xb)[None, :]) * h
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lu = np.where(u > 1.0, k * (np.log(u - 1.0) + np.log(u + 1.0)), -np.inf) + lw[None, :]
+        lv = np.where(np.abs(w) < 1.0, k * (np.log1p(-w) + np.log1p(w)), -np.inf)
+        lp0, lp2 = lu, lu + 2.0 * np.log(u)
+        lq0, lq2 = lv, lv + 2.0 * np.log(np.abs(w))
+        alpha = np.max(np.maximum(lp0, lp2), axis=1, keepdims=True)
+        beta = np.max(np.maximum(lq0, lq2), axis=1, keepdims=True)
+        alpha = np.where(np.isfinite(alpha), alpha, 0.0)
+        beta = np.where(np.isfinite(beta), beta, 0.0)
+        big = np.exp(lp2 - alpha) @ np.exp(lq0 - beta).T
+        small = np.exp(lp0 - alpha) @ np.exp(lq2 - beta).T
+        diff = big - small
+        log_const = math.log(m - 1) + log_unit_ball_volume(m - 1) - (m - 3) * math.log(2.0)
+        lg = np.log(diff) + alpha + beta.T + log_const + 2.0 * math.log(h) - math.log(4.0)
+    # band: out[i, e] = cell(s = 2i + e - n, d = n - e)
+    i = np.arange(rows)[:, None]
+    e = np.arange(2 * n + 1)[None, :]
+    s_idx = np.clip(2 * i + e - n, 0, svals.size - 1)
+    d_idx = 2 * n - e
+    band = lg[s_idx, d_idx]
+    # cancellation guard: the difference must keep ~1e-13 of its two terms
+    good = (diff > 1e-3 * big) & (big > 1e-250) & np.isfinite(big)
+    return band, good[s_idx, d_idx]
 
 
 def _log_cells_m1(rows: int, n: int) -> np.ndarray:
@@ -252,14 +309,31 @@ def _row_fn(m, n, order, special_order):
     return jax.jit(jax.vmap(lambda i: _log_cell_row(i, m, n, order, special_order)))
 
 
+@functools.lru_cache(maxsize=16)
+def _special_fn(m, n, special_order):
+    return jax.jit(jax.vmap(lambda i: _special_cells(i, m, n, special_order)))
+
+
+@functools.lru_cache(maxsize=16)
+def _cells_fn(m, n, order):
+    return jax.jit(lambda i, j: _log_cells(i, j, m, n, _plain_rule(order)))
+
+
 def log_cell_volumes(m: int, n: int, rows: int, order: int = DEFAULT_ORDER,
-                     special_order: int = SPECIAL_ORDER, block: int = 64) -> np.ndarray:
+                     special_order: int = SPECIAL_ORDER, block: int = 256,
+                     method: str = "gemm") -> np.ndarray:
     r"""Banded ``log w_ij = log(A_m gamma_ij)``: ``out[i, d]``, ``j = i + d - n``, ``d = 0..2n``.
 
     Entries with ``j < 0`` or outside the triangle inequality are ``-inf``.
     ``w_ij`` is the volume of ``{|x| in J_i, |x - e1| in J_j}`` (measure
-    identity; ``m = 1`` uses the exact 1-D kernel).  Host function; the work
-    is jitted in blocks of ``block`` rows.
+    identity; ``m = 1`` uses the exact 1-D kernel).  Host function.
+
+    ``method="gemm"`` (default): the regular cells (``i + j >= n + 1``,
+    ``|i - j| <= n - 2``: no degeneracy line meets them) by
+    :func:`_log_plain_cells_gemm` (two matrix products; cells where those lose
+    accuracy are redone elementwise), the <= 6 special cells per row by
+    :func:`_special_cells`, all other cells are empty.  ``method="elementwise"``: the
+    same rules cell by cell (jitted in blocks of ``block`` rows), kept as a reference.
     """
     if m < 1 or n < 1 or rows < 1:
         raise ValueError("need m >= 1, n >= 1, rows >= 1")
@@ -267,11 +341,38 @@ def log_cell_volumes(m: int, n: int, rows: int, order: int = DEFAULT_ORDER,
         return _log_cells_m1(rows, n)
     if order is None:
         order = min(8 + m // 15, 16)
-    fn = _row_fn(m, n, order, special_order)
-    nblocks = -(-rows // block)
-    idx = np.arange(nblocks * block, dtype=np.float64).reshape(nblocks, block)
-    out = [np.asarray(fn(jnp.asarray(b))) for b in idx]
-    return np.concatenate(out, axis=0)[:rows]
+    if method == "elementwise":
+        fn = _row_fn(m, n, order, special_order)
+        nblocks = -(-rows // block)
+        idx = np.arange(nblocks * block, dtype=np.float64).reshape(nblocks, block)
+        out = [np.asarray(fn(jnp.asarray(b))) for b in idx]
+        return np.concatenate(out, axis=0)[:rows]
+    if method != "gemm":
+        raise ValueError(f"unknown method {method!r}")
+    band, good = _log_plain_cells_gemm(m, n, rows, order)
+    i = np.arange(rows)[:, None]
+    e = np.arange(2 * n + 1)[None, :]
+    j = i + e - n
+    regular = (i + j >= n + 1) & (np.abs(i - j) <= n - 2) & (j >= 0)
+    out = np.where(regular, band, -np.inf)
+    redo = regular & ~good
+    if redo.any():
+        ri, rj = np.nonzero(redo)
+        size = 1 << int(np.ceil(np.log2(ri.size)))  # padded: one compilation serves many sizes
+        ii = np.zeros(size)
+        jj = np.zeros(size)
+        ii[: ri.size], jj[: ri.size] = ri, (ri + rj - n)
+        vals = np.asarray(_cells_fn(m, n, order)(jnp.asarray(ii), jnp.asarray(jj)))
+        out[ri, rj] = vals[: ri.size]
+    size = max(block, 1 << int(np.ceil(np.log2(rows))))
+    js, vals = (np.asarray(v)[:rows] for v in
+                _special_fn(m, n, special_order)(jnp.arange(size, dtype=jnp.float64)))
+    rows_idx = np.arange(rows)
+    for t in range(6):  # touches first, cuts override (as in _log_cell_row)
+        dd = (js[:, t] - rows_idx + n).astype(np.int64)
+        ok = (dd >= 0) & (dd <= 2 * n) & (js[:, t] >= 0)
+        out[rows_idx[ok], dd[ok]] = vals[ok, t]
+    return out
 
 
 def log_gamma(m: int, n: int, rows: int, order: int = DEFAULT_ORDER) -> np.ndarray:

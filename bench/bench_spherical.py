@@ -13,11 +13,11 @@ Measured 2026-11-22 (one run, 2 CPU cores shared with other jobs, load ~4,
 OPENBLAS_NUM_THREADS=1, jax 0.10.2, clarabel 0.11.1; solver times exclude the
 coefficients, which both solvers share)::
 
-(n, N)    | jax s | it | jax KL         | jax res | cvx s | cvxpy KL       | cvx res | dKL   | x
-(50,150)  | 0.005 | 11 | 1.951766921373 | 2.5e-15 |   8.9 | 1.951766933716 | 1.5e-07 | 6e-09 | 1696
-(100,300) | 0.020 | 13 | 1.948867440705 | 1.2e-15 |  16.6 | 1.948867537704 | 7.4e-07 | 5e-08 |  819
-(200,600) | 0.097 | 14 | 1.956552234465 | 2.7e-15 |  43.7 | 1.956572234436 | 4.2e-05 | 1e-05 |  449
-(400,1200 | 0.887 | 15 | 1.974407241235 | 4.9e-14 | 512.9 | 1.974460575333 | 3.8e-05 | 3e-05 |  578
+  (n, N)   |jax s|it|jax KL        |jax res|cvx s|cvxpy KL      |cvx res|dKL  |x
+  (50,150) |0.005|11|1.951766921373|2.5e-15|  8.9|1.951766933716|1.5e-07|6e-09|1696
+  (100,300)|0.020|13|1.948867440705|1.2e-15| 16.6|1.948867537704|7.4e-07|5e-08| 819
+  (200,600)|0.097|14|1.956552234465|2.7e-15| 43.7|1.956572234436|4.2e-05|1e-05| 449
+  (400,1200)| 0.887|15|1.974407241235|4.9e-14|512.9|1.974460575333|3.8e-05|3e-05| 578
 
 (it: Newton steps of the barrier phase, plus 3 polish solves; dKL relative: 1.02e-5 and
 2.70e-5 at the two largest sizes; x: speedup.)

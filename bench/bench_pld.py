@@ -162,11 +162,8 @@ def case_iii():
 
 def case_fh():
     print("\n(iv) flipped-huber-mechanism Sec. V-B: K=5, eps=0.3, delta=1e-8, Delta=1")
-    import jax.numpy as jnp
-
-    from dpjax.accounting.pld import delta_for_epsilon, from_noise, self_compose, self_compose_size
     from dpjax.accounting.pld.fh import calibrate_flipped_huber_exact
-    from dpjax.noise.flipped_huber import FlippedHuber, standard_variance
+    from dpjax.reproduce.flipped_huber_kdim import delta_at_variance
 
     t = time.perf_counter()
     alpha, gamma, var, dat, ok = calibrate_flipped_huber_exact(0.3, 1e-8, 5, 1.0)
@@ -179,14 +176,8 @@ def case_fh():
         f"  Laplace pure DP 2 (K/eps)^2 = {2 * (5 / 0.3) ** 2:.3f}; paper: 502 (N&S), 557 (suff.)"
     )
     print("  at the paper's variance 502: delta(0.3) bracket [optimistic, pessimistic] per shape")
-    for b in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 3.4, 4.0, 6.0, 20.0):
-        g = float(np.sqrt(502.0 / float(standard_variance(b))))
-        fh = FlippedHuber(jnp.float64(b * g), jnp.float64(g))
-        out = []
-        for pess in (False, True):
-            p = from_noise(fh, 1.0, H, pessimistic=pess)
-            out.append(float(delta_for_epsilon(self_compose(p, 5, self_compose_size(p, 5)), 0.3)))
-        print(f"    b={b:5.2f} alpha={b * g:9.3f} gamma={g:8.3f}: [{out[0]:.4e}, {out[1]:.4e}]")
+    for b, a, g, lo, hi in delta_at_variance(502.0, 5, 0.3)["rows"]:
+        print(f"    b={b:5.2f} alpha={a:9.3f} gamma={g:8.3f}: [{lo:.4e}, {hi:.4e}]")
 
 
 def main():

@@ -19,7 +19,6 @@ targets or noise shapes (STYLE.md items 4-5).
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -27,6 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from dpjax._batching import padded_size
 from dpjax.accounting.pld import query as _query
 from dpjax.accounting.pld import search, tail_bounds
 from dpjax.accounting.pld.compose import fast_size, self_compose, window_size
@@ -128,22 +128,23 @@ def epsilon_kernel(
     return functools.reduce(jnp.maximum, [_query.epsilon_for_delta(p, delta) for p in plds])
 
 
-@functools.partial(jax.jit, static_argnames=("noise_fn", "bin_width", "sizes", "subsampled"))
-def _one_use(scale, shape, sensitivity, sampling_rate, *, noise_fn, bin_width, sizes, subsampled):
-    """``log_mgf`` of the one-use PLDs (for sizing)."""
-    plds = _plds(
-        noise_fn, scale, shape, sensitivity, sampling_rate, 1, bin_width, sizes, subsampled
-    )
-    return [p.log_mgf for p in plds]
+#: Points of the grid on which :func:`_sizing` discretises one use (any bin width).
+_SIZING_POINTS = 4096
 
 
 @functools.partial(jax.jit, static_argnames=("noise_fn", "subsampled", "tail"))
-def _loss_ranges(scale, shape, sensitivity, sampling_rate, *, noise_fn, subsampled, tail):
+def _sizing(scale, shape, sensitivity, sampling_rate, *, noise_fn, subsampled, tail):
+    """Per adjacency: the one-use loss range ``(L(t_lo), L(t_hi))`` and the ``log_mgf`` of
+    its pessimistic PLD on :data:`_SIZING_POINTS` points spanning that range (a traced bin
+    width: one compile per family, whatever bin width the caller will use)."""
     noise = noise_fn(scale, shape)
-    return [
-        (p.loss(p.t_lo), p.loss(p.t_hi))
-        for p in _pairs(noise, sensitivity, sampling_rate, subsampled, tail)
-    ]
+    out = []
+    for p in _pairs(noise, sensitivity, sampling_rate, subsampled, tail):
+        lo, hi = p.loss(p.t_lo), p.loss(p.t_hi)
+        h = jnp.maximum((hi - lo) / (_SIZING_POINTS - 3), 1e-12)
+        lower = jnp.floor(lo / h).astype(jnp.int64) - 1
+        out.append((lo, hi, discretise_pair(p, h, lower, _SIZING_POINTS).log_mgf))
+    return out
 
 
 def bucket(n: int) -> int:
@@ -165,39 +166,32 @@ def sizes_for(
     compositions,
     bin_width,
     tail: float = 1e-40,
-    mgf_bin_width: float | None = None,
 ) -> Sizes:
-    """Host helper: static sizes valid for ``scale`` (and, for scale families, any larger scale).
+    """Host helper: static sizes valid for ``(scale, shape)`` -- arrays allowed: the sizes
+    then cover every row (and, for scale families, any larger scale).
 
-    The FFT length comes from the Chernoff window of the one-use MGF, computed on a grid
-    of width ``mgf_bin_width`` (default ``bin_width``; a coarser grid is cheaper and the
-    length only decides how much tail is cut -- bounded and sent to ``+infinity``).
+    The grid covers the one-use loss range; the FFT length covers the Chernoff window
+    of the ``K``-fold MGF, taken from a fixed-size sizing grid (:func:`_sizing`; a bit
+    coarser than ``bin_width``, so a bit wider: the length only decides how much tail
+    is cut, and what is cut is bounded and sent to ``+infinity``).
     """
     subsampled = sampling_rate is not None
+    scale, shape = np.broadcast_arrays(np.asarray(scale, float), np.asarray(shape, float))
     q = jnp.asarray(1.0 if sampling_rate is None else sampling_rate, jnp.float64)
-    args = (
-        jnp.asarray(scale, jnp.float64),
-        jnp.asarray(shape, jnp.float64),
-        jnp.asarray(sensitivity, jnp.float64),
-        q,
-    )
-    ranges = _loss_ranges(*args, noise_fn=noise_fn, subsampled=subsampled, tail=tail)
+    sens = jnp.asarray(sensitivity, jnp.float64)
+    plans = jax.vmap(
+        lambda s, b: _sizing(s, b, sens, q, noise_fn=noise_fn, subsampled=subsampled, tail=tail)
+    )(jnp.asarray(scale.ravel()), jnp.asarray(shape.ravel()))
     grid = 0
-    for lo, hi in ranges:
-        grid = max(grid, math.ceil(float(hi) / bin_width) - math.floor(float(lo) / bin_width) + 3)
+    for lo, hi, _ in plans:
+        n = np.ceil(np.asarray(hi) / bin_width) - np.floor(np.asarray(lo) / bin_width) + 3
+        grid = max(grid, int(np.max(n)))
     grid = bucket(grid)
     if compositions == 1:
         return Sizes(grid, 0, tail)
-    mgf_h = bin_width if mgf_bin_width is None else mgf_bin_width
-    mgf_grid = grid if mgf_h == bin_width else bucket(math.ceil(grid * bin_width / mgf_h) + 3)
-    mgfs = _one_use(
-        *args,
-        noise_fn=noise_fn,
-        bin_width=mgf_h,
-        sizes=Sizes(mgf_grid, 0, tail),
-        subsampled=subsampled,
+    fft = max(
+        window_size(compositions * row, bin_width) for _, _, m in plans for row in np.asarray(m)
     )
-    fft = max(window_size(compositions * np.asarray(m), bin_width) for m in mgfs)
     return Sizes(grid, fast_size(fft), tail)
 
 
@@ -328,18 +322,20 @@ COARSE_TOLERANCE = 1e-5
 
 
 def _shard(*arrays, use_devices: bool = True):
-    """Flatten the batch; with several devices, pad it to a multiple of their number and shard
-    it along a 1-D mesh (``jax.sharding``): the vectorised kernel then runs one slice of the
-    calibration grid per device.  Results equal the single-device run (same program per row).
-    Returns the arrays and the true batch length."""
+    """Flatten the batch and pad it (repeating the last row) to a power of two, so that
+    batches of similar size share one compiled kernel; with several devices, also to a
+    multiple of their number, sharded along a 1-D mesh (``jax.sharding``): the vectorised
+    kernel then runs one slice of the calibration grid per device.  Results equal the
+    single-device run (same program per row).  Returns the arrays and the true length."""
     flat = [np.asarray(a, np.float64).reshape(-1) for a in np.broadcast_arrays(*arrays)]
     devices = jax.devices() if use_devices else jax.devices()[:1]
     n = flat[0].size
+    m = padded_size(n)
     if len(devices) < 2 or n < 2:
-        return [jnp.asarray(a) for a in flat], n
+        return [jnp.asarray(np.pad(a, (0, m - n), mode="edge")) for a in flat], n
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-    m = -(-n // len(devices)) * len(devices)
+    m = -(-m // len(devices)) * len(devices)
     mesh = Mesh(np.asarray(devices), ("grid",))
     sharding = NamedSharding(mesh, PartitionSpec("grid"))
     return [jax.device_put(np.pad(a, (0, m - n), mode="edge"), sharding) for a in flat], n
@@ -352,11 +348,14 @@ class ScaleCalibration(NamedTuple):
     status: np.ndarray
 
 
-def _run(kernel, rows, shape, scalars, eps, level, a, b, tol, shard, **static):
-    """Run a vmapped search kernel on the selected ``rows`` (host arrays, flat); numpy Root."""
-    batch, n = _shard(shape[rows], eps[rows], level[rows], a[rows], b[rows], use_devices=shard)
+def _run(kernel, rows, shape, scalars, eps, level, a, b, tol, shard, pad_to=0, **static):
+    """Run a vmapped search kernel on the selected ``rows`` (host arrays, flat; padded to at
+    least ``pad_to`` rows, to reuse a kernel compiled for a larger batch); numpy Root."""
+    k = len(rows)
+    rows = np.concatenate([rows, np.repeat(rows[-1:], max(pad_to - k, 0))])
+    batch, _ = _shard(shape[rows], eps[rows], level[rows], a[rows], b[rows], use_devices=shard)
     out = kernel(batch[0], *scalars, batch[1], batch[2], batch[3], batch[4], tol, **static)
-    return search.Root(*(np.asarray(x)[:n] for x in out))
+    return search.Root(*(np.asarray(x)[:k] for x in out))
 
 
 def calibrate_scale(
@@ -374,6 +373,8 @@ def calibrate_scale(
     fallback_upper=None,
     shard: bool = True,
     coarsen: int = COARSEN,
+    plan: dict | None = None,
+    pow2_sizes: bool = False,
 ) -> ScaleCalibration:
     r"""Least scale of ``noise_fn(scale, shape)`` meeting ``(epsilon, delta)`` after ``K`` uses.
 
@@ -390,6 +391,9 @@ def calibrate_scale(
     engine: the certificate ``delta_at``, checked against ``delta (1 - MARGIN)``).
     Rows whose warm bracket fails are searched again at ``bin_width`` from the best
     ends found.  All stages run batched (``vmap``), sharded over devices when several.
+    ``plan`` (a dict, filled here) shares grid and FFT sizes between stages and calls
+    (pass the same dict to related calls: fewer compilations); ``pow2_sizes`` rounds
+    them up to powers of two (more sharing across calls, up to 2x more work each).
     """
     eps = np.asarray(epsilon, np.float64)
     dl = np.asarray(delta, np.float64)
@@ -410,34 +414,47 @@ def calibrate_scale(
     # targets above ~1e-9 do not need the far 1-D tails
     d_min = float(np.min(dl))
     tail = max(1e-40, min(1e-14, d_min * 1e-8 / compositions)) if d_min >= 1e-9 else 1e-40
-    max_shape = float(np.max(shape_b)) if shape_b.size else 0.0
     all_rows = np.arange(eps.size)
 
-    def sizes(scale, h, mgf_h=None):
-        return sizes_for(
+    plan = {} if plan is None else plan
+
+    def sizes(rows, scales, h):
+        # sizes planned for smaller scales cover these (wider loss ranges): reuse them, one
+        # compiled kernel instead of one per stage (sizes decide tightness, not soundness)
+        key = (h, tail)
+        scale = float(np.min(scales))
+        if key in plan and plan[key][0] <= scale:
+            return plan[key][1]
+        new = sizes_for(
             noise_fn,
-            scale,
-            max_shape,
+            scales,
+            shape_b[rows],
             sensitivity,
             sampling_rate,
             compositions,
             h,
             tail,
-            mgf_bin_width=mgf_h,
         )
+        if pow2_sizes:  # a coarser ladder of sizes: more calls share one compiled kernel
+            new = Sizes(padded_size(new.grid), new.fft and padded_size(new.fft), tail)
+        plan[key] = (scale, new)
+        return new
 
     def bracketed_search(h, rows, tol):
-        """Illinois at bin width ``h`` on ``[lo, hi]`` to ``tol``, widening where needed."""
+        """Illinois at bin width ``h`` on ``[lo, hi]`` to ``tol``; rows whose bracket misses
+        the root are widened (``lo / 4``, or ``fallback_upper``) and searched again."""
+        out = None
+        todo = rows
         for _ in range(7):
             static = dict(
                 noise_fn=noise_fn,
                 bin_width=h,
-                sizes=sizes(float(np.min(lo[rows])), h),
+                sizes=sizes(todo, lo[todo], h),
                 subsampled=subsampled,
             )
             root = _run(
                 search_kernel,
-                rows,
+                todo,
                 shape_b,
                 scalars,
                 eps,
@@ -446,20 +463,28 @@ def calibrate_scale(
                 hi,
                 tol,
                 shard,
+                pad_to=padded_size(len(rows)),
                 **static,
             )
+            if out is None:
+                out = search.Root(*(np.array(x) for x in root))
+            else:
+                where = np.searchsorted(rows, todo)
+                for name, value in root._asdict().items():
+                    getattr(out, name)[where] = value
             too_small = root.status == search.FEASIBLE_BAD
             too_big = root.status == search.INFEASIBLE_GOOD
             if fb_up is not None:
-                too_big &= hi[rows] < fb_up[rows]
+                too_big &= hi[todo] < fb_up[todo]
             else:
                 too_big &= False
             if not np.any(too_small | too_big):
-                return root
-            lo[rows] = np.where(too_small, lo[rows] / 4.0, lo[rows])
+                break
+            lo[todo] = np.where(too_small, lo[todo] / 4.0, lo[todo])
             if fb_up is not None:
-                hi[rows] = np.where(too_big, fb_up[rows], hi[rows])
-        return root
+                hi[todo] = np.where(too_big, fb_up[todo], hi[todo])
+            todo = todo[too_small | too_big]
+        return out
 
     h_coarse = bin_width * coarsen
     if coarsen > 1:
@@ -484,11 +509,11 @@ def calibrate_scale(
 
     if np.any(warm):
         rows = all_rows[warm]
-        floor = float(np.exp(np.min(coarse.good[warm]))) * (1.0 - 1e-2)
+        floor = np.exp(coarse.good[warm]) * (1.0 - 1e-2)
         static = dict(
             noise_fn=noise_fn,
             bin_width=bin_width,
-            sizes=sizes(floor, bin_width, h_coarse),
+            sizes=sizes(rows, floor, bin_width),
             subsampled=subsampled,
         )
         root = _run(
@@ -542,12 +567,14 @@ def chernoff_epsilon(log_mgf, delta):
 
 
 class ShapeCalibration(NamedTuple):
-    shape: float
-    scale: float
-    variance: float
-    delta_at: float
-    certified: bool
-    grid: np.ndarray  # (shape, scale, variance) rows of the search
+    """Per target (arrays of the targets' shape): the least certified variance found."""
+
+    shape: np.ndarray
+    scale: np.ndarray
+    variance: np.ndarray
+    delta_at: np.ndarray
+    certified: np.ndarray
+    grid: np.ndarray  # rows (target index, shape, scale, variance, bin width) of the search
 
 
 def calibrate_shape_scale(
@@ -555,65 +582,112 @@ def calibrate_shape_scale(
     variance_fn: Callable,
     shapes,
     sensitivity: float,
-    epsilon: float,
-    delta: float,
+    epsilon,
+    delta,
     compositions: int,
     upper_fn: Callable,
     bin_width: float = 1e-4,
     tolerance: float = 1e-7,
     refine: int = 9,
+    finalists: int = 5,
+    coarsen: int = COARSEN,
 ) -> ShapeCalibration:
-    r"""Least-variance ``(shape, scale)`` meeting ``(epsilon, delta)`` after ``K`` uses.
+    r"""Least-variance ``(shape, scale)`` meeting each ``(epsilon, delta)`` after ``K`` uses.
 
     Structure, not brute force (DESIGN.md): for every shape of a grid the least
-    scale is found by the engine's certified root finder (all shapes in one
-    vectorised kernel), the variance ``variance_fn(scale, shape)`` is minimised
-    over the grid, and the grid is refined ``refine`` points between the best
-    point's neighbours (the optimum may sit on a kink of the variance as a
-    function of the shape, notes/flipped-huber-numerics).  ``upper_fn(shape)``
-    gives a scale expected to be feasible (widened 3x when it is not).
+    scale is found by the engine's certified root finder, the variance
+    ``variance_fn(scale, shape)`` is minimised over the grid, and the grid is refined
+    ``refine`` points between the best point's neighbours (the optimum may sit on a
+    kink of the variance as a function of the shape, notes/flipped-huber-numerics).
+    That survey runs on a grid ``coarsen`` times coarser (certified there too, only
+    looser); the ``finalists`` best shapes are then calibrated at ``bin_width`` in a
+    bracket around their survey scales, and the least certified variance of all is
+    returned.  Every stage is one batched
+    kernel over (targets x shapes), so a table of targets costs a few compilations,
+    not a few per target.  ``upper_fn(shapes)`` (one row of shapes per target) gives
+    scales expected to be feasible (widened 3x when they are not).
     """
+    eps, dl = np.broadcast_arrays(np.asarray(epsilon, float), np.asarray(delta, float))
+    out_shape = eps.shape
+    eps, dl = eps.ravel(), dl.ravel()
+    targets = np.arange(eps.size)
     rows = []
+    plan: dict = {}
 
-    def run(bs):
+    def run(bs, h, stages, up=None, low=None):
+        """Calibrate the shapes ``bs`` (targets x m) at bin width ``h``; their variances."""
         bs = np.asarray(bs, float)
-        up = np.asarray(upper_fn(bs), float)
+        e = np.broadcast_to(eps[:, None], bs.shape)
+        d = np.broadcast_to(dl[:, None], bs.shape)
+        up = np.asarray(upper_fn(bs), float) if up is None else up
+        low = up / 4.0 if low is None else low
         res = calibrate_scale(
             noise_fn,
             bs,
             sensitivity,
-            epsilon,
-            delta,
+            e,
+            d,
             compositions,
             None,
-            bin_width,
+            h,
             upper=up,
-            lower=up / 4.0,
+            lower=low,
             tolerance=tolerance,
             fallback_upper=3.0 * up,
+            coarsen=stages,
+            plan=plan,
+            pow2_sizes=True,
         )
         var = np.asarray(variance_fn(res.scale, bs), float)
         var = np.where(res.certified, var, np.inf)
-        for row in zip(bs, res.scale, var, res.delta_at, strict=True):
-            rows.append(row)
-        return bs, res, var
+        t = np.broadcast_to(targets[:, None], bs.shape)
+        rows.extend(
+            zip(
+                t.ravel(),
+                bs.ravel(),
+                res.scale.ravel(),
+                var.ravel(),
+                res.delta_at.ravel(),
+                np.full(bs.size, h),
+                strict=True,
+            )
+        )
+        return var
 
-    bs, res, var = run(shapes)
-    i = int(np.argmin(var))
-    if refine and np.isfinite(var[i]):
-        lo = bs[max(i - 1, 0)]
-        hi = bs[min(i + 1, len(bs) - 1)]
-        run(np.linspace(lo, hi, refine + 2)[1:-1])
+    survey_h = bin_width * max(coarsen, 1)
+    grid = np.broadcast_to(np.asarray(shapes, float), (eps.size, len(shapes)))
+    var = run(grid, survey_h, 1)
+    if refine:
+        i = np.argmin(var, axis=1)
+        lo = grid[targets, np.maximum(i - 1, 0)]
+        hi = grid[targets, np.minimum(i + 1, grid.shape[1] - 1)]
+        run(lo[:, None] + (hi - lo)[:, None] * np.linspace(0, 1, refine + 2)[1:-1], survey_h, 1)
     table = np.array(rows, float)
-    j = int(np.argmin(table[:, 2]))
-    best = table[j]
+    if coarsen > 1 and finalists:
+        # the finalists at bin_width, bracketed by their survey scales (certified on the
+        # coarser grid, so nearly feasible here): one search, no coarse stage
+        best = np.empty((eps.size, finalists, 2))
+        for k in targets:
+            mine = table[(table[:, 0] == k) & np.isfinite(table[:, 3])]
+            if not len(mine):
+                mine = table[table[:, 0] == k]
+            order = np.argsort(mine[:, 3], kind="stable")
+            best[k] = np.resize(mine[order[:finalists]][:, 1:3], (finalists, 2))
+        scales = best[..., 1]
+        run(best[..., 0], bin_width, 1, up=scales * (1 + 1e-6), low=scales * (1 - 2e-2))
+        table = np.array(rows, float)
+    pick = np.empty((eps.size, 6))
+    for k in targets:
+        mine = table[table[:, 0] == k]
+        pick[k] = mine[int(np.argmin(mine[:, 3]))]
+    shape_, scale_, var_, dat_ = (pick[:, j].reshape(out_shape) for j in (1, 2, 3, 4))
     return ShapeCalibration(
-        shape=float(best[0]),
-        scale=float(best[1]),
-        variance=float(best[2]),
-        delta_at=float(best[3]),
-        certified=bool(np.isfinite(best[2])),
-        grid=table[np.argsort(table[:, 0])][:, :3],
+        shape=shape_,
+        scale=scale_,
+        variance=var_,
+        delta_at=dat_,
+        certified=np.isfinite(var_),
+        grid=table[np.lexsort((table[:, 5], table[:, 1], table[:, 0]))][:, [0, 1, 2, 3, 5]],
     )
 
 

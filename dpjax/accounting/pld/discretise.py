@@ -53,7 +53,6 @@ from jax import Array
 from dpjax.accounting.pld._pld import PLD, make
 from dpjax.noise.gaussian import Gaussian
 from dpjax.noise.laplace import Laplace
-from dpjax.numerics import log1mexp
 
 #: Default probability left outside the ``t`` range of a pair (each side):
 #: the top of the loss grid is where ``P`` keeps at most this much mass.
@@ -178,7 +177,7 @@ def noise_pair(noise, sensitivity, tail=TAIL) -> MonotonePair:
         n = t.shape[0]
         u = jnp.concatenate([t, t + d])
         small = noise.log_sf(jnp.abs(u))
-        large = log1mexp(small)
+        large = jnp.log1p(-jnp.exp(small))  # small <= log(1/2): the log1p branch of log1mexp
         up = u >= 0
         sf, cdf = jnp.where(up, small, large), jnp.where(up, large, small)
         return sf[:n], cdf[:n], sf[n:], cdf[n:]
@@ -223,13 +222,13 @@ def _intervals(ls, lc):
     points, using whichever of ``sf(t_i)``, ``cdf(t_{i+1})`` is small (no cancellation of
     order 1)."""
     ls, lc = _materialise(ls), _materialise(lc)
-    lsa, lsb, lca, lcb = ls[:-1], ls[1:], lc[:-1], lc[1:]
-    use_sf = lsa <= _LOG_HALF
-    ok_s = jnp.isfinite(lsa) & (lsb < lsa)
-    via_sf = jnp.where(ok_s, jnp.exp(lsa) * -jnp.expm1(jnp.where(ok_s, lsb - lsa, -1.0)), 0.0)
-    ok_c = jnp.isfinite(lcb) & (lca < lcb)
-    via_cdf = jnp.where(ok_c, jnp.exp(lcb) * -jnp.expm1(jnp.where(ok_c, lca - lcb, -1.0)), 0.0)
-    return jnp.where(use_sf, via_sf, via_cdf), ls, lc
+    use_sf = ls[:-1] <= _LOG_HALF
+    # P(bin) = e^big (1 - e^{small - big}) with (big, small) = (sf_a, sf_b) or (cdf_b, cdf_a):
+    # select first, then one exp and one expm1 per bin
+    big = jnp.where(use_sf, ls[:-1], lc[1:])
+    small = jnp.where(use_sf, ls[1:], lc[:-1])
+    ok = jnp.isfinite(big) & (small < big)
+    return jnp.where(ok, jnp.exp(big) * -jnp.expm1(jnp.where(ok, small - big, -1.0)), 0.0), ls, lc
 
 
 def pair_grid(pair: MonotonePair, bin_width: float) -> tuple[int, int]:

@@ -20,9 +20,10 @@ pure-DP 2 (K/eps)^2 = 555.6; the paper's 502 is not private (see
 
 from __future__ import annotations
 
-import jax.numpy as jnp
+import jax
 import numpy as np
 
+from dpjax._batching import call_padded
 from dpjax.accounting.pld.accountant import calibrate_shape_scale, flipped_huber_noise
 
 #: Loss-grid bin width of the engine for flipped Huber calibration.
@@ -34,22 +35,25 @@ SHAPES = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0, 12.0, 20.0
 def _variance(gamma, b):
     from dpjax.noise.flipped_huber import standard_variance
 
-    return np.asarray(gamma) ** 2 * np.asarray(standard_variance(jnp.asarray(b)))
+    return np.asarray(gamma) ** 2 * call_padded(jax.jit(standard_variance), b)
 
 
 def calibrate_flipped_huber_exact(epsilon, delta, dim: int, linf: float):
-    """``(alpha, gamma, variance, delta_at, certified)`` arrays over the broadcast targets."""
+    """``(alpha, gamma, variance, delta_at, certified)`` arrays over the broadcast targets
+    (all targets in one batched search)."""
     from dpjax.calibrate.gaussian import sigma_gaussian
 
     epsilon, delta = np.broadcast_arrays(np.asarray(epsilon, float), np.asarray(delta, float))
-    out = np.empty((5,) + epsilon.shape)
-    for idx in np.ndindex(epsilon.shape):
-        e, d = float(epsilon[idx]), float(delta[idx])
-        sg = float(np.asarray(sigma_gaussian(e, d, np.sqrt(dim) * linf)[0]))
+    # one Gaussian calibration per target (the shape search's feasible upper end)
+    sg = call_padded(sigma_gaussian, epsilon, delta, np.sqrt(dim) * linf)[0].reshape(-1, 1)
 
-        def upper(b, sg=sg, e=e):
-            return np.maximum(1.05 * sg, 1.3 * b * dim * linf / e)
+    def upper(b):  # b: (targets, shapes)
+        return np.maximum(1.05 * sg, 1.3 * b * dim * linf / epsilon.reshape(-1, 1))
 
+    # one target at a time: each gets grids sized for its own scale (a batch would size
+    # every row for the smallest scale); power-of-two sizes let targets share kernels
+    out = np.empty((5, epsilon.size))
+    for k, (e, d) in enumerate(zip(epsilon.ravel(), delta.ravel(), strict=True)):
         res = calibrate_shape_scale(
             flipped_huber_noise,
             _variance,
@@ -58,15 +62,9 @@ def calibrate_flipped_huber_exact(epsilon, delta, dim: int, linf: float):
             e,
             d,
             dim,
-            upper,
+            lambda b, k=k: upper(b)[k],
             BIN_WIDTH,
         )
-        out[(slice(None),) + idx] = (
-            res.shape * res.scale,
-            res.scale,
-            res.variance,
-            res.delta_at,
-            res.certified,
-        )
-    alpha, gamma, variance, delta_at, ok = out
+        out[:, k] = (res.shape * res.scale, res.scale, res.variance, res.delta_at, res.certified)
+    alpha, gamma, variance, delta_at, ok = (x.reshape(epsilon.shape) for x in out)
     return alpha, gamma, variance, delta_at, ok.astype(bool)

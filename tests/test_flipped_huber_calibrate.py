@@ -158,3 +158,33 @@ def test_profile_and_account_facade():
     # K dims: a certified upper bound, monotone in epsilon
     k_prof = dpjax.profile("flipped-huber", params, epsilon=eps, dim=5, linf=1.0)
     assert np.all(np.diff(k_prof) <= 0) and np.all(k_prof >= got - 1e-15)
+
+
+def test_exact_k_dim_calibration_through_the_engine():
+    """K = 2, necessary and sufficient (PLD engine): certified, never worse than Theorem 8,
+    and the returned parameters' optimistic (lower-bound) PLD agrees with the certificate."""
+    from dpjax.accounting.pld import delta_for_epsilon, from_noise, self_compose, self_compose_size
+    from dpjax.noise.flipped_huber import FlippedHuber
+
+    eps, delta, k = 1.0, 1e-6, 2
+    exact = dpjax.calibrate(
+        "flipped-huber", epsilon=eps, delta=delta, dim=k, linf=1.0, condition="exact"
+    )
+    suff = dpjax.calibrate(
+        "flipped-huber", epsilon=eps, delta=delta, dim=k, linf=1.0, condition="sufficient"
+    )
+    assert exact.condition == "exact" and float(exact.delta_at_params) <= delta
+    assert float(exact.variance) <= float(suff.variance)
+    a, g = float(exact.params["alpha"]), float(exact.params["gamma"])
+    with jax.enable_x64(True):
+        fh = FlippedHuber(jax.numpy.float64(a), jax.numpy.float64(g))
+        bounds = []
+        for pessimistic in (False, True):
+            one = from_noise(fh, 1.0, 1e-4, pessimistic=pessimistic)
+            comp = self_compose(one, k, self_compose_size(one, k))
+            bounds.append(float(delta_for_epsilon(comp, eps)))
+    lower, upper = bounds
+    assert lower <= upper <= delta * (1 + 1e-9)
+    # the search must reach the Laplace end of the family: pure-DP Laplace with the l1
+    # budget (variance 2 (K / eps)^2) is the limit alpha / gamma -> infinity
+    assert float(exact.variance) <= 2.0 * (k / eps) ** 2 * (1 + 1e-4)

@@ -16,6 +16,7 @@ PAPERS: dict[str, str] = {
     "inid": "dpjax.reproduce.inid",
     "spherical": "dpjax.reproduce.spherical",
     "flipped-huber": "dpjax.reproduce.flipped_huber",
+    "flipped-huber-kdim": "dpjax.reproduce.flipped_huber_kdim",
 }
 
 

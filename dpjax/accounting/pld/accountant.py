@@ -266,51 +266,27 @@ def _objective(shape, sensitivity, sampling_rate, compositions, eps, level, **st
     return f
 
 
-@functools.partial(jax.jit, static_argnames=(*_STATIC, "max_evaluations"))
-def search_kernel(
-    shape,
-    sensitivity,
-    sampling_rate,
-    compositions,
-    epsilon,
-    log_level,
-    lo,
-    hi,
-    tol,
-    *,
-    max_evaluations=60,
-    **static,
-) -> search.Root:
-    """:func:`.search.illinois` on ``log scale`` in ``[lo, hi]`` for ``log delta <= log_level``,
-    vmapped over 1-D ``(shape, epsilon, log_level, lo, hi)``; ``aux = [log delta, scale]``."""
+def _batched(method):
+    """A jitted kernel running ``method(f, a, b, tol) -> Root`` on the calibration objective
+    of every row, vmapped over 1-D ``(shape, epsilon, log_level, a, b)``."""
 
-    def one(shape, eps, level, lo, hi):
-        f = _objective(shape, sensitivity, sampling_rate, compositions, eps, level, **static)
-        return search.illinois(f, jnp.log(hi), jnp.log(lo), tol, max_evaluations)
+    @functools.partial(jax.jit, static_argnames=_STATIC)
+    def kernel(
+        shape, sensitivity, sampling_rate, compositions, epsilon, log_level, a, b, tol, **static
+    ) -> search.Root:
+        def one(shape, eps, level, a, b):
+            f = _objective(shape, sensitivity, sampling_rate, compositions, eps, level, **static)
+            return method(f, a, b, tol)
 
-    return jax.vmap(one)(shape, epsilon, log_level, lo, hi)
+        return jax.vmap(one)(shape, epsilon, log_level, a, b)
+
+    return kernel
 
 
-@functools.partial(jax.jit, static_argnames=_STATIC)
-def warm_kernel(
-    shape,
-    sensitivity,
-    sampling_rate,
-    compositions,
-    epsilon,
-    log_level,
-    x0,
-    slope,
-    tol,
-    **static,
-) -> search.Root:
-    """:func:`.search.warm_bracket` from ``(x0, slope)`` (vmapped like :func:`search_kernel`)."""
-
-    def one(shape, eps, level, x0, slope):
-        f = _objective(shape, sensitivity, sampling_rate, compositions, eps, level, **static)
-        return search.warm_bracket(f, x0, slope, tol)
-
-    return jax.vmap(one)(shape, epsilon, log_level, x0, slope)
+#: :func:`.search.illinois` on ``log scale`` in ``[lo, hi]`` (``a = lo``, ``b = hi``).
+search_kernel = _batched(lambda f, lo, hi, tol: search.illinois(f, jnp.log(hi), jnp.log(lo), tol))
+#: :func:`.search.warm_bracket` from ``x0 = log scale`` with a slope (``a = x0``, ``b = slope``).
+warm_kernel = _batched(search.warm_bracket)
 
 
 #: Relative margin on delta of the engine's search level (see :func:`calibrate_scale`).

@@ -59,6 +59,12 @@ class Root(NamedTuple):
     evaluations: Array
 
 
+def _nan_aux(f, x):
+    """A ``nan`` placeholder shaped like ``f``'s auxiliary value."""
+    _, aux = jax.eval_shape(f, x)
+    return jnp.full(aux.shape, jnp.nan, aux.dtype)
+
+
 def illinois(f, good, bad, tol, max_evaluations: int = 60) -> Root:
     """Illinois regula falsi for ``F(x) = 0`` on ``[bad, good]`` (either order) to width ``tol``.
 
@@ -70,8 +76,7 @@ def illinois(f, good, bad, tol, max_evaluations: int = 60) -> Root:
     bad = jnp.asarray(bad, jnp.float64)
     tol = jnp.asarray(tol, jnp.float64)
     nan = jnp.full_like(good, jnp.nan)
-    _, aux_shape = jax.eval_shape(f, good)
-    aux0 = jnp.full(aux_shape.shape, jnp.nan, aux_shape.dtype)
+    aux0 = _nan_aux(f, good)
 
     def bracket_known(c):
         i, f0, f1 = c["i"], c["f0"], c["f1"]
@@ -163,8 +168,7 @@ def warm_bracket(f, x0, slope, tol) -> Root:
     tol = jnp.asarray(tol, jnp.float64)
     slope = jnp.asarray(slope, jnp.float64)
     nan = jnp.full_like(x0, jnp.nan)
-    _, aux_shape = jax.eval_shape(f, x0)
-    aux0 = jnp.full(aux_shape.shape, jnp.nan, aux_shape.dtype)
+    aux0 = _nan_aux(f, x0)
     usable = jnp.isfinite(slope) & (slope != 0)
     # direction in which F decreases (towards private); F of a scale decreases in the scale
     up = jnp.where(usable, -jnp.sign(slope), 1.0)

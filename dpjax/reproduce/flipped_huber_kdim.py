@@ -156,6 +156,16 @@ def run(out_dir: Path, quick: bool = False) -> Path:
         ]
 
     md.append("\n## Fig. 4\n")
+    md.append(
+        "\nAt delta = 1e-8 in K = 3 and 5 dimensions the certified necessary-and-sufficient "
+        "optimum of flipped Huber sits at the Laplace end of the family (large alpha / gamma) "
+        "and its variance is that of pure-DP Laplace with the l1 budget, 2 (K / eps)^2, to "
+        "within 0.2%. Where it is above it, the cause is the engine's pessimism, not the "
+        "family: a Laplace-like FH loss has atoms at +-Delta / beta per coordinate, and the "
+        "pessimistic grid (bin width 1e-4) rounds them up, so the K-fold top atom lands "
+        "just above eps and must be pushed below it with a slightly larger scale. The "
+        "Laplace row is computed without a grid (pure DP).\n"
+    )
     for k, res in fig4.items():
         md.append(f"\n### K = {k}\n\n")
         md.append(markdown_table(headers, rows_of(res)))
@@ -218,6 +228,22 @@ def run(out_dir: Path, quick: bool = False) -> Path:
         if k == 20:
             rows.insert(2, ["FH sufficient, paper (Table II)", *PAPER_TABLE_II_FH])
         md.append(markdown_table(["row", *[f"eps = {e:g}" for e in TABLE_EPS]], rows))
+        if d == DELTA:
+            md.append(
+                "\nIn 20 and 100 dimensions at delta = 1e-8 the certified optimum is the "
+                "Gaussian member of the family (alpha / gamma ~ 0): the necessary-and-sufficient "
+                "condition gains nothing measurable over the exact Gaussian mechanism, and its "
+                "values may exceed the Gaussian row by ~1e-4 relative because the engine is "
+                "pessimistic at bin width 1e-4 while the Gaussian row is the closed form "
+                "(Balle-Wang). Theorem 8's optimum is the Gaussian as well, so the paper's "
+                "printed row, far below the Gaussian, cannot be delta = 1e-8.\n"
+            )
+        else:
+            md.append(
+                "\nAt delta = 1e-6 the printed Table II row is close to Theorem 8's certified "
+                "optimum (the dpjax Theorem 8 row just above it), which identifies the delta "
+                "the paper used; the necessary-and-sufficient column is new.\n"
+            )
         md.append(
             "\nSeconds per row (all eps together): "
             + ", ".join(f"{n} {s:.0f}" for n, s in res["seconds"].items())

@@ -476,7 +476,12 @@ class SphericalKL(ConvexProblem):
         f_scale = float(np.sum(wts * 0.0) + np.sum(lin))  # f at y = 1
         f_scale = abs(f_scale) if f_scale != 0 else 1.0
         y = cp.Variable(size, pos=True)
-        obj = (wts / f_scale) @ cp.rel_entr(y[ea], y[eb]) + (lin / f_scale) @ y
+        # w rel_entr(a, b) = sqrt(w) rel_entr(sqrt(w) a, sqrt(w) b) (1-homogeneity): the
+        # weights span ~15 orders of magnitude; split between the objective and the cone
+        # arguments Clarabel converges ~1000x further (measured at (200, 600): residual
+        # 4e-5 -> 6e-9, objective error 1e-5 -> 3e-8; all weight inside the cones fails)
+        sw = np.sqrt(wts / f_scale)
+        obj = sw @ cp.rel_entr(cp.multiply(sw, y[ea]), cp.multiply(sw, y[eb])) + (lin / f_scale) @ y
         mass_row = mu_ref * np.asarray(self.mass_coef)
         cost_row = mu_ref * np.asarray(self.cost_coef)
         lpr = np.asarray(self.log_p_ref)

@@ -5,9 +5,14 @@ user of the raw kernels must) and check float32 behaviour in one dedicated
 module (test_float32.py) that uses ``jax.enable_x64(False)``.
 """
 
+import os
+
 import jax
 import pytest
 from hypothesis import settings
+
+# the CLI's persistent compilation cache stays out of the user's home during tests
+os.environ.setdefault("DPJAX_NO_COMPILATION_CACHE", "1")
 
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_numpy_dtype_promotion", "strict")

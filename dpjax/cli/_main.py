@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+from pathlib import Path
 
 from dpjax.errors import CertificationError
 
@@ -23,10 +25,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _use_compilation_cache(jax) -> None:
+    """Keep compiled XLA programs between runs (JAX's persistent cache): a second
+    ``dpjax design`` starts in seconds instead of recompiling.  Only the command line
+    does this (the library never changes global JAX settings).  The cache lives in
+    ``$XDG_CACHE_HOME/dpjax/xla`` (default ``~/.cache/dpjax/xla``); JAX's own
+    ``JAX_COMPILATION_CACHE_DIR`` wins; ``DPJAX_NO_COMPILATION_CACHE=1`` turns it off.
+    Entries are keyed by the program, the jax/jaxlib version and the device, so a stale
+    entry is never used for another program."""
+    if os.environ.get("DPJAX_NO_COMPILATION_CACHE") or os.environ.get(
+        "JAX_COMPILATION_CACHE_DIR"
+    ):
+        return
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    try:
+        path = base / "dpjax" / "xla"
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:  # read-only home: run without the cache
+        return
+    jax.config.update("jax_compilation_cache_dir", str(path))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+
+
 def main(argv: list[str] | None = None) -> int:
     import jax
 
     jax.config.update("jax_enable_x64", True)  # the CLI decides privacy: float64 throughout
+    _use_compilation_cache(jax)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

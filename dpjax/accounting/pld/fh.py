@@ -24,6 +24,7 @@ import jax
 import numpy as np
 
 from dpjax._batching import call_padded
+from dpjax._progress import progress
 from dpjax.accounting.pld.accountant import calibrate_shape_scale, flipped_huber_noise
 
 #: Loss-grid bin width of the engine for flipped Huber calibration.
@@ -40,7 +41,7 @@ def _variance(gamma, b):
 
 def calibrate_flipped_huber_exact(epsilon, delta, dim: int, linf: float):
     """``(alpha, gamma, variance, delta_at, certified)`` arrays over the broadcast targets
-    (all targets in one batched search)."""
+    (one shape search per target; a progress bar on a terminal)."""
     from dpjax.calibrate.gaussian import sigma_gaussian
 
     epsilon, delta = np.broadcast_arrays(np.asarray(epsilon, float), np.asarray(delta, float))
@@ -53,18 +54,25 @@ def calibrate_flipped_huber_exact(epsilon, delta, dim: int, linf: float):
     # one target at a time: each gets grids sized for its own scale (a batch would size
     # every row for the smallest scale); power-of-two sizes let targets share kernels
     out = np.empty((5, epsilon.size))
-    for k, (e, d) in enumerate(zip(epsilon.ravel(), delta.ravel(), strict=True)):
-        res = calibrate_shape_scale(
-            flipped_huber_noise,
-            _variance,
-            np.asarray(SHAPES),
-            linf,
-            e,
-            d,
-            dim,
-            lambda b, k=k: upper(b)[k],
-            BIN_WIDTH,
-        )
-        out[:, k] = (res.shape * res.scale, res.scale, res.variance, res.delta_at, res.certified)
+    with progress(epsilon.size, f"flipped Huber, exact in {dim} dims") as step:
+        for k, (e, d) in enumerate(zip(epsilon.ravel(), delta.ravel(), strict=True)):
+            out[:, k] = _one_target(e, d, dim, linf, lambda b, k=k: upper(b)[k])
+            step()
     alpha, gamma, variance, delta_at, ok = (x.reshape(epsilon.shape) for x in out)
     return alpha, gamma, variance, delta_at, ok.astype(bool)
+
+
+def _one_target(e, d, dim, linf, upper):
+    """``(alpha, gamma, variance, delta_at, certified)`` of one target."""
+    res = calibrate_shape_scale(
+        flipped_huber_noise,
+        _variance,
+        np.asarray(SHAPES),
+        linf,
+        e,
+        d,
+        dim,
+        upper,
+        BIN_WIDTH,
+    )
+    return res.shape * res.scale, res.scale, res.variance, res.delta_at, res.certified

@@ -1,0 +1,54 @@
+"""A terminal progress bar for long searches (DESIGN.md): stderr, only on a terminal.
+
+``with progress(total, "label") as step: ... step()`` draws
+``label [#####.....] 3/10 12 s`` on one line of stderr when stderr is a TTY and
+draws nothing otherwise (pipes, CI, tests), so output that programs read is never
+touched.  ``DPJAX_PROGRESS=0`` turns it off, ``=1`` forces it on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections.abc import Iterator
+
+_WIDTH = 24
+
+
+def _enabled() -> bool:
+    flag = os.environ.get("DPJAX_PROGRESS")
+    if flag is not None:
+        return flag not in ("0", "", "false", "no")
+    return bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
+@contextlib.contextmanager
+def progress(total: int, label: str) -> Iterator:
+    """Context manager yielding ``step(n=1)``; the bar is cleared at exit."""
+    on = _enabled() and total > 1
+    start = time.perf_counter()
+    done = 0
+
+    def draw() -> None:
+        filled = _WIDTH * done // max(total, 1)
+        bar = "#" * filled + "." * (_WIDTH - filled)
+        secs = time.perf_counter() - start
+        sys.stderr.write(f"\r{label} [{bar}] {done}/{total} {secs:.0f} s")
+        sys.stderr.flush()
+
+    def step(n: int = 1) -> None:
+        nonlocal done
+        done = min(done + n, total)
+        if on:
+            draw()
+
+    if on:
+        draw()
+    try:
+        yield step
+    finally:
+        if on:
+            sys.stderr.write("\r" + " " * (len(label) + _WIDTH + 24) + "\r")
+            sys.stderr.flush()

@@ -9,28 +9,32 @@ the shared KKT residual, and the radial-mass discrepancy in low-mass shells
 
 Usage: python bench/bench_spherical.py [--sizes 50,100,200,400] [--no-cvxpy] [--repeats 3]
 
-Measured 2026-11-22 (one run, 2 CPU cores shared with other jobs, load ~4,
+Measured 2026-11-22 (one run, 2 CPU cores shared with other jobs, load ~3,
 OPENBLAS_NUM_THREADS=1, jax 0.10.2, clarabel 0.11.1; solver times exclude the
 coefficients, which both solvers share)::
 
-  (n, N)   |jax s|it|jax KL        |jax res|cvx s|cvxpy KL      |cvx res|dKL  |x
-  (50,150) |0.005|11|1.951766921373|2.5e-15|  8.9|1.951766933716|1.5e-07|6e-09|1696
-  (100,300)|0.020|13|1.948867440705|1.2e-15| 16.6|1.948867537704|7.4e-07|5e-08| 819
-  (200,600)|0.097|14|1.956552234465|2.7e-15| 43.7|1.956572234436|4.2e-05|1e-05| 449
-  (400,1200)|0.887|15|1.974407241235|4.9e-14|512.9|1.974460575333|3.8e-05|3e-05| 578
+  (n, N)    |jax s|it|jax KL        |jax res|cvx s|cvxpy KL      |cvx res|dKL  |x
+  (50,150)  |0.006|11|1.951766921373|2.5e-15|  5.1|1.951766922883|1.5e-09|8e-10| 888
+  (100,300) |0.020|13|1.948867440705|1.2e-15|  7.6|1.948867452457|3.8e-09|6e-09| 378
+  (200,600) |0.100|14|1.956552234465|3.0e-15| 27.6|1.956552285530|5.9e-09|3e-08| 276
+  (400,1200)|0.652|15|1.974407241235|2.8e-14|192.5|1.974407365467|9.7e-09|6e-08| 295
 
-(it: Newton steps of the barrier phase, plus 3 polish solves; dKL relative: 1.02e-5 and
-2.70e-5 at the two largest sizes; x: speedup.)
-Clarabel ends ``optimal_inaccurate`` (stalled, not at max_iter) at every size; from
-(200, 600) on its objective is 1.0e-5 / 2.7e-5 above the JAX one at a point that is
-feasible to ~1e-9, i.e. the reference is suboptimal by that much, while the JAX
-point is feasible to ~3e-15 with KKT residual <= 5e-14 (the reference's residual is
-~1e6-1e10 times larger).  Widening Clarabel's equilibration bounds (1e-8..1e8, 50
-passes) brings (200, 600) to 7.4e-6 in 70 s, still ``optimal_inaccurate``; putting the
-weights inside the cones (``rel_entr(w y_a, w y_b)``) converges to 2e-11 at (100, 300)
-but fails outright at (200, 600).  Low-mass shells (JAX mass < 1e-6) differ by up
-to ~50% between the two points (the reference's point is poor there, cf. the residual).
-JAX coefficient build (two-GEMM band): 0.6-2 s at these sizes including compilation.
+(it: Newton steps of the barrier phase, plus 3 polish solves; dKL relative; x: speedup;
+residual ratio cvxpy/JAX 6e5, 3e6, 2e6, 4e5.)  Clarabel ends ``optimal_inaccurate``
+(stalled, not at max_iter) at every size; its objective is above the JAX one, at a
+point feasible to ~1e-9, while the JAX point is feasible to ~3e-15 with KKT residual
+<= 3e-14.  The reference's low-mass shells (JAX mass < 1e-6) are poor: off by up to
+2-9x (last column of the output), invisible in its residual, which scales
+stationarity by the shell mass.
+
+The reference's formulation matters: with the edge weights outside the cones
+(``w @ rel_entr(y_a, y_b)``) Clarabel stalled at residual ~4e-5 with the objective
+1.0e-5 / 2.7e-5 too high at (200, 600) / (400, 1200) (43.7 s / 512.9 s; speedups 449x /
+578x); all of the weight inside the cones converges at (100, 300) but fails outright at
+(200, 600); ``sqrt(w)`` inside and outside (now used) is the table above.  The JAX
+solver before this rework (primal barrier, scatter-built Laplacian, 69 Newton steps at
+(200, 600)) took ~1.7 s at (200, 600).  Coefficient build (two-GEMM band): 0.4-1 s at
+these sizes including compilation (cell-by-cell: ~7 s at (400, 1200)).
 """
 
 from __future__ import annotations

@@ -70,62 +70,52 @@ def _plds(
     return out
 
 
-@functools.partial(jax.jit, static_argnames=("noise_fn", "bin_width", "sizes", "subsampled"))
-def log_delta_kernel(
-    scale,
-    shape,
-    sensitivity,
-    sampling_rate,
-    compositions,
-    epsilon,
-    *,
-    noise_fn,
-    bin_width,
-    sizes,
-    subsampled,
-):
-    """``log delta(epsilon)`` after ``compositions`` uses (worse adjacency); certified bound."""
-    plds = _plds(
-        noise_fn,
+_STATIC = ("noise_fn", "bin_width", "sizes", "subsampled")
+
+
+def _worse_adjacency(query, doc: str):
+    """A jitted kernel ``(scale, shape, sensitivity, q, K, x) -> max over adjacencies of
+    query(PLD_K, x)``: build, compose and query every adjacency's PLD, report the worse."""
+
+    @functools.partial(jax.jit, static_argnames=_STATIC)
+    def kernel(
         scale,
         shape,
         sensitivity,
         sampling_rate,
         compositions,
-        bin_width,
-        sizes,
-        subsampled,
-    )
-    return functools.reduce(jnp.maximum, [_query.log_delta_for_epsilon(p, epsilon) for p in plds])
-
-
-@functools.partial(jax.jit, static_argnames=("noise_fn", "bin_width", "sizes", "subsampled"))
-def epsilon_kernel(
-    scale,
-    shape,
-    sensitivity,
-    sampling_rate,
-    compositions,
-    delta,
-    *,
-    noise_fn,
-    bin_width,
-    sizes,
-    subsampled,
-):
-    """Least certified ``epsilon`` at ``delta`` after ``compositions`` uses (worse adjacency)."""
-    plds = _plds(
+        x,
+        *,
         noise_fn,
-        scale,
-        shape,
-        sensitivity,
-        sampling_rate,
-        compositions,
         bin_width,
         sizes,
         subsampled,
-    )
-    return functools.reduce(jnp.maximum, [_query.epsilon_for_delta(p, delta) for p in plds])
+    ):
+        plds = _plds(
+            noise_fn,
+            scale,
+            shape,
+            sensitivity,
+            sampling_rate,
+            compositions,
+            bin_width,
+            sizes,
+            subsampled,
+        )
+        return functools.reduce(jnp.maximum, [query(p, x) for p in plds])
+
+    kernel.__doc__ = doc
+    return kernel
+
+
+log_delta_kernel = _worse_adjacency(
+    _query.log_delta_for_epsilon,
+    "``log delta(epsilon)`` after ``compositions`` uses (worse adjacency); certified bound.",
+)
+epsilon_kernel = _worse_adjacency(
+    _query.epsilon_for_delta,
+    "Least certified ``epsilon`` at ``delta`` after ``compositions`` uses (worse adjacency).",
+)
 
 
 #: Points of the grid on which :func:`_sizing` discretises one use (any bin width).
@@ -205,22 +195,35 @@ def _scalar_args(scale, shape, sensitivity, sampling_rate, compositions):
     )
 
 
+def _evaluate(kernel, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h):
+    sizes = sizes_for(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, h)
+    args = _scalar_args(scale, shape, sensitivity, sampling_rate, compositions)
+    out = kernel(
+        *args,
+        jnp.asarray(x, jnp.float64),
+        noise_fn=noise_fn,
+        bin_width=h,
+        sizes=sizes,
+        subsampled=sampling_rate is not None,
+    )
+    return np.asarray(out)
+
+
 def profile(
     noise_fn, scale, shape, sensitivity, epsilon, compositions=1, sampling_rate=None, bin_width=1e-4
 ):
     """``delta(epsilon)`` (array) of ``noise_fn(scale, shape)`` after ``compositions`` uses."""
-    sizes = sizes_for(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width)
-    args = _scalar_args(scale, shape, sensitivity, sampling_rate, compositions)
     return np.exp(
-        np.asarray(
-            log_delta_kernel(
-                *args,
-                jnp.asarray(epsilon, jnp.float64),
-                noise_fn=noise_fn,
-                bin_width=bin_width,
-                sizes=sizes,
-                subsampled=sampling_rate is not None,
-            )
+        _evaluate(
+            log_delta_kernel,
+            noise_fn,
+            scale,
+            shape,
+            sensitivity,
+            epsilon,
+            compositions,
+            sampling_rate,
+            bin_width,
         )
     )
 
@@ -229,21 +232,17 @@ def epsilon(
     noise_fn, scale, shape, sensitivity, delta, compositions=1, sampling_rate=None, bin_width=1e-4
 ):
     """Least certified ``epsilon`` (array) at ``delta`` after ``compositions`` uses."""
-    sizes = sizes_for(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width)
-    args = _scalar_args(scale, shape, sensitivity, sampling_rate, compositions)
-    return np.asarray(
-        epsilon_kernel(
-            *args,
-            jnp.asarray(delta, jnp.float64),
-            noise_fn=noise_fn,
-            bin_width=bin_width,
-            sizes=sizes,
-            subsampled=sampling_rate is not None,
-        )
+    return _evaluate(
+        epsilon_kernel,
+        noise_fn,
+        scale,
+        shape,
+        sensitivity,
+        delta,
+        compositions,
+        sampling_rate,
+        bin_width,
     )
-
-
-_STATIC = ("noise_fn", "bin_width", "sizes", "subsampled")
 
 
 def _objective(shape, sensitivity, sampling_rate, compositions, eps, level, **static):

@@ -335,7 +335,7 @@ def _tau_rule(panels: int, order: int):
 
 
 def _log_cells_beta(m: int, n: int, rows: int, max_panels: int = 400, order: int = 16,
-                    block: int = 8) -> np.ndarray:
+                    block: int = 8, start: int = 0) -> np.ndarray:
     r"""Banded ``log w_ij`` through the conditional law of ``theta = |x - e1|`` given ``|x| = rho``.
 
     For ``x`` uniform on the sphere of radius ``rho``, ``t = x_1 / rho`` has density
@@ -356,15 +356,16 @@ def _log_cells_beta(m: int, n: int, rows: int, max_panels: int = 400, order: int
     ``sum_j w_ij = v_i`` holds to round-off by construction, so accuracy is checked
     against the two-GEMM path (m <= 31) and mpmath (tests).  Cells below ~1e-300 of their
     row underflow to ``-inf`` (dropped; relevant only for ``m`` in the thousands).
+    Rows ``start..rows-1`` only (``out[i - start]``; rows are independent).
     """
     from scipy.special import betainc
 
     a = 0.5 * (m - 1)
     h = 1.0 / n
     lv = log_shell_volumes(m, n, rows)
-    out = np.empty((rows, 2 * n + 1))
-    for start in range(0, rows, block):
-        i = np.arange(start, min(start + block, rows), dtype=np.float64)
+    out = np.empty((rows - start, 2 * n + 1))
+    for first in range(start, rows, block):
+        i = np.arange(first, min(first + block, rows), dtype=np.float64)
         # rho = b (tau + (1 - tau) (lo/b)^m)^(1/m), computed in logs
         with np.errstate(divide="ignore"):
             lratio = m * (np.log(i) - np.log1p(i))  # log (lo/b)^m, -inf for i = 0
@@ -381,7 +382,7 @@ def _log_cells_beta(m: int, n: int, rows: int, max_panels: int = 400, order: int
         diff = np.where(low, g[..., 1:] - g[..., :-1], gb[..., :-1] - gb[..., 1:])
         cell = np.einsum("btd,t->bd", np.maximum(diff, 0.0), wt)
         with np.errstate(divide="ignore"):
-            out[i.astype(np.int64)] = np.log(cell) + lv[i.astype(np.int64)][:, None]
+            out[i.astype(np.int64) - start] = np.log(cell) + lv[i.astype(np.int64)][:, None]
     return out
 
 

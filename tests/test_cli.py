@@ -69,6 +69,12 @@ def test_design_json(capsys):
     assert code == 0 and data["best"] == data["results"][0]["mechanism"]
     mses = [r["mse"] for r in data["results"]]
     assert mses == sorted(mses)
+    # the spherical mechanism is offered for an l2 query in K dims: certified, and its
+    # least budget sits in the search bracket around the Gaussian's
+    sph = next(r for r in data["results"] if r["mechanism"] == "spherical")
+    gauss = next(r for r in data["results"] if r["mechanism"] == "gaussian")
+    assert sph["delta_at_params"] <= 1e-5
+    assert 0.8 * gauss["mse"] <= sph["mse"] <= 1.5 * gauss["mse"]
 
 
 @pytest.mark.parametrize(

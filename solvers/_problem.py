@@ -77,14 +77,18 @@ class ConvexProblem:
             + jnp.vdot(nu, self.equality_constraints(x))
         )
 
-    def residual(self, x: Array, lam: Array | None = None, nu: Array | None = None) -> Residual:
-        """The KKT residual at ``(x, lam, nu)`` (module docstring); jit/vmap-safe."""
+    def _kkt_point(self, x, lam, nu):
+        """``(x, g(x), h(x), lam, nu, variable_scale(x))``, missing multipliers as zeros."""
         x = jnp.asarray(x)
         g = self.inequality_constraints(x)
         h = self.equality_constraints(x)
         lam = jnp.zeros_like(g) if lam is None else jnp.asarray(lam, dtype=g.dtype)
         nu = jnp.zeros_like(h) if nu is None else jnp.asarray(nu, dtype=h.dtype)
-        d = self.variable_scale(x)
+        return x, g, h, lam, nu, self.variable_scale(x)
+
+    def residual(self, x: Array, lam: Array | None = None, nu: Array | None = None) -> Residual:
+        """The KKT residual at ``(x, lam, nu)`` (module docstring); jit/vmap-safe."""
+        x, g, h, lam, nu, d = self._kkt_point(x, lam, nu)
         f = self.objective(x)
         grad_f = jax.grad(self.objective)(x)
         grad_l = jax.grad(self.lagrangian)(x, lam, nu)
@@ -110,16 +114,13 @@ class ConvexProblem:
         factor).  Problems that promise per-coordinate accuracy fold it into
         their residual (e.g. :class:`solvers.PowerAllocation`).
         """
-        x = jnp.asarray(x)
-        g = self.inequality_constraints(x)
-        h = self.equality_constraints(x)
-        lam = jnp.zeros_like(g) if lam is None else jnp.asarray(lam, dtype=g.dtype)
-        nu = jnp.zeros_like(h) if nu is None else jnp.asarray(nu, dtype=h.dtype)
-        d = self.variable_scale(x)
+        x, g, h, lam, nu, d = self._kkt_point(x, lam, nu)
         gf = d * jax.grad(self.objective)(x)
         gc = d * jax.grad(
-            lambda y: jnp.vdot(lam, self.inequality_constraints(y))
-            + jnp.vdot(nu, self.equality_constraints(y))
+            lambda y: (
+                jnp.vdot(lam, self.inequality_constraints(y))
+                + jnp.vdot(nu, self.equality_constraints(y))
+            )
         )(x)
         den = jnp.abs(gf) + jnp.abs(gc)
         ratio = jnp.abs(gf + gc) / jnp.where(den > 0, den, 1.0)

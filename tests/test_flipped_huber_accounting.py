@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import mpmath
 import numpy as np
 import pytest
+from _helpers import padded_jit
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -22,19 +23,7 @@ from dpjax.accounting.flipped_huber import (
 from dpjax.noise.flipped_huber import standard_log_sf, theta_over_gamma
 from dpjax.numerics import log_Q
 
-
-def _vec(fn, size=512):
-    """Jit ``fn`` on float64 inputs flattened and padded to a multiple of ``size``."""
-    jf = jax.jit(fn)
-
-    def call(*args):
-        arrs = np.broadcast_arrays(*[np.asarray(a, dtype=np.float64) for a in args])
-        shape, n = arrs[0].shape, arrs[0].size
-        m = -(-n // size) * size
-        flat = [np.concatenate([a.reshape(-1), np.full(m - n, a.reshape(-1)[0])]) for a in arrs]
-        return np.asarray(jf(*flat))[:n].reshape(shape)
-
-    return call
+_vec = padded_jit
 
 _exact = _vec(log_delta_flipped_huber)
 _generic = _vec(log_delta_flipped_huber_generic)

@@ -8,6 +8,7 @@ import mpmath
 import numpy as np
 import pytest
 import scipy.stats
+from _helpers import padded_jit
 
 import dpjax
 from dpjax.noise import FlippedHuber
@@ -20,19 +21,7 @@ from dpjax.noise.flipped_huber import (
     standard_variance,
 )
 
-
-def _vec(fn, size=512):
-    """Jit ``fn`` on float64 inputs flattened and padded to a multiple of ``size``."""
-    jf = jax.jit(fn)
-
-    def call(*args):
-        arrs = np.broadcast_arrays(*[np.asarray(a, dtype=np.float64) for a in args])
-        shape, n = arrs[0].shape, arrs[0].size
-        m = -(-n // size) * size
-        flat = [np.concatenate([a.reshape(-1), np.full(m - n, a.reshape(-1)[0])]) for a in arrs]
-        return np.asarray(jf(*flat))[:n].reshape(shape)
-
-    return call
+_vec = padded_jit
 
 
 # jitted once per padded shape: op-by-op dispatch and per-shape compiles are slow on a busy CPU

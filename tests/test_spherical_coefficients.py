@@ -5,6 +5,7 @@ import math
 import mpmath
 import numpy as np
 import pytest
+from _helpers import shell_cell_frequencies
 from scipy import integrate
 from scipy.special import logsumexp
 
@@ -86,15 +87,7 @@ def test_monte_carlo_cell_volumes(m):
     rng = np.random.default_rng(0)
     size = 40000
     for i in (0, 3, 5, 8):
-        # uniform in shell i: rho^m uniform on [(i/n)^m, ((i+1)/n)^m], direction uniform
-        a, b = i / n, (i + 1) / n
-        uu = rng.random(size)
-        rho = b * (uu + (1.0 - uu) * (a / b) ** m) ** (1.0 / m)
-        g = rng.standard_normal((size, m))
-        x = rho[:, None] * g / np.linalg.norm(g, axis=1, keepdims=True)
-        x[:, 0] -= 1.0
-        j = np.floor(np.linalg.norm(x, axis=1) * n).astype(int)
-        emp = np.bincount(j - i + n, minlength=2 * n + 1) / size
+        emp = shell_cell_frequencies(m, n, i, size, rng)
         p = np.exp(lk[i])
         sd = np.sqrt(p * (1 - p) / size) + 1e-12
         assert np.all(np.abs(emp - p) <= 5 * sd + 1e-4), (i, emp, p)

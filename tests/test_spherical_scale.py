@@ -5,6 +5,7 @@ import math
 import mpmath
 import numpy as np
 import pytest
+from _helpers import shell_cell_frequencies
 from scipy.special import logsumexp
 
 from dpjax.spherical import coefficients as co
@@ -67,14 +68,7 @@ def test_m1000_row_kernel_monte_carlo():
     rng = np.random.default_rng(1)
     size = 20000
     i = 158  # rho ~ 15.8: where a per-coordinate sigma = 0.5 puts the mass
-    a, b = i / n, (i + 1) / n
-    uu = rng.random(size)
-    rho = b * (uu + (1.0 - uu) * (a / b) ** m) ** (1.0 / m)
-    g = rng.standard_normal((size, m))
-    x = rho[:, None] * g / np.linalg.norm(g, axis=1, keepdims=True)
-    x[:, 0] -= 1.0
-    j = np.floor(np.linalg.norm(x, axis=1) * n).astype(int)
-    emp = np.bincount(j - i + n, minlength=2 * n + 1) / size
+    emp = shell_cell_frequencies(m, n, i, size, rng)
     p = np.exp(lk[i])
     sd = np.sqrt(p * (1 - p) / size)
     assert np.all(np.abs(emp - p) <= 5 * sd + 1e-4), (emp, p)

@@ -229,26 +229,17 @@ def run(out_dir: Path, quick: bool = False) -> Path:
                 ]
             )
     for e, i in ((0.3, i03), (3.0, i3)):
-        rows.append(
-            [
-                "osgt, paper's domain",
-                e,
-                _f(PAPER_FIG3A["osgt"][e]),
-                f"{float(a['osgt-box'].variance[i]):.6g}",
-                f"{float(a['osgt-box'].delta_at_params[i]):.3g}",
-                matches(PAPER_FIG3A["osgt"][e], float(a["osgt-box"].variance[i]), 2),
-            ]
-        )
-        rows.append(
-            [
-                "osgt, unconstrained",
-                e,
-                _f(PAPER_FIG3A["osgt"][e]),
-                f"{float(a['osgt'].variance[i]):.6g}",
-                f"{float(a['osgt'].delta_at_params[i]):.3g}",
-                matches(PAPER_FIG3A["osgt"][e], float(a["osgt"].variance[i]), 2),
-            ]
-        )
+        for label, key in (("osgt, paper's domain", "osgt-box"), ("osgt, unconstrained", "osgt")):
+            rows.append(
+                [
+                    label,
+                    e,
+                    _f(PAPER_FIG3A["osgt"][e]),
+                    f"{float(a[key].variance[i]):.6g}",
+                    f"{float(a[key].delta_at_params[i]):.3g}",
+                    matches(PAPER_FIG3A["osgt"][e], float(a[key].variance[i]), 2),
+                ]
+            )
     fh03, fh3 = var_of("flipped-huber", i03), var_of("flipped-huber", i3)
     tl03, tl3 = var_of("truncated-laplace", i03), var_of("truncated-laplace", i3)
     g03, g3 = var_of("gaussian", i03), var_of("gaussian", i3)

@@ -1,0 +1,32 @@
+"""Helpers shared by several test modules (imported as ``_helpers``; not a test file)."""
+
+import jax
+import numpy as np
+
+
+def padded_jit(fn, size=512):
+    """Jit ``fn`` on float64 inputs flattened and padded to a multiple of ``size``: one
+    compile per padded length (op-by-op dispatch and per-shape compiles are slow)."""
+    jf = jax.jit(fn)
+
+    def call(*args):
+        arrs = np.broadcast_arrays(*[np.asarray(a, dtype=np.float64) for a in args])
+        shape, n = arrs[0].shape, arrs[0].size
+        m = -(-n // size) * size
+        flat = [np.concatenate([a.reshape(-1), np.full(m - n, a.reshape(-1)[0])]) for a in arrs]
+        return np.asarray(jf(*flat))[:n].reshape(shape)
+
+    return call
+
+
+def shell_cell_frequencies(m, n, i, size, rng):
+    """Monte Carlo law of the cell index ``j - i + n`` of ``|x - e_1|`` for ``x`` uniform in
+    the shell ``|x| in [i/n, (i+1)/n)`` of ``R^m`` (``2n + 1`` frequencies)."""
+    a, b = i / n, (i + 1) / n
+    uu = rng.random(size)
+    rho = b * (uu + (1.0 - uu) * (a / b) ** m) ** (1.0 / m)  # rho^m uniform
+    g = rng.standard_normal((size, m))
+    x = rho[:, None] * g / np.linalg.norm(g, axis=1, keepdims=True)  # direction uniform
+    x[:, 0] -= 1.0
+    j = np.floor(np.linalg.norm(x, axis=1) * n).astype(int)
+    return np.bincount(j - i + n, minlength=2 * n + 1) / size

@@ -348,6 +348,15 @@ def test_reported_delta_and_epsilon_fail_closed():
     assert float(_certified.fail_closed(jnp.nan)) == 0.0
 
 
+def test_k_dim_flipped_huber_bound_never_underflows_to_zero():
+    # the zCDP part of the K-dim bound is taken in log space: a positive bound far below
+    # 1e-308 is reported as the least normal float64, not as delta = 0
+    d = dpjax.profile("flipped-huber", {"alpha": 0.5, "gamma": 1.0}, epsilon=1e4, dim=4, linf=1.0)
+    assert d == _certified.TINY
+    log_z = float(dpjax.accounting.log_delta_from_zcdp(0.5, 1e4))
+    assert -1e8 < log_z < -1e4
+
+
 def test_kernels_map_nan_to_delta_one():
     nan = float("nan")
     assert float(gauss.log_delta_gaussian(nan, 1.0, 1.0)) == 0.0

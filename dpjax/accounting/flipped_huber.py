@@ -59,7 +59,7 @@ from dpjax.accounting.gaussian import (
     tail_step_args,
 )
 from dpjax.accounting.log_concave import log_delta_symmetric_log_concave
-from dpjax.accounting.zcdp import delta_from_zcdp, epsilon_from_zcdp
+from dpjax.accounting.zcdp import epsilon_from_zcdp, log_delta_from_zcdp
 from dpjax.noise.flipped_huber import (
     flipped_huber_loss,
     log_normaliser,
@@ -510,7 +510,7 @@ def _log_delta_sufficient_theta(epsilon, alpha, gamma, dim, l2, linf, theta_term
     shift = l2 / (2.0 * gamma) + kr / (2.0 * gamma * l2)
     a1 = base - shift
     a2 = base + shift + theta_term
-    return jnp.where(ok, jnp.minimum(log_hockey_stick(a1, a2, eps), 0.0), 0.0)
+    return fail_closed(jnp.where(ok, log_hockey_stick(a1, a2, eps), 0.0), a1, a2, eps)
 
 
 def log_delta_flipped_huber_bound(
@@ -527,8 +527,8 @@ def log_delta_flipped_huber_bound(
     xi, eta = zcdp_flipped_huber(alpha, gamma, linf, l2=l2, dim=dim)
     eps = jnp.asarray(epsilon)
     above = eps > xi
-    d_z = delta_from_zcdp(eta, jnp.where(above, eps - xi, 0.0))
-    log_z = jnp.where(above, jnp.log(d_z), 0.0)
+    log_z = log_delta_from_zcdp(eta, jnp.where(above, eps - xi, 0.0))
+    log_z = jnp.where(above, log_z, 0.0)
     return jnp.minimum(
         log_delta_flipped_huber_sufficient(eps, alpha, gamma, dim, l1, l2, linf), log_z
     )

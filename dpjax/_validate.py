@@ -48,7 +48,8 @@ def _subnormal(arr: np.ndarray) -> np.ndarray:
 def _raise(name: str, allowed: str, arr: np.ndarray, bad: np.ndarray):
     value = _first_bad(arr, bad)
     note = (
-        f" (a subnormal float64: XLA flushes it to 0; use 0 or a normal number >= {TINY!r})"
+        f" (a subnormal float64, which XLA flushes to 0; the least positive value allowed is "
+        f"{TINY!r})"
         if 0 < abs(value) < TINY
         else ""
     )

@@ -4,6 +4,17 @@ Each validates its input (``ValueError`` naming the argument), resolves the
 sensitivities soundly (:mod:`dpjax.sensitivity`), runs the mechanism's
 float64 kernels inside a scoped ``jax.enable_x64(True)`` context (dpjax never
 flips x64 globally) and returns NumPy float64 results.
+
+Every number returned is certified at this boundary (fail closed):
+
+* :func:`calibrate`: the mechanism certifies ``delta_at_params <= delta``; the
+  returned parameters must themselves be valid parameters (finite, normal
+  float64), else :class:`~dpjax.errors.CertificationError`;
+* :func:`account` with ``delta``: the mechanism's profile is re-evaluated at the
+  returned epsilon (:func:`dpjax.calibrate._certify.certify_epsilon`), so an
+  epsilon is returned only if its own profile is ``<= delta``;
+* :func:`profile` / :func:`account` with ``epsilon``: reported deltas are upper
+  bounds (:func:`dpjax.accounting._certified.reported_delta`); a NaN raises.
 """
 
 from __future__ import annotations
@@ -12,7 +23,9 @@ import jax
 import numpy as np
 
 from dpjax import _validate
+from dpjax.calibrate._certify import certify_epsilon
 from dpjax.calibrate._result import Calibration
+from dpjax.errors import CertificationError
 from dpjax.mechanisms import Query, get
 from dpjax.sensitivity import Sensitivity
 
@@ -26,7 +39,9 @@ def _query(dim, l1, l2, linf, compositions, sampling_rate, condition, mechanism,
         l1 = l2 = linf = 1.0
         if dim != 1:
             raise ValueError("with dim > 1 give a sensitivity: l1, l2 or linf")
-    compositions = _validate.positive_int(compositions, "compositions")
+    compositions = _validate.positive_int(
+        compositions, "compositions", maximum=_validate.MAX_COMPOSITIONS
+    )
     if sampling_rate is not None:
         sampling_rate = _validate.probability(sampling_rate, "sampling_rate")
     if condition not in CONDITIONS:
@@ -44,9 +59,24 @@ def _query(dim, l1, l2, linf, compositions, sampling_rate, condition, mechanism,
     )
 
 
-def _output(arr: np.ndarray):
+def _output(arr: np.ndarray, what: str = "value"):
     arr = np.asarray(arr, dtype=np.float64)
+    if np.any(np.isnan(arr)):
+        raise CertificationError(f"the computed {what} is NaN: dpjax cannot certify it")
     return float(arr) if arr.ndim == 0 else arr
+
+
+def _certified_parameters(mech, cal: Calibration) -> Calibration:
+    """The calibrated parameters must be valid parameters (finite, normal float64; no
+    zero scale from an underflow), else :class:`CertificationError`."""
+    try:
+        mech.validate_params(cal.params)
+    except ValueError as err:
+        raise CertificationError(
+            f"{mech.name}: the calibrated parameters are outside what dpjax can represent "
+            f"and certify ({err}); rescale the sensitivity or the target"
+        ) from None
+    return cal
 
 
 def calibrate(
@@ -83,7 +113,7 @@ def calibrate(
     )
     query = _query(dim, l1, l2, linf, compositions, sampling_rate, condition, mech, False)
     with jax.enable_x64(True):
-        return mech.calibrate(eps, dlt, query)
+        return _certified_parameters(mech, mech.calibrate(eps, dlt, query))
 
 
 def profile(
@@ -115,7 +145,7 @@ def profile(
     params = mech.validate_params(params)
     query = _query(dim, l1, l2, linf, compositions, sampling_rate, "exact", mech, True)
     with jax.enable_x64(True):
-        return _output(mech.profile(params, eps, query))
+        return _output(mech.profile(params, eps, query), "delta")
 
 
 def account(
@@ -149,5 +179,10 @@ def account(
     query = _query(dim, l1, l2, linf, compositions, sampling_rate, "exact", mech, True)
     with jax.enable_x64(True):
         if delta is not None:
-            return _output(mech.epsilon_for_delta(params, _validate.delta(delta), query))
-        return _output(mech.profile(params, _validate.epsilon(epsilon), query))
+            dlt = _validate.delta(delta)
+            eps = _output(mech.epsilon_for_delta(params, dlt, query), "epsilon")
+            return _output(
+                certify_epsilon(mech.name, lambda e: mech.profile(params, e, query), eps, dlt),
+                "epsilon",
+            )
+        return _output(mech.profile(params, _validate.epsilon(epsilon), query), "delta")

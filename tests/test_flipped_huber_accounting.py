@@ -6,6 +6,7 @@ import mpmath
 import numpy as np
 import pytest
 from _helpers import padded_jit
+from _references import flipped_huber_delta_integral as _mp_profile_integral
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -36,41 +37,6 @@ _theta = _vec(theta_over_gamma)
 _exact_scalar = jax.jit(log_delta_flipped_huber)
 _eps_exact = _vec(epsilon_flipped_huber)
 _suff_scalar = jax.jit(log_delta_flipped_huber_sufficient)
-
-def _rho(x, b):
-    return b * abs(x) if abs(x) <= b else (x * x + b * b) / 2
-
-
-def _mp_normaliser(b):
-    b = mpmath.mpf(b)
-    lap = (1 - mpmath.e ** (-b * b)) / b if b > 0 else mpmath.mpf(0)
-    return 2 * (lap + mpmath.e ** (-b * b / 2) * mpmath.sqrt(2 * mpmath.pi) * mpmath.ncdf(-b))
-
-
-def _mp_profile_integral(eps, b, d):
-    """int [g(t) - e^eps g(t + D)]_+ dt for FH(b, 1), breakpoints at every kink of the integrand."""
-    eps, b, d = mpmath.mpf(eps), mpmath.mpf(b), mpmath.mpf(d)
-
-    def zeta(t):  # log g(t) - log g(t + D), non-decreasing
-        return _rho(t + d, b) - _rho(t, b)
-
-    lo, hi = -b - d - 10 - eps / d, b + d + 10 + eps / d
-    for _ in range(120):  # the zero crossing of the integrand (where zeta = eps)
-        mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if zeta(mid) >= eps else (mid, hi)
-    t1 = hi
-    kinks = sorted(k for k in {-b, mpmath.mpf(0), b, -b - d, -d, b - d} if k > t1)
-    last = kinks[-1] if kinks else t1
-    scale = 1 / max(abs(last), b, mpmath.mpf(1))
-    pts = [t1] + kinks + [last + scale * m for m in (1, 4, 16, 64)] + [mpmath.inf]
-    r0 = _rho(t1, b)
-
-    def integrand(t):
-        val = mpmath.e ** (r0 - _rho(t, b)) - mpmath.e ** (eps + r0 - _rho(t + d, b))
-        return max(val, 0)
-
-    return mpmath.quad(integrand, pts) * mpmath.e ** (-r0) / _mp_normaliser(b)
-
 
 def _mp_eq13(eps, alpha, gamma, d):
     """Eq. (13) exactly as printed, in mpmath (cancellation is harmless at 50 digits)."""

@@ -6,6 +6,8 @@ import mpmath
 import numpy as np
 import pytest
 import scipy.stats
+from _references import staircase_delta_shift as mp_profile_shift
+from _references import staircase_density as mp_density
 from hypothesis import given
 from hypothesis import strategies as st
 from scipy.optimize import minimize_scalar
@@ -14,41 +16,6 @@ import dpjax
 from dpjax.accounting.staircase import log_delta_staircase, log_delta_staircase_shift
 from dpjax.calibrate.laplace import scale_laplace_pure
 from dpjax.noise.staircase import Staircase, staircase_optimal_gamma, staircase_unit_variance
-
-
-def mp_density(decay, gamma):
-    e, gm = mpmath.mpf(decay), mpmath.mpf(gamma)
-    b = mpmath.exp(-e)
-    a = (1 - b) / (2 * (gm + (1 - gm) * b))
-
-    def g(t):
-        at = abs(t)
-        k = mpmath.floor(at)
-        return a * b**k * (1 if at - k < gm else b)
-
-    return g
-
-
-def mp_profile_shift(eps, decay, gamma, d):
-    """Direct integral of ``[g(t) - e^eps g(t + d)]_+`` (width 1): the integrand is piecewise
-    constant, so cutting at every jump of g and of g(. + d) over a window holding all but
-    ``e^-80`` of the mass and summing value x length is the exact integral."""
-    with mpmath.workdps(30):
-        eps, gm, d = mpmath.mpf(eps), mpmath.mpf(gamma), mpmath.mpf(d)
-        g = mp_density(decay, gamma)
-        n = int(80 / decay) + 5
-        pts = set()
-        for k in range(-n, n + 1):
-            for p in (k, k + gm, k - gm):
-                pts.update((p, p - d))
-        pts = sorted(pts)
-        total = mpmath.mpf(0)
-        for lo, hi in zip(pts[:-1], pts[1:], strict=True):
-            v = g((lo + hi) / 2) - mpmath.exp(eps) * g((lo + hi) / 2 + d)
-            if v > 0:
-                total += v * (hi - lo)
-        return total
-
 
 CASES = [
     (1.0, 0.3, 1.0, 0.5),

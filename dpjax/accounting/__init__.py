@@ -17,6 +17,7 @@ from dpjax.accounting.zcdp import (
     delta_from_zcdp,
     epsilon_from_zcdp,
     epsilon_from_zcdp_bun_steinke,
+    log_delta_from_zcdp,
 )
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "epsilon_from_zcdp_bun_steinke",
     "epsilon_gaussian",
     "epsilon_laplace",
+    "log_delta_from_zcdp",
     "log_delta_gaussian",
     "log_delta_gaussian_mu",
     "log_delta_laplace",

@@ -50,9 +50,16 @@ from jax import Array
 from jax.scipy.special import erf
 from jax.typing import ArrayLike
 
-from dpjax.accounting.gaussian import epsilon_gaussian
+from dpjax.accounting._certified import fail_closed, kernel_error, log_target, reported_delta
+from dpjax.accounting.gaussian import (
+    a_of_mu,
+    a_of_sigma,
+    epsilon_gaussian,
+    log_delta_from_a,
+    tail_step_args,
+)
 from dpjax.accounting.log_concave import log_delta_symmetric_log_concave
-from dpjax.accounting.zcdp import delta_from_zcdp, epsilon_from_zcdp
+from dpjax.accounting.zcdp import epsilon_from_zcdp, log_delta_from_zcdp
 from dpjax.noise.flipped_huber import (
     flipped_huber_loss,
     log_normaliser,
@@ -65,13 +72,21 @@ from dpjax.numerics import (
     log_hockey_stick,
     log_mills,
     log_mills_step,
-    log_Q,
     logaddexp,
 )
 
 _HALF_LOG_2PI = 0.9189385332046727
 _LOG_2 = 0.6931471805599453
-_LOG_1M_MARGIN = -1e-10  # log(1 - 1e-10): epsilon searches aim a hair below delta
+#: Documented error constant of :func:`log_delta_flipped_huber`
+#: (``|log delta_computed - log delta_true| <= ERROR (1 + |log delta|)``): largest measured
+#: ratio 2.2e-15 against 200-digit mpmath (eq. (13) as printed) for b = alpha / gamma in
+#: [0, 30], Delta / gamma in [1e-3, 1e6] and epsilon on every case of eq. (13), and against
+#: the direct integral for b up to 200 (tests/test_fail_closed_kernels.py).
+ERROR = kernel_error(2e-14)
+#: Documented error constant of the K-dim bounds :func:`log_delta_flipped_huber_sufficient` /
+#: :func:`log_delta_flipped_huber_bound` (of the bound's value, same form; measured against
+#: the bound's formula in mpmath, tests/test_fail_closed_kernels.py).
+BOUND_ERROR = kernel_error(2e-14)
 
 
 # ---------------------------------------------------------------------------
@@ -154,17 +169,34 @@ def _log_inv_b_minus_mills(b: Array, x: Array) -> Array:
     return logaddexp(first, _log_one_minus_x_mills(x) - jnp.log(x))
 
 
-def _log_neg_expm1(x: Array) -> Array:
-    """``log(1 - e^{-x})`` for ``x >= 0`` (``-inf`` at 0)."""
-    pos = x > 0
-    return jnp.where(pos, log1mexp(-jnp.where(pos, x, 1.0)), -jnp.inf)
+def _log_expm1_signed(u: Array, v: Array, sign: float) -> Array:
+    r"""``log(sign (e^{sign u v} - 1))`` for ``u, v >= 0`` (``-inf`` where ``u v = 0``).
+
+    For ``x = u v < 1e-6`` the product is never formed (it may underflow to 0, e.g.
+    ``b D / 2`` at ``delta ~ 1e-300``): ``log x + sign x / 2 + x^2 / 24`` from ``log u + log v``.
+    """
+    u, v = jnp.broadcast_arrays(jnp.asarray(u), jnp.asarray(v))
+    pos = (u > 0) & (v > 0)
+    x = u * v
+    small = x < 1e-6
+    xs = jnp.where(small, x, 0.0)
+    series = (
+        jnp.log(jnp.where(pos, u, 1.0)) + jnp.log(jnp.where(pos, v, 1.0)) + sign * 0.5 * xs
+        + xs * xs / 24.0
+    )
+    xl = jnp.where(small | ~pos, 1.0, x)
+    direct = log1mexp(-xl) + (xl if sign > 0 else 0.0)
+    return jnp.where(pos, jnp.where(small, series, direct), -jnp.inf)
 
 
-def _log_expm1(x: Array) -> Array:
-    """``log(e^x - 1)`` for ``x >= 0`` (``-inf`` at 0)."""
-    pos = x > 0
-    xs = jnp.where(pos, x, 1.0)
-    return jnp.where(pos, xs + log1mexp(-xs), -jnp.inf)
+def _log_neg_expm1(u: Array, v: Array = 1.0) -> Array:
+    """``log(1 - e^{-u v})`` for ``u, v >= 0`` (``-inf`` at 0; no underflow of ``u v``)."""
+    return _log_expm1_signed(u, v, -1.0)
+
+
+def _log_expm1(u: Array, v: Array = 1.0) -> Array:
+    """``log(e^{u v} - 1)`` for ``u, v >= 0`` (``-inf`` at 0; no underflow of ``u v``)."""
+    return _log_expm1_signed(u, v, 1.0)
 
 
 def _w_series_coefficients(n_terms: int = 22) -> np.ndarray:
@@ -227,12 +259,18 @@ def shape_constants(b: ArrayLike) -> ShapeConstants:
 
 
 def log_delta_flipped_huber_standard(
-    epsilon: ArrayLike, b: ArrayLike, D: ArrayLike, constants: ShapeConstants | None = None
+    epsilon: ArrayLike,
+    b: ArrayLike,
+    D: ArrayLike,
+    constants: ShapeConstants | None = None,
+    a: ArrayLike | None = None,
 ) -> Array:
     r"""``log delta(epsilon)`` of Theorem 3 for ``FH(b, 1)``, sensitivity ``D`` (module docstring).
 
     ``constants`` (from :func:`shape_constants`) may be passed to hoist the
-    ``b``-only work out of a loop over ``D``.
+    ``b``-only work out of a loop over ``D``; ``a = eps / D - D / 2`` (the Gaussian
+    cases' argument) may be passed when the caller can form it more accurately than
+    from the rounded ``D`` (:func:`log_delta_flipped_huber`).
     """
     if constants is None:
         constants = shape_constants(b)
@@ -258,28 +296,21 @@ def log_delta_flipped_huber_standard(
 
     # one Mills-ratio step serves the Gaussian profile (cases 1, 5) and cases 3, 4:
     #   Gaussian: a = eps/D - D/2 >= 0, log R(a + D) - log R(a);  cases 3/4: log R(t2) - log R(b)
-    a = eps / D - 0.5 * D
-    a_pos = a >= 0
-    step_a = jnp.where(gauss_case, jnp.where(a_pos, a, 1.0), bs)
-    step_h = jnp.where(
-        gauss_case, jnp.where(a_pos, D, 0.0), jnp.where(c3, jnp.maximum(t2_3 - bs, 0.0), s)
-    )
+    a = a_of_mu(eps, D) if a is None else jnp.broadcast_to(jnp.asarray(a), eps.shape)
+    g_a, g_h = tail_step_args(a, D)
+    step_a = jnp.where(gauss_case, g_a, bs)
+    step_h = jnp.where(gauss_case, g_h, jnp.where(c3, jnp.maximum(t2_3 - bs, 0.0), s))
     step = log_mills_step(step_a, step_h)
 
-    # Gaussian hockey stick Q(a) - e^eps Q(a + D) (eq. (29) at mu = D)
-    a_neg = jnp.where(a_pos, -1.0, a)
-    t_direct = eps + log_Q(a_neg + D) - log_Q(a_neg)
-    t_g = jnp.where(a_pos, step, t_direct)
-    log_qa = log_Q(jnp.where(a_pos, a, a_neg))
-    neg_t = t_g < 0
-    log_hs = jnp.where(neg_t, log_qa + log1mexp(jnp.where(neg_t, t_g, -1.0)), -jnp.inf)
-    log_gauss = -0.5 * b * b + _HALF_LOG_2PI + log_hs
+    # Gaussian hockey stick Q(a) - e^eps Q(a + D) (eq. (29) at mu = D), the Gaussian kernel's
+    # cancellation-free form (also at eps = 0 with D -> 0, where log Q(a) - log Q(a + D) cancels)
+    log_gauss = -0.5 * b * b + _HALF_LOG_2PI + log_delta_from_a(eps, a, D, step)
     log_case1 = logaddexp(constants.log_two_w, log_gauss)
 
     # case 2
     t1_abs2 = jnp.where(c2, 0.5 * D - eps / (2.0 * bs), 0.5)
     log_case2 = logaddexp(
-        _LOG_2 + _log_neg_expm1(bs * t1_abs2) - jnp.log(bs),
+        _LOG_2 + _log_neg_expm1(bs, t1_abs2) - jnp.log(bs),
         _log_expm1(jnp.where(c2, eps, 0.0)) - bs * bs + constants.log_inv_b_minus_mills_b,
     )
 
@@ -289,16 +320,16 @@ def log_delta_flipped_huber_standard(
     )  # log(R(b) - R(t2))
     log_case3 = logaddexp(
         logaddexp(
-            _LOG_2 + _log_neg_expm1(bs * t1_abs3) - jnp.log(bs),
-            -bs * t1_abs3 + _log_neg_expm1(bs * (bs - t1_abs3)) + _log_inv_b_minus_mills(bs, t2_3),
+            _LOG_2 + _log_neg_expm1(bs, t1_abs3) - jnp.log(bs),
+            -bs * t1_abs3 + _log_neg_expm1(bs, bs - t1_abs3) + _log_inv_b_minus_mills(bs, t2_3),
         ),
         -bs * bs + log_r_diff,
     )
 
     # case 4
-    gap4 = jnp.where(c4, jnp.maximum(bs * (D - s), 0.0), 1.0)
+    gap4 = jnp.where(c4, jnp.maximum(D - s, 0.0), 1.0)
     log_case4 = -bs * bs + logaddexp(
-        _log_expm1(gap4) + _log_inv_b_minus_mills(bs, bs + s), log_r_diff
+        _log_expm1(bs, gap4) + _log_inv_b_minus_mills(bs, bs + s), log_r_diff
     )
 
     log_dz = jnp.where(
@@ -306,7 +337,7 @@ def log_delta_flipped_huber_standard(
         log_case1,
         jnp.where(c2, log_case2, jnp.where(c3, log_case3, jnp.where(c4, log_case4, log_gauss))),
     )
-    return jnp.minimum(log_dz - constants.log_z, 0.0)
+    return fail_closed(log_dz - constants.log_z, eps, b, D, a)
 
 
 def log_delta_flipped_huber(
@@ -321,19 +352,25 @@ def log_delta_flipped_huber(
       sensitivity: ``Delta > 0``.
 
     Evaluated for the standard shape ``b = alpha/gamma`` at ``D = Delta/gamma``
-    in a cancellation-free form (module docstring); float64, jit/vmap-safe.
+    in a cancellation-free form (module docstring), with the Gaussian cases'
+    ``a = eps gamma / Delta - Delta / (2 gamma)`` formed from the float inputs with
+    compensated arithmetic (as in :mod:`dpjax.accounting.gaussian`); float64,
+    jit/vmap-safe.  Error :data:`ERROR`.
     """
-    gamma = jnp.asarray(gamma)
+    epsilon, alpha, gamma, sens = jnp.broadcast_arrays(
+        *(jnp.asarray(x) for x in (epsilon, alpha, gamma, sensitivity))
+    )
     return log_delta_flipped_huber_standard(
-        epsilon, jnp.asarray(alpha) / gamma, jnp.asarray(sensitivity) / gamma
+        epsilon, alpha / gamma, sens / gamma, a=a_of_sigma(epsilon, gamma, sens)
     )
 
 
 def delta_flipped_huber(
     epsilon: ArrayLike, alpha: ArrayLike, gamma: ArrayLike, sensitivity: ArrayLike
 ) -> Array:
-    """``delta(epsilon)`` of the 1-D flipped Huber mechanism (exact; eq. (13))."""
-    return jnp.exp(log_delta_flipped_huber(epsilon, alpha, gamma, sensitivity))
+    """``delta(epsilon)`` of the 1-D flipped Huber mechanism (eq. (13)), reported as a certified
+    upper bound (:func:`dpjax.accounting._certified.reported_delta` with :data:`ERROR`)."""
+    return reported_delta(log_delta_flipped_huber(epsilon, alpha, gamma, sensitivity), ERROR)
 
 
 def log_delta_flipped_huber_generic(
@@ -371,31 +408,33 @@ def epsilon_flipped_huber(
     sensitivity: ArrayLike,
     num_iterations: int = 100,
 ) -> Array:
-    r"""Least ``epsilon`` with the exact 1-D profile ``<= delta`` (certified upper end).
+    r"""Least ``epsilon`` with the exact 1-D profile ``<= delta (1 - MARGIN)`` (certified end).
 
     Bisection on ``[0, 2 eps_N + 1]`` (``eps_N`` the Gaussian epsilon at ``sigma = gamma``,
-    the profile of the FH tails) keeping the end where the profile is ``<= delta``; that end
-    is re-checked and ``inf`` (no certificate) is returned if it fails.
+    the profile of the FH tails) keeping the end where :func:`log_delta_flipped_huber`
+    is ``<= delta (1 - MARGIN)``; that end is re-checked and ``inf`` (no certificate)
+    is returned if it fails.
     """
     delta, alpha, gamma, d = jnp.broadcast_arrays(
         jnp.asarray(delta), jnp.asarray(alpha), jnp.asarray(gamma), jnp.asarray(sensitivity)
     )
-    log_t = jnp.log(delta)
+    level = log_target(delta)
     b, D = alpha / gamma, d / gamma
     consts = shape_constants(b)
     hi = 2.0 * epsilon_gaussian(delta, gamma, d) + 1.0
 
-    def ok(e, level):
-        return log_delta_flipped_huber_standard(e, b, D, consts) <= level
+    def ok(e):
+        a = a_of_sigma(e, gamma, d)
+        return log_delta_flipped_huber_standard(e, b, D, consts, a=a) <= level
 
     def body(_, carry):
         good, bad = carry
         mid = 0.5 * (good + bad)
-        fine = ok(mid, log_t + _LOG_1M_MARGIN)  # a hair inside, so the re-check is robust
+        fine = ok(mid)
         return jnp.where(fine, mid, good), jnp.where(fine, bad, mid)
 
     eps, _ = jax.lax.fori_loop(0, num_iterations, body, (hi, jnp.zeros_like(hi)))
-    eps = jnp.where(ok(eps, log_t), eps, jnp.inf)
+    eps = jnp.where(ok(jnp.zeros_like(hi)), 0.0, jnp.where(ok(eps), eps, jnp.inf))
     return jnp.where(delta > 0, eps, jnp.inf)
 
 
@@ -471,7 +510,7 @@ def _log_delta_sufficient_theta(epsilon, alpha, gamma, dim, l2, linf, theta_term
     shift = l2 / (2.0 * gamma) + kr / (2.0 * gamma * l2)
     a1 = base - shift
     a2 = base + shift + theta_term
-    return jnp.where(ok, jnp.minimum(log_hockey_stick(a1, a2, eps), 0.0), 0.0)
+    return fail_closed(jnp.where(ok, log_hockey_stick(a1, a2, eps), 0.0), a1, a2, eps)
 
 
 def log_delta_flipped_huber_bound(
@@ -488,8 +527,8 @@ def log_delta_flipped_huber_bound(
     xi, eta = zcdp_flipped_huber(alpha, gamma, linf, l2=l2, dim=dim)
     eps = jnp.asarray(epsilon)
     above = eps > xi
-    d_z = delta_from_zcdp(eta, jnp.where(above, eps - xi, 0.0))
-    log_z = jnp.where(above, jnp.log(d_z), 0.0)
+    log_z = log_delta_from_zcdp(eta, jnp.where(above, eps - xi, 0.0))
+    log_z = jnp.where(above, log_z, 0.0)
     return jnp.minimum(
         log_delta_flipped_huber_sufficient(eps, alpha, gamma, dim, l1, l2, linf), log_z
     )
@@ -515,7 +554,7 @@ def epsilon_flipped_huber_bound(
     )
     xi, eta = zcdp_flipped_huber(alpha, gamma, linf, l2=l2, dim=dim)
     hi = epsilon_from_zcdp_shifted(xi, eta, delta) * (1.0 + 1e-9) + 1e-12
-    log_t = jnp.log(delta) + _LOG_1M_MARGIN  # a hair inside delta: robust to re-evaluation
+    log_t = log_target(delta)
 
     def ok(e):
         return log_delta_flipped_huber_bound(e, alpha, gamma, dim, l1, l2, linf) <= log_t

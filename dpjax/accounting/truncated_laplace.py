@@ -30,7 +30,23 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.numerics import bisect_monotone, log1mexp, logaddexp
+from dpjax.accounting._certified import (
+    fail_closed,
+    kernel_error,
+    log_target,
+    reported_delta,
+    reported_epsilon,
+)
+from dpjax.accounting.laplace import EPSILON_ERROR, pure_gap
+from dpjax.numerics import bisect_monotone, log1mexp, logaddexp, quotient
+
+#: Documented error constant of the truncated Laplace profile kernels
+#: (``|log delta_computed - log delta_true| <= ERROR (1 + |log delta|)``): largest measured
+#: ratio 6.2e-15 against 100-digit mpmath for c = A / lambda in [1e-3, 1e5]
+#: (tests/test_fail_closed_kernels.py).  The differences that decide the profile
+#: (``epsilon - mu``, ``epsilon - c``, ``c - mu``) are formed from the float inputs
+#: with compensated quotients, so no term carries an error ``~ 1e-16 c``.
+ERROR = kernel_error(2e-14)
 
 _LOG2 = 0.6931471805599453
 
@@ -40,32 +56,47 @@ def _log_expm1(x: Array) -> Array:
     return x + log1mexp(-x)
 
 
-def log_delta_truncated_laplace_unit(epsilon: ArrayLike, c: ArrayLike, mu: ArrayLike) -> Array:
-    r"""``log delta(epsilon)`` for shape ``c = A / lambda``, ``mu = Delta / lambda``."""
-    epsilon, c, mu = (jnp.asarray(x) for x in (epsilon, c, mu))
+def _log_delta(epsilon, c, mu, gap_mu, gap_c, c_minus_mu, disjoint):
+    r"""The profile from the differences that decide it (module docstring):
+    ``gap_mu = eps - mu``, ``gap_c = eps - c``, ``c_minus_mu = c - mu``, ``disjoint = mu >= 2c``.
+
+    Middle line: ``log[2 (1 - e^{gap_mu / 2}) + e^{gap_c} (1 - e^{-eps})] - log 2D``;
+    flat part ``mu <= c``: ``-(c - mu) + log(1 - e^{-mu}) - log(1 - e^{-c}) - log 2``;
+    ``c < mu < 2c``: ``log(D + 1 - e^{c - mu}) - log 2D``.
+    """
     log_d = log1mexp(-c)  # log D
-    kink = jnp.minimum(mu, 2.0 * c - mu)
-    middle = epsilon < kink
-    e_m = jnp.where(middle, epsilon, 0.0)
-    mu_m = jnp.where(middle, mu, 1.0)
-    lap = _LOG2 + log1mexp(jnp.minimum(0.5 * (e_m - mu_m), 0.0))
-    trunc = -c + _log_expm1(e_m)
+    middle = (gap_mu < 0) & (epsilon < c + c_minus_mu)
+    g_m = jnp.where(middle, gap_mu, -1.0)
+    e_m = jnp.where(middle & (epsilon > 0), epsilon, 1.0)
+    lap = _LOG2 + log1mexp(0.5 * g_m)
+    trunc = jnp.where(epsilon > 0, jnp.where(middle, gap_c, 0.0) + log1mexp(-e_m), -jnp.inf)
     mid_val = logaddexp(lap, trunc) - _LOG2 - log_d
-    # flat part: P(T > A - Delta)
-    below = mu <= c
-    mu_b = jnp.where(below, mu, 0.5 * c)
-    flat_below = _log_expm1(mu_b) - _LOG2 - _log_expm1(c)
-    mu_a = jnp.where(below, 1.5 * c, jnp.minimum(mu, 2.0 * c))
-    flat_above = logaddexp(log_d, log1mexp(jnp.minimum(c - mu_a, 0.0))) - _LOG2 - log_d
-    flat = jnp.where(below, flat_below, flat_above)
-    out = jnp.where(middle, mid_val, flat)
-    return jnp.where(mu >= 2.0 * c, 0.0, out)
+    below = c_minus_mu >= 0
+    mu_b = jnp.where(below, mu, 1.0)
+    flat_below = -jnp.where(below, c_minus_mu, 0.0) + log1mexp(-mu_b) - log1mexp(-c) - _LOG2
+    cm_a = jnp.where(below, -1.0, jnp.minimum(c_minus_mu, 0.0))
+    flat_above = logaddexp(log_d, log1mexp(cm_a)) - _LOG2 - log_d
+    out = jnp.where(middle, mid_val, jnp.where(below, flat_below, flat_above))
+    return fail_closed(jnp.where(disjoint, 0.0, out), epsilon, c, mu, gap_mu, gap_c, c_minus_mu)
+
+
+def log_delta_truncated_laplace_unit(epsilon: ArrayLike, c: ArrayLike, mu: ArrayLike) -> Array:
+    r"""``log delta(epsilon)`` for shape ``c = A / lambda``, ``mu = Delta / lambda``
+    (error :data:`ERROR` for the given floats ``c``, ``mu``)."""
+    epsilon, c, mu = jnp.broadcast_arrays(*(jnp.asarray(x) for x in (epsilon, c, mu)))
+    return _log_delta(epsilon, c, mu, epsilon - mu, epsilon - c, c - mu, mu >= 2.0 * c)
 
 
 def log_delta_truncated_laplace(
     epsilon: ArrayLike, scale: ArrayLike, bound: ArrayLike, sensitivity: ArrayLike
 ) -> Array:
-    r"""``log delta(epsilon)`` of the 1-D truncated Laplace mechanism (exact).
+    r"""``log delta(epsilon)`` of the 1-D truncated Laplace mechanism (exact; error :data:`ERROR`).
+
+    ``epsilon - Delta / lambda`` and ``epsilon - A / lambda`` are formed with
+    :func:`dpjax.accounting.laplace.pure_gap` and ``c - mu = (A - Delta) / lambda``
+    with a compensated quotient: at the pure-DP kink ``epsilon = Delta / lambda`` the
+    profile jumps from ``~e^{-c}`` to ``~(mu - epsilon) / 2``, so one ulp of ``lambda``
+    decides it.
 
     Args:
       epsilon: ``epsilon >= 0``.
@@ -73,17 +104,30 @@ def log_delta_truncated_laplace(
       bound: truncation ``A > 0``.
       sensitivity: ``Delta > 0``.
     """
-    scale = jnp.asarray(scale)
-    return log_delta_truncated_laplace_unit(
-        epsilon, jnp.asarray(bound) / scale, jnp.asarray(sensitivity) / scale
+    epsilon, scale, bound, sens = jnp.broadcast_arrays(
+        *(jnp.asarray(x) for x in (epsilon, scale, bound, sensitivity))
+    )
+    c_q, c_r = quotient(bound, scale)
+    mu_q, mu_r = quotient(sens, scale)
+    diff = bound - sens  # exact when A and Delta are within a factor 2 (Sterbenz)
+    cm_q, cm_r = quotient(diff, scale)
+    return _log_delta(
+        epsilon,
+        c_q + c_r,
+        mu_q + mu_r,
+        pure_gap(epsilon, scale, sens),
+        pure_gap(epsilon, scale, bound),
+        cm_q + cm_r,
+        sens >= 2.0 * bound,
     )
 
 
 def delta_truncated_laplace(
     epsilon: ArrayLike, scale: ArrayLike, bound: ArrayLike, sensitivity: ArrayLike
 ) -> Array:
-    """``delta(epsilon)`` of the 1-D truncated Laplace mechanism (exact)."""
-    return jnp.exp(log_delta_truncated_laplace(epsilon, scale, bound, sensitivity))
+    """``delta(epsilon)`` of the 1-D truncated Laplace mechanism, reported as a certified
+    upper bound (:func:`dpjax.accounting._certified.reported_delta`)."""
+    return reported_delta(log_delta_truncated_laplace(epsilon, scale, bound, sensitivity), ERROR)
 
 
 def epsilon_truncated_laplace(
@@ -93,29 +137,25 @@ def epsilon_truncated_laplace(
     sensitivity: ArrayLike,
     num_iterations: int = 100,
 ) -> Array:
-    r"""Least ``epsilon`` with ``delta(epsilon) <= delta``; ``inf`` where the flat part
-    ``P(T > A - Delta)`` already exceeds ``delta`` (no epsilon suffices).
+    r"""Least ``epsilon`` with ``delta(epsilon) <= delta (1 - MARGIN)``; ``inf`` where the flat
+    part ``P(T > A - Delta)`` already exceeds it (no epsilon suffices).
 
     The profile is constant from ``min(mu, 2c - mu)`` on, so the bisection runs on
-    ``[0, min(mu, 2c - mu)]``.
+    ``[0, min(mu, 2c - mu)]`` (the upper end rounded up, so that it lies on the flat part).
     """
-    delta = jnp.asarray(delta)
-    scale = jnp.asarray(scale)
-    c = jnp.asarray(bound) / scale
-    mu = jnp.asarray(sensitivity) / scale
-    delta, c, mu = jnp.broadcast_arrays(delta, c, mu)
-    log_d = jnp.log(jnp.where(delta > 0, delta, 1.0))
-    kink = jnp.maximum(jnp.minimum(mu, 2.0 * c - mu), 0.0)
-    feasible = (log_delta_truncated_laplace_unit(kink, c, mu) <= log_d) & (delta > 0)
-    res = bisect_monotone(
-        lambda e: log_delta_truncated_laplace_unit(e, c, mu) <= log_d,
-        good=kink,
-        bad=jnp.zeros_like(kink),
-        num_iterations=num_iterations,
+    delta, scale, bound, sens = jnp.broadcast_arrays(
+        *(jnp.asarray(x) for x in (delta, scale, bound, sensitivity))
     )
-    at_zero = log_delta_truncated_laplace_unit(jnp.zeros_like(kink), c, mu) <= log_d
-    eps = jnp.where(at_zero, 0.0, res.good)
-    return jnp.where(feasible, eps, jnp.inf)
+    c, mu = bound / scale, sens / scale
+    level = log_target(jnp.where(delta > 0, delta, 1.0))
+    kink = reported_epsilon(jnp.maximum(jnp.minimum(mu, 2.0 * c - mu), 0.0), EPSILON_ERROR)
+
+    def ok(e):
+        return log_delta_truncated_laplace(e, scale, bound, sens) <= level
+
+    res = bisect_monotone(ok, good=kink, bad=jnp.zeros_like(kink), num_iterations=num_iterations)
+    eps = jnp.where(ok(jnp.zeros_like(kink)), 0.0, res.good)
+    return jnp.where(ok(kink) & (delta > 0), eps, jnp.inf)
 
 
 def truncated_laplace_gdgk(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike):

@@ -21,6 +21,8 @@ import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
+from dpjax.accounting._certified import fail_closed
+
 # log-spaced orders 1 + 10^{-4} .. 1 + 10^{6}; the bound is smooth in alpha,
 # and a grid minimum is always a valid (conservative) bound.
 _ALPHAS = 1.0 + np.logspace(-4, 6, 4001)
@@ -40,12 +42,21 @@ def _log_delta_cks(rho, epsilon, alpha):
     )
 
 
-def delta_from_zcdp(rho: ArrayLike, epsilon: ArrayLike) -> Array:
-    """``delta`` from ``rho``-zCDP at ``epsilon`` (Canonne-Kamath-Steinke 2020, Cor. 13), capped at 1."""
+def log_delta_from_zcdp(rho: ArrayLike, epsilon: ArrayLike) -> Array:
+    """``log delta`` from ``rho``-zCDP at ``epsilon`` (Canonne-Kamath-Steinke 2020, Cor. 13).
+
+    The minimum over a fixed grid of orders (each a valid bound), capped at 0; in log space
+    so that a tiny bound is never rounded to ``delta = 0``; NaN gives 0 (fail closed).
+    """
     rho, epsilon = jnp.asarray(rho)[..., None], jnp.asarray(epsilon)[..., None]
     alpha = jnp.asarray(_ALPHAS)
     log_d = jnp.min(_log_delta_cks(rho, epsilon, alpha), axis=-1)
-    return jnp.exp(jnp.minimum(log_d, 0.0))
+    return fail_closed(log_d, rho[..., 0], epsilon[..., 0])
+
+
+def delta_from_zcdp(rho: ArrayLike, epsilon: ArrayLike) -> Array:
+    """``delta`` from ``rho``-zCDP at ``epsilon`` (Canonne-Kamath-Steinke 2020, Cor. 13), capped at 1."""
+    return jnp.exp(log_delta_from_zcdp(rho, epsilon))
 
 
 def epsilon_from_zcdp(rho: ArrayLike, delta: ArrayLike) -> Array:

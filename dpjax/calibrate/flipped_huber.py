@@ -36,18 +36,23 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from dpjax.accounting.flipped_huber import (
+    BOUND_ERROR,
+    ERROR,
     _log_delta_sufficient_theta,
     log_delta_flipped_huber_standard,
     shape_constants,
 )
-from dpjax.calibrate._certify import certify_scale, log_target
+from dpjax.accounting.gaussian import a_of_sigma
+from dpjax.calibrate._certify import certify_scale, log_target, reported_delta
 from dpjax.noise.flipped_huber import standard_variance, theta_over_gamma
 
 #: Shapes ``b = alpha / gamma`` searched: 0 (Gaussian) and log-spaced up to 200
 #: (beyond, FH is Laplace to within the profile's resolution).
 B_GRID = np.concatenate([[0.0], np.geomspace(1e-3, 200.0, 63)])
 B_MAX = float(B_GRID[-1])
-_LOG_GAMMA_SPAN = 40.0  # gamma in [e^-40, e^40] x reference sensitivity
+#: gamma in [e^-720, e^720] x reference sensitivity: every float64 target (delta >= 2.2e-308
+#: at epsilon = 0 needs gamma ~ Delta / delta; epsilon <= 1.8e308 needs Delta / gamma <= 2e154)
+_LOG_GAMMA_SPAN = 720.0
 
 
 def _bisect_log_gamma(predicate, lg_good, lg_bad, iters):
@@ -110,7 +115,7 @@ def _solve_one(prepare, fn, epsilon, delta, ref, num_stages, bisect_iters):
     gamma, log_d, ok = certify_scale(
         lambda g: fn(epsilon, consts, g), jnp.exp(lg), log_t, max_nudges=0
     )
-    return b * gamma, gamma, jnp.exp(log_d), ok & jnp.isfinite(gamma)
+    return b * gamma, gamma, log_d, ok & jnp.isfinite(gamma)
 
 
 def _bucket(n: int) -> int:
@@ -128,15 +133,16 @@ def _batched(core, epsilon, delta, *args, **iters):
     return tuple(np.asarray(x)[:n].reshape(shape) for x in out)
 
 
-def _finish(alpha, gamma, delta_at, ok):
+def _finish(alpha, gamma, log_delta_at, ok, error):
     variance = jnp.square(gamma) * standard_variance(alpha / gamma)
-    return alpha, gamma, variance, delta_at, ok
+    return alpha, gamma, variance, reported_delta(log_delta_at, error), ok
 
 
 @functools.partial(jax.jit, static_argnames=("num_stages", "bisect_iters"))
 def _core_1d(epsilon, delta, sensitivity, num_stages, bisect_iters):
     def fn(eps, consts, gamma):
-        return log_delta_flipped_huber_standard(eps, consts.b, sensitivity / gamma, consts)
+        a = a_of_sigma(eps, gamma, sensitivity)  # the Gaussian cases' argument, compensated
+        return log_delta_flipped_huber_standard(eps, consts.b, sensitivity / gamma, consts, a=a)
 
     solve = functools.partial(
         _solve_one,
@@ -146,7 +152,7 @@ def _core_1d(epsilon, delta, sensitivity, num_stages, bisect_iters):
         num_stages=num_stages,
         bisect_iters=bisect_iters,
     )
-    return _finish(*jax.vmap(solve)(epsilon, delta))
+    return _finish(*jax.vmap(solve)(epsilon, delta), ERROR)
 
 
 def calibrate_flipped_huber_1d(
@@ -154,7 +160,7 @@ def calibrate_flipped_huber_1d(
     delta: ArrayLike,
     sensitivity: ArrayLike,
     num_stages: int = 5,
-    bisect_iters: int = 40,
+    bisect_iters: int = 52,
 ):
     r"""Least-variance ``(alpha, gamma)`` with the exact 1-D profile (eq. (13)) ``<= delta``.
 
@@ -196,7 +202,7 @@ def _core_sufficient(epsilon, delta, dim, l1, l2, linf, num_stages, bisect_iters
         num_stages=num_stages,
         bisect_iters=bisect_iters,
     )
-    return _finish(*jax.vmap(solve)(epsilon, delta))
+    return _finish(*jax.vmap(solve)(epsilon, delta), BOUND_ERROR)
 
 
 def calibrate_flipped_huber_sufficient(
@@ -207,7 +213,7 @@ def calibrate_flipped_huber_sufficient(
     l2: ArrayLike,
     linf: ArrayLike,
     num_stages: int = 5,
-    bisect_iters: int = 40,
+    bisect_iters: int = 52,
 ):
     r"""Least per-coordinate variance ``(alpha, gamma)`` meeting Theorem 8 in ``dim`` dimensions.
 

@@ -22,8 +22,8 @@ import jax.numpy as jnp
 from jax.scipy.special import erfinv
 from jax.typing import ArrayLike
 
-from dpjax.accounting.gaussian import log_delta_gaussian, log_delta_gaussian_mu
-from dpjax.calibrate._certify import MARGIN, certify_scale, log_target
+from dpjax.accounting.gaussian import ERROR, log_delta_gaussian, log_delta_gaussian_mu
+from dpjax.calibrate._certify import MARGIN, certify_scale, log_target, reported_delta
 from dpjax.numerics import Q_inv, bisect_monotone
 
 _LOG_MU_MIN, _LOG_MU_MAX = -690.0, 690.0
@@ -124,8 +124,9 @@ def sigma_gaussian(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike)
 
     Returns ``(sigma, delta_at_sigma, certified, status)``, broadcast over
     the inputs.  ``sigma = Delta_2 / mu`` is re-checked with
-    :func:`dpjax.accounting.gaussian.log_delta_gaussian` and nudged up by a
-    few ulps if rounding made it fail.
+    :func:`dpjax.accounting.gaussian.log_delta_gaussian` (at the float ``sigma``
+    itself) and nudged up if rounding made it fail; ``delta_at_sigma`` is the
+    reported upper bound (:func:`dpjax.accounting._certified.reported_delta`).
     """
     epsilon, delta, sensitivity = jnp.broadcast_arrays(
         jnp.asarray(epsilon), jnp.asarray(delta), jnp.asarray(sensitivity)
@@ -134,4 +135,4 @@ def sigma_gaussian(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike)
     sigma, log_d, ok = certify_scale(
         lambda s: log_delta_gaussian(epsilon, s, sensitivity), sensitivity / mu, log_target(delta)
     )
-    return sigma, jnp.exp(log_d), ok & (status == 0), status
+    return sigma, reported_delta(log_d, ERROR), ok & (status == 0), status

@@ -12,13 +12,18 @@ import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
-from dpjax.accounting.laplace import log_delta_laplace, scale_laplace
-from dpjax.calibrate._certify import MARGIN, certify_scale, log_target
+from dpjax.accounting.laplace import ERROR, log_delta_laplace, scale_laplace
+from dpjax.calibrate._certify import MARGIN, certify_scale, log_target, reported_delta
 
 
 @jax.jit
 def scale_laplace_1d(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike):
-    """Least 1-D Laplace scale for (epsilon, delta); returns ``(b, delta_at_b, certified)``."""
+    """Least 1-D Laplace scale for (epsilon, delta); returns ``(b, delta_at_b, certified)``.
+
+    ``b`` is the closed form at the margin-reduced target, re-checked with the exact
+    profile (compensated at the pure-DP boundary) and nudged up if rounding made it fail;
+    ``delta_at_b`` is the reported upper bound.
+    """
     epsilon, delta, sensitivity = jnp.broadcast_arrays(
         jnp.asarray(epsilon), jnp.asarray(delta), jnp.asarray(sensitivity)
     )
@@ -27,7 +32,7 @@ def scale_laplace_1d(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLik
     b, log_d, ok = certify_scale(
         lambda s: log_delta_laplace(epsilon, s, sensitivity), b, log_target(delta)
     )
-    return b, jnp.exp(log_d), ok & jnp.isfinite(b)
+    return b, reported_delta(log_d, ERROR), ok
 
 
 @jax.jit

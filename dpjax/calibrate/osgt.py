@@ -33,8 +33,8 @@ import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.accounting.osgt import log_delta_osgt, log_delta_osgt_unit
-from dpjax.calibrate._certify import certify_scale, log_target
+from dpjax.accounting.osgt import ERROR, log_delta_osgt, log_delta_osgt_unit
+from dpjax.calibrate._certify import certify_scale, log_target, reported_delta
 from dpjax.noise.osgt import osgt_unit_variance
 
 _LOG_M_MIN, _LOG_M_MAX = -200.0, 40.0
@@ -201,7 +201,7 @@ def osgt_least_variance(
         vartheta=out(vartheta),
         rho=out(rho),
         variance=out(jnp.where(feasible, var, jnp.inf)),
-        delta_at_params=out(jnp.exp(log_d)),
+        delta_at_params=out(reported_delta(log_d, ERROR)),
         certified=out(ok & feasible),
         feasible=out(feasible),
     )

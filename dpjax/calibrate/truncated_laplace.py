@@ -27,10 +27,11 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from dpjax.accounting.truncated_laplace import (
+    ERROR,
     log_delta_truncated_laplace,
     log_delta_truncated_laplace_unit,
 )
-from dpjax.calibrate._certify import certify_scale, log_target
+from dpjax.calibrate._certify import certify_scale, log_target, reported_delta
 from dpjax.calibrate.osgt import _pad
 from dpjax.noise.truncated_laplace import truncated_laplace_unit_variance
 
@@ -120,4 +121,5 @@ def truncated_laplace_least_variance(
     def out(x):
         return np.asarray(x).reshape(shape)
 
-    return out(scale), out(c * scale), out(var), out(jnp.exp(log_d)), out(ok & (d > 0))
+    delta_at = reported_delta(log_d, ERROR)
+    return out(scale), out(c * scale), out(var), out(delta_at), out(ok & (d > 0))

@@ -38,8 +38,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpjax import _validate
+from dpjax.accounting.gaussian import ERROR as GAUSSIAN_ERROR
 from dpjax.accounting.gaussian import log_delta_gaussian_mu
-from dpjax.calibrate._certify import MARGIN, certify_scale, log_target, require_certified
+from dpjax.accounting.laplace import ERROR as LAPLACE_ERROR
+from dpjax.calibrate._certify import (
+    MARGIN,
+    certify_scale,
+    log_target,
+    reported_delta,
+    require_certified,
+)
 from dpjax.errors import InfeasibleTargetError
 from dpjax.inid import _kernels as k
 from dpjax.inid.mu0 import mu0 as _mu0
@@ -140,10 +148,15 @@ class InidDesign:
         }
 
 
+#: Relative rounding of the host sums below (a few roundings per term), added so that they are
+#: upper bounds on the exact sums of the float scales.
+_SUM_ROUNDING = 2.0**-50
+
+
 def _mu_of(lam: np.ndarray, sigma: np.ndarray) -> float:
-    """Host float64 ``sqrt(sum lambda_i^2 / sigma_i^2)`` over ``lambda_i > 0`` (Lemma 3)."""
+    """Host ``sqrt(sum lambda_i^2 / sigma_i^2)`` over ``lambda_i > 0`` (Lemma 3), rounded up."""
     pos = lam > 0
-    return math.sqrt(math.fsum((lam[pos] / sigma[pos]) ** 2))
+    return math.sqrt(math.fsum((lam[pos] / sigma[pos]) ** 2)) * (1.0 + _SUM_ROUNDING)
 
 
 _gaussian_scales_jit = jax.jit(k.gaussian_scales)
@@ -179,9 +192,19 @@ def _error(scales: np.ndarray, moment: float, p: float, w: np.ndarray) -> float:
 
 
 def _loss_of(lam: np.ndarray, b: np.ndarray) -> float:
-    """Host float64 ``sum lambda_i / b_i`` over ``lambda_i > 0``."""
+    """Host float64 ``sum lambda_i / b_i`` over ``lambda_i > 0``, rounded up."""
     pos = lam > 0
-    return math.fsum(lam[pos] / b[pos])
+    return math.fsum(lam[pos] / b[pos]) * (1.0 + _SUM_ROUNDING)
+
+
+def _final_certificate(name, log_delta_at, eps, dlt, error) -> float:
+    """Re-evaluate the certificate at the returned (rescaled, rounded) scales: the reported
+    delta (an upper bound) must be ``<= delta (1 - MARGIN)``'s reported value."""
+    log_d = float(log_delta_at())
+    ok = log_d <= float(log_target(dlt))
+    delta_at = float(reported_delta(log_d, error))
+    require_certified(name, ok and delta_at <= dlt, eps, dlt, delta_at)
+    return delta_at
 
 
 @jax.jit
@@ -192,15 +215,18 @@ def _certify_gaussian(epsilon, delta, mu_eff):
     )
 
 
+def _log_delta_laplace(epsilon, delta, loss):
+    """Pure DP needs ``loss <= epsilon``; delta > 0 the Corollary 6 bound."""
+    pure = jnp.where(loss <= epsilon, -jnp.inf, 0.0)
+    return jnp.where(delta > 0, k.log_delta_laplace_corollary6(epsilon, loss), pure)
+
+
 @jax.jit
 def _certify_laplace(epsilon, delta, loss):
-    """Same for Laplace: pure DP needs ``loss / m <= epsilon``; delta > 0 the Corollary 6 bound."""
-
-    def log_delta_at(m):
-        pure = jnp.where(loss / m <= epsilon, -jnp.inf, 0.0)
-        return jnp.where(delta > 0, k.log_delta_laplace_corollary6(epsilon, loss / m), pure)
-
-    return certify_scale(log_delta_at, jnp.asarray(1.0), log_target(delta))
+    """Same for Laplace, with the loss ``loss / m`` of the scales ``b m``."""
+    return certify_scale(
+        lambda m: _log_delta_laplace(epsilon, delta, loss / m), jnp.asarray(1.0), log_target(delta)
+    )
 
 
 def _check_common(profile, epsilon, delta, error_power, weights, solver):
@@ -279,9 +305,13 @@ def gaussian_design(
         # Lemma 3: the design is the Gaussian mechanism with mu_eff = sqrt(sum lam^2/sigma^2);
         # mu_eff(sigma * m) = mu_eff(sigma) / m, so certification is a scalar problem.
         m, log_d, ok = _certify_gaussian(eps, dlt, _mu_of(lam, sigma))
-        delta_at = float(jnp.exp(log_d))
-        require_certified("inid gaussian", bool(ok), eps, dlt, delta_at)
-        sigma = sigma * float(m)
+        require_certified("inid gaussian", bool(ok), eps, dlt, float(jnp.exp(log_d)))
+        sigma = sigma * (float(m) * (1.0 + _SUM_ROUNDING))
+        delta_at = _final_certificate(
+            "inid gaussian",
+            lambda: log_delta_gaussian_mu(eps, _mu_of(lam, sigma)),
+            eps, dlt, GAUSSIAN_ERROR,
+        )
         moment = float(k.gaussian_abs_moment(p))
         delta2 = float(np.sqrt(np.sum(lam * lam)))
         sigma_iid = delta2 / mu
@@ -355,9 +385,13 @@ def laplace_design(
             b, stats = _solve_programme(lam, w, p, 1.0, budget, solver)
             b = b * max(1.0, _loss_of(lam, b) / budget)
         m, log_d, ok = _certify_laplace(eps, dlt, _loss_of(lam, b))
-        delta_at = float(jnp.exp(log_d))
-        require_certified("inid laplace", bool(ok), eps, dlt, delta_at)
-        b = b * float(m)
+        require_certified("inid laplace", bool(ok), eps, dlt, float(jnp.exp(log_d)))
+        b = b * (float(m) * (1.0 + _SUM_ROUNDING))
+        delta_at = _final_certificate(
+            "inid laplace",
+            lambda: _log_delta_laplace(eps, dlt, _loss_of(lam, b)),
+            eps, dlt, LAPLACE_ERROR,
+        )
         moment = float(k.laplace_abs_moment(p))
         kdim = lam.size
         b_iid = float(np.sum(lam)) / budget

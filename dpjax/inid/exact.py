@@ -17,7 +17,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from dpjax.calibrate._certify import MARGIN
+from dpjax.calibrate._certify import MARGIN, certify_epsilon
 from dpjax.inid.profiles import validate_profile
 
 
@@ -41,11 +41,21 @@ def laplace_inid_delta(profile, scales, epsilon: float, bin_width: float = 1e-3)
 
 
 def laplace_inid_epsilon(profile, scales, delta: float, bin_width: float = 1e-3) -> float:
-    """Certified upper bound on ``epsilon(delta)`` of i.n.i.d. Laplace noise (PLD composition)."""
+    """Certified upper bound on ``epsilon(delta)`` of i.n.i.d. Laplace noise (PLD composition).
+
+    Certified at the boundary: the composed profile is re-evaluated at the returned epsilon
+    (:func:`dpjax.calibrate._certify.certify_epsilon`, ``CertificationError`` if it exceeds
+    ``delta``).
+    """
     from dpjax.accounting import pld
 
     with jax.enable_x64(True):
-        return float(pld.epsilon_for_delta(_composed(profile, scales, bin_width), delta))
+        composed = _composed(profile, scales, bin_width)
+        eps = float(pld.epsilon_for_delta(composed, delta))
+        def profile_at(e):
+            return float(pld.delta_for_epsilon(composed, float(e)))
+
+        return float(certify_epsilon("inid laplace", profile_at, eps, delta))
 
 
 def laplace_exact_multiplier(

@@ -9,8 +9,10 @@ mechanism module owns only the glue between its kernels and this contract.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -90,3 +92,32 @@ def positive_params(mechanism: str, names: tuple[str, ...]) -> Callable[[dict], 
 def unsupported(mechanism: str, what: str) -> NotImplementedError:
     """The error for a query a mechanism cannot (yet) answer with a certificate."""
     return NotImplementedError(f"{mechanism}: {what} is not supported yet")
+
+
+def composed_sensitivity(value, compositions: int) -> float:
+    r"""``value * sqrt(T)`` rounded up (exactly: the least float64 ``x`` with
+    ``x^2 >= value^2 T`` in rational arithmetic): the sensitivity of ``T`` composed
+    Gaussian uses.  ``T`` may exceed float64's exact integers.
+    """
+    x = float(value) * math.sqrt(float(compositions))
+    bound = Fraction(float(value)) ** 2 * compositions
+    while Fraction(x) ** 2 < bound:
+        x = math.nextafter(x, math.inf)
+    return x
+
+
+def composed_budget(compositions: int, value, scale) -> np.ndarray:
+    r"""``T * value / scale`` rounded up (exactly, in rational arithmetic): the pure-DP epsilon
+    of ``T`` uses (e.g. ``T Delta_1 / b``), elementwise over array ``value`` / ``scale``."""
+
+    def one(v: float, s: float) -> float:
+        exact = compositions * Fraction(v) / Fraction(s)
+        try:
+            x = float(exact)  # correctly rounded (may round down)
+        except OverflowError:
+            return math.inf
+        return math.nextafter(x, math.inf) if Fraction(x) < exact else x
+
+    return np.vectorize(one, otypes=[np.float64])(
+        np.asarray(value, np.float64), np.asarray(scale, np.float64)
+    )

@@ -23,6 +23,7 @@ import numpy as np
 
 from dpjax import _validate
 from dpjax.accounting import flipped_huber as _acc
+from dpjax.accounting._certified import reported_delta
 from dpjax.calibrate._certify import require_certified
 from dpjax.calibrate._result import Calibration
 from dpjax.calibrate.flipped_huber import (
@@ -42,6 +43,11 @@ log_delta_flipped_huber_sufficient = jax.jit(_acc.log_delta_flipped_huber_suffic
 log_delta_flipped_huber_bound = jax.jit(_acc.log_delta_flipped_huber_bound)
 epsilon_flipped_huber = jax.jit(_acc.epsilon_flipped_huber)
 epsilon_flipped_huber_bound = jax.jit(_acc.epsilon_flipped_huber_bound)
+
+
+def _reported(log_delta, error: float) -> np.ndarray:
+    """The delta to report: an upper bound (:func:`dpjax.accounting._certified.reported_delta`)."""
+    return np.asarray(reported_delta(log_delta, error))
 
 
 def validate_params(params: dict) -> dict:
@@ -93,7 +99,7 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         linf = sens["linf"]
         alpha, gamma, variance, delta_at, ok = calibrate_flipped_huber_1d(epsilon, delta, linf)
         # independent re-evaluation at exactly the returned parameters
-        recheck = np.exp(np.asarray(log_delta_flipped_huber(epsilon, alpha, gamma, linf)))
+        recheck = _reported(log_delta_flipped_huber(epsilon, alpha, gamma, linf), _acc.ERROR)
         sensitivity = {"linf": linf}
         condition = "exact"
     elif query.condition == "exact":
@@ -117,12 +123,11 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         alpha, gamma, variance, delta_at, ok = calibrate_flipped_huber_sufficient(
             epsilon, delta, k, sens["l1"], sens["l2"], sens["linf"]
         )
-        recheck = np.exp(
-            np.asarray(
-                log_delta_flipped_huber_sufficient(
-                    epsilon, alpha, gamma, k, sens["l1"], sens["l2"], sens["linf"]
-                )
-            )
+        recheck = _reported(
+            log_delta_flipped_huber_sufficient(
+                epsilon, alpha, gamma, k, sens["l1"], sens["l2"], sens["linf"]
+            ),
+            _acc.BOUND_ERROR,
         )
         sensitivity = dict(sens)
         condition = "sufficient"
@@ -152,13 +157,12 @@ def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
     sens, _ = _sensitivities(query)
     alpha, gamma = params["alpha"], params["gamma"]
     if query.dim == 1:
-        return np.exp(np.asarray(log_delta_flipped_huber(epsilon, alpha, gamma, sens["linf"])))
-    return np.exp(
-        np.asarray(
-            log_delta_flipped_huber_bound(
-                epsilon, alpha, gamma, query.dim, sens["l1"], sens["l2"], sens["linf"]
-            )
-        )
+        return _reported(log_delta_flipped_huber(epsilon, alpha, gamma, sens["linf"]), _acc.ERROR)
+    return _reported(
+        log_delta_flipped_huber_bound(
+            epsilon, alpha, gamma, query.dim, sens["l1"], sens["l2"], sens["linf"]
+        ),
+        _acc.BOUND_ERROR,
     )
 
 

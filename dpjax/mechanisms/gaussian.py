@@ -11,6 +11,7 @@ calibrations stay certified.
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 
 from dpjax._batching import call_padded
@@ -21,19 +22,24 @@ from dpjax.calibrate._certify import require_certified
 from dpjax.calibrate._result import Calibration
 from dpjax.calibrate.gaussian import sigma_gaussian
 from dpjax.errors import InfeasibleTargetError
-from dpjax.mechanisms._spec import Mechanism, Query, positive_params
+from dpjax.mechanisms._spec import Mechanism, Query, composed_sensitivity, positive_params
 from dpjax.noise.gaussian import Gaussian
 
 NAME = "gaussian"
+# the façade is the caller, so it decides to jit (one compile per padded shape)
+_delta = jax.jit(delta_gaussian)
+_epsilon = jax.jit(epsilon_gaussian)
 #: Loss-grid bin width of the PLD engine for subsampled accounting (DP-SGD).
 BIN_WIDTH = 1e-4
 
 
 def _effective_l2(query: Query) -> tuple[float, tuple[str, ...]]:
+    """``l2 * sqrt(T)`` rounded up (the ``T``-fold composition is one Gaussian with it)."""
     l2, notes = query.sensitivity.resolve("l2")
     if query.compositions > 1:
         notes += (f"{query.compositions}-fold composition = one Gaussian with l2 * sqrt(T)",)
-    return l2 * np.sqrt(query.compositions), notes
+        return composed_sensitivity(l2, query.compositions), notes
+    return l2, notes
 
 
 def _subsampled(query: Query) -> bool:
@@ -101,7 +107,7 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         dim=query.dim,
         compositions=query.compositions,
         sampling_rate=query.sampling_rate,
-        sensitivity={"l2": l2 / np.sqrt(query.compositions)},
+        sensitivity={"l2": query.sensitivity.resolve("l2")[0]},
         notes=notes,
     )
 
@@ -119,14 +125,14 @@ def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
     if _subsampled(query):
         return _engine(pld_accountant.profile, params, epsilon, query)
     l2, _ = _effective_l2(query)
-    return np.asarray(delta_gaussian(epsilon, params["sigma"], l2))
+    return call_padded(_delta, epsilon, params["sigma"], l2)
 
 
 def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
     if _subsampled(query):
         return _engine(pld_accountant.epsilon, params, delta, query)
     l2, _ = _effective_l2(query)
-    return np.asarray(epsilon_gaussian(delta, params["sigma"], l2))
+    return call_padded(_epsilon, delta, params["sigma"], l2)
 
 
 MECHANISM = Mechanism(

@@ -26,13 +26,26 @@ from __future__ import annotations
 import numpy as np
 
 from dpjax._batching import call_padded
-from dpjax.accounting.laplace import delta_laplace, epsilon_laplace
+from dpjax.accounting._certified import reported_delta
+from dpjax.accounting.laplace import (
+    ERROR,
+    delta_laplace,
+    epsilon_laplace,
+    epsilon_pure_dp,
+    log_delta_pure_dp,
+)
 from dpjax.accounting.pld import accountant as pld_accountant
 from dpjax.calibrate._certify import require_certified
 from dpjax.calibrate._result import Calibration
 from dpjax.calibrate.laplace import scale_laplace_1d, scale_laplace_pure
 from dpjax.errors import InfeasibleTargetError
-from dpjax.mechanisms._spec import Mechanism, Query, positive_params, unsupported
+from dpjax.mechanisms._spec import (
+    Mechanism,
+    Query,
+    composed_budget,
+    positive_params,
+    unsupported,
+)
 from dpjax.noise.laplace import Laplace
 
 NAME = "laplace"
@@ -78,8 +91,9 @@ def _scalar(params: dict) -> float:
 
 
 def _pure_epsilon(params: dict, query: Query) -> tuple[np.ndarray, tuple[str, ...]]:
+    """``eps_0 = T Delta_1 / b`` rounded up."""
     l1, notes = query.sensitivity.resolve("l1")
-    return query.compositions * l1 / params["scale"], notes
+    return composed_budget(query.compositions, l1, params["scale"]), notes
 
 
 def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
@@ -98,10 +112,13 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
                 "epsilon > 0"
             )
         l1, notes = query.sensitivity.resolve("l1")
-        b = np.asarray(scale_laplace_pure(epsilon, query.compositions * l1))
-        for _ in range(4):  # rounding: make sure T * l1 / b <= epsilon exactly
-            b = np.where(query.compositions * l1 / b > epsilon, np.nextafter(b, np.inf), b)
-        delta_at = np.broadcast_to(_rr_bound(epsilon, query.compositions * l1 / b), b.shape)
+        b = np.asarray(scale_laplace_pure(epsilon, float(query.compositions) * l1))
+        for _ in range(8):  # rounding: make sure T * l1 / b, rounded up, is <= epsilon
+            over = composed_budget(query.compositions, l1, b) > epsilon
+            b = np.where(over, np.nextafter(b, np.inf), b)
+        delta_at = np.broadcast_to(
+            _pure_delta(epsilon, composed_budget(query.compositions, l1, b)), b.shape
+        )
         linf, uses, _ = _engine_uses(query)
         res = pld_accountant.calibrate_scale(
             pld_accountant.laplace_noise, 0.0, linf, epsilon, delta, uses, query.sampling_rate,
@@ -144,15 +161,9 @@ def _corner_exact(query: Query) -> bool:
     return l1 >= query.dim * linf * (1 - 1e-12)
 
 
-def _rr_bound(epsilon, epsilon0):
-    """``(e^{eps0} - e^{eps}) / (1 + e^{eps0})`` for ``eps < eps0``, else 0.
-
-    The profile of randomized response, the dominating pair of every eps0-DP mechanism.
-    """
-    epsilon, epsilon0 = np.asarray(epsilon, float), np.asarray(epsilon0, float)
-    with np.errstate(over="ignore", invalid="ignore"):
-        bound = -np.expm1(epsilon - epsilon0) / (1.0 + np.exp(-epsilon0))
-    return np.where(epsilon >= epsilon0, 0.0, bound)
+def _pure_delta(epsilon, epsilon0) -> np.ndarray:
+    """The randomized-response bound of an ``epsilon0``-DP mechanism, reported (upper bound)."""
+    return np.asarray(reported_delta(log_delta_pure_dp(epsilon, epsilon0), ERROR))
 
 
 def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
@@ -163,7 +174,7 @@ def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
     if query.sampling_rate is not None:
         return engine
     eps0, _ = _pure_epsilon(params, query)
-    return np.minimum(_rr_bound(epsilon, eps0), engine)
+    return np.minimum(_pure_delta(epsilon, eps0), engine)
 
 
 def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
@@ -174,10 +185,7 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
     if query.sampling_rate is not None:
         return engine
     eps0, _ = _pure_epsilon(params, query)
-    # invert the randomized-response bound: eps = eps0 + log(1 - delta (1 + e^{-eps0}))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        eps = eps0 + np.log1p(-np.asarray(delta) * (1.0 + np.exp(-eps0)))
-    return np.minimum(np.maximum(eps, 0.0), engine)
+    return np.minimum(np.asarray(epsilon_pure_dp(delta, eps0)), engine)
 
 
 MECHANISM = Mechanism(

@@ -11,9 +11,11 @@ not supported.
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 
 from dpjax import _validate
+from dpjax._batching import call_padded
 from dpjax.accounting.osgt import delta_osgt, epsilon_osgt
 from dpjax.calibrate._certify import require_certified
 from dpjax.calibrate._result import Calibration
@@ -24,6 +26,7 @@ from dpjax.noise.osgt import OSGT
 
 NAME = "osgt"
 PARAMS = ("vartheta", "rho")
+_delta = jax.jit(delta_osgt)
 
 
 def _sensitivity(query: Query) -> tuple[float, tuple[str, ...]]:
@@ -68,12 +71,12 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
 
 def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
     sens, _ = _sensitivity(query)
-    return np.asarray(delta_osgt(epsilon, params["vartheta"], params["rho"], sens))
+    return call_padded(_delta, epsilon, params["vartheta"], params["rho"], sens)
 
 
 def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
     sens, _ = _sensitivity(query)
-    return np.asarray(epsilon_osgt(delta, params["vartheta"], params["rho"], sens))
+    return call_padded(epsilon_osgt, delta, params["vartheta"], params["rho"], sens)
 
 
 MECHANISM = Mechanism(

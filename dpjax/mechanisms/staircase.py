@@ -21,17 +21,27 @@ Parameters ``decay`` (GV's epsilon, ``> 0``), ``width`` (GV's Delta, ``> 0``) an
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import jax.numpy as jnp
 import numpy as np
 
 from dpjax import _validate
-from dpjax.accounting.staircase import log_delta_staircase
+from dpjax.accounting._certified import log_target, reported_delta
+from dpjax.accounting.laplace import ERROR as LAPLACE_ERROR
+from dpjax.accounting.laplace import epsilon_pure_dp, log_delta_pure_dp
+from dpjax.accounting.staircase import ERROR, log_delta_staircase
 from dpjax.calibrate._certify import require_certified
 from dpjax.calibrate._result import Calibration
 from dpjax.calibrate.staircase import staircase_pure
 from dpjax.errors import InfeasibleTargetError
-from dpjax.mechanisms._spec import Mechanism, Query, check_param_names, unsupported
+from dpjax.mechanisms._spec import (
+    Mechanism,
+    Query,
+    check_param_names,
+    composed_budget,
+    unsupported,
+)
 from dpjax.noise.staircase import Staircase
 from dpjax.numerics import bisect_monotone
 
@@ -74,18 +84,27 @@ def _exact_log_delta(epsilon, params, sens):
     )
 
 
+def _steps(linf: float, width) -> np.ndarray:
+    """``ceil(Delta_inf / width)`` in exact rational arithmetic (a shift of ``Delta_inf`` crosses
+    at most that many steps; a rounded quotient could land one below)."""
+    exact = np.vectorize(lambda w: math.ceil(Fraction(linf) / Fraction(float(w))), otypes=[float])
+    return exact(np.asarray(width, np.float64))
+
+
+def _exact_delta(epsilon, params, sens) -> np.ndarray:
+    return np.asarray(reported_delta(_exact_log_delta(epsilon, params, sens), ERROR))
+
+
 def _pure_epsilon(params: dict, query: Query) -> np.ndarray:
+    """``eps_0 = K T decay ceil(Delta_inf / width)``, rounded up."""
     linf, _ = query.sensitivity.resolve("linf")
-    steps = np.ceil(linf / np.asarray(params["width"]) * (1 - 1e-15))
-    return query.dim * query.compositions * np.asarray(params["decay"]) * steps
+    steps = _steps(linf, params["width"])
+    return composed_budget(query.dim * query.compositions, np.asarray(params["decay"]) * steps, 1.0)
 
 
-def _rr_bound(epsilon, epsilon0):
-    """``(e^{eps0} - e^{eps}) / (1 + e^{eps0})`` for ``eps < eps0``, else 0."""
-    epsilon, epsilon0 = np.asarray(epsilon, float), np.asarray(epsilon0, float)
-    with np.errstate(over="ignore", invalid="ignore"):
-        bound = -np.expm1(epsilon - epsilon0) / (1.0 + np.exp(-epsilon0))
-    return np.where(epsilon >= epsilon0, 0.0, bound)
+def _pure_delta(epsilon, epsilon0) -> np.ndarray:
+    """The randomized-response bound of an ``epsilon0``-DP mechanism, reported (upper bound)."""
+    return np.asarray(reported_delta(log_delta_pure_dp(epsilon, epsilon0), LAPLACE_ERROR))
 
 
 def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
@@ -97,14 +116,15 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     linf, notes = query.sensitivity.resolve("linf")
     coords = query.dim * query.compositions
     decay, width, gamma, var = (np.asarray(x) for x in staircase_pure(epsilon, linf, coords))
-    for _ in range(4):  # rounding: make sure coords * decay <= epsilon exactly
-        decay = np.where(coords * decay > epsilon, np.nextafter(decay, 0.0), decay)
+    for _ in range(8):  # rounding: make sure coords * decay, rounded up, is <= epsilon
+        over = composed_budget(coords, decay, 1.0) > epsilon
+        decay = np.where(over, np.nextafter(decay, 0.0), decay)
     params = {"decay": decay, "width": width, "gamma": gamma}
     if exact:
-        delta_at = np.exp(np.asarray(_exact_log_delta(epsilon, params, linf)))
+        delta_at = _exact_delta(epsilon, params, linf)
         notes += ("pure epsilon-DP staircase (gamma*); delta not used",)
     else:
-        delta_at = _rr_bound(epsilon, _pure_epsilon(params, query))
+        delta_at = _pure_delta(epsilon, _pure_epsilon(params, query))
         notes += (
             f"independent staircases per coordinate, decay = epsilon / {coords} "
             "(l1 budget split over coordinates), width = linf; pure DP, delta not used",
@@ -130,30 +150,29 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
 def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
     if _check(query):
         linf, _ = query.sensitivity.resolve("linf")
-        return np.exp(np.asarray(_exact_log_delta(epsilon, params, linf)))
-    return _rr_bound(epsilon, _pure_epsilon(params, query))
+        return _exact_delta(epsilon, params, linf)
+    return _pure_delta(epsilon, _pure_epsilon(params, query))
 
 
 def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
     if not _check(query):
-        eps0 = _pure_epsilon(params, query)
-        with np.errstate(divide="ignore"):
-            eps = eps0 + np.log1p(-np.asarray(delta) * (1.0 + np.exp(-eps0)))
-        return np.maximum(eps, 0.0)
+        return np.asarray(epsilon_pure_dp(delta, _pure_epsilon(params, query)))
     linf, _ = query.sensitivity.resolve("linf")
+    # bisection on [0, eps_0] (the profile is 0 at eps_0) against delta (1 - MARGIN)
     hi = np.broadcast_to(
         _pure_epsilon(params, query),
         np.broadcast_shapes(np.shape(delta), *(np.shape(v) for v in params.values())),
     )
-    log_d = np.log(np.where(np.asarray(delta) > 0, delta, 1.0))
+    level = np.asarray(log_target(np.where(np.asarray(delta) > 0, delta, 1.0)))
     res = bisect_monotone(
-        lambda e: _exact_log_delta(e, params, linf) <= log_d,
+        lambda e: _exact_log_delta(e, params, linf) <= level,
         good=jnp.asarray(hi, dtype=jnp.float64),
         bad=jnp.zeros(np.shape(hi)),
         num_iterations=100,
     )
-    at_zero = np.asarray(_exact_log_delta(np.zeros(np.shape(hi)), params, linf)) <= log_d
-    return np.where(at_zero, 0.0, np.asarray(res.good))
+    at_zero = np.asarray(_exact_log_delta(np.zeros(np.shape(hi)), params, linf)) <= level
+    eps = np.where(res.status == 0, np.asarray(res.good), np.inf)
+    return np.where(at_zero, 0.0, eps)
 
 
 MECHANISM = Mechanism(

@@ -11,8 +11,10 @@ closed form ``lambda = Delta / epsilon``,
 
 from __future__ import annotations
 
+import jax
 import numpy as np
 
+from dpjax._batching import call_padded
 from dpjax.accounting.truncated_laplace import delta_truncated_laplace, epsilon_truncated_laplace
 from dpjax.calibrate._certify import require_certified
 from dpjax.calibrate._result import Calibration
@@ -22,6 +24,8 @@ from dpjax.mechanisms._spec import Mechanism, Query, positive_params, unsupporte
 from dpjax.noise.truncated_laplace import TruncatedLaplace
 
 NAME = "truncated-laplace"
+_delta = jax.jit(delta_truncated_laplace)
+_epsilon = jax.jit(epsilon_truncated_laplace)
 
 
 def _sensitivity(query: Query) -> tuple[float, tuple[str, ...]]:
@@ -57,12 +61,12 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
 
 def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
     sens, _ = _sensitivity(query)
-    return np.asarray(delta_truncated_laplace(epsilon, params["scale"], params["bound"], sens))
+    return call_padded(_delta, epsilon, params["scale"], params["bound"], sens)
 
 
 def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
     sens, _ = _sensitivity(query)
-    return np.asarray(epsilon_truncated_laplace(delta, params["scale"], params["bound"], sens))
+    return call_padded(_epsilon, delta, params["scale"], params["bound"], sens)
 
 
 MECHANISM = Mechanism(

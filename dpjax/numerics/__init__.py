@@ -8,6 +8,7 @@ from dpjax.numerics._bisection import (
     BisectionResult,
     bisect_monotone,
 )
+from dpjax.numerics._exact import quotient, sum3, two_product, two_sum
 from dpjax.numerics._logspace import log1mexp, logaddexp, logsubexp
 from dpjax.numerics._normal import (
     Q_inv,
@@ -39,4 +40,8 @@ __all__ = [
     "log_mills_step",
     "logaddexp",
     "logsubexp",
+    "quotient",
+    "sum3",
+    "two_product",
+    "two_sum",
 ]

@@ -31,6 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpjax.accounting import pld as pld_engine
+from dpjax.calibrate._certify import certify_epsilon
 from dpjax.spherical import coefficients as co
 
 
@@ -156,24 +157,27 @@ class SphericalMechanism(NamedTuple):
 
     def epsilon(self, delta: float, compositions: int = 1, sampling_rate: float | None = None,
                 bin_width: float = 1e-4) -> float:
-        """Certified ``epsilon(delta)`` after ``compositions`` uses (worse adjacency)."""
-        adj = ("remove",) if sampling_rate is None else ("remove", "add")
-        out = 0.0
-        for a in adj:
-            base = self.pld(sampling_rate, a, bin_width)
-            composed = _compose(base, compositions)
-            out = max(out, float(pld_engine.epsilon_for_delta(composed, delta)))
-        return out
+        """Certified ``epsilon(delta)`` after ``compositions`` uses (worse adjacency).
+
+        Certified at the boundary: every adjacency's composed profile is re-evaluated at
+        the returned epsilon (:func:`dpjax.calibrate._certify.certify_epsilon`).
+        """
+        return float(self.epsilons(delta, [compositions], sampling_rate, bin_width)[0])
 
     def epsilons(self, delta: float, compositions, sampling_rate: float | None = None,
                  bin_width: float = 1e-4) -> np.ndarray:
-        """:meth:`epsilon` for several composition counts (PLDs built once)."""
+        """:meth:`epsilon` for several composition counts (PLDs built once), each certified."""
         adj = ("remove",) if sampling_rate is None else ("remove", "add")
         bases = [self.pld(sampling_rate, a, bin_width) for a in adj]
         out = []
         for k in compositions:
-            out.append(max(float(pld_engine.epsilon_for_delta(_compose(b, int(k)), delta))
-                           for b in bases))
+            composed = [_compose(b, int(k)) for b in bases]
+            eps = max(float(pld_engine.epsilon_for_delta(c, delta)) for c in composed)
+
+            def profile_at(e, composed=composed):
+                return max(float(pld_engine.delta_for_epsilon(c, float(e))) for c in composed)
+
+            out.append(float(certify_epsilon("spherical", profile_at, eps, delta)))
         return np.array(out)
 
     def delta(self, epsilon: float, compositions: int = 1,

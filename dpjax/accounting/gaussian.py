@@ -22,6 +22,7 @@ from dpjax.accounting._certified import log_target
 from dpjax.numerics import (
     Q_inv,
     bisect_monotone,
+    float64_kernel,
     log1mexp,
     log_hockey_stick_straddle,
     log_mills_step,
@@ -29,6 +30,7 @@ from dpjax.numerics import (
 )
 
 
+@float64_kernel
 def log_delta_gaussian(epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike) -> Array:
     r"""``log delta(epsilon)`` of the Gaussian mechanism (see module docstring).
 
@@ -40,6 +42,7 @@ def log_delta_gaussian(epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayL
     return log_delta_gaussian_mu(epsilon, jnp.asarray(sensitivity) / jnp.asarray(sigma))
 
 
+@float64_kernel
 def log_delta_gaussian_mu(epsilon: ArrayLike, mu: ArrayLike) -> Array:
     r"""``log delta(epsilon)`` as a function of ``mu = Delta_2 / sigma`` (mu-GDP)."""
     epsilon, mu = jnp.asarray(epsilon), jnp.asarray(mu)
@@ -56,11 +59,13 @@ def log_delta_gaussian_mu(epsilon: ArrayLike, mu: ArrayLike) -> Array:
     return jnp.where(pos, tail, straddle)
 
 
+@float64_kernel
 def delta_gaussian(epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike) -> Array:
     """``delta(epsilon)`` of the Gaussian mechanism (exact; see module docstring)."""
     return jnp.exp(log_delta_gaussian(epsilon, sigma, sensitivity))
 
 
+@float64_kernel
 def epsilon_gaussian(
     delta: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike, num_iterations: int = 100
 ) -> Array:
@@ -86,6 +91,7 @@ def epsilon_gaussian(
     return jnp.where(delta > 0, eps, jnp.inf)
 
 
+@float64_kernel
 def rho_gaussian(sigma: ArrayLike, sensitivity: ArrayLike) -> Array:
     r"""zCDP of the Gaussian mechanism: ``rho = Delta_2^2 / (2 sigma^2)`` (Bun & Steinke 2016, Prop. 1.6)."""
     return jnp.square(jnp.asarray(sensitivity) / jnp.asarray(sigma)) / 2.0

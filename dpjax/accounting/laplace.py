@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.numerics import log1mexp
+from dpjax.numerics import float64_kernel, log1mexp
 
 _SPLIT = 134217729.0  # 2^27 + 1, Veltkamp splitting constant for float64
 
@@ -36,6 +36,7 @@ def _two_product(a, b):
     return p, e
 
 
+@float64_kernel
 def pure_gap(epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) -> Array:
     r"""``epsilon - Delta / b`` with a compensated quotient.
 
@@ -53,6 +54,7 @@ def pure_gap(epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) -> Ar
     return (epsilon - q) - remainder / scale
 
 
+@float64_kernel
 def log_delta_laplace(epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) -> Array:
     r"""``log delta(epsilon)`` of the 1-D Laplace mechanism; ``-inf`` for ``eps >= Delta / b``.
 
@@ -64,17 +66,20 @@ def log_delta_laplace(epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLi
     return jnp.where(inside, log1mexp(jnp.where(inside, x, -1.0)), -jnp.inf)
 
 
+@float64_kernel
 def delta_laplace(epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) -> Array:
     """``delta(epsilon)`` of the 1-D Laplace mechanism (exact)."""
     return jnp.exp(log_delta_laplace(epsilon, scale, sensitivity))
 
 
+@float64_kernel
 def epsilon_laplace(delta: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) -> Array:
     r"""Least epsilon for the 1-D Laplace mechanism: ``max(0, Delta/b + 2 log(1 - delta))``."""
     eps = jnp.asarray(sensitivity) / jnp.asarray(scale) + 2.0 * jnp.log1p(-jnp.asarray(delta))
     return jnp.maximum(eps, 0.0)
 
 
+@float64_kernel
 def scale_laplace(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike) -> Array:
     r"""Least scale for 1-D (epsilon, delta)-DP: ``b = Delta / (epsilon - 2 log(1 - delta))``.
 

@@ -36,11 +36,12 @@ from jax.typing import ArrayLike
 
 from dpjax.accounting.gaussian import log_delta_gaussian_mu
 from dpjax.noise.osgt import osgt_log_tail_ratio
-from dpjax.numerics import log1mexp, log_Q, log_Q_inv, logaddexp, logsubexp
+from dpjax.numerics import float64_kernel, log1mexp, log_Q, log_Q_inv, logaddexp, logsubexp
 
 _LOG2 = 0.6931471805599453
 
 
+@float64_kernel
 def log_delta_osgt_unit(epsilon: ArrayLike, k: ArrayLike, m: ArrayLike) -> Array:
     r"""``log delta(epsilon)`` for shape ``k = vartheta / rho`` and ``m = Delta / rho``.
 
@@ -68,6 +69,7 @@ def log_delta_osgt_unit(epsilon: ArrayLike, k: ArrayLike, m: ArrayLike) -> Array
     return jnp.where(lower, low, up)
 
 
+@float64_kernel
 def log_delta_osgt(
     epsilon: ArrayLike, vartheta: ArrayLike, rho: ArrayLike, sensitivity: ArrayLike
 ) -> Array:
@@ -83,6 +85,7 @@ def log_delta_osgt(
     return log_delta_osgt_unit(epsilon, jnp.asarray(vartheta) / rho, jnp.asarray(sensitivity) / rho)
 
 
+@float64_kernel
 def delta_osgt(
     epsilon: ArrayLike, vartheta: ArrayLike, rho: ArrayLike, sensitivity: ArrayLike
 ) -> Array:
@@ -91,6 +94,7 @@ def delta_osgt(
 
 
 @partial(jax.jit, static_argnames=("num_iterations",))
+@float64_kernel
 def epsilon_osgt(
     delta: ArrayLike,
     vartheta: ArrayLike,

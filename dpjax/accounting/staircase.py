@@ -37,6 +37,8 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
+from dpjax.numerics import float64_kernel
+
 
 def _unit_points(gamma: Array, max_periods: int) -> Array:
     """Jump points of the width-1 staircase within ``[-(M+1), M+1]`` (shape ``(..., 4(M+1))``)."""
@@ -74,6 +76,7 @@ def _window_integral(lo, hi, pts, decay, gamma, epsilon, d):
 
 
 @partial(jax.jit, static_argnames=("max_periods",))
+@float64_kernel
 def log_delta_staircase_shift(
     epsilon: ArrayLike, decay: ArrayLike, gamma: ArrayLike, shift: ArrayLike, max_periods: int = 4
 ) -> Array:
@@ -108,6 +111,7 @@ def shift_candidates(gamma: ArrayLike, shift: ArrayLike, max_periods: int) -> Ar
 
 
 @partial(jax.jit, static_argnames=("max_periods",))
+@float64_kernel
 def log_delta_staircase(
     epsilon: ArrayLike,
     decay: ArrayLike,
@@ -137,6 +141,7 @@ def log_delta_staircase(
     return jnp.max(vals, axis=-1)
 
 
+@float64_kernel
 def delta_staircase(epsilon, decay, width, gamma, sensitivity, max_periods: int = 4) -> Array:
     """``delta(epsilon)`` of the 1-D staircase mechanism (exact; :func:`log_delta_staircase`)."""
     return jnp.exp(

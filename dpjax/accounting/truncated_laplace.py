@@ -30,7 +30,7 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.numerics import bisect_monotone, log1mexp, logaddexp
+from dpjax.numerics import bisect_monotone, float64_kernel, log1mexp, logaddexp
 
 _LOG2 = 0.6931471805599453
 
@@ -40,6 +40,7 @@ def _log_expm1(x: Array) -> Array:
     return x + log1mexp(-x)
 
 
+@float64_kernel
 def log_delta_truncated_laplace_unit(epsilon: ArrayLike, c: ArrayLike, mu: ArrayLike) -> Array:
     r"""``log delta(epsilon)`` for shape ``c = A / lambda``, ``mu = Delta / lambda``."""
     epsilon, c, mu = (jnp.asarray(x) for x in (epsilon, c, mu))
@@ -62,6 +63,7 @@ def log_delta_truncated_laplace_unit(epsilon: ArrayLike, c: ArrayLike, mu: Array
     return jnp.where(mu >= 2.0 * c, 0.0, out)
 
 
+@float64_kernel
 def log_delta_truncated_laplace(
     epsilon: ArrayLike, scale: ArrayLike, bound: ArrayLike, sensitivity: ArrayLike
 ) -> Array:
@@ -79,6 +81,7 @@ def log_delta_truncated_laplace(
     )
 
 
+@float64_kernel
 def delta_truncated_laplace(
     epsilon: ArrayLike, scale: ArrayLike, bound: ArrayLike, sensitivity: ArrayLike
 ) -> Array:
@@ -86,6 +89,7 @@ def delta_truncated_laplace(
     return jnp.exp(log_delta_truncated_laplace(epsilon, scale, bound, sensitivity))
 
 
+@float64_kernel
 def epsilon_truncated_laplace(
     delta: ArrayLike,
     scale: ArrayLike,
@@ -118,6 +122,7 @@ def epsilon_truncated_laplace(
     return jnp.where(feasible, eps, jnp.inf)
 
 
+@float64_kernel
 def truncated_laplace_gdgk(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike):
     r"""GDGK 2020's parameters ``(lambda, A)`` for a target ``(epsilon, delta)``, ``epsilon > 0``.
 

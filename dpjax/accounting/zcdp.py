@@ -21,11 +21,14 @@ import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
+from dpjax.numerics import float64_kernel
+
 # log-spaced orders 1 + 10^{-4} .. 1 + 10^{6}; the bound is smooth in alpha,
 # and a grid minimum is always a valid (conservative) bound.
 _ALPHAS = 1.0 + np.logspace(-4, 6, 4001)
 
 
+@float64_kernel
 def epsilon_from_zcdp_bun_steinke(rho: ArrayLike, delta: ArrayLike) -> Array:
     r"""``epsilon = rho + 2 sqrt(rho log(1/delta))`` (Bun & Steinke 2016, Lemma 3.5)."""
     rho, delta = jnp.asarray(rho), jnp.asarray(delta)
@@ -40,6 +43,7 @@ def _log_delta_cks(rho, epsilon, alpha):
     )
 
 
+@float64_kernel
 def delta_from_zcdp(rho: ArrayLike, epsilon: ArrayLike) -> Array:
     """``delta`` from ``rho``-zCDP at ``epsilon`` (Canonne-Kamath-Steinke 2020, Cor. 13), capped at 1."""
     rho, epsilon = jnp.asarray(rho)[..., None], jnp.asarray(epsilon)[..., None]
@@ -48,6 +52,7 @@ def delta_from_zcdp(rho: ArrayLike, epsilon: ArrayLike) -> Array:
     return jnp.exp(jnp.minimum(log_d, 0.0))
 
 
+@float64_kernel
 def epsilon_from_zcdp(rho: ArrayLike, delta: ArrayLike) -> Array:
     r"""Least ``epsilon`` from ``rho``-zCDP at ``delta`` (Canonne-Kamath-Steinke 2020).
 

@@ -42,6 +42,7 @@ from dpjax.accounting.flipped_huber import (
 )
 from dpjax.calibrate._certify import certify_scale, log_target
 from dpjax.noise.flipped_huber import standard_variance, theta_over_gamma
+from dpjax.numerics import float64_kernel
 
 #: Shapes ``b = alpha / gamma`` searched: 0 (Gaussian) and log-spaced up to 200
 #: (beyond, FH is Laplace to within the profile's resolution).
@@ -149,6 +150,7 @@ def _core_1d(epsilon, delta, sensitivity, num_stages, bisect_iters):
     return _finish(*jax.vmap(solve)(epsilon, delta))
 
 
+@float64_kernel
 def calibrate_flipped_huber_1d(
     epsilon: ArrayLike,
     delta: ArrayLike,
@@ -199,6 +201,7 @@ def _core_sufficient(epsilon, delta, dim, l1, l2, linf, num_stages, bisect_iters
     return _finish(*jax.vmap(solve)(epsilon, delta))
 
 
+@float64_kernel
 def calibrate_flipped_huber_sufficient(
     epsilon: ArrayLike,
     delta: ArrayLike,

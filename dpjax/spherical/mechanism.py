@@ -31,6 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpjax.accounting import pld as pld_engine
+from dpjax.numerics import float64_kernel
 from dpjax.spherical import coefficients as co
 
 
@@ -132,6 +133,7 @@ class SphericalMechanism(NamedTuple):
         qm = np.exp(lw + lp[j])
         return loss, pm, qm, max(0.0, 1.0 - pm.sum()), max(0.0, 1.0 - qm.sum())
 
+    @float64_kernel
     def pld(self, sampling_rate: float | None = None, adjacency: str = "remove",
             bin_width: float = 1e-4) -> pld_engine.PLD:
         """Pessimistic PLD of one use (optionally Poisson-subsampled, ``adjacency`` remove/add)."""
@@ -154,6 +156,7 @@ class SphericalMechanism(NamedTuple):
         probs = np.append(probs, inf)
         return pld_engine.from_atoms(losses, probs, bin_width=bin_width)
 
+    @float64_kernel
     def epsilon(self, delta: float, compositions: int = 1, sampling_rate: float | None = None,
                 bin_width: float = 1e-4) -> float:
         """Certified ``epsilon(delta)`` after ``compositions`` uses (worse adjacency)."""
@@ -165,6 +168,7 @@ class SphericalMechanism(NamedTuple):
             out = max(out, float(pld_engine.epsilon_for_delta(composed, delta)))
         return out
 
+    @float64_kernel
     def epsilons(self, delta: float, compositions, sampling_rate: float | None = None,
                  bin_width: float = 1e-4) -> np.ndarray:
         """:meth:`epsilon` for several composition counts (PLDs built once)."""
@@ -176,6 +180,7 @@ class SphericalMechanism(NamedTuple):
                            for b in bases))
         return np.array(out)
 
+    @float64_kernel
     def delta(self, epsilon: float, compositions: int = 1,
               sampling_rate: float | None = None, bin_width: float = 1e-4) -> float:
         """Certified ``delta(epsilon)`` after ``compositions`` uses."""

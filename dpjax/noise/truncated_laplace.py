@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 from jax import Array
 from jax.scipy.special import gammainc
@@ -35,8 +34,8 @@ from jax.typing import ArrayLike
 from dpjax.noise._base import sample_dtype
 from dpjax.noise._tail import (
     log1p_negative,
+    random_words,
     symmetric_from_bits,
-    words_per_sample,
     working_dtype,
 )
 from dpjax.numerics import log1mexp
@@ -168,8 +167,7 @@ class TruncatedLaplace(NamedTuple):
         """Exact inversion (module docstring), ``U`` tail-exact (:mod:`dpjax.noise._tail`), in
         ``dtype``; never outside ``[-A, A]``."""
         dtype = sample_dtype(dtype)
-        bits = jax.random.bits(key, (*tuple(shape), words_per_sample(dtype)), jnp.uint32)
-        return self.from_bits(bits, dtype)
+        return self.from_bits(random_words(key, shape, dtype), dtype)
 
     def privacy_loss(self, t: ArrayLike, sensitivity: ArrayLike) -> Array:
         """``log g(t) - log g(t + d)``: ``(|t + d| - |t|) / lambda`` where both lie in the

@@ -17,7 +17,15 @@ import scipy.stats
 
 import dpjax
 from dpjax.noise import OSGT, FlippedHuber, Gaussian, Laplace, Staircase, TruncatedLaplace
-from dpjax.noise._tail import _LAYOUT, tail_uniform_from_bits, working_dtype
+from dpjax.noise._tail import (
+    _LAYOUT,
+    TailWords,
+    deep_capacity,
+    random_words,
+    tail_uniform,
+    tail_uniform_from_bits,
+    working_dtype,
+)
 
 F32, F64 = np.dtype(np.float32), np.dtype(np.float64)
 
@@ -26,9 +34,10 @@ def _layout(dtype):
     return _LAYOUT[working_dtype(dtype)]
 
 
-def _bits(z: int, m: int, dtype, negative: bool = False) -> np.ndarray:
-    """The words (first axis) of a draw with ``z`` leading zero exponent bits and mantissa ``m``."""
-    e, p, nm = _layout(dtype)
+def _full(z: int, m: int, dtype, negative: bool = False) -> np.ndarray:
+    """The ``E + mantissa_words`` words of the full scheme with ``z`` leading zeros and
+    mantissa ``m`` (the deep path's layout)."""
+    e, p, nm, _, _ = _layout(dtype)
     w = np.zeros(e + nm, np.uint32)
     if z < 32 * e:
         j, c = divmod(z, 32)
@@ -42,9 +51,31 @@ def _bits(z: int, m: int, dtype, negative: bool = False) -> np.ndarray:
     return w
 
 
+def _words(patterns, dtype) -> TailWords:
+    """:class:`TailWords` of a batch of ``(z, m, negative)`` patterns: ``z < D`` on the main
+    path (leading one, then the mantissa, the sign in the last bit), deeper ones through
+    the deep block (first word in ``main``, the rest in order of appearance)."""
+    e, p, nm, mw, shallow = _layout(dtype)
+    main = np.zeros((mw, len(patterns)), np.uint32)
+    deep = []
+    for i, (z, m, neg) in enumerate(patterns):
+        if z < shallow:
+            hi = m if mw == 1 else m >> 32
+            bits = p if mw == 1 else p - 32
+            main[0, i] = (1 << (31 - z)) | (hi << (31 - z - bits)) | int(neg)
+            if mw == 2:
+                main[1, i] = m & 0xFFFFFFFF
+        else:
+            full = _full(z, m, dtype, neg)
+            main[0, i] = full[0]
+            deep.append(full[1:])
+    block = np.stack(deep, 1) if deep else np.zeros((e - 1 + nm, 0), np.uint32)
+    return TailWords(jnp.asarray(main), jnp.asarray(block))
+
+
 def _u(z: int, m: int, dtype):
     """The exact ``U = 2^-(z+1) (1 + (2m+1) 2^-(P+1))`` of a bit pattern (mpmath)."""
-    e, p, _ = _layout(dtype)
+    e, p = _layout(dtype)[:2]
     return mp.mpf(2) ** -(min(z, 32 * e) + 1) * (1 + mp.mpf(2 * m + 1) / mp.mpf(2) ** (p + 1))
 
 
@@ -114,9 +145,12 @@ FAMILIES = {
     ),
 }
 
-# (z, m) patterns: U near 1, U near 1/2, moderate, p = 2^-90, the floor binade, all-zero bits
+# (z, m) patterns: U near 1, U near 1/2, the main path's last binade and the first deep one,
+# p = 2^-90, the floor binade, all-zero bits
 _PATTERNS = {
     F32: [
+        (7, 2**22 + 3),
+        (8, 2**23 - 1),
         (0, 2**23 - 1),
         (0, 0),
         (1, 5_000_000),
@@ -125,7 +159,16 @@ _PATTERNS = {
         (127, 2**23 - 1),
         (128, 0),
     ],
-    F64: [(0, 2**52 - 1), (0, 0), (5, 2**51 + 12345), (89, 0), (200, 2**40 + 7), (256, 0)],
+    F64: [
+        (0, 2**52 - 1),
+        (0, 0),
+        (5, 2**51 + 12345),
+        (10, 2**52 - 5),
+        (11, 7),
+        (89, 0),
+        (200, 2**40 + 7),
+        (256, 0),
+    ],
 }
 
 
@@ -139,19 +182,18 @@ def _from_bits(name, bits, dtype):
 
 @pytest.mark.parametrize("dtype", [F32, F64])
 def test_tail_uniform_is_exact_at_extreme_bit_patterns(dtype):
-    pats = _PATTERNS[dtype] + [(0, 17), (31, 1), (32, 2), (33, 3)]
-    bits = np.stack([_bits(z, m, dtype, negative=i % 2 == 1) for i, (z, m) in enumerate(pats)], 1)
-    t = jax.jit(tail_uniform_from_bits, static_argnums=1)(jnp.asarray(bits), dtype)
+    pats = _PATTERNS[dtype] + [(0, 17), (1, 3), (31, 1), (32, 2), (33, 3)]
+    pats = [(z, m, i % 2 == 1) for i, (z, m) in enumerate(pats)]
+    t = jax.jit(tail_uniform, static_argnums=1)(_words(pats, dtype), dtype)
     eps = np.finfo(dtype).eps
     with mp.workdps(50):
-        for i, (z, m) in enumerate(pats):
+        for i, (z, m, neg) in enumerate(pats):
             u = _u(z, m, dtype)
-            assert bool(t.negative[i]) == (i % 2 == 1)
+            assert bool(t.negative[i]) == neg
             assert abs(float(t.log_u[i]) / float(mp.log(u)) - 1) < 2 * eps
             assert abs(float(t.one_minus_u[i]) / float(1 - u) - 1) < 2 * eps
-    assert float(tail_uniform_from_bits(jnp.asarray(_bits(0, 0, dtype)), dtype).one_minus_u) == (
-        0.5 - 2.0 ** -(_layout(dtype)[1] + 2)
-    )
+    full = tail_uniform_from_bits(jnp.asarray(_full(0, 0, dtype)), dtype)
+    assert float(full.one_minus_u) == 0.5 - 2.0 ** -(_layout(dtype)[1] + 2)
 
 
 def test_tail_floor_per_dtype():
@@ -159,24 +201,43 @@ def test_tail_floor_per_dtype():
     assert dpjax.noise.tail_floor(jnp.bfloat16) == 2.0**-128
     assert dpjax.noise.tail_floor(jnp.float16) == 2.0**-128
     assert dpjax.noise.tail_floor(jnp.float64) == 2.0**-256
-    assert dpjax.noise.words_per_sample(jnp.float32) == 5
-    assert dpjax.noise.words_per_sample(jnp.float64) == 10
     with jax.enable_x64(False):  # float64 output is not available: computed as float32
         assert dpjax.noise.tail_floor() == 2.0**-128
 
 
-def test_tail_uniform_law():
-    """Binary exponent geometric (P(z = j) = 2^-(j+1)), U uniform (KS), 1 - U consistent."""
-    bits = jax.random.bits(jax.random.key(5), (10, 400_000), jnp.uint32)
-    t = jax.jit(tail_uniform_from_bits, static_argnums=1)(bits, jnp.float64)
-    u = np.exp(np.asarray(t.log_u))
+@pytest.mark.parametrize("n", [1, 10, 1000, 10**6])
+@pytest.mark.parametrize("dtype", [F32, F64])
+def test_deep_capacity_overflows_with_probability_below_the_floor(n, dtype):
+    """Exact binomial tail (scipy's incomplete beta, fine down to 1e-300): P(X > C) <=
+    tail_floor, and C is within 10% (or 3 slots) of the least such count."""
+    c = deep_capacity(n, dtype)
+    p = 2.0 ** -_layout(dtype).shallow
+    floor = dpjax.noise.tail_floor(dtype)
+    sf = scipy.stats.binom(n, p).sf  # P(X > k)
+    assert c == n or sf(c) <= floor
+    ks = np.arange(int(n * p), n + 1)
+    least = ks[np.argmax(sf(ks) <= floor)]  # 1, 10, 51, 4748 in float32; 1, 10, 48, 954 in float64
+    assert least <= c <= max(1.1 * least, least + 3)
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+def test_tail_uniform_law(dtype):
+    """Binary exponent geometric (P(z = j) = 2^-(j+1)) across the main and deep paths, U
+    uniform (KS), the deep samples uniform given U < 2^-D, 1 - U consistent, fair sign."""
+    n = 400_000
+    t = jax.jit(lambda k: tail_uniform(random_words(k, (n,), dtype), dtype))(jax.random.key(5))
+    u = np.exp(np.asarray(t.log_u, np.float64))
     assert scipy.stats.kstest(u, "uniform").pvalue > 1e-3
     z = np.floor(-np.log2(u)).astype(int)
     counts = np.bincount(np.minimum(z, 12), minlength=13)
-    expected = 400_000 * np.append(2.0 ** -(np.arange(12) + 1), 2.0**-12)
+    expected = n * np.append(2.0 ** -(np.arange(12) + 1), 2.0**-12)
     assert scipy.stats.chisquare(counts, expected).pvalue > 1e-3
-    np.testing.assert_allclose(np.asarray(t.one_minus_u), 1 - u, rtol=1e-15, atol=2e-16)
-    assert 0.49 < np.mean(np.asarray(t.negative)) < 0.51
+    shallow = _layout(dtype).shallow
+    deep = u < 2.0**-shallow
+    assert scipy.stats.kstest(u[deep] * 2.0**shallow, "uniform").pvalue > 1e-3
+    rtol = 4 * np.finfo(dtype).eps
+    np.testing.assert_allclose(np.asarray(t.one_minus_u, np.float64), 1 - u, rtol=rtol, atol=rtol)
+    assert abs(np.mean(np.asarray(t.negative)) - 0.5) < 5 * 0.5 / np.sqrt(n)
 
 
 # --------------------------------------------------------------------------- quantiles
@@ -188,8 +249,8 @@ def test_sampler_at_extreme_bits_matches_mpmath(name, dtype):
     """``from_bits`` at bit patterns down to the floor equals the mpmath tail quantile."""
     noise, ref = FAMILIES[name]
     pats = _PATTERNS[dtype]
-    bits = np.stack([_bits(z, m, dtype, negative=i % 2 == 0) for i, (z, m) in enumerate(pats)], 1)
-    got = np.asarray(_from_bits(name, jnp.asarray(bits), dtype), np.float64)
+    words = _words([(z, m, i % 2 == 0) for i, (z, m) in enumerate(pats)], dtype)
+    got = np.asarray(_from_bits(name, words, dtype), np.float64)
     sd = float(np.sqrt(noise.variance))
     eps = np.finfo(dtype).eps
     with mp.workdps(50):
@@ -201,10 +262,10 @@ def test_sampler_at_extreme_bits_matches_mpmath(name, dtype):
 
 def test_float32_gaussian_reaches_beyond_5_5_sigma():
     """The reachable maximum (all-zero exponent bits) is 13.2 sigma; a float32 uniform: 5.42."""
-    bits = jnp.asarray(_bits(128, 0, F32))  # U = 2^-129 (1 + 2^-24): the smallest U
+    bits = _words([(128, 0, False)], F32)  # U = 2^-129 (1 + 2^-24): the smallest U
     with jax.enable_x64(False):
-        top = float(Gaussian(1.0).from_bits(bits, jnp.float32))
-        lap = float(Laplace(1.0).from_bits(bits, jnp.float32))
+        top = float(Gaussian(1.0).from_bits(bits, jnp.float32)[0])
+        lap = float(Laplace(1.0).from_bits(bits, jnp.float32)[0])
     assert top > 13.0  # Q^{-1}(2^-130) = 13.16
     assert lap > 89.0  # 129 log 2 = 89.4
 
@@ -248,9 +309,9 @@ def test_float32_ks_and_tail_frequencies(name):
         assert abs(count - p * x.size) < 5 * np.sqrt(p * x.size) + 1
 
 
-def _deep_bits(key, n, depth, dtype):
-    """Random words with the first ``depth`` exponent bits zero: ``U ~ U(0, 2^-depth)``."""
-    e, _, nm = _layout(dtype)
+def _deep_words(key, n, depth, dtype) -> np.ndarray:
+    """Full-scheme words with the first ``depth >= 32`` bits zero: ``U ~ U(0, 2^-depth)``."""
+    e, _, nm, _, _ = _layout(dtype)
     w = np.array(jax.random.bits(key, (e + nm, n), jnp.uint32))
     j, c = divmod(depth, 32)
     w[:j] = 0
@@ -259,15 +320,27 @@ def _deep_bits(key, n, depth, dtype):
     return w
 
 
-@pytest.mark.parametrize("name", [k for k in FAMILIES if k != "truncated-laplace"])
-@pytest.mark.parametrize("dtype,depths", [(F32, (40, 100)), (F64, (200,))])
+def _as_deep(full: np.ndarray, dtype) -> TailWords:
+    """Every sample deep (first word zero): the main words, then the deep block."""
+    mw = _layout(dtype).main_words
+    main = np.concatenate([full[:1], np.zeros((mw - 1, full.shape[1]), np.uint32)])
+    return TailWords(jnp.asarray(main), jnp.asarray(full[1:]))
+
+
+_DEEP_CASES = [(k, F32, (40, 100)) for k in FAMILIES if k != "truncated-laplace"] + [
+    (k, F64, (200,))
+    for k in ("gaussian", "fh-0.5", "fh-8")  # the others: one formula
+]
+
+
+@pytest.mark.parametrize("name,dtype,depths", _DEEP_CASES)
 def test_conditional_law_deep_in_the_tail(name, dtype, depths):
     """Given ``U < 2^-depth``, ``2^depth P(|T| > |x|)`` is uniform (KS): the law of the far
     tail itself, far below a float uniform's 2^-24.  (Truncated Laplace has no tail: its
     deep draws sit within float rounding of the bound.)"""
     noise, n = FAMILIES[name][0], 10_000
-    bits = np.concatenate([_deep_bits(jax.random.key(d), n, d, dtype) for d in depths], axis=1)
-    x = _from_bits(name, jnp.asarray(bits), dtype)
+    full = np.concatenate([_deep_words(jax.random.key(d), n, d, dtype) for d in depths], axis=1)
+    x = _from_bits(name, _as_deep(full, dtype), dtype)
     log_sf = np.asarray(_log_sf(noise, jnp.abs(jnp.asarray(x, jnp.float64))))
     for i, depth in enumerate(depths):
         v = np.exp(log_sf[i * n : (i + 1) * n] + (1 + depth) * np.log(2.0))
@@ -287,7 +360,7 @@ def test_float32_draws_do_not_depend_on_x64():
 
 @pytest.mark.parametrize("dtype", [jnp.bfloat16, jnp.float16])
 def test_16_bit_output(dtype):
-    deep = jnp.asarray(_bits(128, 0, F32))
+    deep = _words([(128, 0, False)], F32)
 
     @jax.jit
     def draw(key):
@@ -298,7 +371,7 @@ def test_16_bit_output(dtype):
         x, big = draw(jax.random.key(0))
     assert x.dtype == dtype and big.dtype == dtype
     assert 0.95 < float(jnp.std(x.astype(jnp.float32))) < 1.05
-    assert np.isinf(float(big)) == (dtype == jnp.float16)
+    assert np.isinf(float(big[0])) == (dtype == jnp.float16)
 
 
 @pytest.mark.parametrize("dtype", [jnp.float16, jnp.bfloat16, jnp.float32, jnp.float64])
@@ -306,8 +379,8 @@ def test_truncated_laplace_rounded_samples_stay_in_support(dtype):
     bound = 1.0006  # rounds *up* in float16 (1.00098) and bfloat16 (1.0078)
     noise = TruncatedLaplace(0.02, bound)  # c = 50: the deepest draws sit at the bound
     dt = working_dtype(dtype)
-    deep = np.stack([_bits(32 * _layout(dt)[0], 0, dt, negative=s) for s in (0, 1)], 1)
-    x = np.asarray(noise.from_bits(jnp.asarray(deep), dtype), np.float64)
+    deep = _words([(32 * _layout(dt).exponent_words, 0, s) for s in (False, True)], dt)
+    x = np.asarray(noise.from_bits(deep, dtype), np.float64)
     assert np.all(np.abs(x) <= bound) and np.all(np.abs(x) > 0.99)
 
 
@@ -324,11 +397,11 @@ def test_flipped_huber_huge_alpha_is_the_laplace_limit():
         noise = dpjax.noise.make("flipped-huber", alpha=1e308, gamma=1)
         x = jax.jit(lambda k: noise.sample(k, (5,)))(jax.random.key(0))
         assert np.all(np.asarray(x) == 0.0)  # true |x| ~ 1e-308: below float32's range
-        bits = jax.random.bits(jax.random.key(1), (5, 1000), jnp.uint32)
+        bits = random_words(jax.random.key(1), (1000,), jnp.float32)
         for alpha in (1e5, 1e20, 3e38):
             fh, lap = both(alpha, 1.0, bits, jnp.float32)
             np.testing.assert_allclose(fh, lap, rtol=4e-7, atol=1e-44)
-    bits = jax.random.bits(jax.random.key(2), (10, 1000), jnp.uint32)
+    bits = random_words(jax.random.key(2), (1000,), jnp.float64)
     for alpha in (1e5, 1e160, 1e300):
         fh, lap = both(alpha, 2.0, bits, jnp.float64)
         assert np.all(np.isfinite(np.asarray(fh)))
@@ -336,9 +409,17 @@ def test_flipped_huber_huge_alpha_is_the_laplace_limit():
 
 
 def test_jit_vmap_over_parameters():
-    bits = jax.random.bits(jax.random.key(4), (10, 64), jnp.uint32)
+    bits = random_words(jax.random.key(4), (64,), jnp.float64)
     draw = jax.jit(lambda s: Gaussian(s).from_bits(bits, jnp.float64))
     sigmas = jnp.asarray([0.5, 1.0, 7.0])
     batched = jax.jit(jax.vmap(draw))(sigmas)
     for i in range(3):
         np.testing.assert_allclose(batched[i], draw(sigmas[i]), rtol=1e-15)
+
+
+def test_vmap_over_keys_matches_the_loop():
+    keys = jax.random.split(jax.random.key(8), 3)
+    draw = jax.jit(lambda k: Gaussian(1.0).sample(k, (500,), jnp.float32))
+    batched = jax.jit(jax.vmap(draw))(keys)
+    for i in range(3):
+        np.testing.assert_array_equal(batched[i], draw(keys[i]))

@@ -14,7 +14,7 @@ below the deltas dpjax accounts for.  Values beyond the output dtype's range
 from __future__ import annotations
 
 from dpjax.noise._base import NoiseFamily
-from dpjax.noise._tail import tail_floor, words_per_sample
+from dpjax.noise._tail import TailWords, deep_capacity, random_words, tail_floor
 from dpjax.noise.flipped_huber import FlippedHuber
 from dpjax.noise.gaussian import Gaussian
 from dpjax.noise.laplace import Laplace
@@ -29,10 +29,12 @@ __all__ = [
     "NoiseFamily",
     "OSGT",
     "Staircase",
+    "TailWords",
     "TruncatedLaplace",
+    "deep_capacity",
     "make",
+    "random_words",
     "tail_floor",
-    "words_per_sample",
 ]
 
 

@@ -43,7 +43,7 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.noise._tail import log1p_negative, symmetric_from_bits, symmetric_sample
+from dpjax.noise._tail import log1p_negative, log_q_inv, symmetric_from_bits, symmetric_sample
 from dpjax.numerics import log1mexp, log_mills, log_Q, log_Q_inv, logaddexp
 
 _HALF_LOG_2PI = 0.9189385332046727  # log(2 pi) / 2
@@ -164,18 +164,19 @@ def _isf_constants(b: Array) -> _IsfConstants:
     )
 
 
-def _standard_isf(log_p: Array, q: Array, c: _IsfConstants, num_newton: int = 4) -> Array:
+def _standard_isf(log_p: Array, q: Array, c: _IsfConstants, deep: bool = True) -> Array:
     r"""The ``y >= 0`` with ``P(T > y) = p`` for ``T ~ FH(b, 1)``, from ``log p`` and
     ``q = 1 - 2p`` (both given, so that each is accurate where it is used).
 
     .. math:: y = \begin{cases} Q^{-1}(p\,c) & p \le P(T > b) \\
               -\log(1 - k q)/b & \text{otherwise} \end{cases}
 
-    with ``1 - k q`` formed as ``(1 - k) + 2 k p`` in log space when ``k q >= 1/2``.
+    with ``1 - k q`` formed as ``(1 - k) + 2 k p`` in log space when ``k q >= 1/2``;
+    ``deep=False`` promises ``p >= 2^-13`` (then ``p c >= 2^-13``: ``ndtri`` suffices).
     """
     gauss = (log_p <= c.log_p_tail) | ~c.pos
     log_pc = log_p + c.log_z + c.half_b2 - _HALF_LOG_2PI
-    y_gauss = log_Q_inv(jnp.where(gauss, log_pc, -1.0), num_newton)
+    y_gauss = log_q_inv(jnp.where(gauss, log_pc, -1.0), deep)
     kq = jnp.exp(c.log_k) * jnp.where(gauss, 0.5, q)
     near = kq < 0.5
     log_far = logaddexp(c.log_one_minus_k, _LOG_2 + c.log_k + jnp.where(gauss, -1.0, log_p))
@@ -364,10 +365,11 @@ class FlippedHuber(NamedTuple):
         """``log E[e^{sT}] = log M_b(gamma s)`` for the standard shape ``M_b``."""
         return standard_log_mgf(jnp.asarray(s) * self.gamma, self.shape_parameter)
 
-    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike) -> Array:
+    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True) -> Array:
         r"""``|x|`` with ``P(|T| > |x|) = U``: ``gamma y`` with ``P(T/gamma > y) = U/2``
         (eq. (23); ``1 - 2p = 1 - U`` is passed exactly).  Computed in the dtype of
         ``log_u``; the per-shape constants in the parameters' dtype, then cast.
+        ``deep=False`` promises ``U >= 2^-12``.
         """
         log_u, omu = jnp.asarray(log_u), jnp.asarray(one_minus_u)
         work = log_u.dtype
@@ -375,8 +377,7 @@ class FlippedHuber(NamedTuple):
             lambda v: v.astype(work) if jnp.issubdtype(v.dtype, jnp.floating) else v,
             _isf_constants(self.shape_parameter),
         )
-        newton = 4 if work == jnp.float64 else 1
-        y = _standard_isf(log_u - _LOG_2, omu, consts, newton)
+        y = _standard_isf(log_u - _LOG_2, omu, consts, deep)
         return jnp.asarray(self.gamma).astype(work) * y
 
     def from_bits(self, bits: ArrayLike, dtype=None) -> Array:
@@ -387,7 +388,7 @@ class FlippedHuber(NamedTuple):
         r"""Inversion sampling (App. A) in ``dtype``, tails exact down to ``tail_floor(dtype)``.
 
         ``|T| = gamma y`` with ``P(T > gamma y) = U / 2`` for a tail-exact uniform
-        ``U`` (:mod:`dpjax.noise._tail`): ``y = Q^{-1}(p c)`` from ``log p`` in the
+        ``U`` (:mod:`dpjax.noise._tail`): ``y = Q^{-1}(p c)`` (from ``log p`` for deep draws) in the
         Gaussian tails, ``-log(1 - k (1 - U)) / b`` in the Laplace centre (formed as
         ``(1 - k) + k U`` in log space when it is small).  Computed in float32 for
         float32/bfloat16/float16 output and in float64 for float64 output.

@@ -56,8 +56,8 @@ class Laplace(NamedTuple):
         u_hi = jnp.where(low, 0.75, u)
         return self.scale * jnp.where(low, jnp.log(2.0 * u_lo), -jnp.log(2.0 * (1.0 - u_hi)))
 
-    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike) -> Array:
-        """``|x| = -b log U`` with ``P(|T| > |x|) = U`` (``1 - U`` is not needed)."""
+    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True) -> Array:
+        """``|x| = -b log U`` with ``P(|T| > |x|) = U`` (``1 - U`` and ``deep`` unused)."""
         log_u = jnp.asarray(log_u)
         return -jnp.asarray(self.scale).astype(log_u.dtype) * log_u
 

@@ -149,9 +149,10 @@ class OSGT(NamedTuple):
         h = osgt_unit_tail_inverse(self.shape_k, jnp.log(2.0 * tail))
         return jnp.where(upper, 1.0, -1.0) * self.rho * h
 
-    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike) -> Array:
+    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True) -> Array:
         r"""``|x| = rho h(k, log U)`` with ``P(|T| > |x|) = U`` (``L(h) = log U``), in the dtype
-        of ``log_u`` (``log U = log1p(-(1 - U))`` keeps small ``h`` accurate)."""
+        of ``log_u`` (``log U = log1p(-(1 - U))`` keeps small ``h`` accurate; ``deep``
+        unused: one formula is accurate everywhere)."""
         log_u = jnp.asarray(log_u)
         work = log_u.dtype
         h = osgt_unit_tail_inverse(jnp.asarray(self.shape_k).astype(work), log_u)

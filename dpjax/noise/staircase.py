@@ -152,8 +152,9 @@ class Staircase(NamedTuple):
         ax = k * self.width + jnp.clip(r, 0.0, self.width)
         return jnp.where(upper, 1.0, -1.0) * ax
 
-    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike) -> Array:
-        r"""``|x|`` with ``P(|T| > |x|) = U``, in the dtype of ``log_u`` (exact inversion).
+    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True) -> Array:
+        r"""``|x|`` with ``P(|T| > |x|) = U``, in the dtype of ``log_u`` (exact inversion;
+        ``deep`` unused).
 
         ``P(|T| > k width) = b^k``, so the period is ``k = floor(-log U / decay)``; inside
         it the fraction of the period's mass above ``|x|`` is ``U / b^k = e^t``,

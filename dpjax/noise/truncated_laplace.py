@@ -121,7 +121,7 @@ class TruncatedLaplace(NamedTuple):
         tail = jnp.where(upper, 1.0 - u, u)
         return jnp.where(upper, 1.0, -1.0) * self._abs_quantile(2.0 * tail)
 
-    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike) -> Array:
+    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True) -> Array:
         r"""``|x| = -lambda log(e^{-c} + U D)`` with ``P(|T| > |x|) = U`` (in ``log_u``'s dtype).
 
         With ``v = log U + log expm1(c)``:
@@ -132,7 +132,7 @@ class TruncatedLaplace(NamedTuple):
                   c - \mathrm{log1p}(e^{v}) & v \le 0 \end{cases}
 
         (no cancellation: ``|x|`` is accurate near 0, near the bound ``A`` and for
-        ``c`` up to the largest float), clipped to ``[0, A]``.
+        ``c`` up to the largest float), clipped to ``[0, A]``; ``deep`` is unused.
         """
         log_u, omu = jnp.asarray(log_u), jnp.asarray(one_minus_u)
         work = log_u.dtype

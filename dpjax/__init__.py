@@ -7,8 +7,11 @@ in :mod:`dpjax.numerics`, :mod:`dpjax.accounting`, :mod:`dpjax.calibrate`.
 float64 policy: dpjax never sets ``jax_enable_x64`` at import.  The façade
 functions run their privacy-deciding kernels inside ``jax.enable_x64(True)``;
 callers of the raw kernels must enable x64 themselves (e.g.
-``jax.config.update("jax_enable_x64", True)`` or the context manager), and the
-kernels compute in the dtype they are given.
+``jax.config.update("jax_enable_x64", True)`` or the context manager): without
+it, or given float32 arrays, the kernels raise
+:class:`dpjax.numerics.Float64RequiredError` (:func:`dpjax.numerics.float64_kernel`).
+Noise may be sampled in any float dtype (:mod:`dpjax.noise`: tails exact down
+to :func:`dpjax.noise.tail_floor`).
 """
 
 from dpjax import accounting, errors, mechanisms, noise, numerics

@@ -1,11 +1,29 @@
-"""float32 behaviour: sampling in the caller's dtype; privacy decisions stay float64."""
+"""float32 behaviour: sampling in the caller's dtype; privacy decisions stay float64.
+
+Every public kernel that computes a profile, a PLD, an epsilon or a calibration
+carries :func:`dpjax.numerics.float64_kernel`: without x64 (global flag or scoped
+context) or with float32 input it raises ``Float64RequiredError`` instead of
+returning a float32 answer.  The façade runs its kernels in a scoped x64 context.
+"""
+
+import importlib
+import inspect
+import os
+import pkgutil
+import subprocess
+import sys
+import textwrap
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import dpjax
+from dpjax.accounting import delta_gaussian, log_delta_gaussian
+from dpjax.calibrate import sigma_gaussian
 from dpjax.noise import Gaussian
+from dpjax.numerics import Float64RequiredError
 
 
 def test_facade_is_float64_even_without_global_x64():
@@ -15,6 +33,22 @@ def test_facade_is_float64_even_without_global_x64():
         assert cal.params["sigma"].dtype == np.float64
 
 
+def test_facade_answers_do_not_depend_on_global_x64():
+    def run():
+        return (
+            dpjax.calibrate("laplace", epsilon=0.5, delta=1e-8, l1=1.0).params["scale"],
+            dpjax.profile("gaussian", {"sigma": 2.0}, epsilon=[0.5, 1.0], l2=1.0),
+            dpjax.account("gaussian", {"sigma": 1.0}, compositions=10, delta=1e-5),
+        )
+
+    on = run()
+    with jax.enable_x64(False):
+        off = run()
+    for a, b in zip(on, off, strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        assert np.asarray(b).dtype == np.float64
+
+
 def test_sampling_in_float32_and_bfloat16():
     with jax.enable_x64(False):
         x = Gaussian(1.0).sample(jax.random.key(1), (1000,))
@@ -22,3 +56,229 @@ def test_sampling_in_float32_and_bfloat16():
         y = Gaussian(1.0).sample(jax.random.key(1), (1000,), dtype=jnp.bfloat16)
         assert y.dtype == jnp.bfloat16
         assert 0.8 < float(jnp.std(x)) < 1.2
+
+
+_ISSUE_EXAMPLE = textwrap.dedent(
+    """
+    import jax
+    from dpjax.accounting import pld
+    from dpjax.numerics import Float64RequiredError
+    from dpjax.spherical.calibrate import calibrate_spherical
+
+    assert not jax.config.jax_enable_x64
+    try:  # issue 10: 10 x Gaussian(1) + 5 x Laplace(10), epsilon at delta = 1e-5
+        g = pld.from_gaussian(1.0, bin_width=1e-3)
+        lap = pld.from_laplace(10.0, bin_width=1e-3)
+        g10 = pld.self_compose(g, 10, pld.self_compose_size(g, 10))
+        l5 = pld.self_compose(lap, 5, pld.self_compose_size(lap, 5))
+        print("RETURNED", pld.epsilon_for_delta(pld.compose([g10, l5]), 1e-5))
+    except Float64RequiredError as e:
+        print("RAISED", e)
+    try:
+        calibrate_spherical(1.0, 1e-5, 3, 1.0)
+    except Float64RequiredError:
+        print("SPHERICAL RAISED")
+    """
+)
+
+
+def test_raw_pld_kernels_without_x64_raise_in_a_fresh_process():
+    """A user of dpjax.accounting.pld outside the façade, x64 never enabled."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(dpjax.__file__)))
+    env = {k: v for k, v in os.environ.items() if k != "JAX_ENABLE_X64"}
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run(
+        [sys.executable, "-c", _ISSUE_EXAMPLE], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    assert "RAISED from_gaussian: x64 is disabled" in out.stdout
+    assert "jax.config.update('jax_enable_x64', True)" in out.stdout
+    assert "SPHERICAL RAISED" in out.stdout
+    assert "RETURNED" not in out.stdout
+    assert "truncated to dtype float32" not in out.stderr  # no screen of warnings
+
+
+def test_same_composition_with_x64_is_bracketed_by_dp_accounting():
+    """With x64 the issue's example returns a float64 epsilon between dp_accounting's
+    optimistic (a lower bound) and pessimistic PLDs at the same discretisation."""
+    from dp_accounting.pld import privacy_loss_distribution as dpa
+
+    from dpjax.accounting import pld
+
+    g = pld.from_gaussian(1.0, bin_width=1e-3)
+    lap = pld.from_laplace(10.0, bin_width=1e-3)
+    g10 = pld.self_compose(g, 10, pld.self_compose_size(g, 10))
+    l5 = pld.self_compose(lap, 5, pld.self_compose_size(lap, 5))
+    eps = pld.epsilon_for_delta(pld.compose([g10, l5]), 1e-5)
+    assert eps.dtype == jnp.float64
+
+    def reference(pessimistic):
+        kw = dict(value_discretization_interval=1e-3, pessimistic_estimate=pessimistic)
+        if not pessimistic:
+            kw["use_connect_dots"] = False
+        ga = dpa.from_gaussian_mechanism(1.0, **kw).self_compose(10)
+        la = dpa.from_laplace_mechanism(10.0, **kw).self_compose(5)
+        return ga.compose(la).get_epsilon_for_delta(1e-5)
+
+    assert reference(False) <= float(eps) <= reference(True) * (1 + 1e-3)  # 17.9075, 17.9126
+
+
+@pytest.mark.parametrize(
+    "args,name,dtype",
+    [
+        ((np.float32(1.0), 2.0, 1.0), "'epsilon'", "float32"),
+        ((1.0, jnp.asarray([2.0, 3.0], jnp.float32), 1.0), "'sigma'", "float32"),
+        ((1.0, 2.0, jnp.asarray(1.0, jnp.bfloat16)), "'sensitivity'", "bfloat16"),
+    ],
+)
+def test_narrow_float_input_raises(args, name, dtype):
+    with pytest.raises(Float64RequiredError, match=f"argument {name} is {dtype}"):
+        delta_gaussian(*args)
+    # both a ValueError (bad input) and a RuntimeError
+    with pytest.raises(ValueError):
+        log_delta_gaussian(*args)
+    with pytest.raises(RuntimeError):
+        log_delta_gaussian(*args)
+
+
+def test_guard_under_user_jit_and_vmap():
+    f = jax.jit(jax.vmap(lambda s: log_delta_gaussian(1.0, s, 1.0)))
+    out = f(jnp.asarray([1.0, 2.0]))
+    assert out.dtype == jnp.float64
+    np.testing.assert_allclose(out, [log_delta_gaussian(1.0, s, 1.0) for s in (1.0, 2.0)])
+    with pytest.raises(Float64RequiredError, match="float32"):
+        f(jnp.asarray([1.0, 2.0], jnp.float32))
+
+
+def test_guard_follows_the_scoped_x64_context():
+    expected = float(delta_gaussian(1.0, 2.0, 1.0))
+    sigma_gaussian(1.0, 1e-5, 1.0)  # compiled under x64 ...
+    with jax.enable_x64(False):
+        with pytest.raises(Float64RequiredError, match="x64 is disabled"):
+            delta_gaussian(1.0, 2.0, 1.0)
+        with pytest.raises(Float64RequiredError, match="x64 is disabled"):
+            sigma_gaussian(1.0, 1e-5, 1.0)  # ... retraced without it: raises, no float32 answer
+        with jax.enable_x64(True):
+            inner = delta_gaussian(1.0, 2.0, 1.0)
+            jitted = jax.jit(delta_gaussian)(1.0, 2.0, 1.0)
+    assert inner.dtype == jnp.float64 and float(inner) == expected
+    assert float(jitted) == pytest.approx(expected, rel=1e-15)
+
+
+# --------------------------------------------------------------------------- coverage
+
+_PACKAGES = ("dpjax.accounting", "dpjax.calibrate", "dpjax.spherical", "dpjax.inid")
+
+#: Public callables of those packages that do not decide privacy themselves, and why.
+_EXEMPT = {
+    # sizes, factories, generic root finders, certification plumbing
+    "dpjax.accounting._certified.log_target": "log(delta (1 - margin)): a target, no privacy",
+    "dpjax.accounting.staircase.shift_candidates": "geometry of the shifts a profile maximises",
+    "dpjax.accounting.pld.accountant.bucket": "integer sizing",
+    "dpjax.accounting.pld.compose.fast_size": "integer sizing",
+    "dpjax.accounting.pld.accountant.gaussian_noise": "noise factory (sampling is allowed)",
+    "dpjax.accounting.pld.accountant.laplace_noise": "noise factory (sampling is allowed)",
+    "dpjax.accounting.pld.accountant.flipped_huber_noise": "noise factory",
+    "dpjax.accounting.pld.search.illinois": "generic root finder on a guarded objective",
+    "dpjax.accounting.pld.search.warm_bracket": "generic root finder on a guarded objective",
+    "dpjax.calibrate._certify.certify_scale": "re-check loop on a guarded profile",
+    "dpjax.calibrate._certify.require_certified": "host check of a certificate",
+    # spherical: the KL programme designs the density; its privacy goes through the
+    # guarded PLD of SphericalMechanism (pld/epsilon/epsilons/delta)
+    **{
+        f"dpjax.spherical.design.{n}": "KL programme (privacy via SphericalMechanism)"
+        for n in (
+            "tail_sums programme design gaussian_core_shells scale_design coefficients_for "
+            "design_mechanism epsilon_criterion kl_criterion search_r"
+        ).split()
+    },
+    **{
+        f"dpjax.spherical.coefficients.{n}": "NumPy float64 host coefficients"
+        for n in (
+            "log_unit_ball_volume log_A log_shell_volumes log_cost_coefficients "
+            "log_cell_volumes log_gamma log_tail_sum tail_rows coefficients"
+        ).split()
+    },
+    # i.n.i.d.: errors (not privacy), NumPy validation, and functions that scope x64 themselves
+    "dpjax.inid._kernels.gaussian_abs_moment": "error moment, not privacy",
+    "dpjax.inid._kernels.laplace_abs_moment": "error moment, not privacy",
+    "dpjax.inid._kernels.expected_error": "error, not privacy",
+    "dpjax.inid.staircase2d.staircase_2d_mae": "error, not privacy",
+    "dpjax.inid.staircase2d.staircase_2d_l1_error": "error, not privacy",
+    **{
+        f"dpjax.inid.profiles.{n}": "NumPy validation"
+        for n in "validate_profile validate_weights normalize make_profile gini "
+        "sensitivity_norm".split()
+    },
+    **{
+        f"dpjax.inid.design.{n}": "runs its kernels in a scoped jax.enable_x64(True)"
+        for n in "gaussian_design laplace_design design resource_shares "
+        "gaussian_scales_for_rho".split()
+    },
+    **{
+        f"dpjax.inid.exact.{n}": "runs its kernels in a scoped jax.enable_x64(True)"
+        for n in "laplace_inid_delta laplace_inid_epsilon laplace_exact_multiplier".split()
+    },
+}
+
+
+def _public_kernels():
+    found = {}
+    for package in _PACKAGES:
+        pkg = importlib.import_module(package)
+        names = [package] + [m.name for m in pkgutil.walk_packages(pkg.__path__, package + ".")]
+        for modname in names:
+            mod = importlib.import_module(modname)
+            for name, obj in vars(mod).items():
+                if name.startswith("_") or inspect.isclass(obj) or not callable(obj):
+                    continue
+                if getattr(obj, "__module__", None) == modname:
+                    found[f"{modname}.{name}"] = obj
+    from dpjax.accounting.pld.iterative import IterativeProfile
+    from dpjax.spherical.mechanism import SphericalMechanism
+
+    for cls, methods in (
+        (IterativeProfile, ("delta_at", "epsilon_at")),
+        (SphericalMechanism, ("pld", "epsilon", "epsilons", "delta")),
+    ):
+        for m in methods:
+            found[f"{cls.__module__}.{cls.__name__}.{m}"] = getattr(cls, m)
+    return found
+
+
+_KERNELS = _public_kernels()
+
+
+def _is_guarded(fn) -> bool:
+    while fn is not None:
+        if getattr(fn, "float64_kernel", False) is True:
+            return True
+        fn = getattr(fn, "__wrapped__", None)
+    return False
+
+
+def _dummy_call(fn):
+    """Call ``fn`` with placeholder arguments (the guard runs before any is used)."""
+    sig = inspect.signature(fn)
+    args, kwargs = [], {}
+    for p in sig.parameters.values():
+        if p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            continue
+        if p.kind == p.KEYWORD_ONLY:
+            kwargs[p.name] = 1
+        else:
+            args.append(1.0)
+    return fn(*args, **kwargs)
+
+
+def test_exemptions_are_current():
+    assert set(_EXEMPT) <= set(_KERNELS), set(_EXEMPT) - set(_KERNELS)
+
+
+@pytest.mark.parametrize("name", sorted(set(_KERNELS) - set(_EXEMPT)))
+def test_every_public_privacy_kernel_is_guarded(name):
+    fn = _KERNELS[name]
+    assert _is_guarded(fn), f"{name}: add @float64_kernel (or an exemption with a reason)"
+    with jax.enable_x64(False):
+        with pytest.raises(Float64RequiredError, match="x64 is disabled"):
+            _dummy_call(fn)

@@ -68,6 +68,7 @@ from dpjax.noise.flipped_huber import (
 )
 from dpjax.numerics import (
     bisect_monotone,
+    float64_kernel,
     log1mexp,
     log_hockey_stick,
     log_mills,
@@ -94,6 +95,7 @@ BOUND_ERROR = kernel_error(2e-14)
 # ---------------------------------------------------------------------------
 
 
+@float64_kernel
 def centred_privacy_loss(
     t: ArrayLike, sensitivity: ArrayLike, alpha: ArrayLike, gamma: ArrayLike
 ) -> Array:
@@ -127,6 +129,7 @@ def _standard_inverse(nu: Array, b: Array, D: Array) -> Array:
     return jnp.where(c2 & pos, nu / (2.0 * bs), jnp.where(c3, j_plus, jnp.where(c4, j_minus, lin)))
 
 
+@float64_kernel
 def centred_privacy_loss_inverse(
     nu: ArrayLike, sensitivity: ArrayLike, alpha: ArrayLike, gamma: ArrayLike
 ) -> Array:
@@ -245,6 +248,7 @@ class ShapeConstants(NamedTuple):
     log_two_w: Array
 
 
+@float64_kernel
 def shape_constants(b: ArrayLike) -> ShapeConstants:
     """Precompute :class:`ShapeConstants` for :func:`log_delta_flipped_huber_standard`."""
     b = jnp.asarray(b)
@@ -258,6 +262,7 @@ def shape_constants(b: ArrayLike) -> ShapeConstants:
     )
 
 
+@float64_kernel
 def log_delta_flipped_huber_standard(
     epsilon: ArrayLike,
     b: ArrayLike,
@@ -340,6 +345,7 @@ def log_delta_flipped_huber_standard(
     return fail_closed(log_dz - constants.log_z, eps, b, D, a)
 
 
+@float64_kernel
 def log_delta_flipped_huber(
     epsilon: ArrayLike, alpha: ArrayLike, gamma: ArrayLike, sensitivity: ArrayLike
 ) -> Array:
@@ -365,6 +371,7 @@ def log_delta_flipped_huber(
     )
 
 
+@float64_kernel
 def delta_flipped_huber(
     epsilon: ArrayLike, alpha: ArrayLike, gamma: ArrayLike, sensitivity: ArrayLike
 ) -> Array:
@@ -373,6 +380,7 @@ def delta_flipped_huber(
     return reported_delta(log_delta_flipped_huber(epsilon, alpha, gamma, sensitivity), ERROR)
 
 
+@float64_kernel
 def log_delta_flipped_huber_generic(
     epsilon: ArrayLike,
     alpha: ArrayLike,
@@ -401,6 +409,7 @@ def log_delta_flipped_huber_generic(
     )
 
 
+@float64_kernel
 def epsilon_flipped_huber(
     delta: ArrayLike,
     alpha: ArrayLike,
@@ -443,12 +452,14 @@ def epsilon_flipped_huber(
 # ---------------------------------------------------------------------------
 
 
+@float64_kernel
 def r_delta(alpha: ArrayLike, linf: ArrayLike) -> Array:
     r"""``R_Delta(alpha) = alpha^2 - ([alpha - Delta]_+)^2`` (Lemma 5), without cancellation."""
     alpha, linf = jnp.asarray(alpha), jnp.asarray(linf)
     return jnp.where(alpha < linf, alpha * alpha, (2.0 * alpha - linf) * linf)
 
 
+@float64_kernel
 def r_delta_inverse(nu: ArrayLike, linf: ArrayLike) -> Array:
     r"""``R_Delta^{-1}(nu)`` of eq. (21).
 
@@ -460,6 +471,7 @@ def r_delta_inverse(nu: ArrayLike, linf: ArrayLike) -> Array:
     )
 
 
+@float64_kernel
 def alpha_max_sufficient(
     epsilon: ArrayLike, gamma: ArrayLike, dim: ArrayLike, l2: ArrayLike, linf: ArrayLike
 ) -> Array:
@@ -472,6 +484,7 @@ def alpha_max_sufficient(
     return jnp.where(nu >= 0, r_delta_inverse(nu, linf), jnp.nan)
 
 
+@float64_kernel
 def log_delta_flipped_huber_sufficient(
     epsilon: ArrayLike,
     alpha: ArrayLike,
@@ -513,6 +526,7 @@ def _log_delta_sufficient_theta(epsilon, alpha, gamma, dim, l2, linf, theta_term
     return fail_closed(jnp.where(ok, log_hockey_stick(a1, a2, eps), 0.0), a1, a2, eps)
 
 
+@float64_kernel
 def log_delta_flipped_huber_bound(
     epsilon: ArrayLike,
     alpha: ArrayLike,
@@ -534,6 +548,7 @@ def log_delta_flipped_huber_bound(
     )
 
 
+@float64_kernel
 def epsilon_flipped_huber_bound(
     delta: ArrayLike,
     alpha: ArrayLike,
@@ -569,6 +584,7 @@ def epsilon_flipped_huber_bound(
 # ---------------------------------------------------------------------------
 
 
+@float64_kernel
 def zcdp_flipped_huber(
     alpha: ArrayLike,
     gamma: ArrayLike,
@@ -591,6 +607,7 @@ def zcdp_flipped_huber(
     return xi, eta
 
 
+@float64_kernel
 def epsilon_from_zcdp_shifted(xi: ArrayLike, eta: ArrayLike, delta: ArrayLike) -> Array:
     r"""``epsilon`` of ``(xi, eta)``-zCDP at ``delta``: ``xi + eps_zCDP(eta, delta)``.
 

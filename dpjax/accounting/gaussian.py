@@ -30,6 +30,7 @@ from dpjax.accounting._certified import (
 from dpjax.numerics import (
     Q_inv,
     bisect_monotone,
+    float64_kernel,
     log1mexp,
     log_mills,
     log_mills_step,
@@ -111,6 +112,7 @@ def log_delta_from_a(epsilon: Array, a: Array, mu: Array, step: Array | None = N
     return fail_closed(jnp.where(pos, tail, straddle), epsilon, a, mu)
 
 
+@float64_kernel
 def log_delta_gaussian(epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike) -> Array:
     r"""``log delta(epsilon)`` of the Gaussian mechanism (see module docstring).
 
@@ -131,6 +133,7 @@ def log_delta_gaussian(epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayL
     return log_delta_from_a(epsilon, a, sensitivity / sigma)
 
 
+@float64_kernel
 def log_delta_gaussian_mu(epsilon: ArrayLike, mu: ArrayLike) -> Array:
     r"""``log delta(epsilon)`` as a function of ``mu = Delta_2 / sigma`` (mu-GDP).
 
@@ -140,12 +143,14 @@ def log_delta_gaussian_mu(epsilon: ArrayLike, mu: ArrayLike) -> Array:
     return log_delta_from_a(epsilon, a_of_mu(epsilon, mu), mu)
 
 
+@float64_kernel
 def delta_gaussian(epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike) -> Array:
     """``delta(epsilon)`` of the Gaussian mechanism, reported as a certified upper bound
     (:func:`dpjax.accounting._certified.reported_delta` with :data:`ERROR`)."""
     return reported_delta(log_delta_gaussian(epsilon, sigma, sensitivity), ERROR)
 
 
+@float64_kernel
 def epsilon_gaussian(
     delta: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike, num_iterations: int = 100
 ) -> Array:
@@ -175,6 +180,7 @@ def epsilon_gaussian(
     return jnp.where(delta > 0, eps, jnp.inf)
 
 
+@float64_kernel
 def rho_gaussian(sigma: ArrayLike, sensitivity: ArrayLike) -> Array:
     r"""zCDP of the Gaussian mechanism: ``rho = Delta_2^2 / (2 sigma^2)`` (Bun & Steinke 2016, Prop. 1.6)."""
     return jnp.square(jnp.asarray(sensitivity) / jnp.asarray(sigma)) / 2.0

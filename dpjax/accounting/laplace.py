@@ -23,7 +23,7 @@ from dpjax.accounting._certified import (
     reported_delta,
     reported_epsilon,
 )
-from dpjax.numerics import log1mexp, quotient
+from dpjax.numerics import float64_kernel, log1mexp, quotient
 
 #: Documented error constant of :func:`log_delta_laplace` and :func:`log_delta_pure_dp`
 #: (``|log delta_computed - log delta_true| <= ERROR (1 + |log delta|)``; both are
@@ -34,6 +34,7 @@ ERROR = kernel_error(4e-15)
 EPSILON_ERROR = 2.0**-50
 
 
+@float64_kernel
 def pure_gap(epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) -> Array:
     r"""``epsilon - Delta / b`` with a compensated quotient.
 
@@ -49,6 +50,7 @@ def pure_gap(epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) -> Ar
     return (jnp.asarray(epsilon) - q) - r
 
 
+@float64_kernel
 def log_delta_laplace(epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) -> Array:
     r"""``log delta(epsilon)`` of the 1-D Laplace mechanism; ``-inf`` for ``eps >= Delta / b``.
 
@@ -66,11 +68,13 @@ def log_delta_laplace(epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLi
     return fail_closed(jnp.where(inside, val, jnp.where(x >= 0, -jnp.inf, jnp.nan)))
 
 
+@float64_kernel
 def delta_laplace(epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) -> Array:
     """``delta(epsilon)`` of the 1-D Laplace mechanism, reported as a certified upper bound."""
     return reported_delta(log_delta_laplace(epsilon, scale, sensitivity), ERROR)
 
 
+@float64_kernel
 def epsilon_laplace(delta: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) -> Array:
     r"""Least epsilon for the 1-D Laplace mechanism at ``delta (1 - MARGIN)``, rounded up.
 
@@ -85,6 +89,7 @@ def epsilon_laplace(delta: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) 
     return reported_epsilon(jnp.maximum(eps, 0.0), EPSILON_ERROR)
 
 
+@float64_kernel
 def scale_laplace(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike) -> Array:
     r"""Least scale for 1-D (epsilon, delta)-DP: ``b = Delta / (epsilon - 2 log(1 - delta))``.
 

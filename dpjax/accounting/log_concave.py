@@ -30,9 +30,10 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.numerics import bisect_monotone, log1mexp
+from dpjax.numerics import bisect_monotone, float64_kernel, log1mexp
 
 
+@float64_kernel
 def centred_loss_inverse_numeric(
     epsilon: ArrayLike,
     centred_loss: Callable[[Array], Array],
@@ -57,6 +58,7 @@ def centred_loss_inverse_numeric(
     return res.good
 
 
+@float64_kernel
 def log_delta_symmetric_log_concave(
     epsilon: ArrayLike,
     sensitivity: ArrayLike,

@@ -57,6 +57,7 @@ from dpjax.accounting._certified import (
     reported_delta,
 )
 from dpjax.numerics import (
+    float64_kernel,
     log1mexp,
     log_mills_step,
     log_Q,
@@ -95,6 +96,7 @@ def _log_delta(k: Array, m: Array, h: Array) -> Array:
     return fail_closed(jnp.where(upper, up, low), k, m, h)
 
 
+@float64_kernel
 def log_delta_osgt_unit(epsilon: ArrayLike, k: ArrayLike, m: ArrayLike) -> Array:
     r"""``log delta(epsilon)`` for shape ``k = vartheta / rho`` and ``m = Delta / rho``.
 
@@ -107,6 +109,7 @@ def log_delta_osgt_unit(epsilon: ArrayLike, k: ArrayLike, m: ArrayLike) -> Array
     return _log_delta(k, m, sum3(q, -0.5 * m, -k, r))
 
 
+@float64_kernel
 def log_delta_osgt(
     epsilon: ArrayLike, vartheta: ArrayLike, rho: ArrayLike, sensitivity: ArrayLike
 ) -> Array:
@@ -130,6 +133,7 @@ def log_delta_osgt(
     return _log_delta(k, m, h)
 
 
+@float64_kernel
 def delta_osgt(
     epsilon: ArrayLike, vartheta: ArrayLike, rho: ArrayLike, sensitivity: ArrayLike
 ) -> Array:
@@ -139,6 +143,7 @@ def delta_osgt(
 
 
 @partial(jax.jit, static_argnames=("num_iterations",))
+@float64_kernel
 def epsilon_osgt(
     delta: ArrayLike,
     vartheta: ArrayLike,

@@ -38,6 +38,7 @@ from jax import Array
 from jax.typing import ArrayLike
 
 from dpjax.accounting._certified import kernel_error, reported_delta
+from dpjax.numerics import float64_kernel
 
 #: Documented error constant of :func:`log_delta_staircase_shift` / :func:`log_delta_staircase`
 #: (``|log delta_computed - log delta_true| <= ERROR (1 + |log delta|)``; a sum of
@@ -82,6 +83,7 @@ def _window_integral(lo, hi, pts, decay, gamma, epsilon, d):
 
 
 @partial(jax.jit, static_argnames=("max_periods",))
+@float64_kernel
 def log_delta_staircase_shift(
     epsilon: ArrayLike, decay: ArrayLike, gamma: ArrayLike, shift: ArrayLike, max_periods: int = 4
 ) -> Array:
@@ -116,6 +118,7 @@ def shift_candidates(gamma: ArrayLike, shift: ArrayLike, max_periods: int) -> Ar
 
 
 @partial(jax.jit, static_argnames=("max_periods",))
+@float64_kernel
 def log_delta_staircase(
     epsilon: ArrayLike,
     decay: ArrayLike,
@@ -145,6 +148,7 @@ def log_delta_staircase(
     return jnp.max(vals, axis=-1)
 
 
+@float64_kernel
 def delta_staircase(epsilon, decay, width, gamma, sensitivity, max_periods: int = 4) -> Array:
     """``delta(epsilon)`` of the 1-D staircase mechanism (:func:`log_delta_staircase`), reported
     as a certified upper bound (:func:`dpjax.accounting._certified.reported_delta`)."""

@@ -38,7 +38,7 @@ from dpjax.accounting._certified import (
     reported_epsilon,
 )
 from dpjax.accounting.laplace import EPSILON_ERROR, pure_gap
-from dpjax.numerics import bisect_monotone, log1mexp, logaddexp, quotient
+from dpjax.numerics import bisect_monotone, float64_kernel, log1mexp, logaddexp, quotient
 
 #: Documented error constant of the truncated Laplace profile kernels
 #: (``|log delta_computed - log delta_true| <= ERROR (1 + |log delta|)``): largest measured
@@ -80,6 +80,7 @@ def _log_delta(epsilon, c, mu, gap_mu, gap_c, c_minus_mu, disjoint):
     return fail_closed(jnp.where(disjoint, 0.0, out), epsilon, c, mu, gap_mu, gap_c, c_minus_mu)
 
 
+@float64_kernel
 def log_delta_truncated_laplace_unit(epsilon: ArrayLike, c: ArrayLike, mu: ArrayLike) -> Array:
     r"""``log delta(epsilon)`` for shape ``c = A / lambda``, ``mu = Delta / lambda``
     (error :data:`ERROR` for the given floats ``c``, ``mu``)."""
@@ -87,6 +88,7 @@ def log_delta_truncated_laplace_unit(epsilon: ArrayLike, c: ArrayLike, mu: Array
     return _log_delta(epsilon, c, mu, epsilon - mu, epsilon - c, c - mu, mu >= 2.0 * c)
 
 
+@float64_kernel
 def log_delta_truncated_laplace(
     epsilon: ArrayLike, scale: ArrayLike, bound: ArrayLike, sensitivity: ArrayLike
 ) -> Array:
@@ -122,6 +124,7 @@ def log_delta_truncated_laplace(
     )
 
 
+@float64_kernel
 def delta_truncated_laplace(
     epsilon: ArrayLike, scale: ArrayLike, bound: ArrayLike, sensitivity: ArrayLike
 ) -> Array:
@@ -130,6 +133,7 @@ def delta_truncated_laplace(
     return reported_delta(log_delta_truncated_laplace(epsilon, scale, bound, sensitivity), ERROR)
 
 
+@float64_kernel
 def epsilon_truncated_laplace(
     delta: ArrayLike,
     scale: ArrayLike,
@@ -158,6 +162,7 @@ def epsilon_truncated_laplace(
     return jnp.where(ok(kink) & (delta > 0), eps, jnp.inf)
 
 
+@float64_kernel
 def truncated_laplace_gdgk(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike):
     r"""GDGK 2020's parameters ``(lambda, A)`` for a target ``(epsilon, delta)``, ``epsilon > 0``.
 

@@ -22,12 +22,14 @@ from jax import Array
 from jax.typing import ArrayLike
 
 from dpjax.accounting._certified import fail_closed
+from dpjax.numerics import float64_kernel
 
 # log-spaced orders 1 + 10^{-4} .. 1 + 10^{6}; the bound is smooth in alpha,
 # and a grid minimum is always a valid (conservative) bound.
 _ALPHAS = 1.0 + np.logspace(-4, 6, 4001)
 
 
+@float64_kernel
 def epsilon_from_zcdp_bun_steinke(rho: ArrayLike, delta: ArrayLike) -> Array:
     r"""``epsilon = rho + 2 sqrt(rho log(1/delta))`` (Bun & Steinke 2016, Lemma 3.5)."""
     rho, delta = jnp.asarray(rho), jnp.asarray(delta)
@@ -54,11 +56,13 @@ def log_delta_from_zcdp(rho: ArrayLike, epsilon: ArrayLike) -> Array:
     return fail_closed(log_d, rho[..., 0], epsilon[..., 0])
 
 
+@float64_kernel
 def delta_from_zcdp(rho: ArrayLike, epsilon: ArrayLike) -> Array:
     """``delta`` from ``rho``-zCDP at ``epsilon`` (Canonne-Kamath-Steinke 2020, Cor. 13), capped at 1."""
     return jnp.exp(log_delta_from_zcdp(rho, epsilon))
 
 
+@float64_kernel
 def epsilon_from_zcdp(rho: ArrayLike, delta: ArrayLike) -> Array:
     r"""Least ``epsilon`` from ``rho``-zCDP at ``delta`` (Canonne-Kamath-Steinke 2020).
 

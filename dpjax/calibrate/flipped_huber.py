@@ -45,6 +45,7 @@ from dpjax.accounting.flipped_huber import (
 from dpjax.accounting.gaussian import a_of_sigma
 from dpjax.calibrate._certify import certify_scale, log_target, reported_delta
 from dpjax.noise.flipped_huber import standard_variance, theta_over_gamma
+from dpjax.numerics import float64_kernel
 
 #: Shapes ``b = alpha / gamma`` searched: 0 (Gaussian) and log-spaced up to 200
 #: (beyond, FH is Laplace to within the profile's resolution).
@@ -155,6 +156,7 @@ def _core_1d(epsilon, delta, sensitivity, num_stages, bisect_iters):
     return _finish(*jax.vmap(solve)(epsilon, delta), ERROR)
 
 
+@float64_kernel
 def calibrate_flipped_huber_1d(
     epsilon: ArrayLike,
     delta: ArrayLike,
@@ -205,6 +207,7 @@ def _core_sufficient(epsilon, delta, dim, l1, l2, linf, num_stages, bisect_iters
     return _finish(*jax.vmap(solve)(epsilon, delta), BOUND_ERROR)
 
 
+@float64_kernel
 def calibrate_flipped_huber_sufficient(
     epsilon: ArrayLike,
     delta: ArrayLike,

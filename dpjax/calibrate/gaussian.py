@@ -24,7 +24,7 @@ from jax.typing import ArrayLike
 
 from dpjax.accounting.gaussian import ERROR, log_delta_gaussian, log_delta_gaussian_mu
 from dpjax.calibrate._certify import MARGIN, certify_scale, log_target, reported_delta
-from dpjax.numerics import Q_inv, bisect_monotone
+from dpjax.numerics import Q_inv, bisect_monotone, float64_kernel
 
 _LOG_MU_MIN, _LOG_MU_MAX = -690.0, 690.0
 
@@ -94,6 +94,7 @@ def _mu_newton(epsilon, delta, num_iterations=8):
     return lo, jnp.where(converged, 0, STATUS_NOT_CONVERGED).astype(jnp.int32)
 
 
+@float64_kernel
 def mu_gaussian(epsilon: ArrayLike, delta: ArrayLike):
     r"""Largest ``mu`` (GDP parameter) with ``delta_mu(epsilon) <= delta (1 - MARGIN)``.
 
@@ -119,6 +120,7 @@ def mu_gaussian(epsilon: ArrayLike, delta: ArrayLike):
 
 
 @jax.jit
+@float64_kernel
 def sigma_gaussian(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike):
     r"""Least ``sigma`` with the exact Gaussian profile ``<= delta`` at ``epsilon``; certified.
 

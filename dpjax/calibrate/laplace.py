@@ -14,9 +14,11 @@ from jax.typing import ArrayLike
 
 from dpjax.accounting.laplace import ERROR, log_delta_laplace, scale_laplace
 from dpjax.calibrate._certify import MARGIN, certify_scale, log_target, reported_delta
+from dpjax.numerics import float64_kernel
 
 
 @jax.jit
+@float64_kernel
 def scale_laplace_1d(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike):
     """Least 1-D Laplace scale for (epsilon, delta); returns ``(b, delta_at_b, certified)``.
 
@@ -36,6 +38,7 @@ def scale_laplace_1d(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLik
 
 
 @jax.jit
+@float64_kernel
 def scale_laplace_pure(epsilon: ArrayLike, l1_sensitivity: ArrayLike):
     r"""Pure-DP Laplace scale ``b = Delta_1 / epsilon`` (then ``delta(epsilon) = 0`` in any dimension)."""
     return jnp.asarray(l1_sensitivity) / jnp.asarray(epsilon)

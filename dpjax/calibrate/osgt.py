@@ -36,6 +36,7 @@ from jax.typing import ArrayLike
 from dpjax.accounting.osgt import ERROR, log_delta_osgt, log_delta_osgt_unit
 from dpjax.calibrate._certify import certify_scale, log_target, reported_delta
 from dpjax.noise.osgt import osgt_unit_variance
+from dpjax.numerics import float64_kernel
 
 _LOG_M_MIN, _LOG_M_MAX = -200.0, 40.0
 #: shape range of the unconstrained search: k in [K_MIN, K_MAX]
@@ -133,6 +134,7 @@ def _pad(x: np.ndarray) -> np.ndarray:
     return np.concatenate([x, np.repeat(x[-1:], size - x.size)])
 
 
+@float64_kernel
 def osgt_least_variance(
     epsilon: ArrayLike,
     delta: ArrayLike,

@@ -23,8 +23,10 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from dpjax.noise.staircase import staircase_optimal_gamma, staircase_unit_variance
+from dpjax.numerics import float64_kernel
 
 
+@float64_kernel
 def staircase_pure(epsilon: ArrayLike, sensitivity: ArrayLike, num_coordinates: ArrayLike = 1):
     r"""``(decay, width, gamma, variance)`` of the per-coordinate epsilon-DP staircase.
 

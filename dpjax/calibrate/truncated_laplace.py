@@ -34,6 +34,7 @@ from dpjax.accounting.truncated_laplace import (
 from dpjax.calibrate._certify import certify_scale, log_target, reported_delta
 from dpjax.calibrate.osgt import _pad
 from dpjax.noise.truncated_laplace import truncated_laplace_unit_variance
+from dpjax.numerics import float64_kernel
 
 _LOG_MU_MIN = -200.0
 C_MIN, C_MAX = 1e-3, 2e3
@@ -86,6 +87,7 @@ def _search(epsilon, delta, sensitivity, num_points, num_rounds, num_iterations)
     return jax.vmap(per_target)(epsilon, log_level, sensitivity)
 
 
+@float64_kernel
 def truncated_laplace_least_variance(
     epsilon: ArrayLike,
     delta: ArrayLike,

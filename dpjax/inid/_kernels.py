@@ -15,7 +15,7 @@ from jax import Array
 from jax.scipy.special import gammaln
 from jax.typing import ArrayLike
 
-from dpjax.numerics import log1mexp
+from dpjax.numerics import float64_kernel, log1mexp
 
 
 def gaussian_abs_moment(p: ArrayLike) -> Array:
@@ -34,6 +34,7 @@ def _pos_log(lam: Array) -> tuple[Array, Array]:
     return pos, jnp.log(jnp.where(pos, lam, 1.0))
 
 
+@float64_kernel
 def gaussian_scales(lam: ArrayLike, mu: ArrayLike, p: ArrayLike = 2.0, w: ArrayLike = 1.0) -> Array:
     r"""Optimal i.n.i.d. Gaussian standard deviations for the weighted ``l_p^p`` error.
 
@@ -58,6 +59,7 @@ def gaussian_scales(lam: ArrayLike, mu: ArrayLike, p: ArrayLike = 2.0, w: ArrayL
     return jnp.where(pos, sigma, 0.0)
 
 
+@float64_kernel
 def laplace_scales(
     lam: ArrayLike, budget: ArrayLike, p: ArrayLike = 2.0, w: ArrayLike = 1.0
 ) -> Array:
@@ -83,6 +85,7 @@ def laplace_scales(
     return jnp.where(pos, b, 0.0)
 
 
+@float64_kernel
 def gaussian_mu_of(lam: ArrayLike, sigma: ArrayLike) -> Array:
     r"""Lemma 3: ``mu = sqrt(sum_i lambda_i^2 / sigma_i^2)`` (zero-sensitivity terms are 0)."""
     lam, sigma = jnp.asarray(lam), jnp.asarray(sigma)
@@ -91,6 +94,7 @@ def gaussian_mu_of(lam: ArrayLike, sigma: ArrayLike) -> Array:
     return jnp.sqrt(jnp.sum(ratio * ratio, axis=-1))
 
 
+@float64_kernel
 def laplace_loss_of(lam: ArrayLike, b: ArrayLike) -> Array:
     r"""Maximal privacy loss of i.n.i.d. Laplace: ``sum_i lambda_i / b_i`` (proof of Theorem 5)."""
     lam, b = jnp.asarray(lam), jnp.asarray(b)
@@ -98,6 +102,7 @@ def laplace_loss_of(lam: ArrayLike, b: ArrayLike) -> Array:
     return jnp.sum(jnp.where(pos, lam / jnp.where(pos, b, 1.0), 0.0), axis=-1)
 
 
+@float64_kernel
 def log_delta_laplace_corollary6(epsilon: ArrayLike, max_loss: ArrayLike) -> Array:
     r"""``log`` of the Corollary 6 bound ``[1 - exp(epsilon - sum lambda_i / b_i)]_+``.
 

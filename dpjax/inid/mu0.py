@@ -49,6 +49,7 @@ from dpjax.numerics import (
     STATUS_NAN,
     STATUS_OK,
     Q_inv,
+    float64_kernel,
     log_Q,
 )
 
@@ -72,6 +73,7 @@ class Mu0Result(NamedTuple):
     used_bracket: Array
 
 
+@float64_kernel
 def bracket_root(epsilon: ArrayLike, level: ArrayLike) -> Array:
     r"""``R_eps(a) = sqrt(Q^{-1}(a)^2 + 2 eps) - Q^{-1}(a)``: root of ``Q(eps/mu - mu/2) = a``.
 
@@ -87,6 +89,7 @@ def bracket_root(epsilon: ArrayLike, level: ArrayLike) -> Array:
     return jnp.where(level >= 1.0, jnp.inf, r)
 
 
+@float64_kernel
 def appendix_b_bracket(epsilon: ArrayLike, delta: ArrayLike) -> tuple[Array, Array]:
     r"""The Appendix B bracket ``(R_eps(delta_t), R_eps(delta_t + e^eps Q(sqrt(2 eps))))``.
 
@@ -100,6 +103,7 @@ def appendix_b_bracket(epsilon: ArrayLike, delta: ArrayLike) -> tuple[Array, Arr
 
 
 @partial(jax.jit, static_argnames="num_iterations")
+@float64_kernel
 def mu0(epsilon: ArrayLike, delta: ArrayLike, num_iterations: int = 100) -> Mu0Result:
     r"""Largest ``mu`` solving (P2), by Algorithm 1 on the Appendix B bracket; certified.
 

@@ -4,7 +4,10 @@ A noise family is a small immutable pytree (a ``NamedTuple`` of its
 parameters) whose methods are pure, shape-polymorphic kernels:
 
 ``logpdf(x)``, ``cdf(x)``, ``sf(x)``, ``log_sf(x)``, ``quantile(u)``,
-``sample(key, shape, dtype)``, ``variance``, and
+``sample(key, shape, dtype)``, ``from_bits(bits, dtype)`` (the sampler as a
+deterministic function of its random words), ``abs_isf(log_u, one_minus_u, deep)``
+(``|x|`` with ``P(|T| > |x|) = U``, the tail quantile the samplers invert),
+``variance``, and
 ``privacy_loss(t, sensitivity) = log g(t) - log g(t + sensitivity)``
 (the equivalent privacy loss ``zeta_d(t)`` of Sec. II-C of
 flipped-huber-mechanism).  Parameters are arrays, so a family object can
@@ -12,6 +15,11 @@ be passed through ``jit``/``vmap`` and batched.
 
 Every family here is symmetric and a scale family, which the calibration
 layer exploits (privacy improves monotonically with the scale).
+
+Samplers draw ``U`` with its logarithm resolved from several random words
+(:mod:`dpjax.noise._tail`), so float32/bfloat16 samples keep the tails the
+accountant assumes down to ``tail_floor(dtype)`` (``2^-128`` in float32,
+``2^-256`` in float64) instead of stopping at ``2^-24``.
 """
 
 from __future__ import annotations
@@ -40,6 +48,10 @@ class NoiseFamily(Protocol):
     def quantile(self, u: ArrayLike) -> Array: ...
 
     def sample(self, key: Array, shape: tuple[int, ...] = (), dtype=None) -> Array: ...
+
+    def from_bits(self, bits: ArrayLike, dtype=None) -> Array: ...
+
+    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True) -> Array: ...
 
     def privacy_loss(self, t: ArrayLike, sensitivity: ArrayLike) -> Array: ...
 

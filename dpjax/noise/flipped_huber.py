@@ -41,10 +41,9 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 from jax import Array
-from jax.scipy.special import ndtri
 from jax.typing import ArrayLike
 
-from dpjax.noise._base import sample_dtype
+from dpjax.noise._tail import log1p_negative, log_q_inv, symmetric_from_bits, symmetric_sample
 from dpjax.numerics import log1mexp, log_mills, log_Q, log_Q_inv, logaddexp
 
 _HALF_LOG_2PI = 0.9189385332046727  # log(2 pi) / 2
@@ -125,6 +124,66 @@ def standard_log_sf(y: ArrayLike, b: ArrayLike) -> Array:
     return jnp.where(y >= 0, upper, log1mexp(jnp.minimum(upper, -_LOG_2)))
 
 
+class _IsfConstants(NamedTuple):
+    """Per-shape constants of the ``FH(b, 1)`` tail inverse (see :func:`standard_isf_log`)."""
+
+    log_p_tail: Array  # log P(T > b): the Gaussian tails hold p <= P(T > b)
+    log_z: Array  # log Z; with c = Z e^{b^2/2} / sqrt(2 pi), P(T > y) = Q(y) / c for y > b
+    half_b2: Array  # b^2 / 2
+    log_k: Array  # log k, k = b (A + B)
+    log_one_minus_k: Array  # log(1 - k) = -b^2 + log(1 - b R(b))
+    b_safe: Array  # b (1 where b = 0)
+    pos: Array  # b > 0
+
+
+#: Shape beyond which the constants of ``FH(b, 1)`` have reached their limits in every
+#: float: ``e^{-b^2}`` underflows, ``log P(T > b) < -1e8``, ``k = 1``, ``1 - k = 0``.
+_B_SATURATED = 1e4
+
+
+def _isf_constants(b: Array) -> _IsfConstants:
+    r"""Constants of the tail inverse at shape ``b`` (any ``b`` in ``[0, inf]``).
+
+    They are evaluated at ``min(b, 1e4)`` (``b^2`` overflows for ``b > 1.3e154`` in
+    float64 and ``1.8e19`` in float32, and ``b = inf``, e.g. ``alpha = 1e308`` cast to
+    float32, made ``log k = inf - inf``); only the final division uses the true ``b``,
+    so ``b = inf`` is the Laplace limit of scale ``gamma / b = 0``.
+    """
+    bc = jnp.minimum(b, _B_SATURATED)
+    log_z = log_normaliser(bc)
+    log_b_mass = log_half_gauss_mass(bc)
+    pos, bs = _safe_b(bc)
+    return _IsfConstants(
+        log_p_tail=log_b_mass - log_z,
+        log_z=log_z,
+        half_b2=0.5 * bc * bc,
+        log_k=jnp.log(bs) + logaddexp(log_half_laplace_mass(bc), log_b_mass),
+        log_one_minus_k=-bs * bs + jnp.log(_one_minus_x_mills(bs)),
+        b_safe=jnp.where(pos, b, 1.0),
+        pos=pos,
+    )
+
+
+def _standard_isf(log_p: Array, q: Array, c: _IsfConstants, deep: bool = True) -> Array:
+    r"""The ``y >= 0`` with ``P(T > y) = p`` for ``T ~ FH(b, 1)``, from ``log p`` and
+    ``q = 1 - 2p`` (both given, so that each is accurate where it is used).
+
+    .. math:: y = \begin{cases} Q^{-1}(p\,c) & p \le P(T > b) \\
+              -\log(1 - k q)/b & \text{otherwise} \end{cases}
+
+    with ``1 - k q`` formed as ``(1 - k) + 2 k p`` in log space when ``k q >= 1/2``;
+    ``deep=False`` promises ``p >= 2^-13`` (then ``p c >= 2^-13``: ``ndtri`` suffices).
+    """
+    gauss = (log_p <= c.log_p_tail) | ~c.pos
+    log_pc = log_p + c.log_z + c.half_b2 - _HALF_LOG_2PI
+    y_gauss = log_q_inv(jnp.where(gauss, log_pc, -1.0), deep)
+    kq = jnp.exp(c.log_k) * jnp.where(gauss, 0.5, q)
+    near = kq < 0.5
+    log_far = logaddexp(c.log_one_minus_k, _LOG_2 + c.log_k + jnp.where(gauss, -1.0, log_p))
+    log_w = jnp.where(near, log1p_negative(-jnp.where(near, kq, 0.0)), log_far)
+    return jnp.where(gauss, y_gauss, -log_w / c.b_safe)
+
+
 def standard_isf_log(log_p: ArrayLike, b: ArrayLike) -> Array:
     r"""Inverse survival of ``FH(b, 1)`` from ``log p`` (``p <= 1/2``): the ``y >= 0`` with
     ``P(T > y) = p`` (eq. (23)); accurate for ``p`` down to ``exp(-1e7)``.
@@ -133,23 +192,8 @@ def standard_isf_log(log_p: ArrayLike, b: ArrayLike) -> Array:
               -\log\!\big(1 - b(A+B)(1 - 2p)\big)/b & \text{otherwise} \end{cases}
     """
     log_p, b = jnp.broadcast_arrays(jnp.asarray(log_p), jnp.asarray(b))
-    log_z = log_normaliser(b)
-    log_a = log_half_laplace_mass(b)
-    log_b_mass = log_half_gauss_mass(b)
-    log_p_tail = log_b_mass - log_z
-    gauss = log_p <= log_p_tail
-    y_gauss = log_Q_inv(jnp.where(gauss, log_p + log_z + 0.5 * b * b - _HALF_LOG_2PI, -1.0))
-    pos, bs = _safe_b(b)
-    # 1 - k q, k = b (A + B), q = 1 - 2p;  = (1 - k) + 2 k p with 1 - k = e^{-b^2} (1 - b R(b))
-    log_k = jnp.log(bs) + logaddexp(log_a, log_b_mass)
-    p = jnp.exp(jnp.where(gauss, _LOG_2 * -2.0, log_p))
-    kq = jnp.exp(log_k) * (1.0 - 2.0 * p)
-    near = kq < 0.5
-    log_one_minus_k = -bs * bs + jnp.log(_one_minus_x_mills(bs))
-    log_far = logaddexp(log_one_minus_k, _LOG_2 + log_k + jnp.where(gauss, -1.0, log_p))
-    log_w = jnp.where(near, jnp.log1p(-jnp.where(near, kq, 0.0)), log_far)
-    y_lap = -log_w / bs
-    y = jnp.where(gauss, y_gauss, jnp.where(pos, y_lap, 0.0))
+    q = 1.0 - 2.0 * jnp.exp(jnp.minimum(log_p, -_LOG_2))
+    y = _standard_isf(log_p, q, _isf_constants(b))
     return jnp.where(log_p >= -_LOG_2, 0.0, y)
 
 
@@ -321,52 +365,35 @@ class FlippedHuber(NamedTuple):
         """``log E[e^{sT}] = log M_b(gamma s)`` for the standard shape ``M_b``."""
         return standard_log_mgf(jnp.asarray(s) * self.gamma, self.shape_parameter)
 
-    def sample(self, key: Array, shape: tuple[int, ...] = (), dtype=None) -> Array:
-        r"""Inversion sampling (App. A) in ``dtype`` (float32/float64; 16-bit via float32).
-
-        One random word per sample: its top bit is the sign, the rest give
-        ``p = (m + 1/2) 2^{-n}`` uniform on ``(0, 1/2)`` with full relative
-        precision near 0 (``p >= 1.2e-10`` in float32, ``2.7e-20`` in float64),
-        so the Gaussian tails are reached without forming ``1 - u``.  Then
-        ``|T| / gamma = Q^{-1}(p c)`` (``c = Z e^{b^2/2} / sqrt(2 pi)``) when
-        ``p <= P(T > b)``, else ``-log(1 - k (1 - 2p)) / b`` (``k = b (A + B)``),
-        with ``1 - k(1 - 2p)`` formed as ``(1 - k) + 2kp`` when it is small.
-        The constants are computed in the parameters' dtype (float64 under x64).
+    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True) -> Array:
+        r"""``|x|`` with ``P(|T| > |x|) = U``: ``gamma y`` with ``P(T/gamma > y) = U/2``
+        (eq. (23); ``1 - 2p = 1 - U`` is passed exactly).  Computed in the dtype of
+        ``log_u``; the per-shape constants in the parameters' dtype, then cast.
+        ``deep=False`` promises ``U >= 2^-12``.
         """
-        dtype = sample_dtype(dtype)
-        compute = dtype if jnp.dtype(dtype).itemsize >= 4 else jnp.dtype(jnp.float32)
-        wide = jnp.dtype(compute).itemsize == 8
-        nbits = 64 if wide else 32
-        bits = jax.random.bits(key, shape, jnp.uint64 if wide else jnp.uint32)
-        sign_bit = bits >> (nbits - 1)
-        mant = bits & ((1 << (nbits - 1)) - 1)
-        p = (mant.astype(compute) + 0.5) * (2.0 ** (-nbits))
-        # per-parameter constants in the parameters' own precision
-        b = self.shape_parameter
-        pos, bs = _safe_b(b)
-        log_z = log_normaliser(b)
-        log_bm = log_half_gauss_mass(b)
-        log_p_tail = log_bm - log_z
-        log_c = log_z + 0.5 * b * b - _HALF_LOG_2PI
-        log_k = jnp.log(bs) + logaddexp(log_half_laplace_mass(b), log_bm)
-        one_minus_k = jnp.exp(-bs * bs) * _one_minus_x_mills(bs)
-        cast = lambda v: jnp.asarray(v).astype(compute)  # noqa: E731
-        log_p_tail, log_c, k = cast(log_p_tail), cast(log_c), cast(jnp.exp(log_k))
-        one_minus_k, inv_b, gamma = cast(one_minus_k), cast(1.0 / bs), cast(self.gamma)
-        pos = jnp.asarray(pos)
-        log_p = jnp.log(p)
-        gauss = (log_p <= log_p_tail) | ~pos
-        arg = jnp.exp(jnp.minimum(log_p + log_c, jnp.log(jnp.asarray(0.5, compute))))
-        y_gauss = -ndtri(arg)
-        kq = k * (1.0 - 2.0 * p)
-        near = kq < 0.5
-        log_w = jnp.where(
-            near, jnp.log1p(-jnp.minimum(kq, 0.5)), jnp.log(one_minus_k + 2.0 * k * p)
+        log_u, omu = jnp.asarray(log_u), jnp.asarray(one_minus_u)
+        work = log_u.dtype
+        consts = jax.tree_util.tree_map(
+            lambda v: v.astype(work) if jnp.issubdtype(v.dtype, jnp.floating) else v,
+            _isf_constants(self.shape_parameter),
         )
-        y_lap = -log_w * inv_b
-        y = jnp.where(gauss, y_gauss, y_lap)
-        out = gamma * jnp.where(sign_bit == 1, -y, y)
-        return out.astype(dtype)
+        y = _standard_isf(log_u - _LOG_2, omu, consts, deep)
+        return jnp.asarray(self.gamma).astype(work) * y
+
+    def from_bits(self, bits: ArrayLike, dtype=None) -> Array:
+        """Samples as a deterministic function of their random words (:mod:`dpjax.noise._tail`)."""
+        return symmetric_from_bits(bits, dtype, self.abs_isf)
+
+    def sample(self, key: Array, shape: tuple[int, ...] = (), dtype=None) -> Array:
+        r"""Inversion sampling (App. A) in ``dtype``, tails exact down to ``tail_floor(dtype)``.
+
+        ``|T| = gamma y`` with ``P(T > gamma y) = U / 2`` for a tail-exact uniform
+        ``U`` (:mod:`dpjax.noise._tail`): ``y = Q^{-1}(p c)`` (from ``log p`` for deep draws) in the
+        Gaussian tails, ``-log(1 - k (1 - U)) / b`` in the Laplace centre (formed as
+        ``(1 - k) + k U`` in log space when it is small).  Computed in float32 for
+        float32/bfloat16/float16 output and in float64 for float64 output.
+        """
+        return symmetric_sample(key, shape, dtype, self.abs_isf)
 
     def privacy_loss(self, t: ArrayLike, sensitivity: ArrayLike) -> Array:
         r"""``zeta_d(t) = (rho_alpha(t + d) - rho_alpha(t)) / gamma^2`` (Sec. II-C)."""

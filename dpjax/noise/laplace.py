@@ -2,18 +2,22 @@ r"""Laplace noise ``Lap(0, b)`` (``b = scale``).
 
 Density ``g(t) = exp(-|t| / b) / (2 b)``, variance ``2 b^2``; privacy loss
 at shift ``d``: ``zeta_d(t) = (|t + d| - |t|) / b``, clipped to ``[-|d|/b, |d|/b]``.
+
+Sampling is inversion of the two-sided tail from a tail-exact uniform ``U``
+(:mod:`dpjax.noise._tail`): ``|T| = -b log U``, with ``log U`` resolved far below
+the float's resolution, so float32 samples reach ``129 log 2 ~ 89.4`` scales
+(:func:`dpjax.noise.tail_floor`) instead of stopping at ``24 log 2``.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.noise._base import sample_dtype
+from dpjax.noise._tail import symmetric_from_bits, symmetric_sample
 
 _LOG_HALF = -0.6931471805599453
 
@@ -52,9 +56,18 @@ class Laplace(NamedTuple):
         u_hi = jnp.where(low, 0.75, u)
         return self.scale * jnp.where(low, jnp.log(2.0 * u_lo), -jnp.log(2.0 * (1.0 - u_hi)))
 
+    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True) -> Array:
+        """``|x| = -b log U`` with ``P(|T| > |x|) = U`` (``1 - U`` and ``deep`` unused)."""
+        log_u = jnp.asarray(log_u)
+        return -jnp.asarray(self.scale).astype(log_u.dtype) * log_u
+
+    def from_bits(self, bits: ArrayLike, dtype=None) -> Array:
+        """Samples as a deterministic function of their random words (:mod:`dpjax.noise._tail`)."""
+        return symmetric_from_bits(bits, dtype, self.abs_isf)
+
     def sample(self, key: Array, shape: tuple[int, ...] = (), dtype=None) -> Array:
-        dtype = sample_dtype(dtype)
-        return jnp.asarray(self.scale, dtype) * jax.random.laplace(key, shape, dtype)
+        """``Lap(0, b)`` draws in ``dtype``, tails exact down to ``tail_floor(dtype)``."""
+        return symmetric_sample(key, shape, dtype, self.abs_isf)
 
     def privacy_loss(self, t: ArrayLike, sensitivity: ArrayLike) -> Array:
         """``zeta_d(t) = (|t + d| - |t|) / b``."""

@@ -41,7 +41,7 @@ import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.noise._base import sample_dtype
+from dpjax.noise._tail import symmetric_from_bits, symmetric_sample
 from dpjax.numerics import log_mills, log_mills_step, log_Q, log_Q_inv
 
 _HALF_LOG_2PI = 0.9189385332046727
@@ -149,18 +149,25 @@ class OSGT(NamedTuple):
         h = osgt_unit_tail_inverse(self.shape_k, jnp.log(2.0 * tail))
         return jnp.where(upper, 1.0, -1.0) * self.rho * h
 
-    def sample(self, key: Array, shape: tuple[int, ...] = (), dtype=None) -> Array:
-        """Exact inversion: ``|T| = rho h(k, log U)``, ``U ~ U(0, 1]``, independent random sign.
+    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True) -> Array:
+        r"""``|x| = rho h(k, log U)`` with ``P(|T| > |x|) = U`` (``L(h) = log U``), in the dtype
+        of ``log_u`` (``log U = log1p(-(1 - U))`` keeps small ``h`` accurate; ``deep``
+        unused: one formula is accurate everywhere)."""
+        log_u = jnp.asarray(log_u)
+        work = log_u.dtype
+        h = osgt_unit_tail_inverse(jnp.asarray(self.shape_k).astype(work), log_u)
+        return jnp.asarray(self.rho).astype(work) * h
 
-        Computed in float64 when x64 is enabled, else in float32, then cast to ``dtype``.
+    def from_bits(self, bits: ArrayLike, dtype=None) -> Array:
+        """Samples as a deterministic function of their random words (:mod:`dpjax.noise._tail`)."""
+        return symmetric_from_bits(bits, dtype, self.abs_isf)
+
+    def sample(self, key: Array, shape: tuple[int, ...] = (), dtype=None) -> Array:
+        """Exact inversion ``|T| = rho h(k, log U)`` with an independent sign, ``U`` tail-exact
+        down to ``tail_floor(dtype)`` (:mod:`dpjax.noise._tail`); float32 work for float32 and
+        narrower output, float64 for float64.
         """
-        dtype = sample_dtype(dtype)
-        work = jnp.result_type(float)
-        k_sign, k_u = jax.random.split(key)
-        u = jax.random.uniform(k_u, shape, work, minval=jnp.finfo(work).tiny, maxval=1.0)
-        h = osgt_unit_tail_inverse(jnp.asarray(self.shape_k, work), jnp.log(u))
-        sign = jnp.where(jax.random.bernoulli(k_sign, 0.5, shape), 1.0, -1.0).astype(work)
-        return (sign * jnp.asarray(self.rho, work) * h).astype(dtype)
+        return symmetric_sample(key, shape, dtype, self.abs_isf)
 
     def privacy_loss(self, t: ArrayLike, sensitivity: ArrayLike) -> Array:
         r"""``zeta_d(t) = ((|t + d| + vartheta)^2 - (|t| + vartheta)^2) / (2 rho^2)``."""

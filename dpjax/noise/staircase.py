@@ -28,22 +28,22 @@ positive: no cancellation).  It is minimised by (GV Sec. IV, cost ``x^2``)
 
 .. math:: \gamma^* = -\frac{b}{1-b} + \frac{(b - 2b^2 + 2b^4 - b^5)^{1/3}}{2^{1/3}(1-b)^2},
 
-(:func:`staircase_optimal_gamma`).  Sampling is GV's exact mixture (their
-Algorithm in Sec. III-D): sign ``S``, geometric ``G`` with ``P(G = k) = (1-b) b^k``
-(``floor(E / decay)``, ``E ~ Exp(1)``), ``B ~ Bernoulli((1-gamma) b / (gamma + (1-gamma) b))``,
-``U ~ U(0, 1)``: ``X = S width (G + (1 - B) gamma U + B (gamma + (1 - gamma) U))``.
+(:func:`staircase_optimal_gamma`).  Sampling is exact inversion of ``|T|``
+(:meth:`Staircase.abs_isf`; the same law as GV's mixture of Sec. III-D: the
+period ``G = floor(-log U / decay)`` is geometric with ``P(G = k) = (1-b) b^k``)
+from a tail-exact uniform ``U`` (:mod:`dpjax.noise._tail`), so in float32 ``G``
+reaches ``129 log 2 / decay`` periods instead of ``24 log 2 / decay``.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.noise._base import sample_dtype
+from dpjax.noise._tail import symmetric_from_bits, symmetric_sample
 
 
 def staircase_optimal_gamma(decay: ArrayLike) -> Array:
@@ -152,21 +152,37 @@ class Staircase(NamedTuple):
         ax = k * self.width + jnp.clip(r, 0.0, self.width)
         return jnp.where(upper, 1.0, -1.0) * ax
 
-    def sample(self, key: Array, shape: tuple[int, ...] = (), dtype=None) -> Array:
-        """GV's exact mixture sampler (module docstring), in the default float, then cast."""
-        dtype = sample_dtype(dtype)
-        work = jnp.result_type(float)
-        k_s, k_g, k_b, k_u = jax.random.split(key, 4)
-        decay = jnp.asarray(self.decay, work)
-        gamma = jnp.asarray(self.gamma, work)
+    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True) -> Array:
+        r"""``|x|`` with ``P(|T| > |x|) = U``, in the dtype of ``log_u`` (exact inversion;
+        ``deep`` unused).
+
+        ``P(|T| > k width) = b^k``, so the period is ``k = floor(-log U / decay)``; inside
+        it the fraction of the period's mass above ``|x|`` is ``U / b^k = e^t``,
+        ``t = log U + k decay`` in ``(-decay, 0]``, and the mass below it is
+        ``m = expm1(t) / expm1(-decay)`` of the period.  With ``s = gamma + (1 - gamma) b``
+        (the period's mass in units of ``a width``) the offset is
+        ``r / width = m s`` if ``m s <= gamma``, else ``gamma + (m s - gamma) / b``.
+        """
+        log_u = jnp.asarray(log_u)
+        work = log_u.dtype
+        decay = jnp.asarray(self.decay).astype(work)
+        gamma = jnp.asarray(self.gamma).astype(work)
         b = jnp.exp(-decay)
-        geo = jnp.floor(jax.random.exponential(k_g, shape, work) / decay)
-        p_low = (1.0 - gamma) * b / (gamma + (1.0 - gamma) * b)
-        low = jax.random.bernoulli(k_b, p_low, shape)
-        u = jax.random.uniform(k_u, shape, work)
-        offset = jnp.where(low, gamma + (1.0 - gamma) * u, gamma * u)
-        sign = jnp.where(jax.random.bernoulli(k_s, 0.5, shape), 1.0, -1.0).astype(work)
-        return (sign * jnp.asarray(self.width, work) * (geo + offset)).astype(dtype)
+        k = jnp.floor(-log_u / decay)
+        t = jnp.clip(log_u + k * decay, -decay, 0.0)
+        ms = jnp.expm1(t) / jnp.expm1(-decay) * (gamma + (1.0 - gamma) * b)
+        low = ms <= gamma
+        r = jnp.where(low, ms, gamma + (ms - gamma) / jnp.where(low | (b == 0), 1.0, b))
+        return jnp.asarray(self.width).astype(work) * (k + jnp.clip(r, 0.0, 1.0))
+
+    def from_bits(self, bits: ArrayLike, dtype=None) -> Array:
+        """Samples as a deterministic function of their random words (:mod:`dpjax.noise._tail`)."""
+        return symmetric_from_bits(bits, dtype, self.abs_isf)
+
+    def sample(self, key: Array, shape: tuple[int, ...] = (), dtype=None) -> Array:
+        """Exact inversion of ``|T|`` (:meth:`abs_isf`) with an independent sign, ``U``
+        tail-exact down to ``tail_floor(dtype)`` (:mod:`dpjax.noise._tail`)."""
+        return symmetric_sample(key, shape, dtype, self.abs_isf)
 
     def privacy_loss(self, t: ArrayLike, sensitivity: ArrayLike) -> Array:
         """``log g(t) - log g(t + d)`` (piecewise constant)."""

@@ -17,20 +17,27 @@ symmetric and log-concave (as an extended-valued density).  With
 ``v(c) = (2 - e^{-c}(c^2 + 2c + 2)) / D = 2 P(3, c) / D`` (``P`` the regularised
 lower incomplete gamma function, which keeps ``v(c) ~ c^2 / 3`` accurate as
 ``c -> 0``).  Sampling is exact inversion of the truncated exponential:
-``|T| = -lambda log(e^{-c} + W D)``, ``W ~ U(0, 1]``, with an independent sign.
+``|T| = -lambda log(e^{-c} + U D)``, ``U ~ U(0, 1]`` tail-exact
+(:mod:`dpjax.noise._tail`), with an independent sign; the support is bounded,
+so no tail is truncated, and samples are clipped to ``[-A, A]`` in the output dtype.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 from jax import Array
 from jax.scipy.special import gammainc
 from jax.typing import ArrayLike
 
 from dpjax.noise._base import sample_dtype
+from dpjax.noise._tail import (
+    log1p_negative,
+    random_words,
+    symmetric_from_bits,
+    working_dtype,
+)
 from dpjax.numerics import log1mexp
 
 _LOG2 = 0.6931471805599453
@@ -114,16 +121,53 @@ class TruncatedLaplace(NamedTuple):
         tail = jnp.where(upper, 1.0 - u, u)
         return jnp.where(upper, 1.0, -1.0) * self._abs_quantile(2.0 * tail)
 
-    def sample(self, key: Array, shape: tuple[int, ...] = (), dtype=None) -> Array:
-        """Exact inversion (module docstring), computed in the default float, cast to ``dtype``."""
+    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True) -> Array:
+        r"""``|x| = -lambda log(e^{-c} + U D)`` with ``P(|T| > |x|) = U`` (in ``log_u``'s dtype).
+
+        With ``v = log U + log expm1(c)``:
+
+        .. math:: \frac{|x|}{\lambda} = \begin{cases}
+                  -\mathrm{log1p}(-(1 - U) D) & U \ge 1/2 \\
+                  -\log U - \log(1 - e^{-c}) - \mathrm{log1p}(e^{-v}) & v > 0 \\
+                  c - \mathrm{log1p}(e^{v}) & v \le 0 \end{cases}
+
+        (no cancellation: ``|x|`` is accurate near 0, near the bound ``A`` and for
+        ``c`` up to the largest float), clipped to ``[0, A]``; ``deep`` is unused.
+        """
+        log_u, omu = jnp.asarray(log_u), jnp.asarray(one_minus_u)
+        work = log_u.dtype
+        lam = jnp.asarray(self.scale).astype(work)
+        c = jnp.asarray(self.shape_c).astype(work)
+        log1mexp_c = log1mexp(-c)  # log D
+        centre = omu <= 0.5
+        near_zero = -log1p_negative(-jnp.where(centre, omu, 0.0) * jnp.exp(log1mexp_c))
+        lu = jnp.where(centre, -1.0, log_u)
+        v = lu + c + log1mexp_c
+        up = v > 0
+        laplace_like = -lu - log1mexp_c - jnp.log1p(jnp.exp(-jnp.where(up, v, 0.0)))
+        near_bound = c - jnp.log1p(jnp.exp(jnp.where(up, 0.0, v)))
+        z = jnp.where(centre, near_zero, jnp.where(up, laplace_like, near_bound))
+        return jnp.clip(lam * z, 0.0, jnp.asarray(self.bound).astype(work))
+
+    def from_bits(self, bits: ArrayLike, dtype=None) -> Array:
+        """Samples as a deterministic function of their random words (:mod:`dpjax.noise._tail`).
+
+        ``|x|`` is clipped to the largest value of ``dtype`` that is ``<= A``, so a
+        rounded sample never leaves the support ``[-A, A]``.
+        """
         dtype = sample_dtype(dtype)
-        work = jnp.result_type(float)
-        k_sign, k_u = jax.random.split(key)
-        w = jax.random.uniform(k_u, shape, work)
-        noise = TruncatedLaplace(jnp.asarray(self.scale, work), jnp.asarray(self.bound, work))
-        ax = jnp.minimum(noise._abs_quantile(w), noise.bound)
-        sign = jnp.where(jax.random.bernoulli(k_sign, 0.5, shape), 1.0, -1.0).astype(work)
-        return (sign * ax).astype(dtype)
+        x = symmetric_from_bits(bits, dtype, self.abs_isf)
+        work = working_dtype(dtype)
+        bound = jnp.asarray(self.bound).astype(work)
+        top = bound.astype(dtype)
+        top = jnp.where(top.astype(work) > bound, jnp.nextafter(top, jnp.zeros_like(top)), top)
+        return jnp.clip(x, -top, top)
+
+    def sample(self, key: Array, shape: tuple[int, ...] = (), dtype=None) -> Array:
+        """Exact inversion (module docstring), ``U`` tail-exact (:mod:`dpjax.noise._tail`), in
+        ``dtype``; never outside ``[-A, A]``."""
+        dtype = sample_dtype(dtype)
+        return self.from_bits(random_words(key, shape, dtype), dtype)
 
     def privacy_loss(self, t: ArrayLike, sensitivity: ArrayLike) -> Array:
         """``log g(t) - log g(t + d)``: ``(|t + d| - |t|) / lambda`` where both lie in the

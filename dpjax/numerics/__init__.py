@@ -1,4 +1,9 @@
-"""Stable special functions, root finding and quadrature (float64 kernels)."""
+"""Stable special functions, root finding and quadrature (float64 kernels).
+
+:func:`float64_kernel` is the guard every public privacy kernel carries: it
+raises :class:`Float64RequiredError` without x64 or on float32 input.  The
+special functions here are dtype-generic (the samplers use them in float32).
+"""
 
 from dpjax.numerics._bisection import (
     STATUS_BRACKET_TOO_SMALL,
@@ -20,6 +25,12 @@ from dpjax.numerics._normal import (
     log_Q_inv,
 )
 from dpjax.numerics._quadrature import gauss_legendre, integrate_panels
+from dpjax.numerics._x64 import (
+    Float64RequiredError,
+    float64_kernel,
+    require_float64,
+    x64_enabled,
+)
 
 __all__ = [
     "STATUS_BRACKET_TOO_SMALL",
@@ -27,8 +38,10 @@ __all__ = [
     "STATUS_NAN",
     "STATUS_OK",
     "BisectionResult",
+    "Float64RequiredError",
     "Q_inv",
     "bisect_monotone",
+    "float64_kernel",
     "gauss_legendre",
     "integrate_panels",
     "log1mexp",
@@ -44,4 +57,6 @@ __all__ = [
     "sum3",
     "two_product",
     "two_sum",
+    "require_float64",
+    "x64_enabled",
 ]

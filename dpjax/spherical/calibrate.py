@@ -29,6 +29,7 @@ import numpy as np
 from dpjax.calibrate._certify import log_target
 from dpjax.calibrate._result import Calibration
 from dpjax.errors import InfeasibleTargetError
+from dpjax.numerics import float64_kernel
 
 NAME = "spherical"
 #: Shells per unit of sensitivity.
@@ -47,6 +48,7 @@ def _plan(m: int, n: int, budget: float) -> tuple[int, float]:
     return n_free, math.exp(-(n_free / n) / (n * s * s))
 
 
+@float64_kernel
 def calibrate_spherical(
     epsilon: float, delta: float, dim: int, l2: float, n: int = SHELLS, steps: int = STEPS
 ) -> Calibration:

@@ -32,6 +32,7 @@ import numpy as np
 
 from dpjax.accounting import pld as pld_engine
 from dpjax.calibrate._certify import certify_epsilon
+from dpjax.numerics import float64_kernel
 from dpjax.spherical import coefficients as co
 
 
@@ -133,6 +134,7 @@ class SphericalMechanism(NamedTuple):
         qm = np.exp(lw + lp[j])
         return loss, pm, qm, max(0.0, 1.0 - pm.sum()), max(0.0, 1.0 - qm.sum())
 
+    @float64_kernel
     def pld(self, sampling_rate: float | None = None, adjacency: str = "remove",
             bin_width: float = 1e-4) -> pld_engine.PLD:
         """Pessimistic PLD of one use (optionally Poisson-subsampled, ``adjacency`` remove/add)."""
@@ -155,6 +157,7 @@ class SphericalMechanism(NamedTuple):
         probs = np.append(probs, inf)
         return pld_engine.from_atoms(losses, probs, bin_width=bin_width)
 
+    @float64_kernel
     def epsilon(self, delta: float, compositions: int = 1, sampling_rate: float | None = None,
                 bin_width: float = 1e-4) -> float:
         """Certified ``epsilon(delta)`` after ``compositions`` uses (worse adjacency).
@@ -164,6 +167,7 @@ class SphericalMechanism(NamedTuple):
         """
         return float(self.epsilons(delta, [compositions], sampling_rate, bin_width)[0])
 
+    @float64_kernel
     def epsilons(self, delta: float, compositions, sampling_rate: float | None = None,
                  bin_width: float = 1e-4) -> np.ndarray:
         """:meth:`epsilon` for several composition counts (PLDs built once), each certified."""
@@ -180,6 +184,7 @@ class SphericalMechanism(NamedTuple):
             out.append(float(certify_epsilon("spherical", profile_at, eps, delta)))
         return np.array(out)
 
+    @float64_kernel
     def delta(self, epsilon: float, compositions: int = 1,
               sampling_rate: float | None = None, bin_width: float = 1e-4) -> float:
         """Certified ``delta(epsilon)`` after ``compositions`` uses."""

@@ -41,6 +41,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
+from dpjax.numerics import float64_kernel
+
 #: The ``lambda`` grid of the Chernoff / MGF tail bounds: ``-lambda`` and
 #: ``+lambda`` for 64 geometric values in ``[1e-3, 1e3]`` (negative half first).
 _POS = np.geomspace(1e-3, 1e3, 64)
@@ -98,6 +100,7 @@ _U = 2.0**-53
 
 
 @jax.jit
+@float64_kernel
 def log_mgf_grid(lower: Array, bin_width: Array, pmf: Array) -> Array:
     r"""``log sum_i pmf_i exp(lambda l_i)`` on :data:`LAMBDAS` for ``l_i = (lower + i) h``: an
     **upper bound** (what every Chernoff bound needs), from one matrix product.
@@ -141,6 +144,7 @@ def log_mgf_grid(lower: Array, bin_width: Array, pmf: Array) -> Array:
     return jnp.logaddexp(out, lost)
 
 
+@float64_kernel
 def make(
     bin_width,
     lower,

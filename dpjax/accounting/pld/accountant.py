@@ -33,6 +33,7 @@ from dpjax.accounting.pld.compose import fast_size, self_compose, window_size
 from dpjax.accounting.pld.discretise import discretise_pair, noise_pair
 from dpjax.accounting.pld.subsample import subsampled_pair
 from dpjax.calibrate._certify import log_target
+from dpjax.numerics import float64_kernel
 
 
 class Sizes(NamedTuple):
@@ -78,6 +79,7 @@ def _worse_adjacency(query, doc: str):
     query(PLD_K, x)``: build, compose and query every adjacency's PLD, report the worse."""
 
     @functools.partial(jax.jit, static_argnames=_STATIC)
+    @float64_kernel
     def kernel(
         scale,
         shape,
@@ -147,6 +149,7 @@ def bucket(n: int) -> int:
     return 2 * p
 
 
+@float64_kernel
 def sizes_for(
     noise_fn,
     scale,
@@ -209,6 +212,7 @@ def _evaluate(kernel, noise_fn, scale, shape, sensitivity, x, compositions, samp
     return np.asarray(out)
 
 
+@float64_kernel
 def profile(
     noise_fn, scale, shape, sensitivity, epsilon, compositions=1, sampling_rate=None, bin_width=1e-4
 ):
@@ -228,6 +232,7 @@ def profile(
     )
 
 
+@float64_kernel
 def epsilon(
     noise_fn, scale, shape, sensitivity, delta, compositions=1, sampling_rate=None, bin_width=1e-4
 ):
@@ -270,6 +275,7 @@ def _batched(method):
     of every row, vmapped over 1-D ``(shape, epsilon, log_level, a, b)``."""
 
     @functools.partial(jax.jit, static_argnames=_STATIC)
+    @float64_kernel
     def kernel(
         shape, sensitivity, sampling_rate, compositions, epsilon, log_level, a, b, tol, **static
     ) -> search.Root:
@@ -333,6 +339,7 @@ def _run(kernel, rows, shape, scalars, eps, level, a, b, tol, shard, pad_to=0, *
     return search.Root(*(np.asarray(x)[:k] for x in out))
 
 
+@float64_kernel
 def calibrate_scale(
     noise_fn: Callable,
     shape,
@@ -536,6 +543,7 @@ def laplace_noise(scale, shape):
     return Laplace(scale)
 
 
+@float64_kernel
 def chernoff_epsilon(log_mgf, delta):
     """Convenience: Chernoff-only epsilon of a composed ``log_mgf`` (see :mod:`.tail_bounds`)."""
     return tail_bounds.epsilon_chernoff(log_mgf, jnp.log(jnp.asarray(delta)))
@@ -552,6 +560,7 @@ class ShapeCalibration(NamedTuple):
     grid: np.ndarray  # rows (target index, shape, scale, variance, bin width) of the search
 
 
+@float64_kernel
 def calibrate_shape_scale(
     noise_fn: Callable,
     variance_fn: Callable,

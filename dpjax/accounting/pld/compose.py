@@ -33,6 +33,7 @@ import numpy as np
 
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import PLD
+from dpjax.numerics import float64_kernel
 
 #: log of the tail mass each window edge may leave out (above: added to inf_mass).
 LOG_WINDOW_TAIL = math.log(1e-30)
@@ -61,6 +62,7 @@ def _fft_error_constant(size: int) -> float:
     return 8.0 * _U * (math.log2(max(size, 2)) + 1.0)
 
 
+@float64_kernel
 def window_size(log_mgf, bin_width: float, log_tail: float = LOG_WINDOW_TAIL) -> int:
     """Host helper: a fast FFT length covering the Chernoff window of a composed ``log_mgf``."""
     hi = float(tail_bounds.upper_edge(log_mgf, log_tail))
@@ -68,6 +70,7 @@ def window_size(log_mgf, bin_width: float, log_tail: float = LOG_WINDOW_TAIL) ->
     return fast_size(math.ceil((hi - lo) / bin_width) + 3)
 
 
+@float64_kernel
 def self_compose_size(pld: PLD, num_compositions: int) -> int:
     """Host helper: FFT length for the ``K``-fold self-composition of ``pld`` (concrete ``K``)."""
     return window_size(num_compositions * np.asarray(pld.log_mgf), float(pld.bin_width))
@@ -107,6 +110,7 @@ def _window(y, comp_lower, log_mgf, bin_width, size, inf_atoms, roundoff, trunca
     )
 
 
+@float64_kernel
 def self_compose(pld: PLD, num_compositions, size: int) -> PLD:
     r"""``K``-fold self-composition of ``pld`` by FFT (``K`` traced, FFT length ``size`` static).
 
@@ -152,6 +156,7 @@ def self_compose(pld: PLD, num_compositions, size: int) -> PLD:
     )
 
 
+@float64_kernel
 def compose(plds, size: int | None = None) -> PLD:
     r"""Heterogeneous composition ``PLD_1 * PLD_2 * ... * PLD_m`` by one FFT product.
 

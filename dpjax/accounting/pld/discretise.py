@@ -53,6 +53,7 @@ from jax import Array
 from dpjax.accounting.pld._pld import PLD, make
 from dpjax.noise.gaussian import Gaussian
 from dpjax.noise.laplace import Laplace
+from dpjax.numerics import float64_kernel
 
 #: Default probability left outside the ``t`` range of a pair (each side):
 #: the top of the loss grid is where ``P`` keeps at most this much mass.
@@ -124,6 +125,7 @@ def _upper_tail_point(log_sf, scale, tail=TAIL):
     return b
 
 
+@float64_kernel
 def noise_pair(noise, sensitivity, tail=TAIL) -> MonotonePair:
     r"""The pair ``P = T``, ``Q = T - Delta`` of a symmetric log-concave noise family.
 
@@ -231,6 +233,7 @@ def _intervals(ls, lc):
     return jnp.where(ok, jnp.exp(big) * -jnp.expm1(jnp.where(ok, small - big, -1.0)), 0.0), ls, lc
 
 
+@float64_kernel
 def pair_grid(pair: MonotonePair, bin_width: float) -> tuple[int, int]:
     """Host helper: ``(lower, size)`` of a grid covering ``[L(t_lo), L(t_hi)]`` (concrete pair)."""
     lo = float(pair.loss(jnp.asarray(pair.t_lo)))
@@ -240,6 +243,7 @@ def pair_grid(pair: MonotonePair, bin_width: float) -> tuple[int, int]:
     return lower, upper - lower + 1
 
 
+@float64_kernel
 def discretise_pair(
     pair: MonotonePair, bin_width, lower, size: int, pessimistic: bool = True
 ) -> PLD:
@@ -274,6 +278,7 @@ def discretise_pair(
     return make(h, lower, pmf, inf_mass, truncated_mass=truncated, pessimistic=True)
 
 
+@float64_kernel
 def from_pair(pair: MonotonePair, bin_width: float, pessimistic: bool = True) -> PLD:
     """PLD of a concrete pair on a grid covering its loss range (host sizing, jitted kernel)."""
     lower, size = pair_grid(pair, bin_width)
@@ -287,6 +292,7 @@ def _noise_loss_range(noise, sensitivity):
 
 
 @functools.partial(jax.jit, static_argnames=("size", "pessimistic"))
+@float64_kernel
 def discretise_noise(
     noise, sensitivity, bin_width, lower, size: int, pessimistic: bool = True
 ) -> PLD:
@@ -294,6 +300,7 @@ def discretise_noise(
     return discretise_pair(noise_pair(noise, sensitivity), bin_width, lower, size, pessimistic)
 
 
+@float64_kernel
 def noise_grid(noise, sensitivity: float, bin_width: float) -> tuple[int, int]:
     """Host helper: ``(lower, size)`` of a grid covering the loss range of a concrete noise pair."""
     lo, hi = (float(v) for v in _noise_loss_range(noise, jnp.asarray(sensitivity, jnp.float64)))
@@ -301,6 +308,7 @@ def noise_grid(noise, sensitivity: float, bin_width: float) -> tuple[int, int]:
     return lower, math.ceil(hi / bin_width) + 1 - lower + 1
 
 
+@float64_kernel
 def from_noise(
     noise, sensitivity: float = 1.0, bin_width: float = 1e-4, pessimistic: bool = True
 ) -> PLD:
@@ -320,6 +328,7 @@ def from_noise(
     )
 
 
+@float64_kernel
 def from_gaussian(
     sigma: float, sensitivity: float = 1.0, bin_width: float = 1e-4, pessimistic: bool = True
 ) -> PLD:
@@ -335,6 +344,7 @@ def from_gaussian(
     )
 
 
+@float64_kernel
 def from_laplace(
     scale: float, sensitivity: float = 1.0, bin_width: float = 1e-4, pessimistic: bool = True
 ) -> PLD:
@@ -349,6 +359,7 @@ def _bucket(n: int) -> int:
     return next(int(p * f) for f in (1.0, 1.25, 1.5, 1.75, 2.0) if n <= int(p * f))
 
 
+@float64_kernel
 def from_atoms(losses, probabilities, bin_width: float = 1e-4, pessimistic: bool = True) -> PLD:
     r"""PLD of a pair given as atoms ``(l_k, p_k)`` of its loss under ``P`` (``l_k <= +inf``).
 

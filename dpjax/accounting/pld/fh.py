@@ -26,6 +26,7 @@ import numpy as np
 from dpjax._batching import call_padded
 from dpjax._progress import progress
 from dpjax.accounting.pld.accountant import calibrate_shape_scale, flipped_huber_noise
+from dpjax.numerics import float64_kernel
 
 #: Loss-grid bin width of the engine for flipped Huber calibration.
 BIN_WIDTH = 1e-4
@@ -39,6 +40,7 @@ def _variance(gamma, b):
     return np.asarray(gamma) ** 2 * call_padded(jax.jit(standard_variance), b)
 
 
+@float64_kernel
 def calibrate_flipped_huber_exact(epsilon, delta, dim: int, linf: float):
     """``(alpha, gamma, variance, delta_at, certified)`` arrays over the broadcast targets
     (one shape search per target; a progress bar on a terminal)."""

@@ -42,6 +42,7 @@ import numpy as np
 from jax import Array
 
 from dpjax.accounting.pld.discretise import MonotonePair, _intervals, _materialise, noise_pair
+from dpjax.numerics import float64_kernel
 
 
 class IterativeProfile(NamedTuple):
@@ -55,6 +56,7 @@ class IterativeProfile(NamedTuple):
         idx = jnp.arange(self.delta.shape[-1], dtype=jnp.float64)
         return (self.lower.astype(jnp.float64) + idx) * self.bin_width
 
+    @float64_kernel
     def delta_at(self, epsilon) -> Array:
         """Certified ``delta(epsilon)``: the chord in ``e^nu`` between grid points (upper bound)."""
         nus, d = self.nus(), self.delta
@@ -65,6 +67,7 @@ class IterativeProfile(NamedTuple):
         out = d[i] + w * (d[i + 1] - d[i])
         return jnp.where(eps >= nus[-1], d[-1], out)
 
+    @float64_kernel
     def epsilon_at(self, delta) -> Array:
         """Least ``epsilon`` with certified ``delta(epsilon) <= delta`` (chord inversion)."""
         nus, d = self.nus(), jax.lax.cummax(self.delta, reverse=True)
@@ -94,6 +97,7 @@ def _bins(pair: MonotonePair, bin_width, loss_lower, loss_size: int):
 
 
 @functools.partial(jax.jit, static_argnames=("nu_size", "loss_size"))
+@float64_kernel
 def iterate(
     pair_p,
     pair_q,
@@ -141,11 +145,13 @@ def iterate(
 
 
 @functools.partial(jax.jit, static_argnames=("loss_size",))
+@float64_kernel
 def noise_bins(noise, sensitivity, bin_width, loss_lower, *, loss_size: int):
     """Bin masses of the additive-noise pair of ``noise`` (jitted)."""
     return _bins(noise_pair(noise, sensitivity), bin_width, loss_lower, loss_size)
 
 
+@float64_kernel
 def iterative_profile(
     noise,
     sensitivity: float,

@@ -30,6 +30,7 @@ from jax.typing import ArrayLike
 
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import PLD
+from dpjax.numerics import float64_kernel
 
 
 def _suffix(pld: PLD):
@@ -66,6 +67,7 @@ def _padded(fn):
     return wrapper
 
 
+@float64_kernel
 @_padded
 @jax.jit
 def log_delta_for_epsilon(pld: PLD, epsilon: ArrayLike) -> Array:
@@ -77,6 +79,7 @@ def log_delta_for_epsilon(pld: PLD, epsilon: ArrayLike) -> Array:
     return jnp.minimum(log_grid, log_ch)
 
 
+@float64_kernel
 def delta_for_epsilon(pld: PLD, epsilon: ArrayLike) -> Array:
     """``delta(epsilon)`` of a PLD (see :func:`log_delta_for_epsilon`)."""
     return jnp.exp(log_delta_for_epsilon(pld, epsilon))
@@ -104,6 +107,7 @@ def _grid_epsilon(pld: PLD, delta: Array) -> Array:
     return jnp.where(found, eps, jnp.inf)
 
 
+@float64_kernel
 @_padded
 @jax.jit
 def epsilon_for_delta(pld: PLD, delta: ArrayLike) -> Array:

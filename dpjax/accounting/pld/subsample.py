@@ -28,7 +28,7 @@ import numpy as np
 
 from dpjax.accounting.pld._pld import PLD
 from dpjax.accounting.pld.discretise import MonotonePair, discretise_pair, noise_pair
-from dpjax.numerics import logaddexp
+from dpjax.numerics import float64_kernel, logaddexp
 
 ADJACENCIES = ("remove", "add")
 
@@ -37,6 +37,7 @@ def _mix(la, lb, log_wa, log_wb):
     return logaddexp(log_wa + la, log_wb + lb)
 
 
+@float64_kernel
 def subsampled_pair(base: MonotonePair, sampling_rate, adjacency: str) -> MonotonePair:
     r"""The subsampled dominating pair of ``base`` for ``adjacency`` in ``("remove", "add")``."""
     q = jnp.asarray(sampling_rate, jnp.float64)
@@ -99,6 +100,7 @@ def subsampled_pair(base: MonotonePair, sampling_rate, adjacency: str) -> Monoto
     raise ValueError(f"adjacency must be one of {ADJACENCIES}, got {adjacency!r}")
 
 
+@float64_kernel
 def subsampled_noise_pair(noise, sensitivity, sampling_rate, adjacency: str) -> MonotonePair:
     """:func:`subsampled_pair` of the additive-noise pair of ``noise`` at shift ``sensitivity``."""
     return subsampled_pair(noise_pair(noise, sensitivity), sampling_rate, adjacency)
@@ -113,6 +115,7 @@ def _range(noise, sensitivity, sampling_rate):
     return out
 
 
+@float64_kernel
 def subsampled_grid(noise, sensitivity: float, sampling_rate: float, bin_width: float):
     """Host helper: ``{adjacency: (lower, size)}`` covering each subsampled loss range."""
     ranges = _range(
@@ -126,6 +129,7 @@ def subsampled_grid(noise, sensitivity: float, sampling_rate: float, bin_width: 
 
 
 @functools.partial(jax.jit, static_argnames=("adjacency", "size", "pessimistic"))
+@float64_kernel
 def discretise_subsampled(
     noise,
     sensitivity,
@@ -141,6 +145,7 @@ def discretise_subsampled(
     return discretise_pair(pair, bin_width, lower, size, pessimistic)
 
 
+@float64_kernel
 def from_subsampled_noise(
     noise,
     sensitivity: float,
@@ -165,6 +170,7 @@ def from_subsampled_noise(
     }
 
 
+@float64_kernel
 def gaussian_rdp_epsilon(sigma, sampling_rate, compositions, delta, sensitivity=1.0):
     r"""RDP estimate of the subsampled Gaussian's epsilon (NumPy; a bracket, not a certificate).
 
@@ -195,6 +201,7 @@ def gaussian_rdp_epsilon(sigma, sampling_rate, compositions, delta, sensitivity=
     return eps.min(axis=-1).reshape(np.shape(mu2)) if np.ndim(mu2) else float(eps.min())
 
 
+@float64_kernel
 def gaussian_rdp_sigma(epsilon, delta, sampling_rate, compositions, sensitivity=1.0):
     """Least sigma whose RDP estimate meets ``(epsilon, delta)`` (NumPy bisection; a bracket)."""
     epsilon, delta = np.broadcast_arrays(np.asarray(epsilon, float), np.asarray(delta, float))

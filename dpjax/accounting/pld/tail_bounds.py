@@ -26,6 +26,7 @@ from jax import Array
 from jax.typing import ArrayLike
 
 from dpjax.accounting.pld._pld import LAMBDAS, POSITIVE
+from dpjax.numerics import float64_kernel
 
 
 def _lam():
@@ -37,6 +38,7 @@ def _log_c(lam):
     return lam * jnp.log(lam) - (1.0 + lam) * jnp.log1p(lam)
 
 
+@float64_kernel
 def log_upper_tail(log_mgf: ArrayLike, x: ArrayLike) -> Array:
     """``log`` of a bound on ``P(S >= x; S finite)``: ``min_{lambda>0} log M - lambda x``."""
     lam = _lam()[POSITIVE:]
@@ -44,18 +46,21 @@ def log_upper_tail(log_mgf: ArrayLike, x: ArrayLike) -> Array:
     return jnp.min(jnp.asarray(log_mgf)[..., POSITIVE:] - lam * x, axis=-1)
 
 
+@float64_kernel
 def upper_edge(log_mgf: ArrayLike, log_tail: float) -> Array:
     """Least ``x`` certified by Chernoff to have ``P(S >= x) <= e^{log_tail}``."""
     lam = _lam()[POSITIVE:]
     return jnp.min((jnp.asarray(log_mgf)[..., POSITIVE:] - log_tail) / lam, axis=-1)
 
 
+@float64_kernel
 def lower_edge(log_mgf: ArrayLike, log_tail: float) -> Array:
     """Largest ``x`` certified by Chernoff to have ``P(S <= x) <= e^{log_tail}``."""
     lam = _lam()[:POSITIVE]
     return jnp.max((jnp.asarray(log_mgf)[..., :POSITIVE] - log_tail) / lam, axis=-1)
 
 
+@float64_kernel
 def log_delta_chernoff(log_mgf: ArrayLike, epsilon: ArrayLike) -> Array:
     r"""``log`` of the Chernoff bound on the finite part of ``delta(epsilon)`` (see module)."""
     lam = _lam()[POSITIVE:]
@@ -63,6 +68,7 @@ def log_delta_chernoff(log_mgf: ArrayLike, epsilon: ArrayLike) -> Array:
     return jnp.min(jnp.asarray(log_mgf)[POSITIVE:] - lam * eps + _log_c(lam), axis=-1)
 
 
+@float64_kernel
 def epsilon_chernoff(log_mgf: ArrayLike, log_delta: ArrayLike) -> Array:
     r"""Least ``epsilon`` whose Chernoff bound on the finite part is ``<= e^{log_delta}``.
 

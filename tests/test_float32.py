@@ -199,6 +199,8 @@ _EXEMPT = {
             "log_cell_volumes log_gamma log_tail_sum tail_rows coefficients"
         ).split()
     },
+    "dpjax.accounting._certified.kernel_error": "host declaration of a constant (checked at import)",
+    "dpjax.calibrate._certify.certify_epsilon": "host function; the profile it calls is guarded",
     # i.n.i.d.: errors (not privacy), NumPy validation, and functions that scope x64 themselves
     "dpjax.inid._kernels.gaussian_abs_moment": "error moment, not privacy",
     "dpjax.inid._kernels.laplace_abs_moment": "error moment, not privacy",

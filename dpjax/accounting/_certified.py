@@ -35,6 +35,8 @@ import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
+from dpjax.numerics import float64_kernel
+
 MARGIN = 1e-10
 #: Smallest positive normal float64; XLA flushes anything smaller to zero.
 TINY = float(np.finfo(np.float64).tiny)
@@ -60,6 +62,9 @@ def kernel_error(c: float) -> float:
     return float(c)
 
 
+@float64_kernel
+
+
 def error_bound(log_delta: ArrayLike, c: float) -> Array:
     """``c (1 + |log delta|)``: the documented bound on ``|log delta_hat - log delta|``."""
     return c * (1.0 + jnp.abs(jnp.asarray(log_delta)))
@@ -68,6 +73,9 @@ def error_bound(log_delta: ArrayLike, c: float) -> Array:
 def log_target(delta: ArrayLike) -> Array:
     """``log(delta (1 - MARGIN))``: the level a certified answer must reach (``-inf`` for 0)."""
     return jnp.log(jnp.asarray(delta)) + jnp.log1p(-MARGIN)
+
+
+@float64_kernel
 
 
 def reported_delta(log_delta: ArrayLike, error: float) -> Array:
@@ -90,6 +98,9 @@ def reported_delta(log_delta: ArrayLike, error: float) -> Array:
     return jnp.where(jnp.isnan(log_delta), 1.0, out)
 
 
+@float64_kernel
+
+
 def reported_epsilon(epsilon: ArrayLike, error: float) -> Array:
     r"""An epsilon from a closed form with relative error ``error``, rounded up.
 
@@ -99,6 +110,9 @@ def reported_epsilon(epsilon: ArrayLike, error: float) -> Array:
     epsilon = jnp.asarray(epsilon)
     up = jnp.nextafter(epsilon * (1.0 + error), jnp.inf)
     return jnp.where(jnp.isnan(epsilon), jnp.inf, jnp.where(epsilon == 0, 0.0, up))
+
+
+@float64_kernel
 
 
 def fail_closed(log_delta: ArrayLike, *inputs: ArrayLike) -> Array:

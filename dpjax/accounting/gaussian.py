@@ -53,11 +53,17 @@ _SQRT_HALF = 0.7071067811865476
 _A_MAX = 1e150
 
 
+@float64_kernel
+
+
 def a_of_mu(epsilon: Array, mu: Array) -> Array:
     """``a = epsilon / mu - mu / 2`` with the quotient carried to ~2^-104 (:func:`quotient`)."""
     q, r = quotient(epsilon, mu)
     a = (q - 0.5 * mu) + r
     return jnp.where(jnp.isfinite(a), a, epsilon / mu - 0.5 * mu)
+
+
+@float64_kernel
 
 
 def a_of_sigma(epsilon: Array, sigma: Array, sensitivity: Array) -> Array:
@@ -74,11 +80,17 @@ def a_of_sigma(epsilon: Array, sigma: Array, sensitivity: Array) -> Array:
     return jnp.where(jnp.isfinite(a), a, epsilon / mu - 0.5 * mu)
 
 
+@float64_kernel
+
+
 def tail_step_args(a: Array, mu: Array) -> tuple[Array, Array]:
     """The arguments ``(a, h)`` of the Mills-ratio step of :func:`log_delta_from_a`'s ``a >= 0``
     branch (safe values elsewhere), for callers that share one step between kernels."""
     pos = a >= 0
     return jnp.where(pos, jnp.minimum(a, _A_MAX), 1.0), jnp.where(pos, mu, 0.0)
+
+
+@float64_kernel
 
 
 def log_delta_from_a(epsilon: Array, a: Array, mu: Array, step: Array | None = None) -> Array:

@@ -100,6 +100,9 @@ def scale_laplace(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike) 
     return jnp.asarray(sensitivity) / denom
 
 
+@float64_kernel
+
+
 def log_delta_pure_dp(epsilon: ArrayLike, epsilon0: ArrayLike) -> Array:
     r"""``log`` of the profile of randomized response, the dominating pair of every
     ``epsilon_0``-DP mechanism (Kairouz, Oh & Viswanath 2015):
@@ -115,6 +118,9 @@ def log_delta_pure_dp(epsilon: ArrayLike, epsilon0: ArrayLike) -> Array:
     inside = x < 0
     val = log1mexp(jnp.where(inside, x, -1.0)) - jnp.log1p(jnp.exp(-jnp.asarray(epsilon0)))
     return fail_closed(jnp.where(inside, val, jnp.where(x >= 0, -jnp.inf, jnp.nan)))
+
+
+@float64_kernel
 
 
 def epsilon_pure_dp(delta: ArrayLike, epsilon0: ArrayLike) -> Array:

@@ -44,6 +44,9 @@ def _log_delta_cks(rho, epsilon, alpha):
     )
 
 
+@float64_kernel
+
+
 def log_delta_from_zcdp(rho: ArrayLike, epsilon: ArrayLike) -> Array:
     """``log delta`` from ``rho``-zCDP at ``epsilon`` (Canonne-Kamath-Steinke 2020, Cor. 13).
 

@@ -82,18 +82,41 @@ def _fold(pmf, size):
     return jnp.pad(pmf, (0, reps * size - n)).reshape(reps, size).sum(axis=0)
 
 
+#: Largest grid index magnitude the engine uses: loss indices, window starts and ``K lower``
+#: are exact integers in float64 below ``2^52``; beyond, the grid part fails closed.
+MAX_INDEX = 2.0**52
+
+
+def _index(x):
+    """``(int64 index, valid)`` of a float64 index ``x`` (``valid``: finite, ``|x| < 2^52``;
+    an invalid one is returned as 0)."""
+    valid = jnp.isfinite(x) & (jnp.abs(x) < MAX_INDEX)
+    return jnp.where(valid, x, 0.0).astype(jnp.int64), valid
+
+
 def _window(y, comp_lower, log_mgf, bin_width, size, inf_atoms, roundoff, truncated, pessimistic):
-    """Read the window off the cyclic result ``y`` and assemble the composed PLD."""
+    """Read the window off the cyclic result ``y`` and assemble the composed PLD.
+
+    ``comp_lower`` is the float64 loss index of ``y[0]``.  Fails closed: when an index is
+    not an exact float64 integer (``|index| >= 2^52``, e.g. ``K ~ 1e30``) or the window
+    edge is not finite, the grid carries no information and ``inf_mass = 1`` (the
+    Chernoff bound of ``log_mgf`` still answers, :mod:`.query`).
+    """
     h = bin_width
     x_lo = tail_bounds.lower_edge(log_mgf, LOG_WINDOW_TAIL)
-    start = jnp.floor(x_lo / h).astype(jnp.int64) - 1
-    start = jnp.maximum(start, comp_lower)
-    shift = jnp.mod(start - comp_lower, size)
+    lower_f = jnp.asarray(comp_lower, jnp.float64)
+    start_f = jnp.maximum(jnp.floor(x_lo / h) - 1.0, lower_f)
+    start_f = jnp.where(jnp.isnan(start_f), lower_f, start_f)  # no lower edge: from comp_lower
+    start, ok_start = _index(start_f)
+    base, ok_base = _index(lower_f)
+    ok = ok_start & ok_base & _index(start_f + size)[1]
+    shift = jnp.mod(start - base, size)
     out = jnp.roll(y, -shift)
-    top = (start + size).astype(jnp.float64) * h
+    top = (start_f + size) * h
     cut = jnp.exp(tail_bounds.log_upper_tail(log_mgf, top))
-    cut = jnp.minimum(cut, 1.0)
+    cut = jnp.where(jnp.isnan(cut), 1.0, jnp.minimum(cut, 1.0))
     inf_mass = inf_atoms + cut if pessimistic else inf_atoms
+    inf_mass = jnp.where(ok, inf_mass, 1.0)
     return PLD(
         bin_width=h,
         lower=start,
@@ -137,7 +160,7 @@ def self_compose(pld: PLD, num_compositions, size: int) -> PLD:
         + ((4.0 * k + 4.0) * _U + c1) * jnp.linalg.norm(y)
         + _U
     )
-    comp_lower = k.astype(jnp.int64) * pld.lower
+    comp_lower = k * pld.lower.astype(jnp.float64)  # float64: K may exceed int64
     inf_atoms = -jnp.expm1(k * jnp.log1p(-jnp.minimum(pld.atom_inf, 1.0)))
     return _window(
         y,
@@ -186,7 +209,7 @@ def compose(plds, size: int | None = None) -> PLD:
         y = jnp.maximum(y, 0.0)
     m = len(plds)
     roundoff = err + ((2.0 * m + 2.0) * _U + c1) * jnp.linalg.norm(y) + _U
-    comp_lower = sum(p.lower for p in plds)
+    comp_lower = sum(p.lower.astype(jnp.float64) for p in plds)
     log_keep = sum(jnp.log1p(-jnp.minimum(p.atom_inf, 1.0)) for p in plds)
     inf_atoms = -jnp.expm1(log_keep)
     truncated = sum(p.truncated_mass for p in plds)

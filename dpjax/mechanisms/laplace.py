@@ -17,8 +17,14 @@ r"""The Laplace mechanism: noise ``Lap(b)`` per coordinate (``b = scale``).
     ``delta(eps) <= (e^{eps_0} - e^{eps}) / (1 + e^{eps_0})``.
 
   Calibration returns the least scale meeting the target under that minimum.
-* ``dim = 1`` with Poisson subsampling (rate ``q``): the engine's ``T``-fold
-  composition of the subsampled pair (add and remove adjacency, worse reported).
+* ``dim = 1`` with Poisson subsampling (rate ``q``): the minimum of the engine's
+  ``T``-fold composition of the subsampled pair (add and remove adjacency, worse
+  reported) and pure DP amplified by subsampling, ``epsilon_0 = T log(1 + q (e^{Delta_1/b}
+  - 1))`` (Balle, Barthe, Gaboardi 2018, Thm 10), through the same dominating pair.
+
+Where the engine's grid would exceed its memory cap (huge ``T``), it coarsens or
+answers by the Chernoff bound of the composed moments (:func:`dpjax.accounting.pld.
+accountant.plan`); the pure-DP bound keeps every answer finite.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpjax._batching import call_padded
+from dpjax.accounting._certified import MARGIN
 from dpjax.accounting.laplace import delta_laplace, epsilon_laplace
 from dpjax.accounting.pld import accountant as pld_accountant
 from dpjax.calibrate._certify import require_certified
@@ -55,19 +62,24 @@ def _engine_uses(query: Query) -> tuple[float, int, tuple[str, ...]]:
 
 
 def _engine_profile(scale, epsilon, query: Query) -> np.ndarray:
+    """Certified ``delta(epsilon)``: min of the engine and the pure-DP bound."""
     linf, uses, _ = _engine_uses(query)
-    return pld_accountant.profile(
+    engine = pld_accountant.profile(
         pld_accountant.laplace_noise, float(scale), 0.0, linf, epsilon, uses,
         query.sampling_rate, _bin_width(linf, scale),
     )
+    return np.minimum(_rr_bound(epsilon, _pure_epsilon(scale, query)), engine)
 
 
 def _engine_epsilon(scale, delta, query: Query) -> np.ndarray:
+    """Least certified epsilon: min of the engine and the pure-DP bound (inverted at
+    ``delta (1 - MARGIN)``, like every inverse profile)."""
     linf, uses, _ = _engine_uses(query)
-    return pld_accountant.epsilon(
+    engine = pld_accountant.epsilon(
         pld_accountant.laplace_noise, float(scale), 0.0, linf, delta, uses,
         query.sampling_rate, _bin_width(linf, scale),
     )
+    return np.minimum(_rr_epsilon(delta * (1.0 - MARGIN), _pure_epsilon(scale, query)), engine)
 
 
 def _scalar(params: dict) -> float:
@@ -77,9 +89,15 @@ def _scalar(params: dict) -> float:
     return float(b)
 
 
-def _pure_epsilon(params: dict, query: Query) -> tuple[np.ndarray, tuple[str, ...]]:
-    l1, notes = query.sensitivity.resolve("l1")
-    return query.compositions * l1 / params["scale"], notes
+def _pure_epsilon(scale, query: Query) -> np.ndarray:
+    """``epsilon_0`` of the ``T`` uses as pure DP: ``T Delta_1 / b``, or with Poisson
+    subsampling ``T log(1 + q (e^{Delta_1/b} - 1))`` (in log space: no overflow)."""
+    l1, _ = query.sensitivity.resolve("l1")
+    per_use = l1 / np.asarray(scale, np.float64)
+    q = query.sampling_rate
+    if q is not None and q < 1.0:
+        per_use = np.logaddexp(np.log1p(-q), np.log(q) + per_use)
+    return float(query.compositions) * per_use
 
 
 def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
@@ -155,29 +173,30 @@ def _rr_bound(epsilon, epsilon0):
     return np.where(epsilon >= epsilon0, 0.0, bound)
 
 
+def _rr_epsilon(delta, epsilon0):
+    """Least epsilon with ``_rr_bound(epsilon, epsilon0) <= delta``:
+    ``epsilon0 + log(1 - delta (1 + e^{-epsilon0}))`` (clipped at 0), rounded up by
+    re-checking the bound (a few ulps)."""
+    delta, epsilon0 = np.asarray(delta, float), np.asarray(epsilon0, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eps = np.maximum(epsilon0 + np.log1p(-delta * (1.0 + np.exp(-epsilon0))), 0.0)
+    for _ in range(4):
+        eps = np.where(_rr_bound(eps, epsilon0) > delta, np.nextafter(eps, np.inf), eps)
+    return np.where(_rr_bound(eps, epsilon0) > delta, epsilon0, eps)
+
+
 def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
     if _exact_1d(query):
         l1, _ = query.sensitivity.resolve("l1")
         return np.asarray(delta_laplace(epsilon, params["scale"], l1))
-    engine = _engine_profile(_scalar(params), epsilon, query)
-    if query.sampling_rate is not None:
-        return engine
-    eps0, _ = _pure_epsilon(params, query)
-    return np.minimum(_rr_bound(epsilon, eps0), engine)
+    return _engine_profile(_scalar(params), epsilon, query)
 
 
 def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
     if _exact_1d(query):
         l1, _ = query.sensitivity.resolve("l1")
         return np.asarray(epsilon_laplace(delta, params["scale"], l1))
-    engine = _engine_epsilon(_scalar(params), delta, query)
-    if query.sampling_rate is not None:
-        return engine
-    eps0, _ = _pure_epsilon(params, query)
-    # invert the randomized-response bound: eps = eps0 + log(1 - delta (1 + e^{-eps0}))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        eps = eps0 + np.log1p(-np.asarray(delta) * (1.0 + np.exp(-eps0)))
-    return np.minimum(np.maximum(eps, 0.0), engine)
+    return _engine_epsilon(_scalar(params), delta, query)
 
 
 MECHANISM = Mechanism(

@@ -175,6 +175,29 @@ def self_compose(pld: PLD, num_compositions, size: int) -> PLD:
     )
 
 
+def moments_only(pld: PLD, num_compositions) -> PLD:
+    r"""The ``K``-fold composition of ``pld`` kept only through its moments (no grid).
+
+    ``log_mgf_K = K log_mgf`` and ``atom_inf_K = 1 - (1 - atom_inf)^K`` are exact for any
+    ``K`` (``K`` traced, any size: no FFT, no index); the grid part is empty with
+    ``inf_mass = 1``, so :mod:`.query` answers from the Chernoff bound alone.  Used
+    where the grid ``K`` needs exceeds the engine's memory cap or exact indices.
+    """
+    k = jnp.asarray(num_compositions, jnp.float64)
+    one = jnp.ones((), jnp.float64)
+    return PLD(
+        bin_width=pld.bin_width,
+        lower=jnp.zeros((), jnp.int64),
+        pmf=jnp.zeros((1,), jnp.float64),
+        inf_mass=one,
+        truncated_mass=one,
+        roundoff=jnp.zeros((), jnp.float64),
+        log_mgf=k * pld.log_mgf,
+        atom_inf=-jnp.expm1(k * jnp.log1p(-jnp.minimum(pld.atom_inf, 1.0))),
+        pessimistic=pld.pessimistic,
+    )
+
+
 def compose(plds, size: int | None = None) -> PLD:
     r"""Heterogeneous composition ``PLD_1 * PLD_2 * ... * PLD_m`` by one FFT product.
 

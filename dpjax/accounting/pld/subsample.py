@@ -221,13 +221,15 @@ def gaussian_rdp_epsilon(sigma, sampling_rate, compositions, delta, sensitivity=
     The Chernoff/RDP conversion of :mod:`.tail_bounds` (Canonne, Kamath, Steinke 2020:
     ``eps = T log A_alpha / (alpha - 1) + log((alpha-1)/alpha) - (log delta + log alpha) /
     (alpha - 1)``) on the certified moments of :func:`gaussian_log_moments`, minimised
-    over the integer orders.  A certified upper bound (looser than the PLD engine except
-    where the engine's grid is capped); also the engine's calibration bracket.
+    over the integer orders, at ``delta (1 - MARGIN)`` like every inverse profile.  A
+    certified upper bound (looser than the PLD engine except where the engine's grid is
+    capped); also the engine's calibration bracket.
     """
+    from dpjax.accounting._certified import log_target
     from dpjax.accounting.pld import tail_bounds
 
     lam, log_a = gaussian_log_moments(sigma, sampling_rate, sensitivity)
-    log_delta = np.log(np.asarray(delta, np.float64))
+    log_delta = log_target(np.asarray(delta, np.float64))
     log_mgf = float(compositions) * log_a
     eps = np.asarray(tail_bounds.epsilon_chernoff(log_mgf, log_delta, lambdas=lam))
     return eps if eps.ndim else float(eps)

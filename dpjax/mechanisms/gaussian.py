@@ -19,11 +19,14 @@ import math
 import numpy as np
 
 from dpjax._batching import call_padded
+from dpjax.accounting._certified import MARGIN
 from dpjax.accounting.gaussian import delta_gaussian, epsilon_gaussian
-from dpjax.accounting._certified import MARGIN, log_target
 from dpjax.accounting.pld import accountant as pld_accountant
-from dpjax.accounting.pld import tail_bounds
-from dpjax.accounting.pld.subsample import gaussian_log_moments, gaussian_rdp_sigma
+from dpjax.accounting.pld.subsample import (
+    gaussian_rdp_epsilon,
+    gaussian_rdp_log_delta,
+    gaussian_rdp_sigma,
+)
 from dpjax.calibrate._certify import require_certified
 from dpjax.calibrate._result import Calibration
 from dpjax.calibrate.gaussian import sigma_gaussian
@@ -53,9 +56,7 @@ def _subsampled(query: Query) -> bool:
 def _rdp_log_delta(sigma, epsilon, query: Query, l2: float) -> np.ndarray:
     """Certified ``log delta(epsilon)`` of ``T`` subsampled uses from the exact integer-order
     moments (Chernoff / RDP conversion of :mod:`dpjax.accounting.pld.tail_bounds`)."""
-    lam, log_a = gaussian_log_moments(sigma, query.sampling_rate, l2)
-    log_mgf = float(query.compositions) * log_a
-    return np.asarray(tail_bounds.log_delta_chernoff(log_mgf, epsilon, lambdas=lam))
+    return gaussian_rdp_log_delta(sigma, query.sampling_rate, query.compositions, epsilon, l2)
 
 
 def _engine_calibrate(epsilon, delta, query: Query):
@@ -157,11 +158,8 @@ def _engine_epsilon(params: dict, delta: np.ndarray, query: Query) -> np.ndarray
         pld_accountant.gaussian_noise, sigma, 0.0, l2, delta, query.compositions,
         query.sampling_rate, BIN_WIDTH,
     )
-    lam, log_a = gaussian_log_moments(sigma, query.sampling_rate, l2)
-    rdp = tail_bounds.epsilon_chernoff(
-        float(query.compositions) * log_a, log_target(delta), lambdas=lam
-    )
-    return np.minimum(engine, np.asarray(rdp))
+    rdp = gaussian_rdp_epsilon(sigma, query.sampling_rate, query.compositions, delta, l2)
+    return np.minimum(engine, rdp)
 
 
 def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:

@@ -78,8 +78,11 @@ def _plds(
         lower, ok = _index(jnp.floor(pair.loss(pair.t_lo) / bin_width) - 1.0)
         pld = discretise_pair(pair, bin_width, lower, sizes.grid)
         # a loss range whose grid index is not an exact integer: grid and moments fail closed
-        fail = lambda v: jnp.where(ok, v, 1.0)  # noqa: E731
-        pld = dataclasses.replace(pld, inf_mass=fail(pld.inf_mass), atom_inf=fail(pld.atom_inf))
+        pld = dataclasses.replace(
+            pld,
+            inf_mass=jnp.where(ok, pld.inf_mass, 1.0),
+            atom_inf=jnp.where(ok, pld.atom_inf, 1.0),
+        )
         if sizes.moments_only:
             pld = moments_only(pld, compositions)
         elif sizes.fft:

@@ -53,7 +53,6 @@ from jax import Array
 from dpjax.accounting.pld._pld import PLD, make
 from dpjax.noise.gaussian import Gaussian
 from dpjax.noise.laplace import Laplace
-from dpjax.numerics import log1mexp
 
 #: Default probability left outside the ``t`` range of a pair (each side):
 #: the top of the loss grid is where ``P`` keeps at most this much mass.
@@ -218,30 +217,21 @@ def _materialise(x):
     return x[:-1]
 
 
-def _interval_parts(ls, lc):
-    """``(big, small, ok, ls, lc)`` with ``P(t_i < T <= t_{i+1}) = e^big (1 - e^{small - big})``
-    for consecutive points, from ``log sf``, ``log cdf`` at the points, using whichever of
-    ``sf(t_i)``, ``cdf(t_{i+1})`` is small (no cancellation of order 1)."""
+def _intervals(ls, lc, log_scale=0.0):
+    """``e^{log_scale} P(t_i < T <= t_{i+1})`` for consecutive points from ``log sf``, ``log cdf``
+    at the points, using whichever of ``sf(t_i)``, ``cdf(t_{i+1})`` is small (no cancellation
+    of order 1): ``exp(log_scale + big) (1 - e^{small - big})``.  The scale enters the
+    exponent, so a scaled mass ``e^{eps_i} Q(bin_i) <= P(bin_i)`` neither overflows (as
+    ``e^{eps}`` alone does beyond 709) nor loses a ``Q(bin_i)`` below the smallest float."""
     ls, lc = _materialise(ls), _materialise(lc)
     use_sf = ls[:-1] <= _LOG_HALF
-    # (big, small) = (sf_a, sf_b) or (cdf_b, cdf_a): select first, then one exp/expm1 per bin
+    # P(bin) = e^big (1 - e^{small - big}) with (big, small) = (sf_a, sf_b) or (cdf_b, cdf_a):
+    # select first, then one exp and one expm1 per bin
     big = jnp.where(use_sf, ls[:-1], lc[1:])
     small = jnp.where(use_sf, ls[1:], lc[:-1])
     ok = jnp.isfinite(big) & (small < big)
-    return big, jnp.where(ok, small - big, -1.0), ok, ls, lc
-
-
-def _intervals(ls, lc):
-    """``P(t_i < T <= t_{i+1})`` for consecutive points (see :func:`_interval_parts`)."""
-    big, diff, ok, ls, lc = _interval_parts(ls, lc)
-    return jnp.where(ok, jnp.exp(big) * -jnp.expm1(diff), 0.0), ls, lc
-
-
-def _log_intervals(ls, lc):
-    """``log P(t_i < T <= t_{i+1})`` (``-inf`` for an empty bin): masses far below the
-    smallest float64 keep their logarithm (see :func:`_interval_parts`)."""
-    big, diff, ok, ls, lc = _interval_parts(ls, lc)
-    return jnp.where(ok, big + log1mexp(diff), -jnp.inf), ls, lc
+    mass = jnp.exp(log_scale + big) * -jnp.expm1(jnp.where(ok, small - big, -1.0))
+    return jnp.where(ok, mass, 0.0), ls, lc
 
 
 def pair_grid(pair: MonotonePair, bin_width: float) -> tuple[int, int]:
@@ -251,12 +241,6 @@ def pair_grid(pair: MonotonePair, bin_width: float) -> tuple[int, int]:
     lower = math.floor(lo / bin_width) - 1
     upper = math.ceil(hi / bin_width) + 1
     return lower, upper - lower + 1
-
-
-def _scaled(eps, log_mass):
-    """``e^{eps} * mass`` from ``log mass`` (``0`` for an empty bin; never overflows where the
-    product is a probability)."""
-    return jnp.where(jnp.isfinite(log_mass), jnp.exp(eps + log_mass), 0.0)
 
 
 def _connect_dots(p_bin, qs, p_above, qs_above, p_below, h):
@@ -299,11 +283,10 @@ def discretise_pair(
     if not pessimistic:
         pmf = jnp.concatenate([p_bin, p_above[None]])
         return make(h, lower, pmf, 0.0, truncated_mass=truncated, pessimistic=False)
-    log_q_bin, lsq, _ = _log_intervals(lsq, lcq)
     # scaled Q-masses e^{eps_i} Q(bin_i) <= P(bin_i) and e^{eps_top} Q(L > eps_top) <= P(...):
     # exp of a sum of logs, never e^{eps} (overflows beyond 709) times a tiny mass
-    qs = _scaled(eps[:-1], log_q_bin)
-    qs_above = _scaled(eps[-1], lsq[-1])
+    qs, lsq, _ = _intervals(lsq, lcq, eps[:-1])
+    qs_above = jnp.where(jnp.isfinite(lsq[-1]), jnp.exp(eps[-1] + lsq[-1]), 0.0)
     pmf, inf_mass = _connect_dots(p_bin, qs, p_above, qs_above, p_below, h)
     return make(h, lower, pmf, inf_mass, truncated_mass=truncated, pessimistic=True)
 

@@ -26,6 +26,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from dpjax.accounting._certified import log_target
+from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import PLD
 from dpjax.accounting.pld.discretise import MonotonePair, discretise_pair, noise_pair
 from dpjax.numerics import logaddexp, logsubexp
@@ -192,7 +194,8 @@ def gaussian_log_moments(sigma, sampling_rate, sensitivity=1.0, orders=RDP_ORDER
       orders: integer orders ``alpha >= 2``.
 
     Returns:
-      ``(lambdas, log_moments)``: ``lambdas = orders - 1`` and an array of shape ``S + (len(orders),)``.
+      ``(lambdas, log_moments)``: ``lambdas = orders - 1`` and an array of shape
+      ``S + (len(orders),)``.
     """
     from scipy.special import gammaln, logsumexp
 
@@ -215,6 +218,11 @@ def gaussian_log_moments(sigma, sampling_rate, sensitivity=1.0, orders=RDP_ORDER
     return a[:, 0] - 1.0, log_a.reshape(np.shape(mu2) + (a.shape[0],))
 
 
+#: The Chernoff conversions of :mod:`.tail_bounds`, jitted once for host callers.
+_epsilon_chernoff = jax.jit(tail_bounds.epsilon_chernoff)
+_log_delta_chernoff = jax.jit(tail_bounds.log_delta_chernoff)
+
+
 def gaussian_rdp_epsilon(sigma, sampling_rate, compositions, delta, sensitivity=1.0):
     r"""Certified RDP epsilon of ``T`` Poisson-subsampled Gaussian uses at ``delta`` (NumPy).
 
@@ -225,14 +233,18 @@ def gaussian_rdp_epsilon(sigma, sampling_rate, compositions, delta, sensitivity=
     certified upper bound (looser than the PLD engine except where the engine's grid is
     capped); also the engine's calibration bracket.
     """
-    from dpjax.accounting._certified import log_target
-    from dpjax.accounting.pld import tail_bounds
-
     lam, log_a = gaussian_log_moments(sigma, sampling_rate, sensitivity)
     log_delta = log_target(np.asarray(delta, np.float64))
-    log_mgf = float(compositions) * log_a
-    eps = np.asarray(tail_bounds.epsilon_chernoff(log_mgf, log_delta, lambdas=lam))
+    eps = np.asarray(_epsilon_chernoff(float(compositions) * log_a, log_delta, lam))
     return eps if eps.ndim else float(eps)
+
+
+def gaussian_rdp_log_delta(sigma, sampling_rate, compositions, epsilon, sensitivity=1.0):
+    """Certified ``log delta(epsilon)`` of ``T`` Poisson-subsampled Gaussian uses from the
+    moments of :func:`gaussian_log_moments` (the Chernoff/RDP conversion; NumPy out)."""
+    lam, log_a = gaussian_log_moments(sigma, sampling_rate, sensitivity)
+    eps = np.asarray(epsilon, np.float64)
+    return np.asarray(_log_delta_chernoff(float(compositions) * log_a, eps, lam))
 
 
 def gaussian_rdp_sigma(epsilon, delta, sampling_rate, compositions, sensitivity=1.0):

@@ -34,7 +34,6 @@ re-evaluated at the returned ``epsilon`` is ``<= delta``.
 from __future__ import annotations
 
 import jax.numpy as jnp
-import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
@@ -44,11 +43,13 @@ _U = 2.0**-53
 
 
 def _split(log_mgf, lambdas, positive: bool):
-    """The entries of ``log_mgf`` at ``lambda > 0`` (or ``< 0``), ``nan`` read as ``+inf``."""
-    lam_np = np.asarray(LAMBDAS if lambdas is None else lambdas, np.float64)
-    keep = np.flatnonzero(lam_np > 0 if positive else lam_np < 0)
-    lm = jnp.take(jnp.asarray(log_mgf), keep, axis=-1)
-    return jnp.asarray(lam_np[keep]), jnp.where(jnp.isnan(lm), jnp.inf, lm)
+    """``(lambda, log M)`` with the entries of the other sign (and ``nan`` moments) read as
+    ``log M = +inf`` (uninformative); ``lambdas`` may be traced (default :data:`LAMBDAS`)."""
+    lam = jnp.asarray(LAMBDAS if lambdas is None else lambdas, jnp.float64)
+    use = lam > 0 if positive else lam < 0
+    lm = jnp.asarray(log_mgf)
+    lm = jnp.where(jnp.isnan(lm) | ~use, jnp.inf, lm)
+    return jnp.where(use, lam, 1.0 if positive else -1.0), lm
 
 
 def _log_c(lam):

@@ -15,8 +15,12 @@ and ``D_k = sum_{j > k} p_j (1 - e^{-(j - k) h})`` (the grid part of ``delta`` a
 
 .. math:: D_k = (1 - e^{-h})\, S_{k+1} + e^{-h} D_{k+1},
 
-a linear recurrence with non-negative coefficients, evaluated as an
-``associative_scan`` of affine maps (``O(log n)`` depth).  Between grid points,
+a linear recurrence with non-negative coefficients: ``D_k = a sum_{j >= k} b^{j-k}
+S_{j+1}`` (``a = 1 - e^{-h}``, ``b = e^{-h}``) is a *discounted suffix sum*, as is ``S``
+itself (``b = 1``).  :func:`discounted_suffix` evaluates one in blocks of ``B = 32``: one
+matrix product with the ``B x B`` triangle ``e^{-(r' - r) h}`` (entries ``<= 1``) within
+blocks, and the same sum, recursively, over block starts with discount ``e^{-B h}``
+(``ceil(log_B n)`` levels).  Between grid points,
 for ``l_{k-1} <= epsilon < l_k`` (``k = 0``: below the grid) and ``t = l_k -
 epsilon > 0``,
 
@@ -30,15 +34,17 @@ the losses (the old form ``S0 - e^eps S1`` overflowed to ``inf * 0 = nan`` beyon
 
 **Rounding is accounted for.**  Sums and products of non-negative numbers have
 relative error ``<= gamma_K = K u / (1 - K u)`` (``u = 2^-53``) when no path from an
-input to the result has more than ``K`` roundings (Higham 2002, Sec. 3.1);
-``e^{-h}`` and ``1 - e^{-h}`` are rounded *up* (``x (1 + 8u)``) so that their powers
-are upper bounds; ``epsilon`` is moved down by the rounding of ``epsilon / h -
-lower`` before its segment is located (``delta`` is non-increasing).  The certified
-value is ``(1 + REL) (m + grid + r sqrt(cnt)) + ABS`` with
-``REL = (6 n + 64) u (1 + 1e-6)`` (any scan order: at most ``2n`` combines of two
-roundings each, ``n`` for the suffix sums) and ``ABS = 16 (n + 1) tiny`` where mass
-remains above ``epsilon`` (XLA flushes subnormals to zero: each operation may lose
-``tiny``).  Both are far below anything privacy-relevant.
+input to the result has more than ``K`` roundings (Higham 2002, Sec. 3.1); every
+discount factor ``e^{-m h}`` and ``1 - e^{-h}`` is rounded *up* (``x (1 + 8u)``), so the
+computed sums bound the exact ones from above up to ``gamma_K``; ``epsilon`` is moved
+down by the rounding of ``epsilon / h - lower`` before its segment is located
+(``delta`` is non-increasing).  A path through one discounted sum has at most ``L (B +
+3)`` roundings (``L`` levels: a dot of ``B`` terms, a product and a sum per level), so
+the certified value is ``(1 + REL) (m + grid + r sqrt(cnt)) + ABS`` with ``REL = (2 L
+(B + 3) + 64) u`` (``S``, then ``D`` from ``S``, then the evaluation; ``~1e-13``) and
+``ABS = 16 (n + 1) tiny`` where mass remains above ``epsilon`` (XLA flushes
+subnormals to zero: each operation may lose ``tiny``).  Both are far below anything
+privacy-relevant.
 
 **Fail closed.**  A ``nan`` / ``inf`` in the pmf, ``inf_mass`` or ``roundoff`` (or a
 ``nan`` ``epsilon``) makes the grid bound ``1``; the Chernoff bound
@@ -94,29 +100,57 @@ class Profile(NamedTuple):
     ok: Array
 
 
-def _affine(first, second):
-    """Composition of the affine maps ``x -> c + m x`` of a reverse scan: ``second o first``."""
-    c1, m1 = first
-    c2, m2 = second
-    return c2 + m2 * c1, m2 * m1
+#: Block length of :func:`discounted_suffix`.
+_BLOCK = 32
+
+
+def _levels(n: int) -> int:
+    """Levels of :func:`discounted_suffix` for ``n`` terms: ``ceil(log_B n)`` (at least 1)."""
+    levels, m = 1, n
+    while m > _BLOCK:
+        m, levels = -(-m // _BLOCK), levels + 1
+    return levels
+
+
+def discounted_suffix(c: Array, step) -> Array:
+    r"""``X_k = sum_{j >= k} e^{-(j - k) step} c_j`` for non-negative ``c`` (static length),
+    an upper bound (discount factors rounded up; see the module docstring).
+
+    Blocks of ``B``: ``X_{bB + r} = sum_{r' >= r} e^{-(r' - r) step} c_{bB + r'} +
+    e^{-(B - r) step} X_{(b + 1) B}``; the first term is one matrix product with the
+    ``B x B`` upper triangle, the block starts ``X_{bB}`` are the same sum of the
+    blocks' first terms with ``step -> B step`` (recursion on ``ceil(n / B)`` terms).
+    Every factor is ``<= 1`` (``step >= 0``): nothing overflows, nothing cancels.
+    """
+    n = c.shape[-1]
+    m = min(n, _BLOCK)
+    r = jnp.arange(m, dtype=jnp.float64)
+    gap = r[None, :] - r[:, None]  # r' - r
+    tri = jnp.where(gap >= 0, jnp.exp(-jnp.maximum(gap, 0.0) * step) * _UP, 0.0)
+    if n <= _BLOCK:
+        return jnp.dot(tri, c, precision=jax.lax.Precision.HIGHEST)
+    nb = -(-n // _BLOCK)
+    blocks = jnp.pad(c, (0, nb * _BLOCK - n)).reshape(nb, _BLOCK)
+    inner = jnp.dot(blocks, tri.T, precision=jax.lax.Precision.HIGHEST)
+    starts = discounted_suffix(inner[:, 0], _BLOCK * step)
+    after = jnp.concatenate([starts[1:], jnp.zeros((1,), c.dtype)])  # X_{(b+1)B}
+    tail = jnp.exp(-(_BLOCK - r) * step) * _UP
+    return (inner + tail[None, :] * after[:, None]).reshape(-1)[:n]
 
 
 def profile_arrays(pld: PLD) -> Profile:
-    """:class:`Profile` of ``pld`` (``O(n)`` work, ``O(log n)`` depth; jittable)."""
+    """:class:`Profile` of ``pld`` (``O(n B)`` work in matrix products; jittable)."""
     raw = pld.pmf
     n = raw.shape[-1]
     ok = jnp.all(jnp.isfinite(raw)) & jnp.isfinite(pld.inf_mass) & jnp.isfinite(pld.roundoff)
     p = jnp.where(jnp.isfinite(raw), jnp.maximum(raw, 0.0), 0.0)
     zero = jnp.zeros((1,), p.dtype)
-    s = jnp.concatenate([jnp.cumsum(p[::-1])[::-1], zero])  # S_0 .. S_n
     h = jnp.asarray(pld.bin_width, jnp.float64)
-    a = -jnp.expm1(-h) * _UP
-    b = jnp.exp(-h) * _UP
-    # D_k = a S_{k+1} + b D_{k+1}, k = n-1 .. 0, D_n = 0
-    c = a * s[1:]
-    d, _ = jax.lax.associative_scan(_affine, (c, jnp.full_like(c, b)), reverse=True)
+    s = jnp.concatenate([discounted_suffix(p, 0.0), zero])  # S_0 .. S_n
+    # D_k = a sum_{j >= k} b^{j-k} S_{j+1}, k = 0 .. n-1; D_n = 0
+    d = -jnp.expm1(-h) * _UP * discounted_suffix(s[1:], h)
     d = jnp.concatenate([d, zero])
-    rel = (6.0 * n + 64.0) * _U * (1.0 + 1e-6)
+    rel = (2.0 * _levels(n) * (_BLOCK + 3.0) + 64.0) * _U
     abs_ = 16.0 * (n + 1.0) * _TINY
     return Profile(s, d, jnp.asarray(rel), jnp.asarray(abs_), ok)
 

@@ -68,7 +68,7 @@ def _engine_calibrate(epsilon, delta, query: Query):
     full, _, ok_full, _ = call_padded(sigma_gaussian, epsilon, delta, l2_total)
     require_certified(NAME, ok_full, epsilon, delta, np.asarray(delta))
     guess = gaussian_rdp_sigma(epsilon, delta, query.sampling_rate, query.compositions, l2)
-    rdp_delta = np.exp(_rdp_log_delta(guess, epsilon, query, l2))
+    rdp_delta = np.exp(np.minimum(_rdp_log_delta(guess, epsilon, query, l2), 0.0))
     rdp_ok = rdp_delta <= delta * (1.0 - MARGIN)
     upper = 1.02 * np.asarray(full)
     res = pld_accountant.calibrate_scale(
@@ -147,7 +147,7 @@ def _engine_profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarr
         pld_accountant.gaussian_noise, sigma, 0.0, l2, epsilon, query.compositions,
         query.sampling_rate, BIN_WIDTH,
     )
-    return np.minimum(engine, np.exp(_rdp_log_delta(sigma, epsilon, query, l2)))
+    return np.minimum(engine, np.exp(np.minimum(_rdp_log_delta(sigma, epsilon, query, l2), 0.0)))
 
 
 def _engine_epsilon(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:

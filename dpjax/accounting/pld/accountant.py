@@ -14,6 +14,14 @@ targets or noise shapes (STYLE.md items 4-5).
 
 ``noise_fn(scale, shape)`` builds the family (``shape`` a traced array, e.g.
 ``alpha / gamma`` of flipped Huber; ignored by one-parameter families).
+
+**Memory is bounded by a cap, not by ``K``.**  Grid and FFT lengths never exceed
+:func:`max_grid_points` (a share of the device's memory, or ``DPJAX_MAX_GRID_POINTS``).
+:func:`profile` and :func:`epsilon` follow :func:`plan`: the requested bin width when it
+fits, else a coarser one (still pessimistic) together with the Chernoff bound of the
+``K``-fold moments, else the Chernoff bound alone (``K ~ 1e30``), with an
+:class:`EngineNote`; calibration clamps its sizes to the cap (sound: what a short grid
+or window cuts goes to ``+infinity`` or is bounded and added).
 """
 
 from __future__ import annotations
@@ -21,7 +29,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-import os
 import warnings
 from collections.abc import Callable
 from typing import NamedTuple
@@ -33,10 +40,15 @@ import numpy as np
 from dpjax._batching import padded_size
 from dpjax.accounting.pld import query as _query
 from dpjax.accounting.pld import search, tail_bounds
-from dpjax.accounting.pld.compose import (
+from dpjax.accounting.pld.compose import (  # noqa: F401  (cap names re-exported)
+    BYTES_PER_POINT,
     LOG_WINDOW_TAIL,
+    MAX_POINTS_ENV,
+    MEMORY_SHARE,
+    _floor_pow2,
     _index,
     fast_size,
+    max_grid_points,
     moments_only,
     self_compose,
 )
@@ -168,55 +180,9 @@ def bucket(n: int) -> int:
     return 2 * p
 
 
-#: Environment variable overriding :func:`max_grid_points` (a positive integer).
-MAX_POINTS_ENV = "DPJAX_MAX_GRID_POINTS"
-#: Peak bytes of the kernel per grid / FFT point (measured: ~100 B at 2.7e7 FFT points,
-#: two adjacencies, CPU; doubled for headroom).
-BYTES_PER_POINT = 200
-#: Share of the device's memory the engine's kernel may take.
-MEMORY_SHARE = 0.25
 #: Largest grid index the planner uses: indices stay exact float64 integers with room
 #: for the kernel's sums (:data:`.compose.MAX_INDEX` is where the kernel fails closed).
 _PLAN_INDEX = 2.0**50
-
-
-def _device_memory() -> int:
-    """Bytes of memory of the default device: its allocator limit when it reports one
-    (GPU, TPU), else the machine's physical memory (``os.sysconf``), else 8 GiB."""
-    try:
-        stats = jax.local_devices()[0].memory_stats() or {}
-        if stats.get("bytes_limit"):
-            return int(stats["bytes_limit"])
-    except Exception:  # noqa: BLE001 - a backend without memory stats
-        pass
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):
-        return 8 * 2**30
-
-
-def max_grid_points() -> int:
-    """The engine's cap on loss-grid and FFT points: ``MEMORY_SHARE`` of the device's memory
-    at ``BYTES_PER_POINT`` per point (at least ``2^16``, at most ``2^31 - 1``), or the
-    positive integer in the environment variable ``DPJAX_MAX_GRID_POINTS``.
-
-    Memory is bounded by this cap, not by the number of compositions: a grid that would
-    exceed it is coarsened, or replaced by the Chernoff bound (:func:`plan`).
-    """
-    env = os.environ.get(MAX_POINTS_ENV, "").strip()
-    if env:
-        try:
-            cap = int(float(env))
-        except ValueError:
-            cap = 0
-        if cap < 16:
-            raise ValueError(f"{MAX_POINTS_ENV} must be an integer >= 16, got {env!r}")
-        return cap
-    return int(min(max(_device_memory() * MEMORY_SHARE / BYTES_PER_POINT, 2**16), 2**31 - 1))
-
-
-def _floor_pow2(n: float) -> int:
-    return 1 << max(int(n), 1).bit_length() - 1
 
 
 class Extents(NamedTuple):

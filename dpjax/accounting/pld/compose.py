@@ -26,6 +26,7 @@ masses are traced, so a calibration can bisect inside one ``jit``.
 from __future__ import annotations
 
 import math
+import os
 
 import jax
 import jax.numpy as jnp
@@ -61,11 +62,66 @@ def _fft_error_constant(size: int) -> float:
     return 8.0 * _U * (math.log2(max(size, 2)) + 1.0)
 
 
+#: Environment variable overriding :func:`max_grid_points` (a positive integer).
+MAX_POINTS_ENV = "DPJAX_MAX_GRID_POINTS"
+#: Peak bytes of the kernel per grid / FFT point (measured: ~100 B at 2.7e7 FFT points,
+#: two adjacencies, CPU; doubled for headroom).
+BYTES_PER_POINT = 200
+#: Share of the device's memory the engine's kernel may take.
+MEMORY_SHARE = 0.25
+
+
+def _device_memory() -> int:
+    """Bytes of memory of the default device: its allocator limit when it reports one
+    (GPU, TPU), else the machine's physical memory (``os.sysconf``), else 8 GiB."""
+    try:
+        stats = jax.local_devices()[0].memory_stats() or {}
+        if stats.get("bytes_limit"):
+            return int(stats["bytes_limit"])
+    except Exception:  # noqa: BLE001 - a backend without memory stats
+        pass
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 8 * 2**30
+
+
+def max_grid_points() -> int:
+    """The engine's cap on loss-grid and FFT points: ``MEMORY_SHARE`` of the device's memory
+    at ``BYTES_PER_POINT`` per point (at least ``2^16``, at most ``2^31 - 1``), or the
+    positive integer in the environment variable ``DPJAX_MAX_GRID_POINTS``.
+
+    Memory is bounded by this cap, not by the number of compositions: a grid that would
+    exceed it is coarsened, or replaced by the Chernoff bound (:func:`.accountant.plan`).
+    """
+    env = os.environ.get(MAX_POINTS_ENV, "").strip()
+    if env:
+        try:
+            cap = int(float(env))
+        except ValueError:
+            cap = 0
+        if cap < 16:
+            raise ValueError(f"{MAX_POINTS_ENV} must be an integer >= 16, got {env!r}")
+        return cap
+    return int(min(max(_device_memory() * MEMORY_SHARE / BYTES_PER_POINT, 2**16), 2**31 - 1))
+
+
+def _floor_pow2(n: float) -> int:
+    return 1 << max(int(n), 1).bit_length() - 1
+
+
 def window_size(log_mgf, bin_width: float, log_tail: float = LOG_WINDOW_TAIL) -> int:
-    """Host helper: a fast FFT length covering the Chernoff window of a composed ``log_mgf``."""
+    """Host helper: a fast FFT length covering the Chernoff window of a composed ``log_mgf``,
+    at most :func:`max_grid_points` (a shorter window is still sound: what it cuts is
+    bounded and added to ``inf_mass``, what lies below it lands higher)."""
     hi = float(tail_bounds.upper_edge(log_mgf, log_tail))
     lo = float(tail_bounds.lower_edge(log_mgf, log_tail))
-    return fast_size(math.ceil((hi - lo) / bin_width) + 3)
+    cap = max_grid_points()
+    need = (hi - lo) / bin_width + 3.0
+    if not need <= cap:  # also nan / inf
+        return _floor_pow2(cap)
+    size = fast_size(math.ceil(need))
+    return size if size <= cap else _floor_pow2(cap)
 
 
 def self_compose_size(pld: PLD, num_compositions: int) -> int:

@@ -30,7 +30,7 @@ from dpjax.accounting._certified import log_target
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import PLD
 from dpjax.accounting.pld.discretise import MonotonePair, discretise_pair, noise_pair
-from dpjax.numerics import logaddexp, logsubexp
+from dpjax.numerics import logaddexp
 
 ADJACENCIES = ("remove", "add")
 _U = 2.0**-53
@@ -51,10 +51,11 @@ def subsampled_pair(base: MonotonePair, sampling_rate, adjacency: str) -> Monoto
             return logaddexp(l1q, lq + base.loss(t))
 
         def inverse(eps):
-            # e^eps = 1 - q + q e^{L0}  <=>  L0 = log(e^eps - (1 - q)) - log q, in log space
-            # (no overflow of e^eps, no cancellation for q -> 1; q = 1: L0 = eps)
+            # e^eps = 1 - q + q e^{L0}  <=>  L0 = eps + log(1 - e^{log(1-q) - eps}) - log q:
+            # no overflow of e^eps, no cancellation for q -> 1 (q = 1: L0 = eps); log(-expm1)
+            # keeps L0 to ~u absolute (all the inverse needs) with two transcendentals
             ok = eps > l1q
-            l0 = logsubexp(jnp.where(ok, eps, 0.0), jnp.where(ok, l1q, -1.0)) - lq
+            l0 = eps + jnp.log(-jnp.expm1(jnp.where(ok, l1q - eps, -1.0))) - lq
             return jnp.where(ok, base.loss_inverse(l0), -big)
 
         def tails(t):
@@ -78,10 +79,10 @@ def subsampled_pair(base: MonotonePair, sampling_rate, adjacency: str) -> Monoto
             return -logaddexp(l1q, lq - base.loss(t))
 
         def inverse(eps):
-            # e^{-eps} = 1 - q + q e^{-L0}  <=>  L0 = log q - log(e^{-eps} - (1 - q)), in log
-            # space (exact for q -> 1, where expm1(-eps) + q loses every digit; q = 1: L0 = eps)
+            # e^{-eps} = 1 - q + q e^{-L0}  <=>  L0 = log q + eps - log(1 - e^{log(1-q) + eps})
+            # (exact for q -> 1, where expm1(-eps) + q lost every digit; q = 1: L0 = eps)
             ok = -eps > l1q
-            l0 = lq - logsubexp(jnp.where(ok, -eps, 0.0), jnp.where(ok, l1q, -1.0))
+            l0 = lq + eps - jnp.log(-jnp.expm1(jnp.where(ok, l1q + eps, -1.0)))
             return jnp.where(ok, base.loss_inverse(l0), big)
 
         def tails(t):

@@ -2,22 +2,32 @@ r"""The Gaussian mechanism: noise ``N(0, sigma^2)`` per coordinate, l2 sensitivi
 
 Exact in any dimension (Balle & Wang 2018).  ``compositions = T`` without
 subsampling is exact too: the T-fold composition is a Gaussian mechanism with
-``Delta_2 -> sqrt(T) Delta_2``.  With Poisson subsampling (``sampling_rate = q``,
-DP-SGD) the ``T``-fold composition of the subsampled pair (add and remove
-adjacency, the worse reported) is accounted by the PLD engine
-(:mod:`dpjax.accounting.pld`): pessimistic, so profiles, epsilons and
-calibrations stay certified.
+``Delta_2 -> sqrt(T) Delta_2``; so is ``sampling_rate = 1`` (Poisson sampling
+that keeps every record).  With Poisson subsampling (``0 < q < 1``, DP-SGD) the
+``T``-fold composition of the subsampled pair (add and remove adjacency, the
+worse reported) is accounted by the PLD engine (:mod:`dpjax.accounting.pld`):
+pessimistic, so profiles, epsilons and calibrations stay certified; the
+reported value is the minimum with the RDP bound of the exact integer-order
+moments (:func:`~dpjax.accounting.pld.subsample.gaussian_log_moments`), also
+certified, which is what answers when the engine's grid is capped (huge ``T``).
 """
 
 from __future__ import annotations
+
+import math
 
 import jax
 import numpy as np
 
 from dpjax._batching import call_padded
+from dpjax.accounting._certified import MARGIN
 from dpjax.accounting.gaussian import delta_gaussian, epsilon_gaussian
 from dpjax.accounting.pld import accountant as pld_accountant
-from dpjax.accounting.pld.subsample import gaussian_rdp_sigma
+from dpjax.accounting.pld.subsample import (
+    gaussian_rdp_epsilon,
+    gaussian_rdp_log_delta,
+    gaussian_rdp_sigma,
+)
 from dpjax.calibrate._certify import require_certified
 from dpjax.calibrate._result import Calibration
 from dpjax.calibrate.gaussian import sigma_gaussian
@@ -36,6 +46,8 @@ BIN_WIDTH = 1e-4
 def _effective_l2(query: Query) -> tuple[float, tuple[str, ...]]:
     """``l2 * sqrt(T)`` rounded up (the ``T``-fold composition is one Gaussian with it)."""
     l2, notes = query.sensitivity.resolve("l2")
+    if query.sampling_rate is not None:
+        notes += ("sampling_rate = 1 keeps every record: plain composition (exact)",)
     if query.compositions > 1:
         notes += (f"{query.compositions}-fold composition = one Gaussian with l2 * sqrt(T)",)
         return composed_sensitivity(l2, query.compositions), notes
@@ -43,30 +55,44 @@ def _effective_l2(query: Query) -> tuple[float, tuple[str, ...]]:
 
 
 def _subsampled(query: Query) -> bool:
-    return query.sampling_rate is not None
+    """Poisson subsampling with ``0 < q < 1`` (``q = 1`` is plain composition: closed form)."""
+    return query.sampling_rate is not None and query.sampling_rate < 1.0
+
+
+def _rdp_log_delta(sigma, epsilon, query: Query, l2: float) -> np.ndarray:
+    """Certified ``log delta(epsilon)`` of ``T`` subsampled uses from the exact integer-order
+    moments (Chernoff / RDP conversion of :mod:`dpjax.accounting.pld.tail_bounds`)."""
+    return gaussian_rdp_log_delta(sigma, query.sampling_rate, query.compositions, epsilon, l2)
 
 
 def _engine_calibrate(epsilon, delta, query: Query):
     """Least sigma after T Poisson-subsampled uses: PLD engine (certified), bracketed by the
-    non-subsampled closed form (subsampling never hurts)."""
+    non-subsampled closed form (subsampling never hurts) and the RDP sigma (certified by
+    the exact moments: the answer where the engine cannot certify a smaller one)."""
     l2, notes = query.sensitivity.resolve("l2")
-    l2_total = l2 * np.sqrt(query.compositions)
+    l2_total = l2 * math.sqrt(float(query.compositions))
     full, _, ok_full, _ = call_padded(sigma_gaussian, epsilon, delta, l2_total)
     require_certified(NAME, ok_full, epsilon, delta, np.asarray(delta))
     guess = gaussian_rdp_sigma(epsilon, delta, query.sampling_rate, query.compositions, l2)
+    rdp_delta = np.exp(np.minimum(_rdp_log_delta(guess, epsilon, query, l2), 0.0))
+    rdp_ok = rdp_delta <= delta * (1.0 - MARGIN)
     upper = 1.02 * np.asarray(full)
     res = pld_accountant.calibrate_scale(
         pld_accountant.gaussian_noise, 0.0, l2, epsilon, delta, query.compositions,
         query.sampling_rate, BIN_WIDTH, upper=np.minimum(upper, 1.02 * guess), lower=0.7 * guess,
         fallback_upper=upper,
     )
-    require_certified(NAME, res.certified, epsilon, delta, res.delta_at)
+    engine_ok = np.asarray(res.certified)
+    use_rdp = rdp_ok & (~engine_ok | (guess < res.scale))
+    sigma = np.where(use_rdp, guess, res.scale)
+    delta_at = np.where(use_rdp, rdp_delta, res.delta_at)
+    require_certified(NAME, engine_ok | rdp_ok, epsilon, delta, delta_at)
     notes += (
         f"{query.compositions} Poisson-subsampled uses (q = {query.sampling_rate}), add and remove "
         "adjacency, worse reported: PLD engine (pessimistic connect-the-dots, "
-        f"bin width {BIN_WIDTH})",
+        f"bin width {BIN_WIDTH})" + (", or the RDP bound where smaller" if np.any(use_rdp) else ""),
     )
-    return res.scale, res.delta_at, l2, notes
+    return sigma, delta_at, l2, notes
 
 
 def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
@@ -112,25 +138,46 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     )
 
 
-def _engine(fn, params: dict, values: np.ndarray, query: Query) -> np.ndarray:
+def _engine_sigma(params: dict, query: Query) -> tuple[float, float]:
     l2, _ = query.sensitivity.resolve("l2")
     sigma = np.asarray(params["sigma"], np.float64)
     if sigma.ndim:
         raise ValueError("gaussian: with sampling_rate, give one sigma at a time")
-    return fn(pld_accountant.gaussian_noise, float(sigma), 0.0, l2, values, query.compositions,
-              query.sampling_rate, BIN_WIDTH)
+    return float(sigma), l2
+
+
+def _engine_profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
+    """``delta(epsilon)`` of T subsampled uses: min of the engine and the RDP bound."""
+    sigma, l2 = _engine_sigma(params, query)
+    engine = pld_accountant.profile(
+        pld_accountant.gaussian_noise, sigma, 0.0, l2, epsilon, query.compositions,
+        query.sampling_rate, BIN_WIDTH,
+    )
+    return np.minimum(engine, np.exp(np.minimum(_rdp_log_delta(sigma, epsilon, query, l2), 0.0)))
+
+
+def _engine_epsilon(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
+    """Least certified epsilon of T subsampled uses: min of the engine and the RDP bound
+    (the RDP epsilon at ``delta (1 - MARGIN)``, like every inverse profile)."""
+    sigma, l2 = _engine_sigma(params, query)
+    engine = pld_accountant.epsilon(
+        pld_accountant.gaussian_noise, sigma, 0.0, l2, delta, query.compositions,
+        query.sampling_rate, BIN_WIDTH,
+    )
+    rdp = gaussian_rdp_epsilon(sigma, query.sampling_rate, query.compositions, delta, l2)
+    return np.minimum(engine, rdp)
 
 
 def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
     if _subsampled(query):
-        return _engine(pld_accountant.profile, params, epsilon, query)
+        return _engine_profile(params, epsilon, query)
     l2, _ = _effective_l2(query)
     return call_padded(_delta, epsilon, params["sigma"], l2)
 
 
 def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
     if _subsampled(query):
-        return _engine(pld_accountant.epsilon, params, delta, query)
+        return _engine_epsilon(params, delta, query)
     l2, _ = _effective_l2(query)
     return call_padded(_epsilon, delta, params["sigma"], l2)
 

@@ -17,8 +17,14 @@ r"""The Laplace mechanism: noise ``Lap(b)`` per coordinate (``b = scale``).
     ``delta(eps) <= (e^{eps_0} - e^{eps}) / (1 + e^{eps_0})``.
 
   Calibration returns the least scale meeting the target under that minimum.
-* ``dim = 1`` with Poisson subsampling (rate ``q``): the engine's ``T``-fold
-  composition of the subsampled pair (add and remove adjacency, worse reported).
+* ``dim = 1`` with Poisson subsampling (rate ``q``): the minimum of the engine's
+  ``T``-fold composition of the subsampled pair (add and remove adjacency, worse
+  reported) and pure DP amplified by subsampling, ``epsilon_0 = T log(1 + q (e^{Delta_1/b}
+  - 1))`` (Balle, Barthe, Gaboardi 2018, Thm 10), through the same dominating pair.
+
+Where the engine's grid would exceed its memory cap (huge ``T``), it coarsens or
+answers by the Chernoff bound of the composed moments (:func:`dpjax.accounting.pld.
+accountant.plan`); the pure-DP bound keeps every answer finite.
 """
 
 from __future__ import annotations
@@ -68,19 +74,24 @@ def _engine_uses(query: Query) -> tuple[float, int, tuple[str, ...]]:
 
 
 def _engine_profile(scale, epsilon, query: Query) -> np.ndarray:
+    """Certified ``delta(epsilon)``: min of the engine and the pure-DP bound."""
     linf, uses, _ = _engine_uses(query)
-    return pld_accountant.profile(
+    engine = pld_accountant.profile(
         pld_accountant.laplace_noise, float(scale), 0.0, linf, epsilon, uses,
         query.sampling_rate, _bin_width(linf, scale),
     )
+    return np.minimum(_pure_delta(epsilon, _pure_epsilon(scale, query)), engine)
 
 
 def _engine_epsilon(scale, delta, query: Query) -> np.ndarray:
+    """Least certified epsilon: min of the engine and the pure-DP bound (inverted at
+    ``delta (1 - MARGIN)``, like every inverse profile)."""
     linf, uses, _ = _engine_uses(query)
-    return pld_accountant.epsilon(
+    engine = pld_accountant.epsilon(
         pld_accountant.laplace_noise, float(scale), 0.0, linf, delta, uses,
         query.sampling_rate, _bin_width(linf, scale),
     )
+    return np.minimum(np.asarray(epsilon_pure_dp(delta, _pure_epsilon(scale, query))), engine)
 
 
 def _scalar(params: dict) -> float:
@@ -90,10 +101,16 @@ def _scalar(params: dict) -> float:
     return float(b)
 
 
-def _pure_epsilon(params: dict, query: Query) -> tuple[np.ndarray, tuple[str, ...]]:
-    """``eps_0 = T Delta_1 / b`` rounded up."""
-    l1, notes = query.sensitivity.resolve("l1")
-    return composed_budget(query.compositions, l1, params["scale"]), notes
+def _pure_epsilon(scale, query: Query) -> np.ndarray:
+    """``epsilon_0`` of the ``T`` uses as pure DP, rounded up: ``T Delta_1 / b`` (exact
+    rational rounding, :func:`composed_budget`), or with Poisson subsampling the amplified
+    ``T log(1 + q (e^{Delta_1/b} - 1))`` (in log space: no overflow; padded by 8 ulps)."""
+    l1, _ = query.sensitivity.resolve("l1")
+    q = query.sampling_rate
+    if q is None or q >= 1.0:
+        return composed_budget(query.compositions, l1, scale)
+    per_use = np.logaddexp(np.log1p(-q), np.log(q) + l1 / np.asarray(scale, np.float64))
+    return float(query.compositions) * per_use * (1.0 + 2.0**-49)
 
 
 def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
@@ -170,22 +187,14 @@ def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
     if _exact_1d(query):
         l1, _ = query.sensitivity.resolve("l1")
         return np.asarray(delta_laplace(epsilon, params["scale"], l1))
-    engine = _engine_profile(_scalar(params), epsilon, query)
-    if query.sampling_rate is not None:
-        return engine
-    eps0, _ = _pure_epsilon(params, query)
-    return np.minimum(_pure_delta(epsilon, eps0), engine)
+    return _engine_profile(_scalar(params), epsilon, query)
 
 
 def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
     if _exact_1d(query):
         l1, _ = query.sensitivity.resolve("l1")
         return np.asarray(epsilon_laplace(delta, params["scale"], l1))
-    engine = _engine_epsilon(_scalar(params), delta, query)
-    if query.sampling_rate is not None:
-        return engine
-    eps0, _ = _pure_epsilon(params, query)
-    return np.minimum(np.asarray(epsilon_pure_dp(delta, eps0)), engine)
+    return _engine_epsilon(_scalar(params), delta, query)
 
 
 MECHANISM = Mechanism(

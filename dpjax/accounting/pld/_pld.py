@@ -44,8 +44,10 @@ from jax import Array
 from dpjax.numerics import float64_kernel
 
 #: The ``lambda`` grid of the Chernoff / MGF tail bounds: ``-lambda`` and
-#: ``+lambda`` for 64 geometric values in ``[1e-3, 1e3]`` (negative half first).
-_POS = np.geomspace(1e-3, 1e3, 64)
+#: ``+lambda`` for 64 geometric values in ``[1e-3, 1e3]`` and 16 in ``[1e-8, 1e-3)``
+#: (negative half first).  The small ones serve huge compositions, whose optimal
+#: ``lambda ~ sqrt(2 log(1/delta) / (K Var L))`` is far below ``1e-3``.
+_POS = np.concatenate([np.geomspace(1e-8, 1e-3, 16, endpoint=False), np.geomspace(1e-3, 1e3, 64)])
 LAMBDAS = np.concatenate([-_POS[::-1], _POS])
 #: Index of the first positive ``lambda`` in :data:`LAMBDAS`.
 POSITIVE = len(_POS)
@@ -116,6 +118,7 @@ def log_mgf_grid(lower: Array, bin_width: Array, pmf: Array) -> Array:
     terms and of the exponents, and each entry that may have underflowed (``< tiny``, in units of
     its block's top/bottom ``e^{lambda l}``) is counted at ``tiny`` (``n tiny e^{lambda l_edge}``
     added per positive entry), negligible unless the pmf itself is below ``1e-300``.
+    A ``nan`` in the pmf makes every moment ``+inf`` (fail closed).
     """
     n = pmf.shape[-1]
     nb = -(-n // _BLOCK)
@@ -127,7 +130,9 @@ def log_mgf_grid(lower: Array, bin_width: Array, pmf: Array) -> Array:
     z = jnp.exp(lam[None, :] * (j[:, None] - c[None, :]) * h)
     s = pmf @ z  # (nb, #lambda)
     ok = s > 0
+    # a nan (or inf) mass makes that block's moment +inf: fail closed, never a zero mass
     log_s = jnp.where(ok, jnp.log(jnp.where(ok, s, 1.0)), -jnp.inf)
+    log_s = jnp.where(jnp.isnan(s), jnp.inf, log_s)
     base = jnp.asarray(lower, jnp.float64) + _BLOCK * jnp.arange(nb, dtype=jnp.float64)
     expo = lam[None, :] * (base[:, None] + c[None, :]) * h
     # sums of non-negative terms: relative error <= B u; exponents lambda l: absolute

@@ -26,6 +26,7 @@ masses are traced, so a calibration can bisect inside one ``jit``.
 from __future__ import annotations
 
 import math
+import os
 
 import jax
 import jax.numpy as jnp
@@ -62,12 +63,67 @@ def _fft_error_constant(size: int) -> float:
     return 8.0 * _U * (math.log2(max(size, 2)) + 1.0)
 
 
+#: Environment variable overriding :func:`max_grid_points` (a positive integer).
+MAX_POINTS_ENV = "DPJAX_MAX_GRID_POINTS"
+#: Peak bytes of the kernel per grid / FFT point (measured: ~100 B at 2.7e7 FFT points,
+#: two adjacencies, CPU; doubled for headroom).
+BYTES_PER_POINT = 200
+#: Share of the device's memory the engine's kernel may take.
+MEMORY_SHARE = 0.25
+
+
+def _device_memory() -> int:
+    """Bytes of memory of the default device: its allocator limit when it reports one
+    (GPU, TPU), else the machine's physical memory (``os.sysconf``), else 8 GiB."""
+    try:
+        stats = jax.local_devices()[0].memory_stats() or {}
+        if stats.get("bytes_limit"):
+            return int(stats["bytes_limit"])
+    except Exception:  # noqa: BLE001 - a backend without memory stats
+        pass
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 8 * 2**30
+
+
+def max_grid_points() -> int:
+    """The engine's cap on loss-grid and FFT points: ``MEMORY_SHARE`` of the device's memory
+    at ``BYTES_PER_POINT`` per point (at least ``2^16``, at most ``2^31 - 1``), or the
+    positive integer in the environment variable ``DPJAX_MAX_GRID_POINTS``.
+
+    Memory is bounded by this cap, not by the number of compositions: a grid that would
+    exceed it is coarsened, or replaced by the Chernoff bound (:func:`.accountant.plan`).
+    """
+    env = os.environ.get(MAX_POINTS_ENV, "").strip()
+    if env:
+        try:
+            cap = int(float(env))
+        except ValueError:
+            cap = 0
+        if cap < 16:
+            raise ValueError(f"{MAX_POINTS_ENV} must be an integer >= 16, got {env!r}")
+        return cap
+    return int(min(max(_device_memory() * MEMORY_SHARE / BYTES_PER_POINT, 2**16), 2**31 - 1))
+
+
+def _floor_pow2(n: float) -> int:
+    return 1 << max(int(n), 1).bit_length() - 1
+
+
 @float64_kernel
 def window_size(log_mgf, bin_width: float, log_tail: float = LOG_WINDOW_TAIL) -> int:
-    """Host helper: a fast FFT length covering the Chernoff window of a composed ``log_mgf``."""
+    """Host helper: a fast FFT length covering the Chernoff window of a composed ``log_mgf``,
+    at most :func:`max_grid_points` (a shorter window is still sound: what it cuts is
+    bounded and added to ``inf_mass``, what lies below it lands higher)."""
     hi = float(tail_bounds.upper_edge(log_mgf, log_tail))
     lo = float(tail_bounds.lower_edge(log_mgf, log_tail))
-    return fast_size(math.ceil((hi - lo) / bin_width) + 3)
+    cap = max_grid_points()
+    need = (hi - lo) / bin_width + 3.0
+    if not need <= cap:  # also nan / inf
+        return _floor_pow2(cap)
+    size = fast_size(math.ceil(need))
+    return size if size <= cap else _floor_pow2(cap)
 
 
 @float64_kernel
@@ -85,18 +141,41 @@ def _fold(pmf, size):
     return jnp.pad(pmf, (0, reps * size - n)).reshape(reps, size).sum(axis=0)
 
 
+#: Largest grid index magnitude the engine uses: loss indices, window starts and ``K lower``
+#: are exact integers in float64 below ``2^52``; beyond, the grid part fails closed.
+MAX_INDEX = 2.0**52
+
+
+def _index(x):
+    """``(int64 index, valid)`` of a float64 index ``x`` (``valid``: finite, ``|x| < 2^52``;
+    an invalid one is returned as 0)."""
+    valid = jnp.isfinite(x) & (jnp.abs(x) < MAX_INDEX)
+    return jnp.where(valid, x, 0.0).astype(jnp.int64), valid
+
+
 def _window(y, comp_lower, log_mgf, bin_width, size, inf_atoms, roundoff, truncated, pessimistic):
-    """Read the window off the cyclic result ``y`` and assemble the composed PLD."""
+    """Read the window off the cyclic result ``y`` and assemble the composed PLD.
+
+    ``comp_lower`` is the float64 loss index of ``y[0]``.  Fails closed: when an index is
+    not an exact float64 integer (``|index| >= 2^52``, e.g. ``K ~ 1e30``) or the window
+    edge is not finite, the grid carries no information and ``inf_mass = 1`` (the
+    Chernoff bound of ``log_mgf`` still answers, :mod:`.query`).
+    """
     h = bin_width
     x_lo = tail_bounds.lower_edge(log_mgf, LOG_WINDOW_TAIL)
-    start = jnp.floor(x_lo / h).astype(jnp.int64) - 1
-    start = jnp.maximum(start, comp_lower)
-    shift = jnp.mod(start - comp_lower, size)
+    lower_f = jnp.asarray(comp_lower, jnp.float64)
+    start_f = jnp.maximum(jnp.floor(x_lo / h) - 1.0, lower_f)
+    start_f = jnp.where(jnp.isnan(start_f), lower_f, start_f)  # no lower edge: from comp_lower
+    start, ok_start = _index(start_f)
+    base, ok_base = _index(lower_f)
+    ok = ok_start & ok_base & _index(start_f + size)[1]
+    shift = jnp.mod(start - base, size)
     out = jnp.roll(y, -shift)
-    top = (start + size).astype(jnp.float64) * h
+    top = (start_f + size) * h
     cut = jnp.exp(tail_bounds.log_upper_tail(log_mgf, top))
-    cut = jnp.minimum(cut, 1.0)
+    cut = jnp.where(jnp.isnan(cut), 1.0, jnp.minimum(cut, 1.0))
     inf_mass = inf_atoms + cut if pessimistic else inf_atoms
+    inf_mass = jnp.where(ok, inf_mass, 1.0)
     return PLD(
         bin_width=h,
         lower=start,
@@ -141,7 +220,7 @@ def self_compose(pld: PLD, num_compositions, size: int) -> PLD:
         + ((4.0 * k + 4.0) * _U + c1) * jnp.linalg.norm(y)
         + _U
     )
-    comp_lower = k.astype(jnp.int64) * pld.lower
+    comp_lower = k * pld.lower.astype(jnp.float64)  # float64: K may exceed int64
     inf_atoms = -jnp.expm1(k * jnp.log1p(-jnp.minimum(pld.atom_inf, 1.0)))
     return _window(
         y,
@@ -153,6 +232,29 @@ def self_compose(pld: PLD, num_compositions, size: int) -> PLD:
         roundoff,
         k * pld.truncated_mass,
         pld.pessimistic,
+    )
+
+
+def moments_only(pld: PLD, num_compositions) -> PLD:
+    r"""The ``K``-fold composition of ``pld`` kept only through its moments (no grid).
+
+    ``log_mgf_K = K log_mgf`` and ``atom_inf_K = 1 - (1 - atom_inf)^K`` are exact for any
+    ``K`` (``K`` traced, any size: no FFT, no index); the grid part is empty with
+    ``inf_mass = 1``, so :mod:`.query` answers from the Chernoff bound alone.  Used
+    where the grid ``K`` needs exceeds the engine's memory cap or exact indices.
+    """
+    k = jnp.asarray(num_compositions, jnp.float64)
+    one = jnp.ones((), jnp.float64)
+    return PLD(
+        bin_width=pld.bin_width,
+        lower=jnp.zeros((), jnp.int64),
+        pmf=jnp.zeros((1,), jnp.float64),
+        inf_mass=one,
+        truncated_mass=one,
+        roundoff=jnp.zeros((), jnp.float64),
+        log_mgf=k * pld.log_mgf,
+        atom_inf=-jnp.expm1(k * jnp.log1p(-jnp.minimum(pld.atom_inf, 1.0))),
+        pessimistic=pld.pessimistic,
     )
 
 
@@ -191,7 +293,7 @@ def compose(plds, size: int | None = None) -> PLD:
         y = jnp.maximum(y, 0.0)
     m = len(plds)
     roundoff = err + ((2.0 * m + 2.0) * _U + c1) * jnp.linalg.norm(y) + _U
-    comp_lower = sum(p.lower for p in plds)
+    comp_lower = sum(p.lower.astype(jnp.float64) for p in plds)
     log_keep = sum(jnp.log1p(-jnp.minimum(p.atom_inf, 1.0)) for p in plds)
     inf_atoms = -jnp.expm1(log_keep)
     truncated = sum(p.truncated_mass for p in plds)

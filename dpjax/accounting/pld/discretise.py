@@ -219,10 +219,12 @@ def _materialise(x):
     return x[:-1]
 
 
-def _intervals(ls, lc):
-    """``P(t_i < T <= t_{i+1})`` for consecutive points from ``log sf``, ``log cdf`` at the
-    points, using whichever of ``sf(t_i)``, ``cdf(t_{i+1})`` is small (no cancellation of
-    order 1)."""
+def _intervals(ls, lc, log_scale=0.0):
+    """``e^{log_scale} P(t_i < T <= t_{i+1})`` for consecutive points from ``log sf``, ``log cdf``
+    at the points, using whichever of ``sf(t_i)``, ``cdf(t_{i+1})`` is small (no cancellation
+    of order 1): ``exp(log_scale + big) (1 - e^{small - big})``.  The scale enters the
+    exponent, so a scaled mass ``e^{eps_i} Q(bin_i) <= P(bin_i)`` neither overflows (as
+    ``e^{eps}`` alone does beyond 709) nor loses a ``Q(bin_i)`` below the smallest float."""
     ls, lc = _materialise(ls), _materialise(lc)
     use_sf = ls[:-1] <= _LOG_HALF
     # P(bin) = e^big (1 - e^{small - big}) with (big, small) = (sf_a, sf_b) or (cdf_b, cdf_a):
@@ -230,7 +232,8 @@ def _intervals(ls, lc):
     big = jnp.where(use_sf, ls[:-1], lc[1:])
     small = jnp.where(use_sf, ls[1:], lc[:-1])
     ok = jnp.isfinite(big) & (small < big)
-    return jnp.where(ok, jnp.exp(big) * -jnp.expm1(jnp.where(ok, small - big, -1.0)), 0.0), ls, lc
+    mass = jnp.exp(log_scale + big) * -jnp.expm1(jnp.where(ok, small - big, -1.0))
+    return jnp.where(ok, mass, 0.0), ls, lc
 
 
 @float64_kernel
@@ -241,6 +244,24 @@ def pair_grid(pair: MonotonePair, bin_width: float) -> tuple[int, int]:
     lower = math.floor(lo / bin_width) - 1
     upper = math.ceil(hi / bin_width) + 1
     return lower, upper - lower + 1
+
+
+def _connect_dots(p_bin, qs, p_above, qs_above, p_below, h):
+    r"""Connect-the-dots pmf and ``inf_mass`` from *scaled* ``Q``-masses (module docstring).
+
+    With ``qs_i = e^{eps_i} Q(bin_i)`` and ``ws_i = e^{eps_i} W_i = (P(bin_i) - qs_i) /
+    (e^h - 1)`` (clipped to ``[0, qs_i]``), ``p_i = e^{eps_i} (Q(bin_i) + W_{i-1} - W_i)
+    = qs_i - ws_i + e^h ws_{i-1}``; the top point gets ``qs_above + e^h ws_{n-2}``, the bottom
+    ``P(L <= eps_0) + qs_0 - ws_0``, and ``inf_mass = P(L > eps_top) - qs_above``.  Every
+    factor is at most ``e^h`` times a probability: no overflow at any loss.
+    """
+    eh = jnp.exp(h)
+    ws = jnp.clip((p_bin - qs) / jnp.expm1(h), 0.0, qs)
+    inner = qs[1:] - ws[1:] + eh * ws[:-1]
+    top = qs_above + eh * ws[-1]
+    bottom = p_below + qs[0] - ws[0]
+    pmf = jnp.concatenate([bottom[None], inner, top[None]])
+    return pmf, jnp.maximum(p_above - qs_above, 0.0)
 
 
 @float64_kernel
@@ -261,20 +282,16 @@ def discretise_pair(
     t = _materialise(t)
     lsp, lcp, lsq, lcq = pair.all_tails(t)
     p_bin, lsp, lcp = _intervals(lsp, lcp)
-    q_bin, lsq, _ = _intervals(lsq, lcq)
-    p_above, q_above, p_below = jnp.exp(lsp[-1]), jnp.exp(lsq[-1]), jnp.exp(lcp[0])
+    p_above, p_below = jnp.exp(lsp[-1]), jnp.exp(lcp[0])
     truncated = p_above + p_below
     if not pessimistic:
         pmf = jnp.concatenate([p_bin, p_above[None]])
         return make(h, lower, pmf, 0.0, truncated_mass=truncated, pessimistic=False)
-    e = eps[:-1]
-    w = (p_bin * jnp.exp(-e) - q_bin) / jnp.expm1(h)
-    w = jnp.clip(w, 0.0, q_bin)
-    inner = jnp.exp(eps[1:-1]) * (q_bin[1:] + w[:-1] - w[1:])
-    top = jnp.exp(eps[-1]) * (q_above + w[-1])
-    bottom = p_below + jnp.exp(eps[0]) * (q_bin[0] - w[0])
-    pmf = jnp.concatenate([bottom[None], inner, top[None]])
-    inf_mass = jnp.maximum(p_above - jnp.exp(eps[-1]) * q_above, 0.0)
+    # scaled Q-masses e^{eps_i} Q(bin_i) <= P(bin_i) and e^{eps_top} Q(L > eps_top) <= P(...):
+    # exp of a sum of logs, never e^{eps} (overflows beyond 709) times a tiny mass
+    qs, lsq, _ = _intervals(lsq, lcq, eps[:-1])
+    qs_above = jnp.where(jnp.isfinite(lsq[-1]), jnp.exp(eps[-1] + lsq[-1]), 0.0)
+    pmf, inf_mass = _connect_dots(p_bin, qs, p_above, qs_above, p_below, h)
     return make(h, lower, pmf, inf_mass, truncated_mass=truncated, pessimistic=True)
 
 
@@ -363,7 +380,8 @@ def _bucket(n: int) -> int:
 def from_atoms(losses, probabilities, bin_width: float = 1e-4, pessimistic: bool = True) -> PLD:
     r"""PLD of a pair given as atoms ``(l_k, p_k)`` of its loss under ``P`` (``l_k <= +inf``).
 
-    The ``Q``-masses are ``p_k e^{-l_k}``; connect-the-dots on the grid
+    The ``Q``-masses are ``p_k e^{-l_k}`` (carried scaled, ``p_k e^{eps_i - l_k}``, so that
+    losses beyond ``709`` do not overflow); connect-the-dots on the grid
     spanning the finite atoms (exact at grid points, chord in between), or
     rounding down when ``pessimistic=False``.  Host function (concrete
     input).  Mass of ``+inf`` atoms goes to ``inf_mass``.
@@ -392,20 +410,17 @@ def from_atoms(losses, probabilities, bin_width: float = 1e-4, pessimistic: bool
         return make(h, lower, pmf, inf_mass, pessimistic=False)
     # bins (eps_i, eps_{i+1}]: the bin of each atom; atoms at or below eps_0 -> "below"
     idx = np.ceil(lf / h - 1e-12).astype(np.int64) - lower - 1
-    qf = pf * np.exp(-lf)
     below = idx < 0
     idx = np.clip(idx, 0, size - 2) if size > 1 else np.zeros_like(idx)
     if size == 1:
         return make(h, lower, np.array([pf.sum()]), inf_mass, pessimistic=True)
-    p_bin = np.bincount(idx[~below], weights=pf[~below], minlength=size - 1)
-    q_bin = np.bincount(idx[~below], weights=qf[~below], minlength=size - 1)
-    p_below = pf[below].sum()
-    e = grid[:-1]
-    w = np.clip((p_bin * np.exp(-e) - q_bin) / np.expm1(h), 0.0, q_bin)
-    pmf = np.empty(size)
-    pmf[1:-1] = np.exp(grid[1:-1]) * (q_bin[1:] + w[:-1] - w[1:])
-    pmf[-1] = np.exp(grid[-1]) * w[-1]
-    pmf[0] = p_below + np.exp(grid[0]) * (q_bin[0] - w[0])
+    # scaled Q-mass of each atom in its bin: e^{eps_i} p_k e^{-l_k} = p_k e^{eps_i - l_k} <= p_k
+    qsf = pf * np.exp(np.minimum(grid[idx] - lf, 0.0))
+    p_bin = np.bincount(idx[~below], weights=pf[~below], minlength=size - 1).astype(np.float64)
+    qs = np.bincount(idx[~below], weights=qsf[~below], minlength=size - 1).astype(np.float64)
+    p_below = np.float64(pf[below].sum())
+    zero = np.float64(0.0)
+    pmf, _ = _connect_dots(p_bin, qs, zero, zero, p_below, np.float64(h))
     return make(h, lower, pmf, inf_mass, pessimistic=True)
 
 

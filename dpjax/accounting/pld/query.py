@@ -1,55 +1,194 @@
-r"""Certified ``delta(epsilon)`` and ``epsilon(delta)`` of a PLD, vectorised.
+r"""Certified ``delta(epsilon)`` and ``epsilon(delta)`` of a PLD, vectorised, overflow-free.
 
-From the grid (``l_i``, ``p_i``), ``inf_mass`` and ``roundoff``:
+From the grid ``l_i = (lower + i) h`` (``i < n``), the pmf ``p_i``, ``inf_mass``
+``m`` and ``roundoff`` ``r``:
 
-.. math:: \delta_{grid}(\epsilon) = m_\infty + \sum_{l_i > \epsilon} p_i (1 - e^{\epsilon - l_i})
-          + r \sqrt{\#\{i : l_i > \epsilon\}},
+.. math:: \delta_{grid}(\epsilon) = m + \sum_{l_j > \epsilon} p_j (1 - e^{\epsilon - l_j})
+          + r \sqrt{\#\{j : l_j > \epsilon\}},
 
 an upper bound for a pessimistic PLD (the last term bounds the floating-point
-error of ``pmf`` by Cauchy-Schwarz).  It cannot go below ``~1e-12`` where
-round-off dominates, so the reported value is the minimum with the Chernoff
-bound of :mod:`.tail_bounds` (computed in log space from the same
-discretised pair): both are certified upper bounds, hence so is their minimum,
-and ``epsilon(delta)`` stays finite down to ``delta = 1e-300``.
+error of ``pmf`` by Cauchy-Schwarz).
 
-Evaluation uses suffix sums ``S0_i = sum_{j >= i} p_j``,
-``S1_i = sum_{j >= i} p_j e^{-l_j}``, on which ``delta`` is
-``A - e^eps B`` between grid points; ``epsilon(delta)`` finds the segment by
-``searchsorted`` and solves it in closed form.  Everything is jittable and
-vectorised over ``epsilon`` / ``delta`` arrays.
+**No exponent can overflow.**  With the suffix masses ``S_k = sum_{j >= k} p_j``
+and ``D_k = sum_{j > k} p_j (1 - e^{-(j - k) h})`` (the grid part of ``delta`` at
+``epsilon = l_k``; ``D_n = S_n = 0``),
+
+.. math:: D_k = (1 - e^{-h})\, S_{k+1} + e^{-h} D_{k+1},
+
+a linear recurrence with non-negative coefficients: ``D_k = a sum_{j >= k} b^{j-k}
+S_{j+1}`` (``a = 1 - e^{-h}``, ``b = e^{-h}``) is a *discounted suffix sum*, as is ``S``
+itself (``b = 1``).  :func:`discounted_suffix` evaluates one in blocks of ``B = 32``: one
+matrix product with the ``B x B`` triangle ``e^{-(r' - r) h}`` (entries ``<= 1``) within
+blocks, and the same sum, recursively, over block starts with discount ``e^{-B h}``
+(``ceil(log_B n)`` levels).  Between grid points,
+for ``l_{k-1} <= epsilon < l_k`` (``k = 0``: below the grid) and ``t = l_k -
+epsilon > 0``,
+
+.. math:: \delta_{grid}(\epsilon) - m - r\sqrt{n - k}
+          = (1 - e^{-t})\, S_k + e^{-t} D_k ,
+
+again a sum of non-negative terms: no cancellation, and no ``e^{l}`` however large
+the losses (the old form ``S0 - e^eps S1`` overflowed to ``inf * 0 = nan`` beyond
+``l ~ 709``).  The inverse on a segment is the closed form
+``t = log1p((d - D_k) / (S_k - d))``.
+
+**Rounding is accounted for.**  Sums and products of non-negative numbers have
+relative error ``<= gamma_K = K u / (1 - K u)`` (``u = 2^-53``) when no path from an
+input to the result has more than ``K`` roundings (Higham 2002, Sec. 3.1); every
+discount factor ``e^{-m h}`` and ``1 - e^{-h}`` is rounded *up* (``x (1 + 8u)``), so the
+computed sums bound the exact ones from above up to ``gamma_K``; ``epsilon`` is moved
+down by the rounding of ``epsilon / h - lower`` before its segment is located
+(``delta`` is non-increasing).  A path through one discounted sum has at most ``L (B +
+3)`` roundings (``L`` levels: a dot of ``B`` terms, a product and a sum per level), so
+the certified value is ``(1 + REL) (m + grid + r sqrt(cnt)) + ABS`` with ``REL = (2 L
+(B + 3) + 64) u`` (``S``, then ``D`` from ``S``, then the evaluation; ``~1e-13``) and
+``ABS = 16 (n + 1) tiny`` where mass remains above ``epsilon`` (XLA flushes
+subnormals to zero: each operation may lose ``tiny``).  Both are far below anything
+privacy-relevant.
+
+**Fail closed.**  A ``nan`` / ``inf`` in the pmf, ``inf_mass`` or ``roundoff`` (or a
+``nan`` ``epsilon``) makes the grid bound ``1``; the Chernoff bound
+(:mod:`.tail_bounds`, log space, computed from the same discretised pair) is
+independent of the grid.  The reported ``delta`` is the minimum of the two
+certified bounds, clipped to ``[0, 1]``.  ``epsilon(delta)`` inverts each bound
+in closed form and then **re-evaluates** that same bound at the ``epsilon`` it
+would return (the certificate): a candidate that fails moves up (padded
+candidates, then the next grid points, then ``+inf``).  The re-evaluation is
+against ``delta (1 - MARGIN - 4 REL)`` (``MARGIN`` of :mod:`dpjax.accounting._certified`),
+so a later ``delta(epsilon)`` of the same PLD, in any compilation, stays ``<= delta``.
+
+Everything is jittable and vectorised over ``epsilon`` / ``delta`` arrays.
 """
 
 from __future__ import annotations
 
 import functools
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
+from dpjax.accounting._certified import MARGIN
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import PLD
 from dpjax.numerics import float64_kernel
 
+_U = 2.0**-53
+_TINY = float(np.finfo(np.float64).tiny)
+#: Rounding pad of ``e^{-h}`` and ``1 - e^{-h}`` (XLA's ``exp``/``expm1``: a few ulps).
+_UP = 1.0 + 8.0 * _U
+#: Ladder of relative pads of the closed-form inverse before falling back to grid points.
+_PADS = (0.0, 1.0, 16.0, 256.0, 4096.0)
 
-def _suffix(pld: PLD):
-    p = jnp.maximum(pld.pmf, 0.0)
-    ls = pld.losses()
-    s0 = jnp.cumsum(p[::-1])[::-1]
-    s1 = jnp.cumsum((p * jnp.exp(-ls))[::-1])[::-1]
+
+class Profile(NamedTuple):
+    """The suffix arrays of a PLD's grid part and its certification constants.
+
+    Attributes:
+      s: ``(n + 1,)`` ``S_k = sum_{j >= k} p_j``.
+      d: ``(n + 1,)`` ``D_k = sum_{j > k} p_j (1 - e^{-(j - k) h})``.
+      rel, abs_: the relative and absolute rounding inflations (module docstring).
+      ok: ``False`` when the pmf, ``inf_mass`` or ``roundoff`` is not finite.
+    """
+
+    s: Array
+    d: Array
+    rel: Array
+    abs_: Array
+    ok: Array
+
+
+#: Block length of :func:`discounted_suffix`.
+_BLOCK = 32
+
+
+def _levels(n: int) -> int:
+    """Levels of :func:`discounted_suffix` for ``n`` terms: ``ceil(log_B n)`` (at least 1)."""
+    levels, m = 1, n
+    while m > _BLOCK:
+        m, levels = -(-m // _BLOCK), levels + 1
+    return levels
+
+
+def discounted_suffix(c: Array, step) -> Array:
+    r"""``X_k = sum_{j >= k} e^{-(j - k) step} c_j`` for non-negative ``c`` (static length),
+    an upper bound (discount factors rounded up; see the module docstring).
+
+    Blocks of ``B``: ``X_{bB + r} = sum_{r' >= r} e^{-(r' - r) step} c_{bB + r'} +
+    e^{-(B - r) step} X_{(b + 1) B}``; the first term is one matrix product with the
+    ``B x B`` upper triangle, the block starts ``X_{bB}`` are the same sum of the
+    blocks' first terms with ``step -> B step`` (recursion on ``ceil(n / B)`` terms).
+    Every factor is ``<= 1`` (``step >= 0``): nothing overflows, nothing cancels.
+    """
+    n = c.shape[-1]
+    m = min(n, _BLOCK)
+    r = jnp.arange(m, dtype=jnp.float64)
+    gap = r[None, :] - r[:, None]  # r' - r
+    tri = jnp.where(gap >= 0, jnp.exp(-jnp.maximum(gap, 0.0) * step) * _UP, 0.0)
+    if n <= _BLOCK:
+        return jnp.dot(tri, c, precision=jax.lax.Precision.HIGHEST)
+    nb = -(-n // _BLOCK)
+    blocks = jnp.pad(c, (0, nb * _BLOCK - n)).reshape(nb, _BLOCK)
+    inner = jnp.dot(blocks, tri.T, precision=jax.lax.Precision.HIGHEST)
+    starts = discounted_suffix(inner[:, 0], _BLOCK * step)
+    after = jnp.concatenate([starts[1:], jnp.zeros((1,), c.dtype)])  # X_{(b+1)B}
+    tail = jnp.exp(-(_BLOCK - r) * step) * _UP
+    return (inner + tail[None, :] * after[:, None]).reshape(-1)[:n]
+
+
+def profile_arrays(pld: PLD) -> Profile:
+    """:class:`Profile` of ``pld`` (``O(n B)`` work in matrix products; jittable)."""
+    raw = pld.pmf
+    n = raw.shape[-1]
+    ok = jnp.all(jnp.isfinite(raw)) & jnp.isfinite(pld.inf_mass) & jnp.isfinite(pld.roundoff)
+    p = jnp.where(jnp.isfinite(raw), jnp.maximum(raw, 0.0), 0.0)
     zero = jnp.zeros((1,), p.dtype)
-    return ls, jnp.concatenate([s0, zero]), jnp.concatenate([s1, zero])
+    h = jnp.asarray(pld.bin_width, jnp.float64)
+    s = jnp.concatenate([discounted_suffix(p, 0.0), zero])  # S_0 .. S_n
+    # D_k = a sum_{j >= k} b^{j-k} S_{j+1}, k = 0 .. n-1; D_n = 0
+    d = -jnp.expm1(-h) * _UP * discounted_suffix(s[1:], h)
+    d = jnp.concatenate([d, zero])
+    rel = (2.0 * _levels(n) * (_BLOCK + 3.0) + 64.0) * _U
+    abs_ = 16.0 * (n + 1.0) * _TINY
+    return Profile(s, d, jnp.asarray(rel), jnp.asarray(abs_), ok)
 
 
-def _grid_delta(pld: PLD, epsilon: Array) -> Array:
-    ls, s0, s1 = _suffix(pld)
-    n = ls.shape[0]
+def _certified(pld: PLD, prof: Profile, k, grid):
+    """``(1 + REL) (m + grid + r sqrt(n - k)) + ABS [S_k > 0]``, fail-closed to 1, <= 1."""
+    n = prof.s.shape[-1] - 1
+    cnt = (n - k).astype(jnp.float64)
+    val = (pld.inf_mass + grid + pld.roundoff * jnp.sqrt(cnt)) * (1.0 + prof.rel)
+    val = val + jnp.where(prof.s[k] > 0, prof.abs_, 0.0)
+    bad = ~prof.ok | ~(val >= 0)  # nan, negative
+    return jnp.where(bad, 1.0, jnp.minimum(val, 1.0))
+
+
+def _grid_delta(pld: PLD, prof: Profile, epsilon: Array) -> Array:
+    """Certified grid bound on ``delta(epsilon)`` (module docstring)."""
+    n = prof.s.shape[-1] - 1
+    h = jnp.asarray(pld.bin_width, jnp.float64)
+    lower = pld.lower.astype(jnp.float64)
     eps = jnp.asarray(epsilon, jnp.float64)
-    i = jnp.searchsorted(ls, eps, side="right")  # first index with l_i > eps
-    cnt = (n - i).astype(jnp.float64)
-    d = pld.inf_mass + s0[i] - jnp.exp(eps) * s1[i] + pld.roundoff * jnp.sqrt(cnt)
-    return jnp.maximum(d, pld.inf_mass)
+    ratio = eps / h
+    x = ratio - lower  # position of eps in bins
+    x_lo = x - 4.0 * _U * (jnp.abs(ratio) + jnp.abs(lower) + 1.0)
+    x_lo = jnp.where(jnp.isnan(x_lo), jnp.where(eps > 0, jnp.inf, -jnp.inf), x_lo)  # |eps/h| = inf
+    kf = jnp.clip(jnp.floor(x_lo) + 1.0, 0.0, float(n))
+    k = kf.astype(jnp.int32 if n < 2**31 - 1 else jnp.int64)
+    t = jnp.maximum((kf - x_lo) * h, 0.0)  # l_k - eps (inf below a -inf eps)
+    grid = -jnp.expm1(-t) * prof.s[k] + jnp.exp(-t) * prof.d[k]
+    return jnp.where(jnp.isnan(eps), 1.0, _certified(pld, prof, k, grid))
+
+
+def _log_chernoff(pld: PLD, epsilon: Array) -> Array:
+    """Certified ``log`` of ``atom_inf + Chernoff(epsilon)`` (``nan`` read as ``log 1``)."""
+    log_ch = tail_bounds.log_delta_chernoff(pld.log_mgf, epsilon)
+    out = jnp.logaddexp(jnp.log(pld.atom_inf), log_ch)
+    out = out + 4.0 * _U * jnp.abs(jnp.where(jnp.isfinite(out), out, 0.0))
+    return jnp.where(jnp.isnan(out) | jnp.isnan(epsilon), 0.0, jnp.minimum(out, 0.0))
 
 
 def _padded(fn):
@@ -67,16 +206,26 @@ def _padded(fn):
     return wrapper
 
 
-@float64_kernel
+def _log_delta(pld: PLD, eps: Array) -> Array:
+    grid = _grid_delta(pld, profile_arrays(pld), eps)
+    log_grid = jnp.log(grid)
+    return jnp.minimum(log_grid, _log_chernoff(pld, eps))
+
+
 @_padded
 @jax.jit
+@float64_kernel
 def log_delta_for_epsilon(pld: PLD, epsilon: ArrayLike) -> Array:
-    """``log delta(epsilon)``: min of the grid value and the Chernoff bound (certified)."""
-    eps = jnp.asarray(epsilon, jnp.float64)
-    grid = _grid_delta(pld, eps)
-    log_grid = jnp.log(jnp.minimum(grid, 1.0))
-    log_ch = jnp.logaddexp(jnp.log(pld.atom_inf), tail_bounds.log_delta_chernoff(pld.log_mgf, eps))
-    return jnp.minimum(log_grid, log_ch)
+    r"""``log delta(epsilon)``: min of the certified grid and Chernoff bounds (module docstring).
+
+    Args:
+      pld: a pessimistic :class:`PLD`.
+      epsilon: array of ``epsilon`` (``nan`` gives ``log 1 = 0``).
+
+    Returns:
+      ``log`` of a certified upper bound on ``delta(epsilon)``, ``<= 0``.
+    """
+    return _log_delta(pld, jnp.asarray(epsilon, jnp.float64))
 
 
 @float64_kernel
@@ -85,43 +234,84 @@ def delta_for_epsilon(pld: PLD, epsilon: ArrayLike) -> Array:
     return jnp.exp(log_delta_for_epsilon(pld, epsilon))
 
 
-def _grid_epsilon(pld: PLD, delta: Array) -> Array:
-    ls, s0, s1 = _suffix(pld)
-    n = ls.shape[0]
-    cnt = (n - jnp.arange(n + 1)).astype(jnp.float64)
-    # delta at eps = l_i counts the entries j > i: (s0, s1)[i + 1]
-    d_at = pld.inf_mass + s0[1:] - jnp.exp(ls) * s1[1:] + pld.roundoff * jnp.sqrt(cnt[1:])
-    d_at = jax.lax.cummax(d_at, reverse=True)  # enforce non-increasing (pessimistic)
-    dl = jnp.asarray(delta, jnp.float64)
-    # first i with d_at[i] <= delta (d_at non-increasing)
-    i = jnp.searchsorted(-d_at, -dl, side="left")
-    found = i < n
-    ic = jnp.minimum(i, n - 1)
-    # on the segment [l_{i-1}, l_i): entries above eps are j >= i
-    a = pld.inf_mass + s0[ic] + pld.roundoff * jnp.sqrt(cnt[ic])
-    b = s1[ic]
-    arg = (a - dl) / jnp.where(b > 0, b, 1.0)
-    eps = jnp.where((b > 0) & (arg > 0), jnp.log(jnp.where(arg > 0, arg, 1.0)), -jnp.inf)
-    eps = jnp.minimum(eps, ls[ic])
-    eps = jnp.where(ic > 0, jnp.maximum(eps, ls[jnp.maximum(ic - 1, 0)]), eps)
-    return jnp.where(found, eps, jnp.inf)
+def _first_ok(candidates: Array, ok: Array) -> Array:
+    """The first candidate (last axis) whose certificate holds; ``+inf`` if none."""
+    idx = jnp.argmax(ok, axis=-1)
+    pick = jnp.take_along_axis(candidates, idx[..., None], axis=-1)[..., 0]
+    return jnp.where(jnp.any(ok, axis=-1), pick, jnp.inf)
 
 
-@float64_kernel
+def _grid_epsilon(pld: PLD, prof: Profile, target: Array) -> Array:
+    """Least certified grid ``epsilon`` with grid bound ``<= target`` (module docstring)."""
+    n = prof.s.shape[-1] - 1
+    h = jnp.asarray(pld.bin_width, jnp.float64)
+    lower = pld.lower.astype(jnp.float64)
+    ks = jnp.arange(n + 1)
+    # certified value at l_k approached from the left (count n - k): non-increasing in k
+    at = _certified(pld, prof, ks, prof.d)
+    at = jax.lax.cummax(at, axis=0, reverse=True)
+    k = jnp.searchsorted(-at, -target, side="left")  # first k with at[k] <= target
+    kc = jnp.minimum(k, n)
+    s, d = prof.s[kc], prof.d[kc]
+    cnt = (n - kc).astype(jnp.float64)
+    extra = jnp.where(s > 0, prof.abs_, 0.0)
+    want = (target - extra) / (1.0 + prof.rel) - pld.inf_mass - pld.roundoff * jnp.sqrt(cnt)
+    # (1 - e^{-t}) s + e^{-t} d = want  <=>  t = log1p((want - d) / (s - want))
+    room = s - want
+    t = jnp.where(
+        room > 0, jnp.log1p(jnp.maximum(want - d, 0.0) / jnp.where(room > 0, room, 1.0)), jnp.inf
+    )
+    l_k = (lower + kc.astype(jnp.float64)) * h
+    eps = l_k - t
+    eps = jnp.where(kc > 0, jnp.maximum(eps, l_k - h), eps)
+    scale = jnp.abs(l_k) + jnp.abs(lower) * h + h
+    pads = jnp.asarray(_PADS) * 64.0 * _U
+    seg = eps[..., None] + pads * scale[..., None]
+    grid_pts = l_k[..., None] + h * jnp.arange(3.0)  # l_k, l_{k+1}, l_{k+2}
+    cands = jnp.maximum(jnp.concatenate([seg, grid_pts], axis=-1), 0.0)
+    ok = _grid_delta(pld, prof, cands) <= target[..., None]
+    return jnp.where(k <= n, _first_ok(cands, ok), jnp.inf)
+
+
+def _chernoff_epsilon(pld: PLD, target: Array) -> Array:
+    """Least certified Chernoff ``epsilon`` with ``atom_inf + Chernoff <= target``."""
+    rest = target - pld.atom_inf * (1.0 + 4.0 * _U)
+    log_rest = jnp.log(jnp.where(rest > 0, rest, 1.0)) - 4.0 * _U * jnp.abs(jnp.log(target))
+    eps = jnp.where(rest > 0, tail_bounds.epsilon_chernoff(pld.log_mgf, log_rest), jnp.inf)
+    cands = jnp.stack([eps, eps * (1.0 + 2.0**-40) + 2.0**-40], axis=-1)
+    ok = _log_chernoff(pld, cands) <= jnp.log(target)[..., None]
+    return _first_ok(cands, ok & jnp.isfinite(cands))
+
+
 @_padded
 @jax.jit
+@float64_kernel
 def epsilon_for_delta(pld: PLD, delta: ArrayLike) -> Array:
-    r"""Least ``epsilon >= 0`` with certified ``delta(epsilon) <= delta``; ``inf`` if none.
+    r"""Least ``epsilon >= 0`` with certified ``delta(epsilon) <= delta``; ``+inf`` if none.
 
-    Minimum of the grid answer and the Chernoff answer (both certified for a
-    pessimistic PLD).  Finite for any ``delta > atom_inf`` (e.g. ``1e-30``).
+    The minimum of the grid answer and the Chernoff answer, each certified by
+    re-evaluating its own bound at the returned ``epsilon`` against ``delta (1 -
+    MARGIN - 4 REL)`` (module docstring).  Finite for any ``delta > atom_inf``
+    (e.g. ``1e-30``); ``0`` for ``delta >= 1``; ``+inf`` for ``delta <= 0`` or ``nan``.
+
+    Args:
+      pld: a pessimistic :class:`PLD`.
+      delta: array of targets.
     """
     dl = jnp.asarray(delta, jnp.float64)
-    grid = _grid_epsilon(pld, dl)
-    rest = dl - pld.atom_inf
-    log_rest = jnp.log(jnp.where(rest > 0, rest, 1.0))
-    ch = jnp.where(rest > 0, tail_bounds.epsilon_chernoff(pld.log_mgf, log_rest), jnp.inf)
+    prof = profile_arrays(pld)
+    target = dl * (1.0 - MARGIN - 4.0 * prof.rel)
+    grid = _grid_epsilon(pld, prof, target)
+    ch = _chernoff_epsilon(pld, target)
     eps = jnp.minimum(grid, ch)
-    # round up by a few ulps so that the returned epsilon is on the safe side of rounding
-    eps = eps + 4.0 * jnp.finfo(jnp.float64).eps * (1.0 + jnp.abs(eps))
-    return jnp.maximum(eps, 0.0)
+    eps = jnp.where(dl >= 1.0, 0.0, eps)
+    return jnp.where(~(dl > 0), jnp.inf, eps)
+
+
+__all__ = [
+    "Profile",
+    "delta_for_epsilon",
+    "epsilon_for_delta",
+    "log_delta_for_epsilon",
+    "profile_arrays",
+]

@@ -26,11 +26,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from dpjax.accounting._certified import log_target
+from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import PLD
 from dpjax.accounting.pld.discretise import MonotonePair, discretise_pair, noise_pair
 from dpjax.numerics import float64_kernel, logaddexp
 
 ADJACENCIES = ("remove", "add")
+_U = 2.0**-53
 
 
 def _mix(la, lb, log_wa, log_wb):
@@ -49,10 +52,11 @@ def subsampled_pair(base: MonotonePair, sampling_rate, adjacency: str) -> Monoto
             return logaddexp(l1q, lq + base.loss(t))
 
         def inverse(eps):
-            # e^eps = 1 - q + q e^{L0}  <=>  L0 = log(expm1(eps) + q) - log q
-            arg = jnp.expm1(eps) + q
-            ok = arg > 0
-            l0 = jnp.log(jnp.where(ok, arg, 1.0)) - lq
+            # e^eps = 1 - q + q e^{L0}  <=>  L0 = eps + log(1 - e^{log(1-q) - eps}) - log q:
+            # no overflow of e^eps, no cancellation for q -> 1 (q = 1: L0 = eps); log(-expm1)
+            # keeps L0 to ~u absolute (all the inverse needs) with two transcendentals
+            ok = eps > l1q
+            l0 = eps + jnp.log(-jnp.expm1(jnp.where(ok, l1q - eps, -1.0))) - lq
             return jnp.where(ok, base.loss_inverse(l0), -big)
 
         def tails(t):
@@ -76,10 +80,10 @@ def subsampled_pair(base: MonotonePair, sampling_rate, adjacency: str) -> Monoto
             return -logaddexp(l1q, lq - base.loss(t))
 
         def inverse(eps):
-            # e^{-eps} = 1 - q + q e^{-L0}  <=>  L0 = log q - log(expm1(-eps) + q)
-            arg = jnp.expm1(-eps) + q
-            ok = arg > 0
-            l0 = lq - jnp.log(jnp.where(ok, arg, 1.0))
+            # e^{-eps} = 1 - q + q e^{-L0}  <=>  L0 = log q + eps - log(1 - e^{log(1-q) + eps})
+            # (exact for q -> 1, where expm1(-eps) + q lost every digit; q = 1: L0 = eps)
+            ok = -eps > l1q
+            l0 = lq + eps - jnp.log(-jnp.expm1(jnp.where(ok, l1q + eps, -1.0)))
             return jnp.where(ok, base.loss_inverse(l0), big)
 
         def tails(t):
@@ -170,35 +174,84 @@ def from_subsampled_noise(
     }
 
 
-@float64_kernel
-def gaussian_rdp_epsilon(sigma, sampling_rate, compositions, delta, sensitivity=1.0):
-    r"""RDP estimate of the subsampled Gaussian's epsilon (NumPy; a bracket, not a certificate).
+#: Integer Rényi orders of :func:`gaussian_log_moments`: ``2..32`` and ``36..256`` (step 4).
+RDP_ORDERS = np.concatenate([np.arange(2, 33), np.arange(36, 257, 4)]).astype(np.float64)
 
-    Integer orders ``a`` in ``2..32``, ``36..256`` (step 4): ``A_a = sum_k C(a, k) (1-q)^{a-k} q^k
-    exp((k^2 - k) mu^2 / 2)`` with ``mu = Delta / sigma`` (Mironov, Talwar,
-    Zhang 2019, Sec. 3.3), ``eps(a) = T log(A_a) / (a - 1)``, converted by
-    ``eps = eps(a) + log((a-1)/a) - (log delta + log a)/(a - 1)``
-    (Canonne, Kamath, Steinke 2020).  Used only to bracket calibrations;
-    the engine certifies.
+
+def gaussian_log_moments(sigma, sampling_rate, sensitivity=1.0, orders=RDP_ORDERS):
+    r"""Certified upper bounds on the log-moments of one Poisson-subsampled Gaussian use.
+
+    For integer orders ``alpha`` (Mironov, Talwar, Zhang 2019, Sec. 3.3),
+
+    .. math:: \log A_\alpha = \log \sum_{k=0}^{\alpha} \binom{\alpha}{k} (1-q)^{\alpha-k} q^k
+              e^{(k^2 - k) \mu^2 / 2},\qquad \mu = \Delta / \sigma,
+
+    is ``(alpha - 1) D_alpha`` of the remove pair, i.e. ``log E_P[e^{lambda L}]`` at
+    ``lambda = alpha - 1``; it also bounds the add pair's (ibid., Thm 5).  Evaluated in
+    log space (``q = 1`` included: only ``k = alpha`` survives) and padded by the
+    rounding of every term (``64 u`` times the sum of the magnitudes of its parts) and
+    of the sum, so that :mod:`.tail_bounds` certifies ``delta(eps)`` from
+    ``T log A`` (NumPy, host).
+
+    Args:
+      sigma: noise standard deviation(s) ``sigma > 0`` (any shape ``S``).
+      sampling_rate: ``q`` in ``(0, 1]``.
+      sensitivity: l2-sensitivity ``Delta``.
+      orders: integer orders ``alpha >= 2``.
+
+    Returns:
+      ``(lambdas, log_moments)``: ``lambdas = orders - 1`` and an array of shape
+      ``S + (len(orders),)``.
     """
     from scipy.special import gammaln, logsumexp
 
-    mu2 = np.asarray((np.asarray(sensitivity, float) / np.asarray(sigma, float)) ** 2)
+    mu2 = (np.asarray(sensitivity, np.float64) / np.asarray(sigma, np.float64)) ** 2
     q = float(sampling_rate)
-    a = np.concatenate([np.arange(2, 33), np.arange(36, 257, 4)]).astype(float)[:, None]  # orders
-    k = np.arange(257, dtype=float)[None, :]
+    lq, l1q = math.log(q), (math.log1p(-q) if q < 1.0 else -math.inf)
+    a = np.asarray(orders, np.float64)[:, None]
+    k = np.arange(int(a.max()) + 1, dtype=np.float64)[None, :]
     valid = k <= a
     logc = np.where(valid, gammaln(a + 1) - gammaln(k + 1) - gammaln(np.maximum(a - k, 0) + 1), 0)
-    base = np.where(valid, logc + (a - k) * np.log1p(-q) + k * np.log(q), -np.inf)
-    terms = base[None] + mu2.reshape(-1, 1, 1) * ((k * k - k) / 2.0)[None]
-    log_a = logsumexp(terms, axis=-1)  # (m, orders)
-    a = a[:, 0]
-    eps = (
-        compositions * log_a / (a - 1)
-        + np.log((a - 1) / a)
-        - (np.log(np.asarray(delta, float)).reshape(-1, 1) + np.log(a)) / (a - 1)
-    )
-    return eps.min(axis=-1).reshape(np.shape(mu2)) if np.ndim(mu2) else float(eps.min())
+    rest = a - k
+    with np.errstate(invalid="ignore"):
+        t_rest = np.where(rest > 0, rest * l1q, 0.0)  # (1-q)^0 = 1 also at q = 1
+    t_q = k * lq
+    base = np.where(valid, logc + t_rest + t_q, -np.inf)
+    mag = np.abs(logc) + np.where(np.isfinite(t_rest), np.abs(t_rest), 0.0) + np.abs(t_q)
+    quad = ((k * k - k) / 2.0)[None] * mu2.reshape(-1, 1, 1)
+    terms = base[None] + quad + 64.0 * _U * (mag[None] + quad + 1.0)
+    log_a = logsumexp(terms, axis=-1) + math.log1p(1024.0 * _U)
+    return a[:, 0] - 1.0, log_a.reshape(np.shape(mu2) + (a.shape[0],))
+
+
+#: The Chernoff conversions of :mod:`.tail_bounds`, jitted once for host callers.
+_epsilon_chernoff = jax.jit(tail_bounds.epsilon_chernoff)
+_log_delta_chernoff = jax.jit(tail_bounds.log_delta_chernoff)
+
+
+@float64_kernel
+def gaussian_rdp_epsilon(sigma, sampling_rate, compositions, delta, sensitivity=1.0):
+    r"""Certified RDP epsilon of ``T`` Poisson-subsampled Gaussian uses at ``delta`` (NumPy).
+
+    The Chernoff/RDP conversion of :mod:`.tail_bounds` (Canonne, Kamath, Steinke 2020:
+    ``eps = T log A_alpha / (alpha - 1) + log((alpha-1)/alpha) - (log delta + log alpha) /
+    (alpha - 1)``) on the certified moments of :func:`gaussian_log_moments`, minimised
+    over the integer orders, at ``delta (1 - MARGIN)`` like every inverse profile.  A
+    certified upper bound (looser than the PLD engine except where the engine's grid is
+    capped); also the engine's calibration bracket.
+    """
+    lam, log_a = gaussian_log_moments(sigma, sampling_rate, sensitivity)
+    log_delta = log_target(np.asarray(delta, np.float64))
+    eps = np.asarray(_epsilon_chernoff(float(compositions) * log_a, log_delta, lam))
+    return eps if eps.ndim else float(eps)
+
+
+def gaussian_rdp_log_delta(sigma, sampling_rate, compositions, epsilon, sensitivity=1.0):
+    """Certified ``log delta(epsilon)`` of ``T`` Poisson-subsampled Gaussian uses from the
+    moments of :func:`gaussian_log_moments` (the Chernoff/RDP conversion; NumPy out)."""
+    lam, log_a = gaussian_log_moments(sigma, sampling_rate, sensitivity)
+    eps = np.asarray(epsilon, np.float64)
+    return np.asarray(_log_delta_chernoff(float(compositions) * log_a, eps, lam))
 
 
 @float64_kernel

@@ -16,7 +16,19 @@ For the finite part of the loss ``S`` of a (composed) discretised pair, with
   an upper bound computed entirely in log space, so it stays finite and
   certified far below the ``~1e-12`` floor of float64 FFT composition.
   ``M`` is that of the *pessimistic* discretised pair, which dominates the
-  true one, so the bound holds for the true mechanism.
+  true one, so the bound holds for the true mechanism.  With ``lambda = alpha - 1``
+  and ``log M = (alpha - 1) D_alpha`` this is the RDP conversion, so exact
+  Rényi moments (e.g. the subsampled Gaussian's at integer orders,
+  :func:`dpjax.accounting.pld.subsample.gaussian_log_moments`) plug in through
+  the ``lambdas`` argument.
+
+**Fail closed.**  A ``nan`` moment is treated as ``+inf`` (that ``lambda``
+bounds nothing; the others still do), and every bound that decides privacy
+(:func:`log_upper_tail`, :func:`log_delta_chernoff`) is padded by the float64
+rounding of its own terms (``8 u`` times the sum of their magnitudes, ``u =
+2^-53``), so a computed bound is an upper bound of the exact one.
+:func:`epsilon_chernoff` pads its inverse by twice that, so that the bound
+re-evaluated at the returned ``epsilon`` is ``<= delta``.
 """
 
 from __future__ import annotations
@@ -25,57 +37,96 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.accounting.pld._pld import LAMBDAS, POSITIVE
+from dpjax.accounting.pld._pld import LAMBDAS
 from dpjax.numerics import float64_kernel
 
+_U = 2.0**-53
 
-def _lam():
-    return jnp.asarray(LAMBDAS)
+
+def _split(log_mgf, lambdas, positive: bool):
+    """``(lambda, log M)`` with the entries of the other sign (and ``nan`` moments) read as
+    ``log M = +inf`` (uninformative); ``lambdas`` may be traced (default :data:`LAMBDAS`)."""
+    lam = jnp.asarray(LAMBDAS if lambdas is None else lambdas, jnp.float64)
+    use = lam > 0 if positive else lam < 0
+    lm = jnp.asarray(log_mgf)
+    lm = jnp.where(jnp.isnan(lm) | ~use, jnp.inf, lm)
+    return jnp.where(use, lam, 1.0 if positive else -1.0), lm
 
 
 def _log_c(lam):
-    """``log c(lambda) = lambda log lambda - (1 + lambda) log(1 + lambda)`` (``lambda > 0``)."""
-    return lam * jnp.log(lam) - (1.0 + lam) * jnp.log1p(lam)
+    """``(log c(lambda), |terms|)``: ``lambda log lambda - (1 + lambda) log(1 + lambda)``
+    (``lambda > 0``) and the sum of the magnitudes of its two terms (for rounding pads)."""
+    a, b = lam * jnp.log(lam), (1.0 + lam) * jnp.log1p(lam)
+    return a - b, jnp.abs(a) + jnp.abs(b)
+
+
+def _mag(x):
+    """``|x|`` where finite, else 0 (an infinite term needs no rounding pad)."""
+    return jnp.where(jnp.isfinite(x), jnp.abs(x), 0.0)
+
+
+def _nan_min(x, axis=-1):
+    """``min`` along ``axis`` with ``nan`` read as ``+inf`` (an uninformative bound)."""
+    return jnp.min(jnp.where(jnp.isnan(x), jnp.inf, x), axis=axis)
 
 
 @float64_kernel
-def log_upper_tail(log_mgf: ArrayLike, x: ArrayLike) -> Array:
-    """``log`` of a bound on ``P(S >= x; S finite)``: ``min_{lambda>0} log M - lambda x``."""
-    lam = _lam()[POSITIVE:]
+def log_upper_tail(log_mgf: ArrayLike, x: ArrayLike, lambdas=None) -> Array:
+    """``log`` of a bound on ``P(S >= x; S finite)``: ``min_{lambda>0} log M - lambda x``
+    (padded by its rounding; ``nan``-safe)."""
+    lam, lm = _split(log_mgf, lambdas, True)
     x = jnp.asarray(x)[..., None]
-    return jnp.min(jnp.asarray(log_mgf)[..., POSITIVE:] - lam * x, axis=-1)
+    lx = lam * x
+    return _nan_min(lm - lx + 8.0 * _U * (_mag(lm) + _mag(lx)))
 
 
 @float64_kernel
-def upper_edge(log_mgf: ArrayLike, log_tail: float) -> Array:
-    """Least ``x`` certified by Chernoff to have ``P(S >= x) <= e^{log_tail}``."""
-    lam = _lam()[POSITIVE:]
-    return jnp.min((jnp.asarray(log_mgf)[..., POSITIVE:] - log_tail) / lam, axis=-1)
+def upper_edge(log_mgf: ArrayLike, log_tail: float, lambdas=None) -> Array:
+    """Least ``x`` certified by Chernoff to have ``P(S >= x) <= e^{log_tail}`` (a placement:
+    soundness never depends on it)."""
+    lam, lm = _split(log_mgf, lambdas, True)
+    return _nan_min((lm - log_tail) / lam)
 
 
 @float64_kernel
-def lower_edge(log_mgf: ArrayLike, log_tail: float) -> Array:
-    """Largest ``x`` certified by Chernoff to have ``P(S <= x) <= e^{log_tail}``."""
-    lam = _lam()[:POSITIVE]
-    return jnp.max((jnp.asarray(log_mgf)[..., :POSITIVE] - log_tail) / lam, axis=-1)
+def lower_edge(log_mgf: ArrayLike, log_tail: float, lambdas=None) -> Array:
+    """Largest ``x`` certified by Chernoff to have ``P(S <= x) <= e^{log_tail}`` (a placement;
+    ``-inf`` when no ``lambda < 0`` is informative)."""
+    lam, lm = _split(log_mgf, lambdas, False)
+    return -_nan_min(-(lm - log_tail) / lam)
 
 
 @float64_kernel
-def log_delta_chernoff(log_mgf: ArrayLike, epsilon: ArrayLike) -> Array:
-    r"""``log`` of the Chernoff bound on the finite part of ``delta(epsilon)`` (see module)."""
-    lam = _lam()[POSITIVE:]
+def log_delta_chernoff(log_mgf: ArrayLike, epsilon: ArrayLike, lambdas=None) -> Array:
+    r"""``log`` of the Chernoff bound on the finite part of ``delta(epsilon)`` (see module).
+
+    Args:
+      log_mgf: ``log M(lambda)`` on ``lambdas`` (last axis).
+      epsilon: where to bound ``delta`` (any shape).
+      lambdas: the ``lambda`` grid of ``log_mgf`` (default :data:`LAMBDAS`); only
+        ``lambda > 0`` is used.
+    """
+    lam, lm = _split(log_mgf, lambdas, True)
+    log_c, mag_c = _log_c(lam)
     eps = jnp.asarray(epsilon)[..., None]
-    return jnp.min(jnp.asarray(log_mgf)[POSITIVE:] - lam * eps + _log_c(lam), axis=-1)
+    le = lam * eps
+    pad = 8.0 * _U * (_mag(lm) + _mag(le) + mag_c)
+    return _nan_min(lm - le + log_c + pad)
 
 
 @float64_kernel
-def epsilon_chernoff(log_mgf: ArrayLike, log_delta: ArrayLike) -> Array:
+def epsilon_chernoff(log_mgf: ArrayLike, log_delta: ArrayLike, lambdas=None) -> Array:
     r"""Least ``epsilon`` whose Chernoff bound on the finite part is ``<= e^{log_delta}``.
 
-    ``epsilon = min_lambda (log M(lambda) + log c(lambda) - log delta) / lambda``,
-    clipped at 0 (``-inf``/``nan`` safe for ``log_delta = -inf``: returns ``+inf``).
+    ``epsilon = min_lambda (log M(lambda) + log c(lambda) - log delta) / lambda``
+    (padded up by twice the rounding pad of :func:`log_delta_chernoff`), clipped at 0;
+    ``+inf`` for ``log_delta = -inf`` and for ``nan`` anywhere.
     """
-    lam = _lam()[POSITIVE:]
+    lam, lm = _split(log_mgf, lambdas, True)
+    log_c, mag_c = _log_c(lam)
     ld = jnp.asarray(log_delta)[..., None]
-    eps = jnp.min((jnp.asarray(log_mgf)[POSITIVE:] + _log_c(lam) - ld) / lam, axis=-1)
+    num = lm + log_c - ld
+    pad = 32.0 * _U * (_mag(lm) + mag_c + _mag(ld))
+    eps = _nan_min((num + pad) / lam * (1.0 + 8.0 * _U))
+    eps = jnp.where(jnp.isnan(jnp.asarray(log_delta)), jnp.inf, eps)
     return jnp.maximum(eps, 0.0)

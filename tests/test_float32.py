@@ -199,6 +199,7 @@ _EXEMPT = {
             "log_cell_volumes log_gamma log_tail_sum tail_rows coefficients"
         ).split()
     },
+    "dpjax.accounting.pld.compose.max_grid_points": "host configuration (memory cap), no privacy value",
     "dpjax.accounting._certified.kernel_error": "host declaration of a constant (checked at import)",
     "dpjax.calibrate._certify.certify_epsilon": "host function; the profile it calls is guarded",
     # i.n.i.d.: errors (not privacy), NumPy validation, and functions that scope x64 themselves

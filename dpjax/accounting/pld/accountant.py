@@ -204,6 +204,9 @@ class Extents(NamedTuple):
     compositions: float
 
 
+@float64_kernel
+
+
 def extents(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, tail=1e-40):
     """Host helper: :class:`Extents` for ``(scale, shape)`` (arrays allowed: every row)."""
     subsampled = sampling_rate is not None
@@ -311,6 +314,9 @@ def _fitting(ext: Extents, h: float, ok) -> float | None:
         if not (math.isfinite(grid) and math.isfinite(fft)):
             return None
     return None
+
+
+@float64_kernel
 
 
 def plan(

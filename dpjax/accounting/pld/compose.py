@@ -235,6 +235,9 @@ def self_compose(pld: PLD, num_compositions, size: int) -> PLD:
     )
 
 
+@float64_kernel
+
+
 def moments_only(pld: PLD, num_compositions) -> PLD:
     r"""The ``K``-fold composition of ``pld`` kept only through its moments (no grid).
 

@@ -113,6 +113,9 @@ def _levels(n: int) -> int:
     return levels
 
 
+@float64_kernel
+
+
 def discounted_suffix(c: Array, step) -> Array:
     r"""``X_k = sum_{j >= k} e^{-(j - k) step} c_j`` for non-negative ``c`` (static length),
     an upper bound (discount factors rounded up; see the module docstring).
@@ -137,6 +140,9 @@ def discounted_suffix(c: Array, step) -> Array:
     after = jnp.concatenate([starts[1:], jnp.zeros((1,), c.dtype)])  # X_{(b+1)B}
     tail = jnp.exp(-(_BLOCK - r) * step) * _UP
     return (inner + tail[None, :] * after[:, None]).reshape(-1)[:n]
+
+
+@float64_kernel
 
 
 def profile_arrays(pld: PLD) -> Profile:

@@ -178,6 +178,9 @@ def from_subsampled_noise(
 RDP_ORDERS = np.concatenate([np.arange(2, 33), np.arange(36, 257, 4)]).astype(np.float64)
 
 
+@float64_kernel
+
+
 def gaussian_log_moments(sigma, sampling_rate, sensitivity=1.0, orders=RDP_ORDERS):
     r"""Certified upper bounds on the log-moments of one Poisson-subsampled Gaussian use.
 
@@ -244,6 +247,9 @@ def gaussian_rdp_epsilon(sigma, sampling_rate, compositions, delta, sensitivity=
     log_delta = log_target(np.asarray(delta, np.float64))
     eps = np.asarray(_epsilon_chernoff(float(compositions) * log_a, log_delta, lam))
     return eps if eps.ndim else float(eps)
+
+
+@float64_kernel
 
 
 def gaussian_rdp_log_delta(sigma, sampling_rate, compositions, epsilon, sensitivity=1.0):

@@ -472,3 +472,41 @@ def test_profile_certifies_account(pinned, gaussian, log_scale, log_q, log_t, lo
     _certified(kind, scale, q, t, d, eps)
     if not gaussian:
         assert eps <= t / scale * (1 + 1e-12)  # never above pure DP
+
+
+# ------------------------------------------- never below an independent lower bound (issue 10)
+
+_SWEEP = np.random.default_rng(20261123)
+#: random (sigma, q, T, delta) drawn once with a fixed seed, log-uniform over the issue's ranges
+#: (T kept <= 3000 so dp_accounting's optimistic PLD stays fast in the test run)
+_SWEEP_CASES = [
+    (
+        float(np.exp(_SWEEP.uniform(np.log(0.3), np.log(5.0)))),
+        float(np.exp(_SWEEP.uniform(np.log(1e-3), np.log(1.0)))),
+        int(np.exp(_SWEEP.uniform(0.0, np.log(3000.0)))),
+        float(np.exp(_SWEEP.uniform(np.log(1e-10), np.log(1e-3)))),
+    )
+    for _ in range(5)
+]
+
+
+@pytest.mark.parametrize("sigma, q, compositions, delta", _SWEEP_CASES)
+def test_epsilon_never_below_optimistic_dp_accounting(sigma, q, compositions, delta):
+    """dp_accounting's *optimistic* PLD (losses rounded down, tails dropped) is a lower bound
+    on the true epsilon; dpjax's certified epsilon must never be below it."""
+    from dp_accounting.pld import privacy_loss_distribution as dpa
+
+    lower = dpa.from_gaussian_mechanism(
+        standard_deviation=sigma,
+        sensitivity=1.0,
+        sampling_prob=q,
+        pessimistic_estimate=False,
+        value_discretization_interval=1e-3,
+    ).self_compose(compositions).get_epsilon_for_delta(delta)
+    got = dpjax.account(
+        "gaussian", {"sigma": sigma}, compositions=compositions, sampling_rate=q, delta=delta
+    )
+    assert got >= lower, (got, lower)
+    assert dpjax.profile(
+        "gaussian", {"sigma": sigma}, epsilon=got, compositions=compositions, sampling_rate=q
+    ) <= delta

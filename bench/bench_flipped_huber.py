@@ -1,7 +1,7 @@
 """Flipped Huber: batched certified calibration and sampling throughput.
 
 1. Calibration of 1,000 (epsilon, delta) targets in one vectorised call
-   (``dpjax.calibrate.flipped_huber.calibrate_flipped_huber_1d``), time per
+   (``dpjax.calibration.flipped_huber.calibrate_flipped_huber_1d``), time per
    target after compilation, beside the Gaussian calibration a user would
    otherwise pick (``sigma_gaussian``, same targets, same run).
 2. Sampling 10^7 float32 FH samples vs ``jax.random.normal`` of the same size
@@ -31,8 +31,8 @@ def _time(fn, repeats):
 
 
 def bench_calibration(n_targets: int) -> None:
-    from dpjax.calibrate.flipped_huber import _core_1d, calibrate_flipped_huber_1d
-    from dpjax.calibrate.gaussian import sigma_gaussian
+    from dpjax.calibration.flipped_huber import _core_1d, calibrate_flipped_huber_1d
+    from dpjax.calibration.gaussian import sigma_gaussian
 
     rng = np.random.default_rng(0)
     eps = np.exp(rng.uniform(np.log(0.05), np.log(5.0), n_targets))

@@ -27,7 +27,7 @@ case  dpjax (certified)                      dp-accounting       time       rati
 ====  =====================================  ==================  =========  ==========
 
 (iii) is a coarse-grid Illinois search (bin width 16 h) plus four evaluations at h
-(:mod:`dpjax.accounting.pld.search`); dp-accounting bisects at h.  Under heavy load
+(:mod:`dpjax.numerics.roots`); dp-accounting bisects at h.  Under heavy load
 (load average 4-5) the same run gave 13.7x: XLA's two threads suffer more from
 contention than dp-accounting's single NumPy thread.
 """
@@ -46,8 +46,9 @@ jax.config.update("jax_enable_x64", True)
 import dp_accounting  # noqa: E402
 from dp_accounting.pld import privacy_loss_distribution as pldm  # noqa: E402
 
-from dpjax.accounting.pld import accountant as A  # noqa: E402
+from dpjax.accounting.pld import engine  # noqa: E402
 from dpjax.accounting.pld.subsample import gaussian_rdp_sigma  # noqa: E402
+from dpjax.calibration import scale_search  # noqa: E402
 
 H = 1e-4
 
@@ -65,7 +66,7 @@ def case_i():
     deltas = np.array([1e-5, 1e-14, 1e-15, 1e-30])
 
     def ours():
-        return A.epsilon(A.gaussian_noise, 1.0, 0.0, 1.0, deltas, 1000, 0.01, H)
+        return engine.epsilon(engine.gaussian_noise, 1.0, 0.0, 1.0, deltas, 1000, 0.01, H)
 
     _, cold = timed(ours)
     eps, warm = timed(ours, 2)
@@ -111,7 +112,7 @@ def case_ii():
     print("\n(ii) 20-fold Laplace(b=10): delta(eps=1)")
 
     def ours():
-        return A.profile(A.laplace_noise, 10.0, 0.0, 1.0, np.array([1.0]), 20, None, H)
+        return engine.profile(engine.laplace_noise, 10.0, 0.0, 1.0, np.array([1.0]), 20, None, H)
 
     _, cold = timed(ours)
     d, warm = timed(ours, 3)
@@ -131,13 +132,13 @@ def case_ii():
 
 def case_iii():
     print("\n(iii) calibrate sigma: q=0.01, T=1000, (eps=2, delta=1e-5)")
-    from dpjax.calibrate.gaussian import sigma_gaussian
+    from dpjax.calibration.gaussian import sigma_gaussian
 
     def ours():
         guess = gaussian_rdp_sigma(2.0, 1e-5, 0.01, 1000)
         full = float(np.asarray(sigma_gaussian(2.0, 1e-5, np.sqrt(1000.0))[0]))
-        return A.calibrate_scale(
-            A.gaussian_noise,
+        return scale_search.calibrate_scale(
+            engine.gaussian_noise,
             0.0,
             1.0,
             2.0,
@@ -179,7 +180,7 @@ def case_iii():
 
 def case_fh():
     print("\n(iv) flipped-huber-mechanism Sec. V-B: K=5, eps=0.3, delta=1e-8, Delta=1")
-    from dpjax.accounting.pld.fh import calibrate_flipped_huber_exact
+    from dpjax.calibration.flipped_huber_kdim import calibrate_flipped_huber_exact
     from dpjax.reproduce.flipped_huber_kdim import delta_at_variance
 
     t = time.perf_counter()

@@ -27,7 +27,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
     jax.config.update("jax_enable_x64", True)
-    from dpjax.calibrate import sigma_gaussian
+    from dpjax.calibration import sigma_gaussian
 
     rng = np.random.default_rng(0)
     eps = rng.uniform(0.05, 10.0, args.n)

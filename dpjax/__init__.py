@@ -2,7 +2,7 @@
 
 The public surface (DESIGN.md): :func:`calibrate`, :func:`profile`,
 :func:`account`, :mod:`dpjax.noise` (``dpjax.noise.make``), and the kernels
-in :mod:`dpjax.numerics`, :mod:`dpjax.accounting`, :mod:`dpjax.calibrate`.
+in :mod:`dpjax.numerics`, :mod:`dpjax.accounting`, :mod:`dpjax.calibration`.
 
 float64 policy: dpjax never sets ``jax_enable_x64`` at import.  The façade
 functions run their privacy-deciding kernels inside ``jax.enable_x64(True)``;
@@ -16,7 +16,7 @@ to :func:`dpjax.noise.tail_floor`).
 
 from dpjax import accounting, errors, mechanisms, noise, numerics
 from dpjax.api import account, calibrate, profile
-from dpjax.calibrate._result import Calibration
+from dpjax.calibration.result import Calibration
 from dpjax.errors import CertificationError, InfeasibleTargetError
 from dpjax.sensitivity import Sensitivity
 

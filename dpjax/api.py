@@ -11,10 +11,10 @@ Every number returned is certified at this boundary (fail closed):
   returned parameters must themselves be valid parameters (finite, normal
   float64), else :class:`~dpjax.errors.CertificationError`;
 * :func:`account` with ``delta``: the mechanism's profile is re-evaluated at the
-  returned epsilon (:func:`dpjax.calibrate._certify.certify_epsilon`), so an
+  returned epsilon (:func:`dpjax.certificate.certify_epsilon`), so an
   epsilon is returned only if its own profile is ``<= delta``;
 * :func:`profile` / :func:`account` with ``epsilon``: reported deltas are upper
-  bounds (:func:`dpjax.accounting._certified.reported_delta`); a NaN raises.
+  bounds (:func:`dpjax.certificate.reported_delta`); a NaN raises.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ import jax
 import numpy as np
 
 from dpjax import _validate
-from dpjax.calibrate._certify import certify_epsilon
-from dpjax.calibrate._result import Calibration
+from dpjax.calibration.result import Calibration
+from dpjax.certificate import certify_epsilon
 from dpjax.errors import CertificationError
 from dpjax.mechanisms import Query, get
 from dpjax.sensitivity import Sensitivity

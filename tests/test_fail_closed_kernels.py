@@ -4,7 +4,7 @@ from a closed form is an upper bound, checked against mpmath at 60+ digits.
 * the sweep's cases, each at its cause (huge epsilon, alpha = 0 with eps = 0, the pure-DP kink of
   truncated Laplace, OSGT at shape 1e4, subnormal and huge inputs, strings and booleans,
   compositions = 1e30, padding of reported deltas);
-* every kernel's documented error constant (``dpjax.accounting._certified``) bounds its
+* every kernel's documented error constant (``dpjax.certificate``) bounds its
   measured error against mpmath;
 * properties (hypothesis, fixed seed): reported deltas >= the closed form;
   ``profile(account(delta=d)) <= d``;
@@ -33,12 +33,13 @@ from hypothesis import strategies as st
 import dpjax
 from dpjax.accounting import _certified
 from dpjax.accounting import flipped_huber as fh
+from dpjax.accounting import flipped_huber_kdim as fhk
 from dpjax.accounting import gaussian as gauss
 from dpjax.accounting import laplace as lap
 from dpjax.accounting import osgt as og
 from dpjax.accounting import staircase as sc
 from dpjax.accounting import truncated_laplace as tl
-from dpjax.calibrate._certify import certify_scale
+from dpjax.certificate import certify_scale
 from dpjax.errors import CertificationError
 from dpjax.mechanisms import get
 
@@ -193,7 +194,7 @@ def test_reported_delta_is_not_below_the_closed_form():
 
 
 def test_documented_errors_fit_the_margin():
-    for c in (gauss.ERROR, lap.ERROR, tl.ERROR, og.ERROR, fh.ERROR, fh.BOUND_ERROR, sc.ERROR):
+    for c in (gauss.ERROR, lap.ERROR, tl.ERROR, og.ERROR, fh.ERROR, fhk.BOUND_ERROR, sc.ERROR):
         assert c * (1 + 745) <= _certified.MARGIN / 4
     with pytest.raises(ValueError, match="kernel error constant"):
         _certified.kernel_error(1e-12)
@@ -313,22 +314,22 @@ def test_flipped_huber_bound_error_within_documented():
     gamma = 10 ** rng.uniform(-0.5, 1.5, n)
     alpha = rng.uniform(0, 1, n) * gamma
     l2, l1 = np.sqrt(k), k
-    kr = k * np.asarray(fh.r_delta(alpha, 1.0))
+    kr = k * np.asarray(fhk.r_delta(alpha, 1.0))
     eps = (kr + l2 * l2) / (2 * gamma**2) * rng.uniform(1.001, 4, n)
-    got = padded_jit(fh.log_delta_flipped_huber_sufficient)(eps, alpha, gamma, k, l1, l2, 1.0)
+    got = padded_jit(fhk.log_delta_flipped_huber_sufficient)(eps, alpha, gamma, k, l1, l2, 1.0)
     theta = np.asarray(theta_over_gamma(alpha / gamma))
     q = lambda x: mpmath.erfc(x / mpmath.sqrt(2)) / 2  # noqa: E731
     refs = []
     with mpmath.workdps(DPS):
         for i in range(n):
             g, e, s2 = mpmath.mpf(gamma[i]), mpmath.mpf(eps[i]), mpmath.sqrt(int(k[i]))
-            kri = int(k[i]) * mpmath.mpf(float(fh.r_delta(alpha[i], 1.0)))
+            kri = int(k[i]) * mpmath.mpf(float(fhk.r_delta(alpha[i], 1.0)))
             base, shift = g * e / s2, s2 / (2 * g) + kri / (2 * g * s2)
             a1, a2 = base - shift, base + shift + mpmath.mpf(theta[i]) * int(k[i]) / s2
             refs.append(max(q(a1) - mpmath.exp(e) * q(a2), mpmath.mpf(0)))
     keep = [i for i, r in enumerate(refs) if r > 0]
     measured = _measured_error_constant(got[keep], [refs[i] for i in keep])
-    assert measured <= fh.BOUND_ERROR / 2
+    assert measured <= fhk.BOUND_ERROR / 2
 
 
 # ---------------------------------------------------------------------------

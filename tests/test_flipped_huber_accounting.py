@@ -16,6 +16,8 @@ from dpjax.accounting.flipped_huber import (
     epsilon_flipped_huber,
     log_delta_flipped_huber,
     log_delta_flipped_huber_generic,
+)
+from dpjax.accounting.flipped_huber_kdim import (
     log_delta_flipped_huber_sufficient,
     r_delta,
     r_delta_inverse,
@@ -37,6 +39,7 @@ _theta = _vec(theta_over_gamma)
 _exact_scalar = jax.jit(log_delta_flipped_huber)
 _eps_exact = _vec(epsilon_flipped_huber)
 _suff_scalar = jax.jit(log_delta_flipped_huber_sufficient)
+
 
 def _mp_eq13(eps, alpha, gamma, d):
     """Eq. (13) exactly as printed, in mpmath (cancellation is harmless at 50 digits)."""

@@ -7,7 +7,7 @@ import scipy.optimize
 
 import dpjax
 from dpjax.accounting.flipped_huber import log_delta_flipped_huber, log_delta_flipped_huber_generic
-from dpjax.calibrate.gaussian import sigma_gaussian
+from dpjax.calibration.gaussian import sigma_gaussian
 from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms.flipped_huber import log_delta_flipped_huber_sufficient  # jitted
 from dpjax.noise.flipped_huber import standard_variance

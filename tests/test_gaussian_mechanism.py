@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import dpjax
 from dpjax.accounting import delta_gaussian, epsilon_gaussian, log_delta_gaussian, rho_gaussian
-from dpjax.calibrate import sigma_gaussian
+from dpjax.calibration import sigma_gaussian
 
 
 def mp_delta(eps, sigma, sens=1.0, dps=80):

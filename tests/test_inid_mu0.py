@@ -5,8 +5,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from dpjax.calibrate._certify import MARGIN
-from dpjax.calibrate.gaussian import mu_gaussian
+from dpjax.calibration.gaussian import mu_gaussian
+from dpjax.certificate import MARGIN
 from dpjax.inid import appendix_b_bracket, bracket_root, mu0
 
 EPS = jnp.array([1e-6, 1e-3, 0.05, 0.5, 1.0, 3.0, 10.0, 40.0])

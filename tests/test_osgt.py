@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import dpjax
 from dpjax.accounting.osgt import epsilon_osgt, log_delta_osgt
-from dpjax.calibrate.osgt import osgt_least_variance
+from dpjax.calibration.osgt import osgt_least_variance
 from dpjax.noise.osgt import OSGT, osgt_unit_variance
 
 log_delta_jit = jax.jit(log_delta_osgt)

@@ -34,13 +34,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import dpjax
-from dpjax.accounting.pld import accountant as A
 from dpjax.accounting.pld import (
     delta_for_epsilon,
+    engine,
     epsilon_for_delta,
     from_atoms,
     from_gaussian,
 )
+from dpjax.accounting.pld import plan as pld_plan
 from dpjax.accounting.pld import query as Q
 from dpjax.accounting.pld._pld import LAMBDAS, make
 from dpjax.accounting.pld.discretise import noise_pair
@@ -124,7 +125,7 @@ def coarse(monkeypatch):
     monkeypatch.setattr(gaussian_mech, "BIN_WIDTH", H)
     monkeypatch.setattr(laplace_mech, "_bin_width", lambda linf, scale: H)
     with warnings.catch_warnings():
-        warnings.simplefilter("error", A.EngineNote)
+        warnings.simplefilter("error", pld_plan.EngineNote)
         yield
 
 
@@ -358,8 +359,8 @@ def test_gaussian_q_one_is_exact(coarse, sigma, compositions):
     eps = _account("gaussian", sigma, 1.0, compositions, 1e-5)
     assert gdp_delta(eps, mu) <= 1e-5 and gdp_delta(eps - 1e-6, mu) > 1e-5
     if compositions > 1:
-        engine = float(A.epsilon(A.gaussian_noise, sigma, 0.0, 1.0, 1e-5, compositions, 1.0, H))
-        assert engine >= eps and engine / eps - 1 < 1e-4
+        got = float(engine.epsilon(engine.gaussian_noise, sigma, 0.0, 1.0, 1e-5, compositions, 1.0, H))
+        assert got >= eps and got / eps - 1 < 1e-4
 
 
 def test_calibrate_at_q_one_and_close_to_one(coarse):
@@ -378,33 +379,33 @@ def test_calibrate_at_q_one_and_close_to_one(coarse):
 
 
 def test_plan_is_bounded_by_the_cap_not_by_t(monkeypatch):
-    monkeypatch.setenv(A.MAX_POINTS_ENV, "100000")
-    assert A.max_grid_points() == 100000
+    monkeypatch.setenv(pld_plan.MAX_POINTS_ENV, "100000")
+    assert pld_plan.max_grid_points() == 100000
     for t in (10**6, 10**7, 10**8, 10**9, 7962624000, 10**30):
-        p = A.plan(A.laplace_noise, 1.0, 0.0, 1.0, None, t, 1e-4)
+        p = pld_plan.plan(engine.laplace_noise, 1.0, 0.0, 1.0, None, t, 1e-4)
         assert p.note is not None
         if p.sizes is not None:
             assert p.sizes.grid <= 100000 and p.sizes.fft <= 100000
         if p.moments is not None:
             assert p.moments[1].grid <= 100000 and p.moments[1].moments_only
-    monkeypatch.setenv(A.MAX_POINTS_ENV, "0")
-    with pytest.raises(ValueError, match=A.MAX_POINTS_ENV):
-        A.max_grid_points()
-    monkeypatch.delenv(A.MAX_POINTS_ENV)
-    assert 2**16 <= A.max_grid_points() < 2**31
+    monkeypatch.setenv(pld_plan.MAX_POINTS_ENV, "0")
+    with pytest.raises(ValueError, match=pld_plan.MAX_POINTS_ENV):
+        pld_plan.max_grid_points()
+    monkeypatch.delenv(pld_plan.MAX_POINTS_ENV)
+    assert 2**16 <= pld_plan.max_grid_points() < 2**31
 
 
 def test_capped_engine_stays_certified(monkeypatch):
     """With a 4096-point cap the engine coarsens (with a note) and stays above the exact value
     (q = 1 Gaussian through the engine; Laplace against the exact profile)."""
-    monkeypatch.setenv(A.MAX_POINTS_ENV, "4096")
-    with pytest.warns(A.EngineNote, match="coarsened"):
-        eps = float(A.epsilon(A.gaussian_noise, 1.0, 0.0, 1.0, 1e-5, 800, 1.0, 1e-4))
+    monkeypatch.setenv(pld_plan.MAX_POINTS_ENV, "4096")
+    with pytest.warns(pld_plan.EngineNote, match="coarsened"):
+        eps = float(engine.epsilon(engine.gaussian_noise, 1.0, 0.0, 1.0, 1e-5, 800, 1.0, 1e-4))
     exact = 519.6981942303136  # mpmath, checked here
     assert gdp_delta(exact, math.sqrt(800)) <= 1e-5 * (1 + 1e-12)
     # bin width 0.2 at this cap (was 1e-4): measured +0.6 %
     assert eps >= exact and eps / exact - 1 < 1e-2
-    with pytest.warns(A.EngineNote):
+    with pytest.warns(pld_plan.EngineNote):
         eps = _account("laplace", 0.1, None, 100, 1e-5)
     assert laplace_exact_delta(eps, 0.1, 100) <= 1e-5 and eps / 959.648482195412 - 1 < 1e-2
 
@@ -412,10 +413,10 @@ def test_capped_engine_stays_certified(monkeypatch):
 def test_huge_compositions_finite_and_certified(monkeypatch):
     """T up to 1e30: a finite certified epsilon, no traceback, no int32 (old: OOM at 1e7-1e8,
     OverflowError at 1e9, TypeError at 1e30)."""
-    monkeypatch.setenv(A.MAX_POINTS_ENV, "65536")
+    monkeypatch.setenv(pld_plan.MAX_POINTS_ENV, "65536")
     kl = math.exp(-1.0)  # KL of Lap(1) at shift 1: e^-1 + 1 - 1
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", A.EngineNote)
+        warnings.simplefilter("ignore", pld_plan.EngineNote)
         for t in (10**30,):
             eps = _account("laplace", 1.0, None, t, 1e-5)
             # mean loss T KL (the CLT spread is << 1e-3 T here), at most pure DP T Delta / b
@@ -435,10 +436,10 @@ def pinned():
     examples): sizes decide tightness, never soundness (a grid too small sends its top to
     +infinity, a window too small adds the Chernoff bound of what it cuts)."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(A.MAX_POINTS_ENV, "2048")
-        mp.setattr(A, "_sizes", lambda grid, fft, tail, cap: A.Sizes(cap, cap if fft else 0, tail))
+        mp.setenv(pld_plan.MAX_POINTS_ENV, "2048")
+        mp.setattr(pld_plan, "_sizes", lambda grid, fft, tail, cap: pld_plan.Sizes(cap, cap if fft else 0, tail))
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", A.EngineNote)
+            warnings.simplefilter("ignore", pld_plan.EngineNote)
             yield
 
 

@@ -14,7 +14,7 @@ from scipy.optimize import minimize_scalar
 
 import dpjax
 from dpjax.accounting.staircase import log_delta_staircase, log_delta_staircase_shift
-from dpjax.calibrate.laplace import scale_laplace_pure
+from dpjax.calibration.laplace import scale_laplace_pure
 from dpjax.noise.staircase import Staircase, staircase_optimal_gamma, staircase_unit_variance
 
 CASES = [

@@ -19,7 +19,7 @@ from jax import Array
 from jax.scipy.special import erf
 from jax.typing import ArrayLike
 
-from dpjax.accounting._certified import (
+from dpjax.certificate import (
     MARGIN,
     TINY,
     fail_closed,
@@ -41,7 +41,7 @@ from dpjax.numerics import (
 
 #: Documented error constant of :func:`log_delta_gaussian` / :func:`log_delta_gaussian_mu`:
 #: ``|log delta_computed - log delta_true| <= ERROR (1 + |log delta|)`` for every float64
-#: input with ``delta_true >= 2.2e-308`` (:mod:`dpjax.accounting._certified`).  Largest
+#: input with ``delta_true >= 2.2e-308`` (:mod:`dpjax.certificate`).  Largest
 #: measured ratio 3.6e-15 against 80-digit mpmath over Delta / sigma in [1e-9, 1e9],
 #: epsilon in [0, 1e20] and around ``mu^2 / 2`` (tests/test_fail_closed_kernels.py).
 ERROR = kernel_error(2e-14)
@@ -158,7 +158,7 @@ def log_delta_gaussian_mu(epsilon: ArrayLike, mu: ArrayLike) -> Array:
 @float64_kernel
 def delta_gaussian(epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike) -> Array:
     """``delta(epsilon)`` of the Gaussian mechanism, reported as a certified upper bound
-    (:func:`dpjax.accounting._certified.reported_delta` with :data:`ERROR`)."""
+    (:func:`dpjax.certificate.reported_delta` with :data:`ERROR`)."""
     return reported_delta(log_delta_gaussian(epsilon, sigma, sensitivity), ERROR)
 
 
@@ -171,7 +171,7 @@ def epsilon_gaussian(
     ``delta(eps)`` decreases in ``eps``; bisection on
     ``[0, mu Q^{-1}(delta (1 - 2 MARGIN)) + mu^2 / 2]`` (at the upper end
     ``delta(eps) <= Q(eps/mu - mu/2) = delta (1 - 2 MARGIN)``) returns the end where the
-    profile is ``<= delta (1 - MARGIN)`` (:mod:`dpjax.accounting._certified`), evaluated
+    profile is ``<= delta (1 - MARGIN)`` (:mod:`dpjax.certificate`), evaluated
     with :func:`log_delta_gaussian` at the given ``(sigma, Delta)``.  ``delta = 0``, or a
     bracket whose upper end fails to certify, gives ``inf`` (no finite certificate).
     """

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.accounting._certified import (
+from dpjax.certificate import (
     MARGIN,
     fail_closed,
     kernel_error,

@@ -48,7 +48,7 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.accounting._certified import (
+from dpjax.certificate import (
     MARGIN,
     TINY,
     fail_closed,
@@ -138,7 +138,7 @@ def delta_osgt(
     epsilon: ArrayLike, vartheta: ArrayLike, rho: ArrayLike, sensitivity: ArrayLike
 ) -> Array:
     """``delta(epsilon)`` of the 1-D OSGT mechanism, reported as a certified upper bound
-    (:func:`dpjax.accounting._certified.reported_delta` with :data:`ERROR`)."""
+    (:func:`dpjax.certificate.reported_delta` with :data:`ERROR`)."""
     return reported_delta(log_delta_osgt(epsilon, vartheta, rho, sensitivity), ERROR)
 
 

@@ -37,7 +37,7 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.accounting._certified import kernel_error, reported_delta
+from dpjax.certificate import kernel_error, reported_delta
 from dpjax.numerics import float64_kernel
 
 #: Documented error constant of :func:`log_delta_staircase_shift` / :func:`log_delta_staircase`
@@ -151,7 +151,7 @@ def log_delta_staircase(
 @float64_kernel
 def delta_staircase(epsilon, decay, width, gamma, sensitivity, max_periods: int = 4) -> Array:
     """``delta(epsilon)`` of the 1-D staircase mechanism (:func:`log_delta_staircase`), reported
-    as a certified upper bound (:func:`dpjax.accounting._certified.reported_delta`)."""
+    as a certified upper bound (:func:`dpjax.certificate.reported_delta`)."""
     return reported_delta(
         log_delta_staircase(epsilon, decay, width, gamma, sensitivity, max_periods=max_periods),
         ERROR,

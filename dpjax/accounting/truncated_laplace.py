@@ -30,14 +30,14 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.accounting._certified import (
+from dpjax.accounting.laplace import EPSILON_ERROR, pure_gap
+from dpjax.certificate import (
     fail_closed,
     kernel_error,
     log_target,
     reported_delta,
     reported_epsilon,
 )
-from dpjax.accounting.laplace import EPSILON_ERROR, pure_gap
 from dpjax.numerics import bisect_monotone, float64_kernel, log1mexp, logaddexp, quotient
 
 #: Documented error constant of the truncated Laplace profile kernels
@@ -129,7 +129,7 @@ def delta_truncated_laplace(
     epsilon: ArrayLike, scale: ArrayLike, bound: ArrayLike, sensitivity: ArrayLike
 ) -> Array:
     """``delta(epsilon)`` of the 1-D truncated Laplace mechanism, reported as a certified
-    upper bound (:func:`dpjax.accounting._certified.reported_delta`)."""
+    upper bound (:func:`dpjax.certificate.reported_delta`)."""
     return reported_delta(log_delta_truncated_laplace(epsilon, scale, bound, sensitivity), ERROR)
 
 
@@ -168,7 +168,7 @@ def truncated_laplace_gdgk(epsilon: ArrayLike, delta: ArrayLike, sensitivity: Ar
 
     ``lambda = Delta / epsilon``, ``A = lambda log(1 + (e^epsilon - 1) / (2 delta))``;
     at these the exact profile equals ``delta`` at ``epsilon`` (on the boundary:
-    :mod:`dpjax.calibrate.truncated_laplace` returns certified parameters with margin).
+    :mod:`dpjax.calibration.truncated_laplace` returns certified parameters with margin).
     """
     epsilon, delta = jnp.asarray(epsilon), jnp.asarray(delta)
     lam = jnp.asarray(sensitivity) / epsilon

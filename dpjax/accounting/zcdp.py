@@ -21,7 +21,7 @@ import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.accounting._certified import fail_closed
+from dpjax.certificate import fail_closed
 from dpjax.numerics import float64_kernel
 
 # log-spaced orders 1 + 10^{-4} .. 1 + 10^{6}; the bound is smooth in alpha,

@@ -41,7 +41,7 @@ from dpjax import _validate
 from dpjax.accounting.gaussian import ERROR as GAUSSIAN_ERROR
 from dpjax.accounting.gaussian import log_delta_gaussian_mu
 from dpjax.accounting.laplace import ERROR as LAPLACE_ERROR
-from dpjax.calibrate._certify import (
+from dpjax.certificate import (
     MARGIN,
     certify_scale,
     log_target,

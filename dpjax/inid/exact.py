@@ -17,7 +17,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from dpjax.calibrate._certify import MARGIN, certify_epsilon
+from dpjax.certificate import MARGIN, certify_epsilon
 from dpjax.inid.profiles import validate_profile
 
 
@@ -44,7 +44,7 @@ def laplace_inid_epsilon(profile, scales, delta: float, bin_width: float = 1e-3)
     """Certified upper bound on ``epsilon(delta)`` of i.n.i.d. Laplace noise (PLD composition).
 
     Certified at the boundary: the composed profile is re-evaluated at the returned epsilon
-    (:func:`dpjax.calibrate._certify.certify_epsilon`, ``CertificationError`` if it exceeds
+    (:func:`dpjax.certificate.certify_epsilon`, ``CertificationError`` if it exceeds
     ``delta``).
     """
     from dpjax.accounting import pld

@@ -16,13 +16,13 @@ sqrt(2 eps)`` by AM-GM):
 and Algorithm 1 halves it arithmetically, returning the lower end.  Here the
 feasibility test is the foundation's exact log-space profile
 (:func:`dpjax.accounting.gaussian.log_delta_gaussian_mu`) against the
-certified level ``delta (1 - MARGIN)`` (:mod:`dpjax.calibrate._certify`), the
+certified level ``delta (1 - MARGIN)`` (:mod:`dpjax.certificate`), the
 bracket is computed for that level, and the number of halvings is fixed
 (vmap-fair; Algorithm 1's ``until width <= mu_tol`` is reported as the final
 width instead).  Where the bracket is unusable (``delta' >= 1``, i.e.
 ``delta`` above ~0.73, or rounding made an end fail its check) the answer
 bisects instead over the foundation's bracket ``[1e-300, 1e300]`` in log
-space (that of :func:`dpjax.calibrate.gaussian.mu_gaussian`), in the same
+space (that of :func:`dpjax.calibration.gaussian.mu_gaussian`), in the same
 loop (vmap-fair: one fixed-length bisection for every point).
 
 ``mu0 = Delta_2 / sigma_min`` of the foundation's Gaussian calibration;
@@ -41,8 +41,8 @@ from jax import Array
 from jax.typing import ArrayLike
 
 from dpjax.accounting.gaussian import log_delta_gaussian_mu
-from dpjax.calibrate._certify import MARGIN, log_target
-from dpjax.calibrate.gaussian import _LOG_MU_MAX, _LOG_MU_MIN
+from dpjax.calibration.gaussian import _LOG_MU_MAX, _LOG_MU_MIN
+from dpjax.certificate import MARGIN, log_target
 from dpjax.numerics import (
     STATUS_BRACKET_TOO_SMALL,
     STATUS_INFEASIBLE,

@@ -17,7 +17,7 @@ from fractions import Fraction
 import numpy as np
 
 from dpjax import _validate
-from dpjax.calibrate._result import Calibration
+from dpjax.calibration.result import Calibration
 from dpjax.noise._base import NoiseFamily
 from dpjax.sensitivity import Sensitivity
 

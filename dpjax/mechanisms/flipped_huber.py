@@ -10,7 +10,7 @@ from the Laplace centre to the Gaussian tails) and ``gamma > 0`` (scale).
   (missing ones derived soundly, see :mod:`dpjax.sensitivity`).
 * ``dim > 1`` with ``"exact"``: the necessary and sufficient condition through
   the PLD engine (``K``-fold composition of the exact 1-D pair at the
-  ``linf`` corner, pessimistic discretisation): :mod:`dpjax.accounting.pld.fh`.
+  ``linf`` corner, pessimistic discretisation): :mod:`dpjax.calibration.flipped_huber_kdim`.
 * ``profile``/``account`` for ``dim > 1`` return a certified upper bound: the
   minimum of Theorem 8 and the zCDP bound of Sec. VI-A.
 * compositions > 1 and Poisson subsampling need the PLD engine.
@@ -23,13 +23,13 @@ import numpy as np
 
 from dpjax import _validate
 from dpjax.accounting import flipped_huber as _acc
-from dpjax.accounting._certified import reported_delta
-from dpjax.calibrate._certify import require_certified
-from dpjax.calibrate._result import Calibration
-from dpjax.calibrate.flipped_huber import (
+from dpjax.accounting import flipped_huber_kdim as _kdim
+from dpjax.calibration.flipped_huber import (
     calibrate_flipped_huber_1d,
     calibrate_flipped_huber_sufficient,
 )
+from dpjax.calibration.result import Calibration
+from dpjax.certificate import reported_delta, require_certified
 from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms._spec import Mechanism, Query, unsupported
 from dpjax.noise.flipped_huber import FlippedHuber
@@ -39,14 +39,14 @@ PARAMS = ("alpha", "gamma")
 
 # the façade is the caller, so it decides to jit (one compile per shape, not per call)
 log_delta_flipped_huber = jax.jit(_acc.log_delta_flipped_huber)
-log_delta_flipped_huber_sufficient = jax.jit(_acc.log_delta_flipped_huber_sufficient)
-log_delta_flipped_huber_bound = jax.jit(_acc.log_delta_flipped_huber_bound)
+log_delta_flipped_huber_sufficient = jax.jit(_kdim.log_delta_flipped_huber_sufficient)
+log_delta_flipped_huber_bound = jax.jit(_kdim.log_delta_flipped_huber_bound)
 epsilon_flipped_huber = jax.jit(_acc.epsilon_flipped_huber)
-epsilon_flipped_huber_bound = jax.jit(_acc.epsilon_flipped_huber_bound)
+epsilon_flipped_huber_bound = jax.jit(_kdim.epsilon_flipped_huber_bound)
 
 
 def _reported(log_delta, error: float) -> np.ndarray:
-    """The delta to report: an upper bound (:func:`dpjax.accounting._certified.reported_delta`)."""
+    """The delta to report: an upper bound (:func:`dpjax.certificate.reported_delta`)."""
     return np.asarray(reported_delta(log_delta, error))
 
 
@@ -105,7 +105,7 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     elif query.condition == "exact":
         # K-dim necessary-and-sufficient: PLD engine (K-fold composition of the exact 1-D pair
         # at the per-coordinate sensitivity), shape grid x certified scale search
-        from dpjax.accounting.pld.fh import calibrate_flipped_huber_exact
+        from dpjax.calibration.flipped_huber_kdim import calibrate_flipped_huber_exact
 
         linf = sens["linf"]
         alpha, gamma, variance, delta_at, ok = calibrate_flipped_huber_exact(
@@ -127,7 +127,7 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
             log_delta_flipped_huber_sufficient(
                 epsilon, alpha, gamma, k, sens["l1"], sens["l2"], sens["linf"]
             ),
-            _acc.BOUND_ERROR,
+            _kdim.BOUND_ERROR,
         )
         sensitivity = dict(sens)
         condition = "sufficient"
@@ -162,7 +162,7 @@ def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
         log_delta_flipped_huber_bound(
             epsilon, alpha, gamma, query.dim, sens["l1"], sens["l2"], sens["linf"]
         ),
-        _acc.BOUND_ERROR,
+        _kdim.BOUND_ERROR,
     )
 
 

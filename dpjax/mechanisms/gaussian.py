@@ -20,17 +20,17 @@ import jax
 import numpy as np
 
 from dpjax._batching import call_padded
-from dpjax.accounting._certified import MARGIN
 from dpjax.accounting.gaussian import delta_gaussian, epsilon_gaussian
-from dpjax.accounting.pld import accountant as pld_accountant
+from dpjax.accounting.pld import engine as pld_engine
 from dpjax.accounting.pld.subsample import (
     gaussian_rdp_epsilon,
     gaussian_rdp_log_delta,
     gaussian_rdp_sigma,
 )
-from dpjax.calibrate._certify import require_certified
-from dpjax.calibrate._result import Calibration
-from dpjax.calibrate.gaussian import sigma_gaussian
+from dpjax.calibration.gaussian import sigma_gaussian
+from dpjax.calibration.result import Calibration
+from dpjax.calibration.scale_search import calibrate_scale
+from dpjax.certificate import MARGIN, require_certified
 from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms._spec import Mechanism, Query, composed_sensitivity, positive_params
 from dpjax.noise.gaussian import Gaussian
@@ -77,8 +77,8 @@ def _engine_calibrate(epsilon, delta, query: Query):
     rdp_delta = np.exp(np.minimum(_rdp_log_delta(guess, epsilon, query, l2), 0.0))
     rdp_ok = rdp_delta <= delta * (1.0 - MARGIN)
     upper = 1.02 * np.asarray(full)
-    res = pld_accountant.calibrate_scale(
-        pld_accountant.gaussian_noise, 0.0, l2, epsilon, delta, query.compositions,
+    res = calibrate_scale(
+        pld_engine.gaussian_noise, 0.0, l2, epsilon, delta, query.compositions,
         query.sampling_rate, BIN_WIDTH, upper=np.minimum(upper, 1.02 * guess), lower=0.7 * guess,
         fallback_upper=upper,
     )
@@ -149,8 +149,8 @@ def _engine_sigma(params: dict, query: Query) -> tuple[float, float]:
 def _engine_profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
     """``delta(epsilon)`` of T subsampled uses: min of the engine and the RDP bound."""
     sigma, l2 = _engine_sigma(params, query)
-    engine = pld_accountant.profile(
-        pld_accountant.gaussian_noise, sigma, 0.0, l2, epsilon, query.compositions,
+    engine = pld_engine.profile(
+        pld_engine.gaussian_noise, sigma, 0.0, l2, epsilon, query.compositions,
         query.sampling_rate, BIN_WIDTH,
     )
     return np.minimum(engine, np.exp(np.minimum(_rdp_log_delta(sigma, epsilon, query, l2), 0.0)))
@@ -160,8 +160,8 @@ def _engine_epsilon(params: dict, delta: np.ndarray, query: Query) -> np.ndarray
     """Least certified epsilon of T subsampled uses: min of the engine and the RDP bound
     (the RDP epsilon at ``delta (1 - MARGIN)``, like every inverse profile)."""
     sigma, l2 = _engine_sigma(params, query)
-    engine = pld_accountant.epsilon(
-        pld_accountant.gaussian_noise, sigma, 0.0, l2, delta, query.compositions,
+    engine = pld_engine.epsilon(
+        pld_engine.gaussian_noise, sigma, 0.0, l2, delta, query.compositions,
         query.sampling_rate, BIN_WIDTH,
     )
     rdp = gaussian_rdp_epsilon(sigma, query.sampling_rate, query.compositions, delta, l2)

@@ -24,7 +24,7 @@ r"""The Laplace mechanism: noise ``Lap(b)`` per coordinate (``b = scale``).
 
 Where the engine's grid would exceed its memory cap (huge ``T``), it coarsens or
 answers by the Chernoff bound of the composed moments (:func:`dpjax.accounting.pld.
-accountant.plan`); the pure-DP bound keeps every answer finite.
+engine.plan`); the pure-DP bound keeps every answer finite.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from __future__ import annotations
 import numpy as np
 
 from dpjax._batching import call_padded
-from dpjax.accounting._certified import reported_delta
 from dpjax.accounting.laplace import (
     ERROR,
     delta_laplace,
@@ -40,10 +39,11 @@ from dpjax.accounting.laplace import (
     epsilon_pure_dp,
     log_delta_pure_dp,
 )
-from dpjax.accounting.pld import accountant as pld_accountant
-from dpjax.calibrate._certify import require_certified
-from dpjax.calibrate._result import Calibration
-from dpjax.calibrate.laplace import scale_laplace_1d, scale_laplace_pure
+from dpjax.accounting.pld import engine as pld_engine
+from dpjax.calibration.laplace import scale_laplace_1d, scale_laplace_pure
+from dpjax.calibration.result import Calibration
+from dpjax.calibration.scale_search import calibrate_scale
+from dpjax.certificate import reported_delta, require_certified
 from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms._spec import (
     Mechanism,
@@ -76,8 +76,8 @@ def _engine_uses(query: Query) -> tuple[float, int, tuple[str, ...]]:
 def _engine_profile(scale, epsilon, query: Query) -> np.ndarray:
     """Certified ``delta(epsilon)``: min of the engine and the pure-DP bound."""
     linf, uses, _ = _engine_uses(query)
-    engine = pld_accountant.profile(
-        pld_accountant.laplace_noise, float(scale), 0.0, linf, epsilon, uses,
+    engine = pld_engine.profile(
+        pld_engine.laplace_noise, float(scale), 0.0, linf, epsilon, uses,
         query.sampling_rate, _bin_width(linf, scale),
     )
     return np.minimum(_pure_delta(epsilon, _pure_epsilon(scale, query)), engine)
@@ -87,8 +87,8 @@ def _engine_epsilon(scale, delta, query: Query) -> np.ndarray:
     """Least certified epsilon: min of the engine and the pure-DP bound (inverted at
     ``delta (1 - MARGIN)``, like every inverse profile)."""
     linf, uses, _ = _engine_uses(query)
-    engine = pld_accountant.epsilon(
-        pld_accountant.laplace_noise, float(scale), 0.0, linf, delta, uses,
+    engine = pld_engine.epsilon(
+        pld_engine.laplace_noise, float(scale), 0.0, linf, delta, uses,
         query.sampling_rate, _bin_width(linf, scale),
     )
     return np.minimum(np.asarray(epsilon_pure_dp(delta, _pure_epsilon(scale, query))), engine)
@@ -137,8 +137,8 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
             _pure_delta(epsilon, composed_budget(query.compositions, l1, b)), b.shape
         )
         linf, uses, _ = _engine_uses(query)
-        res = pld_accountant.calibrate_scale(
-            pld_accountant.laplace_noise, 0.0, linf, epsilon, delta, uses, query.sampling_rate,
+        res = calibrate_scale(
+            pld_engine.laplace_noise, 0.0, linf, epsilon, delta, uses, query.sampling_rate,
             _bin_width(linf, np.min(b) / 8.0), upper=b, lower=b / 8.0,
         )
         better = np.asarray(res.certified) & (np.asarray(res.scale) < b)

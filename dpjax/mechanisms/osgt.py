@@ -3,7 +3,7 @@ r"""The OSGT mechanism: noise ``O(vartheta, rho^2)`` (Sadeghi & Korki 2022), one
 Parameters ``vartheta >= 0`` (offset) and ``rho > 0`` (scale); see
 :mod:`dpjax.noise.osgt`.  Profile: exact 1-D (App. F(c) of
 flipped-huber-mechanism; :mod:`dpjax.accounting.osgt`).  Calibration: least
-variance over the whole parameter space (:mod:`dpjax.calibrate.osgt`; the
+variance over the whole parameter space (:mod:`dpjax.calibration.osgt`; the
 shape is searched over ``vartheta / rho`` in ``[1e-4, 1e4]``).  ``dim > 1``,
 compositions and subsampling need K-fold numerical integration / a PLD and are
 not supported.
@@ -17,9 +17,9 @@ import numpy as np
 from dpjax import _validate
 from dpjax._batching import call_padded
 from dpjax.accounting.osgt import delta_osgt, epsilon_osgt
-from dpjax.calibrate._certify import require_certified
-from dpjax.calibrate._result import Calibration
-from dpjax.calibrate.osgt import K_MAX, K_MIN, osgt_least_variance
+from dpjax.calibration.osgt import K_MAX, K_MIN, osgt_least_variance
+from dpjax.calibration.result import Calibration
+from dpjax.certificate import require_certified
 from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms._spec import Mechanism, Query, check_param_names, unsupported
 from dpjax.noise.osgt import OSGT

@@ -9,7 +9,7 @@ Parameters ``decay`` (GV's epsilon, ``> 0``), ``width`` (GV's Delta, ``> 0``) an
   ``delta(epsilon) = 0`` and not exploited).
 * ``dim = K`` or ``T`` compositions: independent staircases per coordinate
   with ``decay = epsilon / (K T)`` and ``width = Delta_inf`` (Table II of
-  flipped-huber-mechanism; :mod:`dpjax.calibrate.staircase`).  A coordinate
+  flipped-huber-mechanism; :mod:`dpjax.calibration.staircase`).  A coordinate
   shifted by ``|d_i| <= Delta_inf`` has privacy loss at most
   ``decay * ceil(Delta_inf / width)``, so the whole is ``epsilon_0``-DP with
   ``epsilon_0 = K T decay ceil(Delta_inf / width)``; profiles below
@@ -27,13 +27,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpjax import _validate
-from dpjax.accounting._certified import log_target, reported_delta
 from dpjax.accounting.laplace import ERROR as LAPLACE_ERROR
 from dpjax.accounting.laplace import epsilon_pure_dp, log_delta_pure_dp
 from dpjax.accounting.staircase import ERROR, log_delta_staircase
-from dpjax.calibrate._certify import require_certified
-from dpjax.calibrate._result import Calibration
-from dpjax.calibrate.staircase import staircase_pure
+from dpjax.calibration.result import Calibration
+from dpjax.calibration.staircase import staircase_pure
+from dpjax.certificate import log_target, reported_delta, require_certified
 from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms._spec import (
     Mechanism,

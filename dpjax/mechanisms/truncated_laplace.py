@@ -3,7 +3,7 @@ r"""The truncated Laplace mechanism (Geng, Ding, Guo & Kumar 2020), one dimensio
 Parameters ``scale`` (GDGK's ``lambda > 0``) and ``bound`` (GDGK's ``A > 0``,
 the truncation); see :mod:`dpjax.noise.truncated_laplace`.  Profile: exact 1-D
 (:mod:`dpjax.accounting.truncated_laplace`).  Calibration: least variance over
-the family (:mod:`dpjax.calibrate.truncated_laplace`), which matches GDGK's
+the family (:mod:`dpjax.calibration.truncated_laplace`), which matches GDGK's
 closed form ``lambda = Delta / epsilon``,
 ``A = lambda log(1 + (e^epsilon - 1) / (2 delta))`` in the high-privacy regime.
 ``dim > 1``, compositions and subsampling are not supported.
@@ -16,9 +16,9 @@ import numpy as np
 
 from dpjax._batching import call_padded
 from dpjax.accounting.truncated_laplace import delta_truncated_laplace, epsilon_truncated_laplace
-from dpjax.calibrate._certify import require_certified
-from dpjax.calibrate._result import Calibration
-from dpjax.calibrate.truncated_laplace import truncated_laplace_least_variance
+from dpjax.calibration.result import Calibration
+from dpjax.calibration.truncated_laplace import truncated_laplace_least_variance
+from dpjax.certificate import require_certified
 from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms._spec import Mechanism, Query, positive_params, unsupported
 from dpjax.noise.truncated_laplace import TruncatedLaplace

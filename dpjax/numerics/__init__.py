@@ -5,14 +5,6 @@ raises :class:`Float64RequiredError` without x64 or on float32 input.  The
 special functions here are dtype-generic (the samplers use them in float32).
 """
 
-from dpjax.numerics._bisection import (
-    STATUS_BRACKET_TOO_SMALL,
-    STATUS_INFEASIBLE,
-    STATUS_NAN,
-    STATUS_OK,
-    BisectionResult,
-    bisect_monotone,
-)
 from dpjax.numerics._exact import quotient, sum3, two_product, two_sum
 from dpjax.numerics._logspace import log1mexp, logaddexp, logsubexp
 from dpjax.numerics._normal import (
@@ -30,6 +22,14 @@ from dpjax.numerics._x64 import (
     float64_kernel,
     require_float64,
     x64_enabled,
+)
+from dpjax.numerics.roots import (
+    STATUS_BRACKET_TOO_SMALL,
+    STATUS_INFEASIBLE,
+    STATUS_NAN,
+    STATUS_OK,
+    BisectionResult,
+    bisect_monotone,
 )
 
 __all__ = [

@@ -36,10 +36,10 @@ import numpy as np
 import dpjax
 from dpjax.accounting.osgt import delta_osgt
 from dpjax.accounting.truncated_laplace import truncated_laplace_gdgk
-from dpjax.calibrate._certify import log_target
-from dpjax.calibrate.laplace import scale_laplace_pure
-from dpjax.calibrate.osgt import _objective as _osgt_objective
-from dpjax.calibrate.osgt import osgt_least_variance
+from dpjax.calibration.laplace import scale_laplace_pure
+from dpjax.calibration.osgt import _objective as _osgt_objective
+from dpjax.calibration.osgt import osgt_least_variance
+from dpjax.certificate import log_target
 from dpjax.noise.osgt import osgt_unit_variance
 from dpjax.noise.staircase import staircase_optimal_gamma, staircase_unit_variance
 from dpjax.noise.truncated_laplace import TruncatedLaplace

@@ -10,7 +10,7 @@ Rows, every one certified:
 * flipped Huber, **necessary and sufficient** (``condition="exact"``): the ``K``-fold
   composition of the exact 1-D pair at the ``linf`` corner through the PLD engine
   (pessimistic connect-the-dots, bin width 1e-4), least variance over the shape
-  (:mod:`dpjax.accounting.pld.fh`) -- what the paper computes with Algorithm 2 and
+  (:mod:`dpjax.calibration.flipped_huber_kdim`) -- what the paper computes with Algorithm 2 and
   could not at ``K = 20``;
 * flipped Huber, sufficient (Theorem 8);
 * Gaussian (exact, ``Delta_2 = sqrt(K)``);

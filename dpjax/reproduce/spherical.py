@@ -37,9 +37,9 @@ def gaussian_radial_pdf(rho, sigma=SIGMA, m=M_DIM):
 
 
 def gaussian_epsilons(ks, sigma=SIGMA, delta=DELTA, q=Q):
-    from dpjax.accounting.pld import accountant
+    from dpjax.accounting.pld import engine
 
-    return np.array([float(accountant.epsilon(accountant.gaussian_noise, sigma, 1.0, 1.0, delta,
+    return np.array([float(engine.epsilon(engine.gaussian_noise, sigma, 1.0, 1.0, delta,
                                               int(k), q)) for k in ks])
 
 

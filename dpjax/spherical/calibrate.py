@@ -26,8 +26,8 @@ import math
 
 import numpy as np
 
-from dpjax.calibrate._certify import log_target
-from dpjax.calibrate._result import Calibration
+from dpjax.calibration.result import Calibration
+from dpjax.certificate import log_target
 from dpjax.errors import InfeasibleTargetError
 from dpjax.numerics import float64_kernel
 
@@ -54,7 +54,7 @@ def calibrate_spherical(
 ) -> Calibration:
     """Least certified budget (see module docstring); a :class:`Calibration` whose
     ``params`` are ``budget`` (``E|Z|^2`` at sensitivity ``l2``), ``n``, ``N``, ``r``."""
-    from dpjax.calibrate.gaussian import sigma_gaussian
+    from dpjax.calibration.gaussian import sigma_gaussian
     from dpjax.spherical import design as de
 
     if not (epsilon > 0 and 0 < delta < 1):

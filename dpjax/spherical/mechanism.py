@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpjax.accounting import pld as pld_engine
-from dpjax.calibrate._certify import certify_epsilon
+from dpjax.certificate import certify_epsilon
 from dpjax.numerics import float64_kernel
 from dpjax.spherical import coefficients as co
 
@@ -163,7 +163,7 @@ class SphericalMechanism(NamedTuple):
         """Certified ``epsilon(delta)`` after ``compositions`` uses (worse adjacency).
 
         Certified at the boundary: every adjacency's composed profile is re-evaluated at
-        the returned epsilon (:func:`dpjax.calibrate._certify.certify_epsilon`).
+        the returned epsilon (:func:`dpjax.certificate.certify_epsilon`).
         """
         return float(self.epsilons(delta, [compositions], sampling_rate, bin_width)[0])
 

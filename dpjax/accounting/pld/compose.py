@@ -93,7 +93,7 @@ def max_grid_points() -> int:
     positive integer in the environment variable ``DPJAX_MAX_GRID_POINTS``.
 
     Memory is bounded by this cap, not by the number of compositions: a grid that would
-    exceed it is coarsened, or replaced by the Chernoff bound (:func:`.accountant.plan`).
+    exceed it is coarsened, or replaced by the Chernoff bound (:func:`.plan.plan`).
     """
     env = os.environ.get(MAX_POINTS_ENV, "").strip()
     if env:

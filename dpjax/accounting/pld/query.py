@@ -54,7 +54,7 @@ certified bounds, clipped to ``[0, 1]``.  ``epsilon(delta)`` inverts each bound
 in closed form and then **re-evaluates** that same bound at the ``epsilon`` it
 would return (the certificate): a candidate that fails moves up (padded
 candidates, then the next grid points, then ``+inf``).  The re-evaluation is
-against ``delta (1 - MARGIN - 4 REL)`` (``MARGIN`` of :mod:`dpjax.accounting._certified`),
+against ``delta (1 - MARGIN - 4 REL)`` (``MARGIN`` of :mod:`dpjax.certificate`),
 so a later ``delta(epsilon)`` of the same PLD, in any compilation, stays ``<= delta``.
 
 Everything is jittable and vectorised over ``epsilon`` / ``delta`` arrays.
@@ -71,9 +71,9 @@ import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.accounting._certified import MARGIN
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import PLD
+from dpjax.certificate import MARGIN
 from dpjax.numerics import float64_kernel
 
 _U = 2.0**-53

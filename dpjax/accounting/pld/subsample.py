@@ -26,10 +26,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dpjax.accounting._certified import log_target
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import PLD
 from dpjax.accounting.pld.discretise import MonotonePair, discretise_pair, noise_pair
+from dpjax.certificate import log_target
 from dpjax.numerics import float64_kernel, logaddexp
 
 ADJACENCIES = ("remove", "add")
@@ -271,3 +271,15 @@ def gaussian_rdp_sigma(epsilon, delta, sampling_rate, compositions, sensitivity=
         ok = gaussian_rdp_epsilon(mid, sampling_rate, compositions, delta, sensitivity) <= epsilon
         lo, hi = np.where(ok, lo, mid), np.where(ok, mid, hi)
     return hi
+
+
+@float64_kernel
+def adjacency_pairs(noise, sensitivity, sampling_rate, subsampled: bool, tail: float = 1e-40):
+    """The dominating pairs of one use of ``noise`` at shift ``sensitivity``: the base pair
+    of :func:`~dpjax.accounting.pld.discretise.noise_pair` (symmetric noise: one pair covers
+    both adjacencies), or, when ``subsampled``, its Poisson-subsampled pairs for
+    :data:`ADJACENCIES` (``remove``, ``add``; the worse one is reported)."""
+    base = noise_pair(noise, sensitivity, tail)
+    if not subsampled:
+        return [base]
+    return [subsampled_pair(base, sampling_rate, adj) for adj in ADJACENCIES]

@@ -23,7 +23,7 @@ from jax.scipy.special import erfinv
 from jax.typing import ArrayLike
 
 from dpjax.accounting.gaussian import ERROR, log_delta_gaussian, log_delta_gaussian_mu
-from dpjax.calibrate._certify import MARGIN, certify_scale, log_target, reported_delta
+from dpjax.certificate import MARGIN, certify_scale, log_target, reported_delta
 from dpjax.numerics import Q_inv, bisect_monotone, float64_kernel
 
 _LOG_MU_MIN, _LOG_MU_MAX = -690.0, 690.0
@@ -128,7 +128,7 @@ def sigma_gaussian(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike)
     the inputs.  ``sigma = Delta_2 / mu`` is re-checked with
     :func:`dpjax.accounting.gaussian.log_delta_gaussian` (at the float ``sigma``
     itself) and nudged up if rounding made it fail; ``delta_at_sigma`` is the
-    reported upper bound (:func:`dpjax.accounting._certified.reported_delta`).
+    reported upper bound (:func:`dpjax.certificate.reported_delta`).
     """
     epsilon, delta, sensitivity = jnp.broadcast_arrays(
         jnp.asarray(epsilon), jnp.asarray(delta), jnp.asarray(sensitivity)

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 from jax.typing import ArrayLike
 
 from dpjax.accounting.laplace import ERROR, log_delta_laplace, scale_laplace
-from dpjax.calibrate._certify import MARGIN, certify_scale, log_target, reported_delta
+from dpjax.certificate import MARGIN, certify_scale, log_target, reported_delta
 from dpjax.numerics import float64_kernel
 
 

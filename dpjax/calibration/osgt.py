@@ -34,7 +34,7 @@ from jax import Array
 from jax.typing import ArrayLike
 
 from dpjax.accounting.osgt import ERROR, log_delta_osgt, log_delta_osgt_unit
-from dpjax.calibrate._certify import certify_scale, log_target, reported_delta
+from dpjax.certificate import certify_scale, log_target, reported_delta
 from dpjax.noise.osgt import osgt_unit_variance
 from dpjax.numerics import float64_kernel
 

@@ -25,7 +25,8 @@ import numpy as np
 
 from dpjax._batching import call_padded
 from dpjax._progress import progress
-from dpjax.accounting.pld.accountant import calibrate_shape_scale, flipped_huber_noise
+from dpjax.accounting.pld.engine import flipped_huber_noise
+from dpjax.calibration.shape_search import calibrate_shape_scale
 from dpjax.numerics import float64_kernel
 
 #: Loss-grid bin width of the engine for flipped Huber calibration.
@@ -44,7 +45,7 @@ def _variance(gamma, b):
 def calibrate_flipped_huber_exact(epsilon, delta, dim: int, linf: float):
     """``(alpha, gamma, variance, delta_at, certified)`` arrays over the broadcast targets
     (one shape search per target; a progress bar on a terminal)."""
-    from dpjax.calibrate.gaussian import sigma_gaussian
+    from dpjax.calibration.gaussian import sigma_gaussian
 
     epsilon, delta = np.broadcast_arrays(np.asarray(epsilon, float), np.asarray(delta, float))
     # one Gaussian calibration per target (the shape search's feasible upper end)

@@ -15,7 +15,7 @@ profile (Theorem 3) decreases as ``gamma`` grows (it increases in
    golden-section search on each of the two grid cells next to the grid
    minimum (each a unimodal bracket), keep the best;
 3. bisect ``gamma`` at the chosen ``b`` to full precision and certify it
-   (:func:`dpjax.calibrate._certify.certify_scale`: the profile re-evaluated
+   (:func:`dpjax.certificate.certify_scale`: the profile re-evaluated
    at the returned parameters is ``<= delta (1 - 1e-10)``).
 
 The K-dim sufficient condition (Theorem 8) is calibrated the same way.  Its
@@ -35,15 +35,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from dpjax.accounting.flipped_huber import (
-    BOUND_ERROR,
-    ERROR,
-    _log_delta_sufficient_theta,
-    log_delta_flipped_huber_standard,
-    shape_constants,
-)
+from dpjax.accounting.flipped_huber import ERROR, log_delta_flipped_huber_standard, shape_constants
+from dpjax.accounting.flipped_huber_kdim import BOUND_ERROR, _log_delta_sufficient_theta
 from dpjax.accounting.gaussian import a_of_sigma
-from dpjax.calibrate._certify import certify_scale, log_target, reported_delta
+from dpjax.certificate import certify_scale, log_target, reported_delta
 from dpjax.noise.flipped_huber import standard_variance, theta_over_gamma
 from dpjax.numerics import float64_kernel
 

@@ -14,7 +14,7 @@ GDGK 2020's closed form (``lambda = Delta / epsilon``,
 :func:`dpjax.accounting.truncated_laplace.truncated_laplace_gdgk`) lies exactly on
 the boundary ``delta(epsilon) = delta``; the search returns at most its
 variance (slightly less: ``mu`` may exceed ``epsilon`` by ``O(delta)``), certified
-with the margin of :mod:`dpjax.calibrate._certify`.
+with the margin of :mod:`dpjax.certificate`.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from dpjax.accounting.truncated_laplace import (
     log_delta_truncated_laplace,
     log_delta_truncated_laplace_unit,
 )
-from dpjax.calibrate._certify import certify_scale, log_target, reported_delta
-from dpjax.calibrate.osgt import _pad
+from dpjax.calibration.osgt import _pad
+from dpjax.certificate import certify_scale, log_target, reported_delta
 from dpjax.noise.truncated_laplace import truncated_laplace_unit_variance
 from dpjax.numerics import float64_kernel
 

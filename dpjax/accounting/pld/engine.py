@@ -1,0 +1,220 @@
+r"""The engine end to end: privacy profile and epsilon of a noise after ``K`` uses.
+
+A *use* is one release of ``f(D) + T`` with per-use sensitivity ``Delta``,
+optionally on a Poisson subsample of rate ``q``; ``K`` uses are composed
+(adaptively: each use's dominating pair is the same).  For every adjacency
+(``remove`` and ``add`` when subsampled; one pair otherwise, the noises being
+symmetric) the pessimistic PLD is built (:mod:`.discretise`,
+:mod:`.subsample`), composed ``K``-fold by FFT (:mod:`.compose`), and queried
+(:mod:`.query`); the worse adjacency is reported.  All of it is one jitted
+kernel of the *scale* (traced) with static grid and FFT sizes, so a calibration
+(:mod:`dpjax.calibration.scale_search`) is a root search on ``log scale`` inside ``jit``
+that vmaps over targets or noise shapes.
+
+``noise_fn(scale, shape)`` builds the family (``shape`` a traced array, e.g.
+``alpha / gamma`` of flipped Huber; ignored by one-parameter families).
+
+**Memory is bounded by a cap, not by ``K``.**  Grid and FFT lengths never exceed
+:func:`max_grid_points` (a share of the device's memory, or ``DPJAX_MAX_GRID_POINTS``).
+:func:`profile` and :func:`epsilon` follow :func:`plan`: the requested bin width when it
+fits, else a coarser one (still pessimistic) together with the Chernoff bound of the
+``K``-fold moments, else the Chernoff bound alone (``K ~ 1e30``), with an
+:class:`EngineNote`; calibration clamps its sizes to the cap (sound: what a short grid
+or window cuts goes to ``+infinity`` or is bounded and added).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from dpjax.accounting.pld import query as _query
+from dpjax.accounting.pld import tail_bounds
+from dpjax.accounting.pld.compose import _index, moments_only, self_compose
+from dpjax.accounting.pld.discretise import discretise_pair
+from dpjax.accounting.pld.plan import EngineNote, plan
+from dpjax.accounting.pld.subsample import adjacency_pairs
+from dpjax.numerics import float64_kernel
+
+
+def _plds(
+    noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, sizes, subsampled
+):
+    noise = noise_fn(scale, shape)
+    out = []
+    for pair in adjacency_pairs(noise, sensitivity, sampling_rate, subsampled, sizes.tail):
+        lower, ok = _index(jnp.floor(pair.loss(pair.t_lo) / bin_width) - 1.0)
+        pld = discretise_pair(pair, bin_width, lower, sizes.grid)
+        # a loss range whose grid index is not an exact integer: grid and moments fail closed
+        pld = dataclasses.replace(
+            pld,
+            inf_mass=jnp.where(ok, pld.inf_mass, 1.0),
+            atom_inf=jnp.where(ok, pld.atom_inf, 1.0),
+        )
+        if sizes.moments_only:
+            pld = moments_only(pld, compositions)
+        elif sizes.fft:
+            pld = self_compose(pld, compositions, sizes.fft)
+        out.append(pld)
+    return out
+
+
+_STATIC = ("noise_fn", "bin_width", "sizes", "subsampled")
+
+
+def _worse_adjacency(query, doc: str):
+    """A jitted kernel ``(scale, shape, sensitivity, q, K, x) -> max over adjacencies of
+    query(PLD_K, x)``: build, compose and query every adjacency's PLD, report the worse."""
+
+    @functools.partial(jax.jit, static_argnames=_STATIC)
+    @float64_kernel
+    def kernel(
+        scale,
+        shape,
+        sensitivity,
+        sampling_rate,
+        compositions,
+        x,
+        *,
+        noise_fn,
+        bin_width,
+        sizes,
+        subsampled,
+    ):
+        plds = _plds(
+            noise_fn,
+            scale,
+            shape,
+            sensitivity,
+            sampling_rate,
+            compositions,
+            bin_width,
+            sizes,
+            subsampled,
+        )
+        return functools.reduce(jnp.maximum, [query(p, x) for p in plds])
+
+    kernel.__doc__ = doc
+    return kernel
+
+
+log_delta_kernel = _worse_adjacency(
+    _query.log_delta_for_epsilon,
+    "``log delta(epsilon)`` after ``compositions`` uses (worse adjacency); certified bound.",
+)
+
+
+epsilon_kernel = _worse_adjacency(
+    _query.epsilon_for_delta,
+    "Least certified ``epsilon`` at ``delta`` after ``compositions`` uses (worse adjacency).",
+)
+
+
+def _scalar_args(scale, shape, sensitivity, sampling_rate, compositions):
+    return (
+        jnp.asarray(scale, jnp.float64),
+        jnp.asarray(shape, jnp.float64),
+        jnp.asarray(sensitivity, jnp.float64),
+        jnp.asarray(1.0 if sampling_rate is None else sampling_rate, jnp.float64),
+        jnp.asarray(float(compositions), jnp.float64),  # float: K may exceed int64
+    )
+
+
+def _evaluate(kernel, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h):
+    """Run ``kernel`` as :func:`plan` says: the minimum of the certified answers it plans
+    (``log delta``, or ``epsilon``); a note (:class:`EngineNote`) when it coarsened."""
+    p = plan(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, h)
+    args = _scalar_args(scale, shape, sensitivity, sampling_rate, compositions)
+    x = jnp.asarray(x, jnp.float64)
+    runs = [(p.bin_width, p.sizes)] if p.sizes is not None else []
+    if p.moments is not None:
+        runs.append(p.moments)
+    # nothing certifiable: log delta = 0 (delta = 1), epsilon = inf
+    fallback = 0.0 if kernel is log_delta_kernel else np.inf
+    out = np.full(np.shape(x), fallback)
+    for bin_width, sizes in runs:
+        got = kernel(
+            *args,
+            x,
+            noise_fn=noise_fn,
+            bin_width=bin_width,
+            sizes=sizes,
+            subsampled=sampling_rate is not None,
+        )
+        got = np.asarray(got, np.float64)
+        out = np.minimum(out, np.where(np.isnan(got), fallback, got))
+    if p.note is not None:
+        warnings.warn(p.note, EngineNote, stacklevel=3)
+    return out
+
+
+@float64_kernel
+def profile(
+    noise_fn, scale, shape, sensitivity, epsilon, compositions=1, sampling_rate=None, bin_width=1e-4
+):
+    """``delta(epsilon)`` (array) of ``noise_fn(scale, shape)`` after ``compositions`` uses."""
+    return np.exp(
+        _evaluate(
+            log_delta_kernel,
+            noise_fn,
+            scale,
+            shape,
+            sensitivity,
+            epsilon,
+            compositions,
+            sampling_rate,
+            bin_width,
+        )
+    )
+
+
+@float64_kernel
+def epsilon(
+    noise_fn, scale, shape, sensitivity, delta, compositions=1, sampling_rate=None, bin_width=1e-4
+):
+    """Least certified ``epsilon`` (array) at ``delta`` after ``compositions`` uses."""
+    return _evaluate(
+        epsilon_kernel,
+        noise_fn,
+        scale,
+        shape,
+        sensitivity,
+        delta,
+        compositions,
+        sampling_rate,
+        bin_width,
+    )
+
+
+def gaussian_noise(scale, shape):
+    """``noise_fn`` of the Gaussian family (``shape`` unused)."""
+    from dpjax.noise.gaussian import Gaussian
+
+    del shape
+    return Gaussian(scale)
+
+
+def laplace_noise(scale, shape):
+    """``noise_fn`` of the Laplace family (``shape`` unused)."""
+    from dpjax.noise.laplace import Laplace
+
+    del shape
+    return Laplace(scale)
+
+
+def flipped_huber_noise(scale, shape):
+    """``noise_fn`` of flipped Huber: ``FH(alpha = shape * scale, gamma = scale)``."""
+    from dpjax.noise.flipped_huber import FlippedHuber
+
+    return FlippedHuber(shape * scale, scale)
+
+
+@float64_kernel
+def chernoff_epsilon(log_mgf, delta):
+    """Convenience: Chernoff-only epsilon of a composed ``log_mgf`` (see :mod:`.tail_bounds`)."""
+    return tail_bounds.epsilon_chernoff(log_mgf, jnp.log(jnp.asarray(delta)))

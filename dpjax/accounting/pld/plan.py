@@ -1,0 +1,268 @@
+r"""Planning the engine's grid: static sizes for a family after ``K`` uses, within a memory cap.
+
+The PLD kernels (:mod:`.engine`) take their loss-grid and FFT lengths as static
+arguments (one compile per size).  :func:`sizes_for` derives them from a fixed-size
+sizing grid (:func:`_sizing`: one compile per family, whatever the bin width) and the
+Chernoff window of the ``K``-fold moments; :func:`plan` decides what the engine can
+afford.  **Memory is bounded by a cap, not by ``K``**: grid and FFT lengths never exceed
+:func:`~dpjax.accounting.pld.compose.max_grid_points` (a share of the device's memory,
+or ``DPJAX_MAX_GRID_POINTS``); the plan is the requested bin width when it fits, else a
+coarser one (still pessimistic) together with the Chernoff bound of the ``K``-fold
+moments, else the Chernoff bound alone (``K ~ 1e30``), with an :class:`EngineNote`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from dpjax._batching import bucket
+from dpjax.accounting.pld import tail_bounds
+from dpjax.accounting.pld.compose import (  # noqa: F401  (cap names re-exported)
+    BYTES_PER_POINT,
+    LOG_WINDOW_TAIL,
+    MAX_POINTS_ENV,
+    MEMORY_SHARE,
+    _floor_pow2,
+    _index,
+    fast_size,
+    max_grid_points,
+    moments_only,
+)
+from dpjax.accounting.pld.discretise import discretise_pair
+from dpjax.accounting.pld.subsample import adjacency_pairs
+from dpjax.numerics import float64_kernel
+
+
+class Sizes(NamedTuple):
+    """Static plan of the kernel.
+
+    Attributes:
+      grid: 1-D loss-grid points; fft: FFT length (0: no composition);
+      tail: probability each 1-D pair may leave beyond its ``t`` range (the
+        top part goes to ``+infinity``: pessimistic);
+      moments_only: compose through the moments only (:func:`.compose.moments_only`:
+        the Chernoff bound, no grid; used beyond the grid cap).
+    """
+
+    grid: int
+    fft: int
+    tail: float = 1e-40
+    moments_only: bool = False
+
+
+#: Points of the grid on which :func:`_sizing` discretises one use (any bin width).
+_SIZING_POINTS = 4096
+
+
+@functools.partial(jax.jit, static_argnames=("noise_fn", "subsampled", "tail"))
+def _sizing(scale, shape, sensitivity, sampling_rate, *, noise_fn, subsampled, tail):
+    """Per adjacency: the one-use loss range ``(L(t_lo), L(t_hi))`` and the ``log_mgf`` of
+    its pessimistic PLD on :data:`_SIZING_POINTS` points spanning that range (a traced bin
+    width: one compile per family, whatever bin width the caller will use)."""
+    noise = noise_fn(scale, shape)
+    out = []
+    for p in adjacency_pairs(noise, sensitivity, sampling_rate, subsampled, tail):
+        lo, hi = p.loss(p.t_lo), p.loss(p.t_hi)
+        h = jnp.maximum((hi - lo) / (_SIZING_POINTS - 3), 1e-12)
+        lower, _ = _index(jnp.floor(lo / h) - 1.0)
+        out.append((lo, hi, discretise_pair(p, h, lower, _SIZING_POINTS).log_mgf))
+    return out
+
+
+#: Largest grid index the planner uses: indices stay exact float64 integers with room
+#: for the kernel's sums (:data:`.compose.MAX_INDEX` is where the kernel fails closed).
+_PLAN_INDEX = 2.0**50
+
+
+class Extents(NamedTuple):
+    """Loss extents of every (row, adjacency) pair, in loss units (host arrays).
+
+    Attributes:
+      lo, hi: one-use loss range ``[L(t_lo), L(t_hi)]``.
+      win_lo, win_hi: the Chernoff window of the ``K``-fold composition (tail 1e-30 each
+        side), from the sizing grid's ``log_mgf`` (``nan`` for ``K = 1``).
+      compositions: ``K`` (float).
+    """
+
+    lo: np.ndarray
+    hi: np.ndarray
+    win_lo: np.ndarray
+    win_hi: np.ndarray
+    compositions: float
+
+
+@float64_kernel
+
+
+def extents(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, tail=1e-40):
+    """Host helper: :class:`Extents` for ``(scale, shape)`` (arrays allowed: every row)."""
+    subsampled = sampling_rate is not None
+    scale, shape = np.broadcast_arrays(np.asarray(scale, float), np.asarray(shape, float))
+    q = jnp.asarray(1.0 if sampling_rate is None else sampling_rate, jnp.float64)
+    sens = jnp.asarray(sensitivity, jnp.float64)
+    plans = jax.vmap(
+        lambda s, b: _sizing(s, b, sens, q, noise_fn=noise_fn, subsampled=subsampled, tail=tail)
+    )(jnp.asarray(scale.ravel()), jnp.asarray(shape.ravel()))
+    k = float(compositions)
+    lo = np.concatenate([np.asarray(p[0], float).ravel() for p in plans])
+    hi = np.concatenate([np.asarray(p[1], float).ravel() for p in plans])
+    if k == 1.0:
+        nan = np.full_like(lo, np.nan)
+        return Extents(lo, hi, nan, nan, k)
+    mgf = np.concatenate([np.asarray(p[2], float) for p in plans]) * k
+    with np.errstate(invalid="ignore", over="ignore"):
+        w_hi = np.asarray(tail_bounds.upper_edge(mgf, LOG_WINDOW_TAIL), float)
+        w_lo = np.asarray(tail_bounds.lower_edge(mgf, LOG_WINDOW_TAIL), float)
+    return Extents(lo, hi, w_lo, w_hi, k)
+
+
+def _needs(ext: Extents, h: float) -> tuple[float, float, float]:
+    """``(grid points, FFT points, largest |index|)`` the engine needs at bin width ``h``
+    (floats; ``inf`` where an extent is not finite)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        grid = np.max(np.ceil(ext.hi / h) - np.floor(ext.lo / h) + 3.0)
+        index = np.max(np.maximum(np.abs(ext.lo), np.abs(ext.hi)) / h + 2.0)
+        if ext.compositions == 1.0:
+            fft = 0.0
+        else:
+            fft = np.max(np.ceil((ext.win_hi - ext.win_lo) / h) + 3.0)
+            reach = np.max(np.maximum(np.abs(ext.win_lo), np.abs(ext.win_hi)) / h)
+            index = max(index * ext.compositions, reach + fft)
+    fix = lambda v: float(v) if np.isfinite(v) else math.inf  # noqa: E731
+    return fix(grid), fix(fft), fix(index)
+
+
+def _sizes(grid: float, fft: float, tail: float, cap: int) -> Sizes:
+    """Bucketed sizes, each clamped to ``cap`` (a clamped grid or window is still sound:
+    mass above the grid goes to ``+infinity``, above the window is bounded and added)."""
+    g = bucket(grid) if grid <= cap else _floor_pow2(cap)
+    g = g if g <= cap else _floor_pow2(cap)
+    if fft == 0.0:
+        return Sizes(g, 0, tail)
+    f = fast_size(fft) if fft <= cap else _floor_pow2(cap)
+    return Sizes(g, f if f <= cap else _floor_pow2(cap), tail)
+
+
+@float64_kernel
+def sizes_for(
+    noise_fn,
+    scale,
+    shape,
+    sensitivity,
+    sampling_rate,
+    compositions,
+    bin_width,
+    tail: float = 1e-40,
+) -> Sizes:
+    """Host helper: static sizes valid for ``(scale, shape)`` -- arrays allowed: the sizes
+    then cover every row (and, for scale families, any larger scale).
+
+    The grid covers the one-use loss range; the FFT length covers the Chernoff window
+    of the ``K``-fold MGF, taken from a fixed-size sizing grid (:func:`_sizing`; a bit
+    coarser than ``bin_width``, so a bit wider: the length only decides how much tail
+    is cut, and what is cut is bounded and sent to ``+infinity``).  Both are clamped to
+    :func:`max_grid_points` (sound, possibly loose: :func:`plan` coarsens instead).
+    """
+    ext = extents(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, tail)
+    grid, fft, _ = _needs(ext, bin_width)
+    return _sizes(grid, fft, tail, max_grid_points())
+
+
+#: Largest grid of the Chernoff-only evaluation of :func:`plan` (its ``log_mgf`` only).
+MOMENTS_POINTS = 2**20
+
+
+class Plan(NamedTuple):
+    """How :func:`profile` / :func:`epsilon` evaluate (host; see :func:`plan`).
+
+    Attributes:
+      bin_width, sizes: the grid engine's bin width and sizes (``sizes = None``: the
+        grid engine cannot run: indices beyond ``2^50`` or non-finite extents);
+      moments: ``(bin_width, Sizes)`` of a Chernoff-only evaluation at a fine grid, or
+        ``None``;
+      note: why the plan differs from the requested bin width (``None`` if it does not).
+    """
+
+    bin_width: float
+    sizes: Sizes | None
+    moments: tuple[float, Sizes] | None
+    note: str | None
+
+
+def _fitting(ext: Extents, h: float, ok) -> float | None:
+    """Least ``h 2^k`` (``k >= 0``) at which ``ok(grid, fft, index)`` holds; ``None`` if none."""
+    for k in range(0, 2100):
+        if math.frexp(h)[1] + k > 1000:  # h 2^k beyond ~1e301
+            return None
+        hk = math.ldexp(h, k)
+        grid, fft, index = _needs(ext, hk)
+        if ok(grid, fft, index):
+            return hk
+        if not (math.isfinite(grid) and math.isfinite(fft)):
+            return None
+    return None
+
+
+@float64_kernel
+
+
+def plan(
+    noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, tail=1e-40
+) -> Plan:
+    r"""Host helper: the grid the engine can afford for ``K = compositions`` uses.
+
+    At the requested ``bin_width`` when the one-use grid and the ``K``-fold window fit
+    in :func:`max_grid_points` points (and every index is an exact float64 integer);
+    otherwise the bin width is doubled until they do (still pessimistic, coarser), and a
+    Chernoff-only evaluation (:func:`.compose.moments_only`: ``K log M`` of the one-use
+    PLD, on at most ``MOMENTS_POINTS`` points) is added: the caller reports the minimum of
+    the two certified answers.  When no bin width fits (e.g. ``K ~ 1e30``: indices
+    beyond ``2^50``), only the Chernoff bound answers.  Memory is bounded by the cap, not
+    by ``K``.
+    """
+    cap = max_grid_points()
+    ext = extents(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, tail)
+    h = float(bin_width)
+
+    h_eng = _fitting(ext, h, lambda g, f, i: g <= cap and f <= cap and i < _PLAN_INDEX)
+    if h_eng == h:
+        grid, fft, _ = _needs(ext, h)
+        return Plan(h, _sizes(grid, fft, tail, cap), None, None)
+    sizes = None
+    if h_eng is not None:
+        grid, fft, _ = _needs(ext, h_eng)
+        sizes = _sizes(grid, fft, tail, cap)
+    moments = None
+    if ext.compositions > 1.0:
+        one_use = np.max(np.maximum(np.abs(ext.lo), np.abs(ext.hi)))
+        h_mom = _fitting(
+            ext, h, lambda g, f, i: g <= min(cap, MOMENTS_POINTS) and one_use < _PLAN_INDEX * h
+        )
+        if h_mom is not None:
+            grid, _, _ = _needs(ext, h_mom)
+            moments = (h_mom, Sizes(_sizes(grid, 0.0, tail, cap).grid, 0, tail, True))
+    why = (
+        f"the PLD grid for {ext.compositions:g} compositions at bin width {h:g} exceeds "
+        f"{cap} points ({MAX_POINTS_ENV}; default {MEMORY_SHARE:g} of the device memory at "
+        f"{BYTES_PER_POINT} bytes a point)"
+    )
+    if sizes is not None:
+        note = f"{why}: grid coarsened to bin width {h_eng:g}"
+        if moments is not None:
+            note += ", minimum with the Chernoff bound of the composed moments"
+    elif moments is not None:
+        note = f"{why} or exact indices: Chernoff bound of the composed moments only"
+    else:
+        note = f"{why}: no grid fits, no bound certified"
+    return Plan(h_eng if h_eng is not None else h, sizes, moments, note)
+
+
+class EngineNote(UserWarning):
+    """The PLD engine answered on a coarser grid than asked, or by its Chernoff bound
+    alone, to stay within :func:`max_grid_points` (the answer is still certified)."""

@@ -1,0 +1,248 @@
+r"""The certificate: how dpjax turns a float64 evaluation into a certified number.
+
+One module owns certification for the whole library ("certified, not
+approximate"): the margin every target keeps (:data:`MARGIN`, :func:`log_target`), each
+kernel's documented float error (:func:`kernel_error`), how reported values are padded
+into upper bounds (:func:`reported_delta`, :func:`reported_epsilon`, :func:`fail_closed`),
+and the re-checks at the boundary of every function that returns parameters or an epsilon
+(:func:`certify_scale`, :func:`certify_epsilon`, :func:`require_certified`), which raise
+:class:`dpjax.errors.CertificationError` rather than return what they cannot certify.
+It sits low in the dependency order (it imports only :mod:`dpjax.numerics` and
+:mod:`dpjax.errors`), so accounting and calibration both use it.
+
+Every closed-form profile kernel documents its float error: a constant ``c``
+such that
+
+.. math:: |\log\hat\delta - \log\delta| \le \mathrm{err}(\log\delta)
+          = c\,(1 + |\log\delta|)
+
+(the relative error of ``delta``; the ``|log delta|`` part is the rounding of
+a logarithm as large as 745 itself), measured against 60+ digit mpmath over
+the kernel's whole domain and declared with :func:`kernel_error`.  Two rules
+follow.
+
+* **Targets keep a margin.**  Calibrations and inverse profiles aim at
+  ``delta (1 - MARGIN)`` (:func:`log_target`).  :func:`kernel_error` refuses an
+  error that is not well below ``MARGIN``, so an answer certified against the
+  margin is private for the exact profile, not only for its float64
+  evaluation: ``delta_true <= delta (1 - MARGIN) e^{err} < delta`` (``err <= 746 c <= MARGIN / 4``).
+* **Reported values are upper bounds, not nearest floats.**  A delta is
+  reported as :func:`reported_delta` (``exp(log delta + err)`` rounded up,
+  never an underflowed 0, never NaN) and a closed-form epsilon as
+  :func:`reported_epsilon` (rounded up by its documented relative error).
+
+So ``profile(account(delta=d)) <= d``: the epsilon is certified at
+``d (1 - MARGIN)`` and the reported profile there is at most
+``d (1 - MARGIN) e^{err} (1 + 2^-52) <= d``.
+
+Calibration certificates: a calibration result is re-verified by an independent evaluation
+of the exact profile before it is returned; when dpjax cannot certify, it
+raises.  :func:`certify_scale` nudges a scale upward when the search's
+feasible end fails the re-check only by rounding (privacy is monotone in the
+scale) and reports which points still fail; a scale that is not a finite,
+normal float64 (XLA flushes subnormals to zero: no noise) is never certified.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+from jax.typing import ArrayLike
+
+from dpjax.errors import CertificationError
+from dpjax.numerics import float64_kernel
+
+MARGIN = 1e-10
+#: Smallest positive normal float64; XLA flushes anything smaller to zero.
+TINY = float(np.finfo(np.float64).tiny)
+_LOG_TINY = math.log(TINY)
+
+
+#: ``|log delta|`` of any delta a float64 can hold (``log 2.2e-308 ~ -708``), with room.
+_LOG_RANGE = 745.0
+
+
+def kernel_error(c: float) -> float:
+    """Declare a kernel's documented error constant ``c`` (module docstring); returns ``c``.
+
+    Raises ``ValueError`` (at import of the kernel's module) unless the error it
+    allows at the far end of the float64 range, ``c (1 + 745)``, is at most
+    ``MARGIN / 4``: the certification margin must exceed every kernel's error
+    with room for the re-evaluation's rounding.
+    """
+    if not 0.0 <= c * (1.0 + _LOG_RANGE) <= MARGIN / 4:
+        raise ValueError(
+            f"kernel error constant {c!r}: c (1 + {_LOG_RANGE}) must lie in [0, MARGIN / 4]"
+        )
+    return float(c)
+
+
+@float64_kernel
+
+
+def error_bound(log_delta: ArrayLike, c: float) -> Array:
+    """``c (1 + |log delta|)``: the documented bound on ``|log delta_hat - log delta|``."""
+    return c * (1.0 + jnp.abs(jnp.asarray(log_delta)))
+
+
+def log_target(delta: ArrayLike) -> Array:
+    """``log(delta (1 - MARGIN))``: the level a certified answer must reach (``-inf`` for 0)."""
+    return jnp.log(jnp.asarray(delta)) + jnp.log1p(-MARGIN)
+
+
+@float64_kernel
+
+
+def reported_delta(log_delta: ArrayLike, error: float) -> Array:
+    r"""The delta to report from ``log delta`` computed by a kernel with error constant ``error``.
+
+    .. math:: \hat\delta = \min\big(1,\ \mathrm{nextafter}(e^{\log\delta
+              + c (1 + |\log\delta|)}, +\infty)\big),
+
+    an upper bound on the exact value.  Fails closed: NaN gives 1; a finite
+    ``log delta`` too small for a normal float64 gives :data:`TINY` (a true
+    delta that underflows is positive, so it is never reported as 0); only
+    ``-inf`` (an exact zero of the kernel's formula, e.g. pure DP) gives 0.
+    """
+    log_delta = jnp.asarray(log_delta)
+    finite = jnp.isfinite(log_delta)
+    shifted = log_delta + error_bound(jnp.where(finite, log_delta, 0.0), error)
+    normal = shifted > _LOG_TINY
+    up = jnp.nextafter(jnp.exp(jnp.where(normal, shifted, 0.0)), jnp.inf)
+    out = jnp.where(normal, jnp.minimum(up, 1.0), jnp.where(log_delta == -jnp.inf, 0.0, TINY))
+    return jnp.where(jnp.isnan(log_delta), 1.0, out)
+
+
+@float64_kernel
+
+
+def reported_epsilon(epsilon: ArrayLike, error: float) -> Array:
+    r"""An epsilon from a closed form with relative error ``error``, rounded up.
+
+    ``nextafter(epsilon (1 + error), +inf)``; an exact 0 stays 0, NaN gives
+    ``+inf`` (no certificate), ``inf`` stays ``inf``.
+    """
+    epsilon = jnp.asarray(epsilon)
+    up = jnp.nextafter(epsilon * (1.0 + error), jnp.inf)
+    return jnp.where(jnp.isnan(epsilon), jnp.inf, jnp.where(epsilon == 0, 0.0, up))
+
+
+@float64_kernel
+
+
+def fail_closed(log_delta: ArrayLike, *inputs: ArrayLike) -> Array:
+    """``log delta`` clipped to ``<= 0``, with ``0`` (``delta = 1``) wherever it or any of
+    ``inputs`` is NaN.
+
+    The last line of every profile kernel: a NaN from an overflow, an invalid
+    operation or the caller becomes the trivial bound ``delta = 1``, never a small
+    one (a branch selected by comparisons on a NaN input could otherwise look finite).
+    """
+    log_delta = jnp.asarray(log_delta)
+    bad = jnp.isnan(log_delta)
+    for x in inputs:
+        bad = bad | jnp.isnan(jnp.asarray(x))
+    return jnp.where(bad, 0.0, jnp.minimum(log_delta, 0.0))
+
+
+
+def certify_scale(
+    log_delta_at: Callable[[Array], Array], scale: Array, level: Array, max_nudges: int = 24
+) -> tuple[Array, Array, Array]:
+    r"""Least ``scale_k`` (``k <= max_nudges``) whose profile is ``<= level``, certified.
+
+    ``scale_0 = scale``; nudge ``k >= 1`` is ``max(nextafter(scale), scale (1 + 2^{k - 53}))``
+    (one ulp, then doubling: the scale a boundary needs is found to within a factor 2 of
+    the rounding it has to absorb, up to ``2^{max_nudges - 53}`` relative).  The loop only
+    runs while some point fails.  Returns ``(scale, log_delta, certified)`` (arrays);
+    ``certified`` also requires a finite scale ``>= TINY`` (the smallest normal float64).
+    """
+    scale0 = jnp.asarray(scale)
+    log_delta = log_delta_at(scale0)
+
+    def good(s, ld):
+        return (ld <= level) & jnp.isfinite(s) & (s >= TINY)
+
+    def cond(carry):
+        k, s, ld = carry
+        return (k < max_nudges) & jnp.any(~good(s, ld))
+
+    def body(carry):
+        k, s, ld = carry
+        ok = good(s, ld)
+        step = 2.0 ** (k.astype(scale0.dtype) - 52.0)
+        trial = jnp.maximum(jnp.nextafter(scale0, jnp.inf), scale0 * (1.0 + step))
+        s = jnp.where(ok, s, trial)
+        return k + 1, s, jnp.where(ok, ld, log_delta_at(s))
+
+    _, scale, log_delta = jax.lax.while_loop(cond, body, (0, scale0, log_delta))
+    return scale, log_delta, good(scale, log_delta)
+
+
+def require_certified(mechanism: str, certified, epsilon, delta, delta_at) -> None:
+    """Raise :class:`CertificationError` naming the first target that failed."""
+    certified = np.asarray(certified)
+    if np.all(certified):
+        return
+    idx = np.argwhere(~np.atleast_1d(certified))[0]
+    e = np.broadcast_to(np.atleast_1d(epsilon), np.atleast_1d(certified).shape)[tuple(idx)]
+    d = np.broadcast_to(np.atleast_1d(delta), np.atleast_1d(certified).shape)[tuple(idx)]
+    got = np.broadcast_to(np.atleast_1d(delta_at), np.atleast_1d(certified).shape)[tuple(idx)]
+    raise CertificationError(
+        f"{mechanism}: could not certify the calibrated parameters for epsilon={float(e)!r}, "
+        f"delta={float(d)!r} (profile re-evaluated to {float(got)!r}; parameters must also be "
+        "finite normal float64 numbers, >= 2.2250738585072014e-308)"
+    )
+
+
+#: The one upward step :func:`certify_epsilon` may take before it raises:
+#: ``epsilon -> epsilon (1 + 2^-30) + 2^-40``.
+EPSILON_NUDGE = (2.0**-30, 2.0**-40)
+
+
+def certify_epsilon(mechanism: str, profile_at: Callable, epsilon, delta) -> np.ndarray:
+    r"""The certificate of an epsilon: ``profile_at(epsilon) <= delta`` re-evaluated, or raise.
+
+    The same idea as calibration's certificate, at the boundary of every function
+    that returns an epsilon: ``profile_at`` is the reported (upper-bound) profile of the
+    very parameters the epsilon was computed for.  A point that fails is nudged up once
+    (:data:`EPSILON_NUDGE`) and re-checked; if it still fails, or any epsilon is NaN,
+    :class:`CertificationError` is raised.  ``+inf`` (no finite certificate) passes as
+    it is: it is a valid upper bound.  Host function (concrete arrays).
+
+    Args:
+      mechanism: name for the error message.
+      profile_at: ``epsilon -> delta`` (arrays), the certified upper bound profile.
+      epsilon: the epsilons to certify.
+      delta: the targets they were computed for (broadcast with ``epsilon``).
+
+    Returns:
+      ``epsilon`` (nudged where needed), as a float64 array.
+    """
+    eps, dlt = np.broadcast_arrays(np.asarray(epsilon, np.float64), np.asarray(delta, np.float64))
+    if np.any(np.isnan(eps)):
+        raise CertificationError(f"{mechanism}: the computed epsilon is NaN for delta={dlt!r}")
+    finite = np.isfinite(eps)
+
+    def failing(e):
+        at = np.broadcast_to(np.asarray(profile_at(np.where(finite, e, 0.0)), np.float64), e.shape)
+        return finite & ~(at <= dlt), at
+
+    bad, at = failing(eps)
+    if np.any(bad):
+        rel, absolute = EPSILON_NUDGE
+        eps = np.where(bad, eps * (1.0 + rel) + absolute, eps)
+        bad, at = failing(eps)
+    if np.any(bad):
+        i = tuple(np.argwhere(np.atleast_1d(bad))[0])
+        e, d, got = (np.atleast_1d(x)[i] for x in (eps, dlt, at))
+        raise CertificationError(
+            f"{mechanism}: could not certify epsilon={float(e)!r} for delta={float(d)!r} "
+            f"(the profile re-evaluated there is {float(got)!r})"
+        )
+    return eps.copy()

@@ -6,10 +6,15 @@ module (test_float32.py) that uses ``jax.enable_x64(False)``.
 """
 
 import os
+import sys
 
 import jax
 import pytest
 from hypothesis import settings
+
+# test modules live in folders mirroring the package (imported in pytest's "importlib"
+# mode, pyproject.toml); the shared helpers (_helpers, _references) sit here
+sys.path.insert(0, os.path.dirname(__file__))
 
 # the CLI's persistent compilation cache stays out of the user's home during tests
 os.environ.setdefault("DPJAX_NO_COMPILATION_CACHE", "1")

@@ -31,7 +31,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dpjax
-from dpjax.accounting import _certified
+from dpjax import certificate as _certified
 from dpjax.accounting import flipped_huber as fh
 from dpjax.accounting import flipped_huber_kdim as fhk
 from dpjax.accounting import gaussian as gauss

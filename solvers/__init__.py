@@ -1,12 +1,18 @@
-"""Convex-programme backends behind one interface (knows nothing of privacy).
+"""Convex programmes and the solvers that solve them (knows nothing of privacy).
 
 A problem (:class:`ConvexProblem`) is data plus its objective, constraints and
-one KKT residual shared by every backend; :func:`solve` runs a registered
-backend and returns a :class:`Solution` (value, status code, residual, stats)
-judged by that residual.  Backends: ``"jax"`` (the problem's own JAX solver:
-closed form or Newton; jittable, any device) and ``"cvxpy"`` (the CPU
-reference with Clarabel; imported lazily).  ``solvers`` never imports
-``dpjax`` (dependencies run ``dpjax -> solvers``).
+one KKT residual shared by every solver, plus the hooks its solvers read
+(derivatives, structure).  A solver is an object: configured when built,
+stateless across problems, run by :func:`solve`, which returns a
+:class:`Solution` (value, status code, residual, stats) judged by the
+problem's residual.  JAX solvers (:class:`IterativeSolver`: ``init`` /
+``step`` / ``terminate`` / ``postprocess`` under ``lax.while_loop``;
+jittable, any device): :class:`ClosedForm`, :class:`BarrierNewton`; host
+solvers: :class:`CvxpySolver` (the CPU reference with Clarabel; imported
+lazily) and :class:`KKTPolish` (Newton polish of another solver's point).
+Registered names: ``"jax"`` (the problem's default JAX solver), ``"cvxpy"``,
+``"closed-form"``, ``"barrier-newton"``, ``"kkt-polish"``.  ``solvers``
+never imports ``dpjax`` (dependencies run ``dpjax -> solvers``).
 
 Example:
   >>> import jax; jax.config.update("jax_enable_x64", True)
@@ -17,31 +23,40 @@ Example:
   (9.0, 0)
 """
 
-from solvers._cvxpy_backend import CvxpyBackend, CvxpyModel
-from solvers._jax_backend import JaxBackend
 from solvers._problem import ConvexProblem
-from solvers._registry import Backend, backends, get_backend, register_backend, solve
+from solvers._registry import DefaultJaxSolver, backends, get_backend, register_backend, solve
 from solvers._solution import RawResult, Residual, Solution, Status
+from solvers._solver import IterativeSolver, Solver, require_hooks
 from solvers.allocation import PowerAllocation
+from solvers.barrier_newton import BarrierNewton
+from solvers.closed_form import ClosedForm
+from solvers.cvxpy_reference import CvxpyModel, CvxpySolver
+from solvers.kkt_polish import KKTPolish
 from solvers.spherical_kl import SphericalKL
 
-register_backend(JaxBackend())
-register_backend(CvxpyBackend())
+for _solver in (DefaultJaxSolver(), CvxpySolver(), ClosedForm(), BarrierNewton(), KKTPolish()):
+    register_backend(_solver)
+del _solver
 
 __all__ = [
-    "Backend",
+    "BarrierNewton",
+    "ClosedForm",
     "ConvexProblem",
-    "CvxpyBackend",
     "CvxpyModel",
-    "JaxBackend",
+    "CvxpySolver",
+    "DefaultJaxSolver",
+    "IterativeSolver",
+    "KKTPolish",
     "PowerAllocation",
     "RawResult",
     "Residual",
     "Solution",
+    "Solver",
     "SphericalKL",
     "Status",
     "backends",
     "get_backend",
     "register_backend",
+    "require_hooks",
     "solve",
 ]

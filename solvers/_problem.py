@@ -12,7 +12,7 @@ arrays).  It states
   measured (default ``1``; positive variables spanning orders of magnitude
   should use ``|x|``, i.e. relative coordinates).
 
-From these the base class defines the one optimality measure every backend
+From these the base class defines the one optimality measure every solver
 is judged by, the KKT residual (all parts dimensionless):
 
 .. math::
@@ -29,12 +29,17 @@ residual for free.
 
 A problem with a sharper certificate (e.g. a duality gap from a closed-form
 dual) may override :meth:`ConvexProblem.residual`; it must stay a function
-of ``(x, multipliers)`` only, so that every backend is still judged by the
+of ``(x, multipliers)`` only, so that every solver is still judged by the
 same measure.
 
-Backends hook in through two optional methods: ``cvxpy_model(cp)`` (the
-problem in cvxpy; ``cp`` is the lazily imported module) for the ``cvxpy``
-backend, ``jax_solve(**options)`` for the ``jax`` backend.
+A problem holds no algorithm.  Solvers read what they need through hooks
+(plain methods or attributes, named in each solver's ``requires``):
+``cvxpy_model(cp)`` (the problem in cvxpy; ``cp`` is the lazily imported
+module) for :class:`solvers.CvxpySolver`, ``closed_form()`` for
+:class:`solvers.ClosedForm`, derivatives in relative coordinates and pair
+structure for :class:`solvers.BarrierNewton`; ``default_solver()`` names the
+solver that ``solve(problem, "jax")`` uses.  A solver given a problem that
+lacks one of its hooks raises ``NotImplementedError`` naming it.
 """
 
 from __future__ import annotations
@@ -47,30 +52,58 @@ from solvers._solution import Residual
 
 
 class ConvexProblem:
-    """Base class of every problem in :mod:`solvers` (see module docstring)."""
+    r"""Base class of every problem in :mod:`solvers`: data + objective + constraints + residual.
+
+    Subclasses are frozen dataclasses registered as pytrees and implement
+    ``objective`` (and the constraints they have); the KKT residual of the
+    module docstring is shared by every solver.
+    """
 
     #: short name used in messages and stats
     name: str = "problem"
 
     # --- to be provided by each problem -------------------------------------------------
     def objective(self, x: Array) -> Array:  # pragma: no cover - abstract
+        """``f(x)``, convex and scalar.
+
+        Args:
+          x: 1-D point.
+        """
         raise NotImplementedError
 
     def inequality_constraints(self, x: Array) -> Array:
-        """``g(x)`` with ``g(x) <= 0`` feasible (dimensionless); default: none."""
+        """``g(x)`` with ``g(x) <= 0`` feasible (dimensionless); default: none.
+
+        Args:
+          x: 1-D point.
+        """
         return jnp.zeros((0,), dtype=jnp.result_type(x))
 
     def equality_constraints(self, x: Array) -> Array:
-        """``h(x)`` with ``h(x) = 0`` feasible (dimensionless); default: none."""
+        """``h(x)`` with ``h(x) = 0`` feasible (dimensionless); default: none.
+
+        Args:
+          x: 1-D point.
+        """
         return jnp.zeros((0,), dtype=jnp.result_type(x))
 
     def variable_scale(self, x: Array) -> Array:
-        """Diagonal scaling of the stationarity residual (default: ones)."""
+        """Diagonal scaling ``D`` of the stationarity residual (default: ones).
+
+        Args:
+          x: 1-D point.
+        """
         return jnp.ones_like(x)
 
-    # --- shared by all backends ---------------------------------------------------------
+    # --- shared by all solvers ----------------------------------------------------------
     def lagrangian(self, x: Array, lam: Array, nu: Array) -> Array:
-        r"""``L(x, lambda, nu) = f(x) + lambda^T g(x) + nu^T h(x)``."""
+        r"""``L(x, lambda, nu) = f(x) + lambda^T g(x) + nu^T h(x)``.
+
+        Args:
+          x: 1-D point.
+          lam: multipliers of ``g``.
+          nu: multipliers of ``h``.
+        """
         return (
             self.objective(x)
             + jnp.vdot(lam, self.inequality_constraints(x))
@@ -87,7 +120,15 @@ class ConvexProblem:
         return x, g, h, lam, nu, self.variable_scale(x)
 
     def residual(self, x: Array, lam: Array | None = None, nu: Array | None = None) -> Residual:
-        """The KKT residual at ``(x, lam, nu)`` (module docstring); jit/vmap-safe."""
+        r"""The KKT residual at ``(x, lam, nu)`` (module docstring); jit/vmap-safe.
+
+        ``total = max(stationarity, primal, dual, complementarity)``, every part dimensionless.
+
+        Args:
+          x: 1-D point.
+          lam: multipliers of ``g`` (``None``: zeros).
+          nu: multipliers of ``h`` (``None``: zeros).
+        """
         x, g, h, lam, nu, d = self._kkt_point(x, lam, nu)
         f = self.objective(x)
         grad_f = jax.grad(self.objective)(x)
@@ -113,6 +154,11 @@ class ConvexProblem:
         ``D = |x|`` it is about the relative error of ``x_i`` times an O(1)
         factor).  Problems that promise per-coordinate accuracy fold it into
         their residual (e.g. :class:`solvers.PowerAllocation`).
+
+        Args:
+          x: 1-D point.
+          lam: multipliers of ``g`` (``None``: zeros).
+          nu: multipliers of ``h`` (``None``: zeros).
         """
         x, g, h, lam, nu, d = self._kkt_point(x, lam, nu)
         gf = d * jax.grad(self.objective)(x)

@@ -1,11 +1,10 @@
-"""The one solution type every backend returns, and its status codes.
+"""The one solution type every solver returns, and its status codes.
 
 A :class:`Solution` is a ``NamedTuple`` (hence a JAX pytree): a jittable
-backend can return it from inside ``jax.jit``; the cvxpy backend fills it
+solver can return it from inside ``jax.jit``; the cvxpy solver fills it
 with NumPy values.  The residual in it is always the problem's own
-:meth:`solvers.ConvexProblem.residual`, never a backend's self-report, so
-backends are judged by the same measure (STYLE.md item 3; cf. optimistix
-``_solution.py``).
+:meth:`solvers.ConvexProblem.residual`, never a solver's self-report, so
+solvers are judged by the same measure (cf. optimistix ``_solution.py``).
 """
 
 from __future__ import annotations

@@ -20,10 +20,12 @@ and the multiplier of the normalised constraint ``sum(a x^-q)/c - 1 <= 0`` is
 with ``x = b, a = lambda, q = 1, c = epsilon`` -- eq. (12); weights give
 Remark 4.  Nothing here knows about privacy.)
 
-Backends: ``jax`` evaluates the closed form in log space (jittable, exact to
-rounding); ``cvxpy`` is the reference: the programme in log coordinates with
-exponential cones (:meth:`PowerAllocation.cvxpy_model`), Clarabel, then a
-Newton polish of the KKT system from the IPM point (:mod:`solvers._polish`).
+Solvers: the default JAX solver is :class:`solvers.ClosedForm`, which
+evaluates the closed form in log space (hook :meth:`PowerAllocation.closed_form`;
+jittable, differentiable, exact to rounding); ``cvxpy`` is the reference: the
+programme in log coordinates with exponential cones
+(:meth:`PowerAllocation.cvxpy_model`), Clarabel, then a Newton polish of the
+KKT system from the IPM point (:class:`solvers.KKTPolish`).
 
 Accuracy of the reference (measured against the closed form, i.e. eqs. (9) and
 (12) of inid-noise-laplace-beats-gaussian, ``p = 1, 2``, ``q = 1, 2``, with and
@@ -69,7 +71,7 @@ from jax import Array
 from jax.scipy.special import logsumexp
 
 from solvers._problem import ConvexProblem
-from solvers._solution import RawResult, Residual, Status
+from solvers._solution import Residual
 
 
 @jax.tree_util.register_dataclass
@@ -95,7 +97,20 @@ class PowerAllocation(ConvexProblem):
 
     @classmethod
     def create(cls, coefficients, budget, objective_power=2.0, constraint_power=2.0, weights=None):
-        """Build a problem from array-likes (float64 where x64 is on); validates shapes/signs."""
+        r"""Build ``min sum w x^p s.t. sum a x^-q <= c`` from array-likes (float64 where x64 is on).
+
+        Args:
+          coefficients: ``a``, 1-D, every entry a normal positive float64 (for the
+            Gaussian allocation of inid-noise-laplace-beats-gaussian, eq. (9):
+            ``lambda^2``; for the Laplace one, eq. (12): ``lambda``).
+          budget: ``c > 0`` (``mu0^2``, resp. ``epsilon``).
+          objective_power: ``p > 0`` (the error power).
+          constraint_power: ``q > 0`` (2 Gaussian, 1 Laplace).
+          weights: ``w`` (same shape, ``> 0``; default ones; Remark 4).
+
+        Raises:
+          ValueError: bad shapes, non-positive, non-finite or subnormal values.
+        """
         a = jnp.asarray(coefficients, dtype=float)
         w = jnp.ones_like(a) if weights is None else jnp.asarray(weights, dtype=float)
         a_np, w_np = np.asarray(a), np.asarray(w)
@@ -123,23 +138,43 @@ class PowerAllocation(ConvexProblem):
 
     @property
     def num_variables(self) -> int:
+        """``K``, the number of coordinates."""
         return int(self.coefficients.shape[0])
+
+    def default_solver(self):
+        """The default JAX solver (``"jax"``): :class:`solvers.ClosedForm`."""
+        from solvers.closed_form import ClosedForm
+
+        return ClosedForm()
 
     # --- data -> objective, constraints ---------------------------------------------------
     def objective(self, x: Array) -> Array:
+        r"""``sum_i w_i x_i^p``.
+
+        Args:
+          x: ``(K,)`` positive scales.
+        """
         return jnp.sum(self.weights * x**self.objective_power)
 
     def inequality_constraints(self, x: Array) -> Array:
-        """``[sum(a x^-q) / c - 1]`` (dimensionless)."""
+        r"""``[sum(a x^-q) / c - 1]`` (dimensionless).
+
+        Args:
+          x: ``(K,)`` positive scales.
+        """
         return jnp.reshape(
             jnp.sum(self.coefficients * x ** (-self.constraint_power)) / self.budget - 1.0, (1,)
         )
 
     def variable_scale(self, x: Array) -> Array:
-        """Relative coordinates: stationarity measured as ``x * grad``."""
+        """Relative coordinates: stationarity measured as ``x * grad``.
+
+        Args:
+          x: ``(K,)`` positive scales.
+        """
         return jnp.abs(x)
 
-    #: the cvxpy backend Newton-polishes the IPM point (``solvers/_polish.py``)
+    #: the cvxpy reference Newton-polishes the IPM point (:class:`solvers.KKTPolish`)
     cvxpy_polish = True
 
     def residual(self, x: Array, lam: Array | None = None, nu: Array | None = None) -> Residual:
@@ -153,15 +188,25 @@ class PowerAllocation(ConvexProblem):
         ``|tanh((p + q) d_i / 2)|`` for a relative displacement ``e^{d_i}``
         of ``x_i`` against the multiplier, i.e. about ``(p + q) / 2`` times
         the relative error of ``x_i``.
+
+        Args:
+          x: ``(K,)`` scales.
+          lam: ``(1,)`` multiplier of the normalised constraint (``None``: 0).
+          nu: equality multipliers (none; ``None``).
         """
         base = super().residual(x, lam, nu)
         comp = self.componentwise_stationarity(x, lam, nu)
         return Residual(jnp.maximum(base.stationarity, comp), base.primal, base.dual,
                         base.complementarity, jnp.maximum(base.total, comp))
 
-    # --- backends ----------------------------------------------------------------------
+    # --- hooks of the solvers -----------------------------------------------------------
     def closed_form(self) -> tuple[Array, Array, Array]:
-        """``(x, value, multiplier)`` of the closed form (module docstring), in log space."""
+        r"""``(x, value, multiplier)`` of the closed form (module docstring), in log space.
+
+        ``x_i = (a_i / w_i)^(1/(p+q)) (S / c)^(1/q)``, ``value = S^((p+q)/q) c^(-p/q)``,
+        ``multiplier = (p / q) value`` (Hölder's equality case; eqs. (9), (12) of
+        inid-noise-laplace-beats-gaussian).  The hook of :class:`solvers.ClosedForm`.
+        """
         p, q = self.objective_power, self.constraint_power
         log_a, log_w = jnp.log(self.coefficients), jnp.log(self.weights)
         log_s = logsumexp((p * log_a + q * log_w) / (p + q))
@@ -169,15 +214,6 @@ class PowerAllocation(ConvexProblem):
         x = jnp.exp((log_a - log_w) / (p + q) + (log_s - log_c) / q)
         value = jnp.exp((p + q) / q * log_s - p / q * log_c)
         return x, value, p / q * value
-
-    def jax_solve(self, **options) -> RawResult:
-        if options:
-            raise TypeError(f"jax backend of {self.name} takes no options, got {sorted(options)}")
-        x, _, lam = self.closed_form()
-        finite = jnp.all(jnp.isfinite(x)) & jnp.isfinite(lam)
-        status = jnp.where(finite, Status.OPTIMAL, Status.FAILED).astype(jnp.int32)
-        return RawResult(x, jnp.reshape(lam, (1,)), jnp.zeros((0,), x.dtype), status,
-                         {"iterations": jnp.zeros((), jnp.int32)})
 
     def cvxpy_model(self, cp):
         r"""The programme in log coordinates ``x = s * exp(z)`` (exponential cones).
@@ -195,8 +231,11 @@ class PowerAllocation(ConvexProblem):
         previous form) stall Clarabel once ``a`` spans ~1e6 (``x`` off by 90%
         at K = 1000, quadratic profile).  The multiplier of the normalised
         constraint maps back as ``lambda = U * dual``.
+
+        Args:
+          cp: the lazily imported ``cvxpy`` module.
         """
-        from solvers._cvxpy_backend import CvxpyModel
+        from solvers.cvxpy_reference import CvxpyModel
 
         log_a = np.log(np.asarray(self.coefficients, dtype=np.float64))
         log_w = np.log(np.asarray(self.weights, dtype=np.float64))

@@ -191,15 +191,19 @@ _EXEMPT = {
     **{
         f"dpjax.spherical.design.{n}": "KL programme (privacy via SphericalMechanism)"
         for n in (
-            "tail_sums programme design gaussian_core_shells scale_design coefficients_for "
-            "design_mechanism epsilon_criterion kl_criterion search_r"
+            "programme design gaussian_core_shells scale_programme scale_design "
+            "coefficients_for design_mechanism epsilon_criterion kl_criterion search_r"
         ).split()
     },
     **{
-        f"dpjax.spherical.coefficients.{n}": "NumPy float64 host coefficients"
+        f"dpjax.spherical.{n}": "NumPy float64 host coefficients"
         for n in (
-            "log_unit_ball_volume log_A log_shell_volumes log_cost_coefficients "
-            "log_cell_volumes log_gamma log_tail_sum tail_rows coefficients"
+            "coefficients.log_cell_volumes coefficients.log_gamma coefficients.coefficients "
+            "shells.log_unit_ball_volume shells.log_A shells.log_diff_powers "
+            "shells.log_shell_volumes shells.log_shell_volume_at shells.log_power_cost_at "
+            "shells.log_radial_cost_at shells.log_cost_coefficients "
+            "cells_quadrature.unit_gauss_legendre cells_quadrature.log_cell_volumes_quadrature "
+            "cells_beta.log_cell_volumes_beta tails.log_tail_sum tails.tail_rows tails.tail_sums"
         ).split()
     },
     "dpjax.accounting.pld.compose.max_grid_points": "host configuration (memory cap), no privacy value",

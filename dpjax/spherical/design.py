@@ -3,16 +3,17 @@ r"""Build and solve the monotone spherical KL programme (spherical-kl-optimal-me
 :func:`programme` turns :class:`~dpjax.spherical.coefficients.Coefficients`
 into a :class:`solvers.SphericalKL` for a tail ratio ``r`` and budget ``C``
 (the geometric tail's mass and cost sums folded in exactly, summed
-adaptively); :func:`design` solves it with a backend of :mod:`solvers`.
-:func:`scale_design` solves the ``|x|^2`` programme at large ``m`` (10^2 .. 10^4) on the
-shells that carry mass; its measured table (gain over the Gaussian ~1/m) is in
-``bench/bench_spherical.py`` (``--scale``).
+adaptively); :func:`design` solves it with a solver of :mod:`solvers` (by
+name or as an object); :func:`design_mechanism` wraps the solution as a
+:class:`~dpjax.spherical.mechanism.SphericalMechanism`; :func:`search_r` searches
+the tail ratio.  :func:`scale_design` solves the ``|x|^2`` programme at large
+``m`` (10^2 .. 10^4) on the shells that carry mass; its measured table (gain
+over the Gaussian ~1/m) and all timings are in ``bench/bench_spherical.py``.
 """
 
 from __future__ import annotations
 
 import math
-import time
 
 import jax
 import numpy as np
@@ -22,24 +23,29 @@ from solvers import solve
 from solvers.spherical_kl import SphericalKL
 
 
-def tail_sums(coeffs: co.Coefficients, N: int, r: float) -> tuple[float, float]:
-    """``log sum_{t>=1} r^t v_{N+t}`` and ``log sum_{t>=1} r^t c_{N+t}`` (adaptive)."""
-    m, n = coeffs.m, coeffs.n
-    lr = math.log(r)
-    lv0 = co.log_unit_ball_volume(m) - m * math.log(n)
-    log_tv, _ = co.log_tail_sum(lambda i: lv0 + co._log_diff_powers(i, m), lr, N, -60.0)
-    log_tc, _ = co.log_tail_sum(coeffs.log_c_fn, lr, N, -60.0)
-    return log_tv, log_tc
-
-
 def programme(coeffs: co.Coefficients, N: int, r: float, budget: float,
               loss_cap: float | None = None) -> SphericalKL:
-    """The programme on rows ``0..M-1`` of ``coeffs`` (``M >= tail_rows(m, n, N, r)`` checked)."""
+    r"""The monotone KL programme (Theorem 4, eqs. 28-30) on rows ``0..M-1`` of ``coeffs``.
+
+    ``M = tail_rows(m, n, N, r)`` (checked against ``coeffs.rows``); the
+    geometric tail's sums ``sum_t r^t v_{N+t}`` and ``sum_t r^t c_{N+t}`` are folded
+    into the constraints of shell ``N``.
+
+    Args:
+      coeffs: the programme's coefficients (enough rows for ``(N, r)``).
+      N: last free shell.
+      r: tail ratio, ``0 < r < 1``.
+      budget: the cost budget ``C``.
+      loss_cap: optional cap ``L_max`` on ``log p_i - log p_{i+n}``.
+
+    Raises:
+      ValueError: too few rows, or a budget the grid cannot reach.
+    """
     need = co.tail_rows(coeffs.m, coeffs.n, N, r)
     if coeffs.rows < min(need, N + 2):
         raise ValueError(f"coefficients have {coeffs.rows} rows; (N, r) = ({N}, {r}) needs {need}")
     rows = min(coeffs.rows, need)
-    log_tv, log_tc = tail_sums(coeffs, N, r)
+    log_tv, log_tc = co.tail_sums(coeffs.m, coeffs.n, N, r, coeffs.log_c_fn)
     return SphericalKL.create(coeffs.log_w[:rows], coeffs.log_v[:rows], coeffs.log_c[:rows], N, r,
                               budget, log_tv, log_tc, loss_cap)
 
@@ -47,20 +53,42 @@ def programme(coeffs: co.Coefficients, N: int, r: float, budget: float,
 _JAX_SOLVE = jax.jit(lambda prob: solve(prob, "jax"))
 
 
-def design(coeffs: co.Coefficients, N: int, r: float, budget: float, solver: str = "jax",
+def design(coeffs: co.Coefficients, N: int, r: float, budget: float, solver="jax",
            loss_cap: float | None = None, **options):
-    """Solve the programme; returns ``(problem, solution, seconds)``."""
+    r"""Build the programme (:func:`programme`) and solve it.
+
+    Args:
+      coeffs: the programme's coefficients.
+      N: last free shell.
+      r: tail ratio.
+      budget: the cost budget ``C``.
+      solver: a registered solver name (``"jax"``: the barrier Newton method,
+        compiled once per shape) or a solver object.
+      loss_cap: optional cap ``L_max`` on ``log p_i - log p_{i+n}``.
+      **options: passed to the solver.
+
+    Returns:
+      ``(problem, solution)``: the :class:`solvers.SphericalKL` and its :class:`solvers.Solution`.
+    """
     prob = programme(coeffs, N, r, budget, loss_cap)
-    start = time.perf_counter()
-    sol = _JAX_SOLVE(prob) if solver == "jax" and not options else solve(prob, solver, **options)
-    np.asarray(sol.x)
-    return prob, sol, time.perf_counter() - start
+    jitted = isinstance(solver, str) and solver == "jax" and not options
+    sol = _JAX_SOLVE(prob) if jitted else solve(prob, solver, **options)
+    return prob, sol
 
 
 def gaussian_core_shells(m: int, n: int, budget: float, log_tol: float = -80.0) -> int:
-    r"""Shells ``i < first`` whose band ``J_i .. J_{i+n}`` lies where the Gaussian with
-    ``E|Z|^2 = budget`` has radial density ``rho^(m-1) e^(-rho^2 / (2 s^2))`` (``s^2 = C/m``)
-    below ``e^log_tol`` of its peak (``0`` when there is no such shell)."""
+    r"""Shells ``i < first`` that carry no mass for the budget's Gaussian.
+
+    Their band ``J_i .. J_{i+n}`` lies where the Gaussian with ``E|Z|^2 = budget``
+    has radial density ``rho^(m-1) e^(-rho^2 / (2 s^2))`` (``s^2 = C/m``) below
+    ``e^log_tol`` of its peak (``0`` when there is no such shell).
+
+    Args:
+      m: dimension.
+      n: shells per unit radius.
+      budget: the cost budget ``C``.
+      log_tol: log of the relative radial density that counts as no mass.
+    """
     s2 = budget / m
     peak = math.sqrt(max(m - 1, 1) * s2)
     g = lambda rho: (m - 1) * math.log(rho) - rho * rho / (2.0 * s2)  # noqa: E731
@@ -70,13 +98,13 @@ def gaussian_core_shells(m: int, n: int, budget: float, log_tol: float = -80.0) 
     return first
 
 
-def scale_design(m: int, n: int, N: int, budget: float, r: float | None = None,
-                 log_tol: float = -80.0) -> dict:
-    r"""Solve the cost-``|x|^2`` programme at large ``m`` on the shells that carry mass.
+def scale_programme(m: int, n: int, N: int, budget: float, r: float | None = None,
+                    log_tol: float = -80.0) -> tuple[SphericalKL, dict]:
+    r"""The cost-``|x|^2`` programme at large ``m`` on the shells that carry mass.
 
     At large ``m`` the shell masses of the inner shells underflow float64 (``log v_i``
     spans ``-5000..1000`` at ``m = 1000``; the solver's variables are shell masses), and
-    they carry none of the KL.  So the programme is solved on shells
+    they carry none of the KL.  So the programme is set on shells
     ``first..N`` (:func:`gaussian_core_shells`: below ``first + n`` the budget's Gaussian
     has relative radial density ``< e^log_tol``), i.e. with a flat core ``p_i = p_first``
     for ``i < first`` whose mass, cost and flows are left out -- an approximation of the
@@ -84,71 +112,125 @@ def scale_design(m: int, n: int, N: int, budget: float, r: float | None = None,
     mass there), exact at ``first = 0``.  ``r`` defaults to ``exp(-rho_N / (n s^2))``, the
     budget's Gaussian log-density slope at the junction ``rho_N = N / n`` per shell
     (a fixed ``r = 0.9`` at ``n = 20``, ``m = 100`` puts a slowly decaying tail with a
-    cost far beyond the budget: not solvable).  Returns a dict with the KL, the
-    KL of the reference (the budget's Gaussian discretised on the same shells,
-    cost exactly ``C``), the continuous Gaussian's ``m / (2 C)``, status, KKT residual
-    and timings (coefficients; solve after a compile warm-up).
-    """
-    from dpjax.spherical.coefficients import BETA_MIN_DIM, _log_cells_beta
+    cost far beyond the budget: not solvable).
 
+    Args:
+      m: dimension.
+      n: shells per unit radius.
+      N: last free shell.
+      budget: the cost budget ``C = E|Z|^2``.
+      r: tail ratio (default: the junction slope above).
+      log_tol: log of the relative radial density left out (``-inf``: no window).
+
+    Returns:
+      ``(problem, info)`` with ``info = {"first", "rows", "r"}``.
+    """
     s2 = budget / m
     if r is None:
         r = math.exp(-(N / n) / (n * s2))
     first = min(gaussian_core_shells(m, n, budget, log_tol), max(N - n - 1, 0))
-    t0 = time.perf_counter()
     rows = co.tail_rows(m, n, N, r)
-    if m >= BETA_MIN_DIM:
-        log_w = _log_cells_beta(m, n, rows, start=first)
+    if m >= co.BETA_MIN_DIM:
+        log_w = co.log_cell_volumes_beta(m, n, rows, start=first)
     else:
         log_w = co.log_cell_volumes(m, n, rows)[first:]
     log_v = co.log_shell_volumes(m, n, rows)[first:]
     log_c = co.log_cost_coefficients(m, n, rows)[first:]
-    lr = math.log(r)
-    lv0 = co.log_unit_ball_volume(m) - m * math.log(n)
-    lc0 = math.log(m) + co.log_unit_ball_volume(m) - math.log(m + 2.0) - (m + 2.0) * math.log(n)
-    log_tv, _ = co.log_tail_sum(lambda i: lv0 + co._log_diff_powers(i, m), lr, N, -60.0)
-    log_tc, _ = co.log_tail_sum(lambda i: lc0 + co._log_diff_powers(i, m + 2.0), lr, N, -60.0)
+    log_tv, log_tc = co.tail_sums(m, n, N, r, lambda i: co.log_power_cost_at(m, n, i, 2.0))
     prob = SphericalKL.create(log_w, log_v, log_c, N - first, r, budget, log_tv, log_tc)
-    coef_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    jax.block_until_ready(_JAX_SOLVE(prob))
-    compile_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    sol = jax.block_until_ready(_JAX_SOLVE(prob))
-    solve_s = time.perf_counter() - t0
+    return prob, {"first": first, "rows": rows, "r": r}
+
+
+def scale_design(m: int, n: int, N: int, budget: float, r: float | None = None,
+                 log_tol: float = -80.0) -> dict:
+    r"""Solve :func:`scale_programme` with the JAX solver and compare with the Gaussian.
+
+    The reference KL is that of the budget's Gaussian discretised on the same
+    shells (cost exactly ``C``); the continuous Gaussian's is ``m / (2 C)``.
+
+    Args:
+      m: dimension.
+      n: shells per unit radius.
+      N: last free shell.
+      budget: the cost budget ``C = E|Z|^2``.
+      r: tail ratio (default: :func:`scale_programme`'s).
+      log_tol: log of the relative radial density left out.
+
+    Returns:
+      A dict with ``m, n, N, first, rows, budget, r``, ``status``, ``residual``,
+      ``iterations``, ``kl``, ``grid_gaussian_kl`` and ``gaussian_kl``.
+    """
+    prob, info = scale_programme(m, n, N, budget, r, log_tol)
+    sol = _JAX_SOLVE(prob)
     kl, ref = float(sol.value), float(prob.objective(prob.reference()))
-    return {"m": m, "n": n, "N": N, "first": first, "rows": rows, "budget": budget, "r": r,
-            "status": int(sol.status), "residual": float(sol.residual.total),
-            "iterations": int(sol.stats["iterations"]), "kl": kl, "grid_gaussian_kl": ref,
-            "gaussian_kl": m / (2.0 * budget), "coef_seconds": coef_s,
-            "compile_seconds": compile_s, "solve_seconds": solve_s}
+    return {"m": m, "n": n, "N": N, "first": info["first"], "rows": info["rows"],
+            "budget": budget, "r": info["r"], "status": int(sol.status),
+            "residual": float(sol.residual.total), "iterations": int(sol.stats["iterations"]),
+            "kl": kl, "grid_gaussian_kl": ref, "gaussian_kl": m / (2.0 * budget)}
 
 
 def coefficients_for(m: int, n: int, N: int, r_max: float, power: float = 2.0,
                      radial_cost=None) -> co.Coefficients:
-    """Coefficients with enough rows for every tail ratio ``r <= r_max`` (adaptive truncation)."""
+    r"""Coefficients with enough rows for every tail ratio ``r <= r_max`` (adaptive truncation).
+
+    Args:
+      m: dimension.
+      n: shells per unit radius.
+      N: last free shell.
+      r_max: the largest tail ratio that will be used.
+      power: the cost ``|x|^power``.
+      radial_cost: a radial cost ``c~(rho)`` instead (vectorised NumPy), or ``None``.
+    """
     return co.coefficients(m, n, co.tail_rows(m, n, N, r_max), power, radial_cost)
 
 
 def design_mechanism(coeffs: co.Coefficients, N: int, r: float, budget: float,
-                     solver: str = "jax", loss_cap: float | None = None):
-    """Solve and wrap: ``(SphericalMechanism, problem, solution, seconds)``."""
+                     solver="jax", loss_cap: float | None = None):
+    r"""Solve the programme (:func:`design`) and wrap the solution as a mechanism (Definition 2).
+
+    Args:
+      coeffs: the programme's coefficients.
+      N: last free shell.
+      r: tail ratio.
+      budget: the cost budget ``C``.
+      solver: a registered solver name or a solver object.
+      loss_cap: optional cap ``L_max`` on ``log p_i - log p_{i+n}``.
+
+    Returns:
+      ``(SphericalMechanism, problem, solution)``.
+
+    Raises:
+      RuntimeError: the programme was not solved to tolerance.
+    """
     from dpjax.spherical.mechanism import SphericalMechanism
 
-    prob, sol, sec = design(coeffs, N, r, budget, solver, loss_cap)
+    prob, sol = design(coeffs, N, r, budget, solver, loss_cap)
     if int(np.asarray(sol.status)) != 0:
         raise RuntimeError(f"KL programme not solved to tolerance (status {int(sol.status)}, "
                            f"residual {float(sol.residual.total):.3g})")
-    return SphericalMechanism.from_solution(prob, sol, coeffs, budget), prob, sol, sec
+    return SphericalMechanism.from_solution(prob, sol, coeffs, budget), prob, sol
 
 
 def epsilon_criterion(delta: float, compositions: int, sampling_rate: float | None = None):
-    """Criterion ``mech -> epsilon(delta)`` after ``compositions`` uses (Poisson rate q)."""
+    r"""Criterion ``mech -> epsilon(delta)`` after ``compositions`` uses (Poisson rate ``q``).
+
+    The certified PLD accounting of the mechanism at the maximal shift (Lemma 1
+    of spherical-kl-optimal-mechanisms), composed and subsampled as in its Fig. 2.
+
+    Args:
+      delta: the target ``delta``.
+      compositions: number of uses.
+      sampling_rate: Poisson subsampling rate, or ``None``.
+    """
     return lambda mech: mech.epsilon(delta, compositions, sampling_rate)
 
 
 def kl_criterion(mech) -> float:
-    """Criterion: the KL of the designed mechanism."""
+    r"""Criterion: the KL ``D(P || T_e1 P)`` of the designed mechanism (eq. 28).
+
+    Args:
+      mech: a :class:`~dpjax.spherical.mechanism.SphericalMechanism`.
+    """
     return mech.kl
 
 

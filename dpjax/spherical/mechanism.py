@@ -97,9 +97,9 @@ class SphericalMechanism(NamedTuple):
 
     def expected_cost(self, power: float = 2.0) -> float:
         """``E |Z|^power`` (tail summed to convergence)."""
-        lc = _log_c_power(self.m, self.n, np.arange(self.N + 1), power)
+        lc = co.log_power_cost_at(self.m, self.n, np.arange(self.N + 1), power)
         head = np.exp(self.log_p + lc)
-        log_tc, _ = co.log_tail_sum(lambda i: _log_c_power(self.m, self.n, i, power),
+        log_tc, _ = co.log_tail_sum(lambda i: co.log_power_cost_at(self.m, self.n, i, power),
                                     math.log(self.r), self.N, -60.0)
         return float(head.sum() + math.exp(self.log_p[self.N] + log_tc))
 
@@ -197,12 +197,6 @@ def _compose(base, k: int):
     if k == 1:
         return base
     return pld_engine.self_compose(base, k, pld_engine.self_compose_size(base, k))
-
-
-def _log_c_power(m, n, i, power):
-    i = np.asarray(i)
-    return (math.log(m) + co.log_unit_ball_volume(m) - math.log(m + power)
-            - (m + power) * math.log(n) + co._log_diff_powers(i, m + power))
 
 
 __all__ = ["SphericalMechanism"]

@@ -74,7 +74,7 @@ def test_newton_derivatives_match_autodiff(problem):
 
 def test_loss_cap_respected(coeffs):
     cap = 10.0
-    prob, sol, _ = de.design(coeffs, N_FREE, R, BUDGET, loss_cap=cap)
+    prob, sol = de.design(coeffs, N_FREE, R, BUDGET, loss_cap=cap)
     assert int(sol.status) == Status.OPTIMAL
     lp = np.asarray(prob._extended_log_p(sol.x))
     steps = lp[: N_FREE + 1] - lp[N_SHELLS: N_FREE + 1 + N_SHELLS]

@@ -17,7 +17,7 @@ M_DIM, N_SHELLS, N_FREE, R, BUDGET = 10, 12, 36, 0.75, 2.5
 def mech():
     rows = co.tail_rows(M_DIM, N_SHELLS, N_FREE, R)
     coeffs = co.coefficients(M_DIM, N_SHELLS, rows)
-    prob, sol, _ = de.design(coeffs, N_FREE, R, BUDGET)
+    prob, sol = de.design(coeffs, N_FREE, R, BUDGET)
     return SphericalMechanism.from_solution(prob, sol, coeffs, BUDGET)
 
 

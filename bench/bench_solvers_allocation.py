@@ -10,6 +10,10 @@ ratio cvxpy / jax (jax: compiled, after a warm-up, mean of 10 calls with
 ``block_until_ready``; cvxpy: one call, model building and polish included,
 after the polish has been compiled for that K).
 Run: ``python bench/bench_solvers_allocation.py [--quick]``.
+
+The polish (``solvers.KKTPolish``) solves its Newton systems with XLA's LU
+inside one jitted ``lax.while_loop``: NumPy's threaded BLAS was erratic on
+oversubscribed cores (30-170 ms per solve for n = 200, measured).
 """
 
 from __future__ import annotations

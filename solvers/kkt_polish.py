@@ -101,8 +101,8 @@ def _kkt(problem, x0, active, u):
 def _newton_step(problem, x0, active, u):
     """Newton step on the row- and column-equilibrated KKT system; its merit norm and row scales.
 
-    Solved with XLA's LU (inside the jitted loop; NumPy's threaded BLAS is
-    erratic on oversubscribed cores).
+    Solved with XLA's LU inside the jitted loop (NumPy's threaded BLAS is
+    erratic on oversubscribed cores: ``bench/bench_solvers_allocation.py``).
     """
     x, lam, nu = _unpack(x0, active, u)
     gf = jnp.abs(x * jax.grad(problem.objective)(x))

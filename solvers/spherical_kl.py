@@ -236,7 +236,7 @@ class SphericalKL(ConvexProblem):
         return mu * (row * y - self.merged_kernel @ y + self.merged_const), mu * row
 
     def fast_objective(self, x: Array) -> Array:
-        r"""``f`` through the merged kernel: the same sum as :meth:`objective`, ~10x cheaper.
+        r"""``f`` through the merged kernel: the same sum as :meth:`objective`, without gathers.
 
         ``f = sum_a mu_a (sum_b Kt_ab (y_a - y_b) + c_a)``, ``y = lp - lp_ref``
         (:func:`solvers._spherical_kl_data.merged_kernel`).
@@ -258,7 +258,8 @@ class SphericalKL(ConvexProblem):
                   \nabla^2 = \mathrm{Laplacian}(W + W^\top)
 
         -- dense ``(N+1)^2`` elementwise work and two matrix-vector products, no
-        scatter (a scatter-add of the ``M (2n+1)`` cells is ~10x slower on CPU).
+        scatter (a scatter-add of the ``M (2n+1)`` cells is much slower on CPU:
+        ``bench/bench_spherical.py``).
 
         Args:
           x: ``(N+1,)`` shell masses.

@@ -191,7 +191,7 @@ _EXEMPT = {
     **{
         f"dpjax.spherical.design.{n}": "KL programme (privacy via SphericalMechanism)"
         for n in (
-            "programme design gaussian_core_shells scale_programme scale_design "
+            "programme design gaussian_core_shells scale_programme scale_summary scale_design "
             "coefficients_for design_mechanism epsilon_criterion kl_criterion search_r"
         ).split()
     },

@@ -123,7 +123,7 @@ def scale_programme(m: int, n: int, N: int, budget: float, r: float | None = Non
       log_tol: log of the relative radial density left out (``-inf``: no window).
 
     Returns:
-      ``(problem, info)`` with ``info = {"first", "rows", "r"}``.
+      ``(problem, info)`` with ``info = {"m", "n", "N", "budget", "first", "rows", "r"}``.
     """
     s2 = budget / m
     if r is None:
@@ -138,15 +138,34 @@ def scale_programme(m: int, n: int, N: int, budget: float, r: float | None = Non
     log_c = co.log_cost_coefficients(m, n, rows)[first:]
     log_tv, log_tc = co.tail_sums(m, n, N, r, lambda i: co.log_power_cost_at(m, n, i, 2.0))
     prob = SphericalKL.create(log_w, log_v, log_c, N - first, r, budget, log_tv, log_tc)
-    return prob, {"first": first, "rows": rows, "r": r}
+    return prob, {"m": m, "n": n, "N": N, "budget": budget, "first": first, "rows": rows, "r": r}
+
+
+def scale_summary(problem: SphericalKL, info: dict, solution) -> dict:
+    r"""The large-``m`` comparison of a solved :func:`scale_programme` with the Gaussian.
+
+    The reference KL is that of the budget's Gaussian discretised on the same
+    shells (the programme's reference profile, cost exactly ``C``); the
+    continuous Gaussian's is ``m / (2 C)`` (its KL at unit shift).
+
+    Args:
+      problem: the programme of :func:`scale_programme`.
+      info: its ``info`` dict.
+      solution: the :class:`solvers.Solution` of ``problem``.
+
+    Returns:
+      ``info`` plus ``status``, ``residual``, ``iterations``, ``kl``,
+      ``grid_gaussian_kl`` and ``gaussian_kl``.
+    """
+    kl, ref = float(solution.value), float(problem.objective(problem.reference()))
+    return {**info, "status": int(solution.status), "residual": float(solution.residual.total),
+            "iterations": int(solution.stats["iterations"]), "kl": kl, "grid_gaussian_kl": ref,
+            "gaussian_kl": info["m"] / (2.0 * info["budget"])}
 
 
 def scale_design(m: int, n: int, N: int, budget: float, r: float | None = None,
                  log_tol: float = -80.0) -> dict:
-    r"""Solve :func:`scale_programme` with the JAX solver and compare with the Gaussian.
-
-    The reference KL is that of the budget's Gaussian discretised on the same
-    shells (cost exactly ``C``); the continuous Gaussian's is ``m / (2 C)``.
+    r"""Solve :func:`scale_programme` with the JAX solver; :func:`scale_summary` of the result.
 
     Args:
       m: dimension.
@@ -155,18 +174,9 @@ def scale_design(m: int, n: int, N: int, budget: float, r: float | None = None,
       budget: the cost budget ``C = E|Z|^2``.
       r: tail ratio (default: :func:`scale_programme`'s).
       log_tol: log of the relative radial density left out.
-
-    Returns:
-      A dict with ``m, n, N, first, rows, budget, r``, ``status``, ``residual``,
-      ``iterations``, ``kl``, ``grid_gaussian_kl`` and ``gaussian_kl``.
     """
     prob, info = scale_programme(m, n, N, budget, r, log_tol)
-    sol = _JAX_SOLVE(prob)
-    kl, ref = float(sol.value), float(prob.objective(prob.reference()))
-    return {"m": m, "n": n, "N": N, "first": info["first"], "rows": info["rows"],
-            "budget": budget, "r": info["r"], "status": int(sol.status),
-            "residual": float(sol.residual.total), "iterations": int(sol.stats["iterations"]),
-            "kl": kl, "grid_gaussian_kl": ref, "gaussian_kl": m / (2.0 * budget)}
+    return scale_summary(prob, info, _JAX_SOLVE(prob))
 
 
 def coefficients_for(m: int, n: int, N: int, r_max: float, power: float = 2.0,

@@ -25,7 +25,8 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGES = ("dpjax", "solvers")
-_EXAMPLE = re.compile(r"^\s*>>>", re.MULTILINE)
+# an example line; a ">>>" line holding only a comment is no example (doctest skips it)
+_EXAMPLE = re.compile(r"^\s*>>>(?!\s*(?:#|$))", re.MULTILINE)
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 

@@ -115,11 +115,10 @@ def epsilon_from_zcdp(rho: ArrayLike, delta: ArrayLike) -> Array:
     the Bun-Steinke value (:func:`epsilon_from_zcdp_bun_steinke`); floored at 0.
 
     Args:
-      rho: zCDP parameter ``rho >= 0``.
-      delta: ``delta`` in ``(0, 1)``.
+      rho, delta: as in :func:`epsilon_from_zcdp_bun_steinke`.
 
     Returns:
-      ``epsilon``, broadcast shape of the inputs.
+      The least ``epsilon`` over the grid, broadcast shape of ``rho`` and ``delta``.
 
     Example:
       >>> import jax; jax.config.update("jax_enable_x64", True)

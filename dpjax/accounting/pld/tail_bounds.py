@@ -121,9 +121,8 @@ def lower_edge(log_mgf: ArrayLike, log_tail: float, lambdas=None) -> Array:
     A placement (of an FFT window): soundness never depends on it.
 
     Args:
-      log_mgf: ``log M(lambda)`` on ``lambdas`` (last axis).
+      log_mgf, lambdas: as in :func:`upper_edge`.
       log_tail: log of the tail mass allowed below ``x``.
-      lambdas: the ``lambda`` grid of ``log_mgf`` (default :data:`LAMBDAS`).
 
     Returns:
       The edge ``x``; ``-inf`` when no ``lambda < 0`` is informative.

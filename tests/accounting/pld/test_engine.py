@@ -32,16 +32,18 @@ from dpjax.accounting.pld.subsample import from_subsampled_noise
 from dpjax.noise import Gaussian, Laplace
 
 
-def gaussian(scale, shape):
-    """``noise_fn`` of the Gaussian family (``shape`` unused)."""
-    del shape
-    return Gaussian(scale)
+def _one_parameter(family):
+    """The engine's ``noise_fn(scale, shape)`` of a one-parameter family (``shape`` unused);
+    built once per module, so it is the same jit static in every test."""
+
+    def noise_fn(scale, shape):
+        del shape
+        return family(scale)
+
+    return noise_fn
 
 
-def laplace(scale, shape):
-    """``noise_fn`` of the Laplace family (``shape`` unused)."""
-    del shape
-    return Laplace(scale)
+gaussian, laplace = _one_parameter(Gaussian), _one_parameter(Laplace)
 
 
 SIGMA, K = 4.0, 16  # K uses of N(0, 4^2) = one use of N(0, 1): mu = 1

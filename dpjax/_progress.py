@@ -1,4 +1,4 @@
-"""A terminal progress bar for long searches (DESIGN.md): stderr, only on a terminal.
+"""A terminal progress bar for long searches: stderr, only on a terminal.
 
 ``with progress(total, "label") as step: ... step()`` draws
 ``label [#####.....] 3/10 12 s`` on one line of stderr when stderr is a TTY and
@@ -26,7 +26,23 @@ def _enabled() -> bool:
 
 @contextlib.contextmanager
 def progress(total: int, label: str) -> Iterator:
-    """Context manager yielding ``step(n=1)``; the bar is cleared at exit."""
+    """Context manager yielding ``step(n=1)``; the bar is cleared at exit.
+
+    Draws ``label [#####.....] 3/10 12 s`` on one line of stderr when stderr is a terminal
+    (or ``DPJAX_PROGRESS=1``); nothing otherwise, and nothing for ``total <= 1``.
+
+    Args:
+      total: number of steps.
+      label: text before the bar.
+
+    Yields:
+      ``step(n=1)``: advance the bar by ``n`` steps (capped at ``total``).
+
+    Example:
+      >>> with progress(3, "calibrating") as step:  # silent: stderr is not a terminal here
+      ...     for _ in range(3):
+      ...         step()
+    """
     on = _enabled() and total > 1
     start = time.perf_counter()
     done = 0

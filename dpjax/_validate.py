@@ -1,7 +1,8 @@
 """Input validation shared by every public entry point.
 
 Each check raises ``ValueError`` naming the argument, the offending value and
-what is allowed (DESIGN.md, "Errors").  Checks run on concrete host values
+what is allowed (bad input is a ``ValueError``; an infeasible target has its own
+exception, :class:`dpjax.errors.InfeasibleTargetError`).  Checks run on concrete host values
 (the façade layer); kernels themselves never branch on data.
 
 Only real numbers are numbers here: strings (``"0.3"``), booleans and
@@ -57,7 +58,26 @@ def _raise(name: str, allowed: str, arr: np.ndarray, bad: np.ndarray):
 
 
 def epsilon(value, name: str = "epsilon") -> np.ndarray:
-    """epsilon >= 0 and finite (``inf`` is not a privacy guarantee); 0 or a normal float64."""
+    """Validate a privacy budget: ``epsilon >= 0`` and finite; 0 or a normal float64.
+
+    ``inf`` is not a privacy guarantee (eq. (1) of flipped-huber-mechanism needs a finite
+    ``epsilon``).
+
+    Args:
+      value: the user's epsilon (number or array).
+      name: the argument's name, for the message.
+
+    Returns:
+      ``value`` as a float64 array.
+
+    Raises:
+      ValueError: not real, empty, negative, non-finite or subnormal.
+
+    Example:
+      >>> epsilon(-1.0)  # doctest: +IGNORE_EXCEPTION_DETAIL
+      Traceback (most recent call last):
+      ValueError: epsilon must be finite and >= 0, got -1.0
+    """
     arr = _as_array(name, value)
     bad = ~np.isfinite(arr) | (arr < 0) | _subnormal(arr)
     if np.any(bad):
@@ -66,7 +86,16 @@ def epsilon(value, name: str = "epsilon") -> np.ndarray:
 
 
 def delta(value, name: str = "delta") -> np.ndarray:
-    """delta in [0, 1): 0 or a normal float64."""
+    """Validate a privacy leakage: ``delta`` in ``[0, 1)``; 0 or a normal float64.
+
+    Args:
+      value: the user's delta (number or array).
+      name: the argument's name, for the message.
+
+    Returns:
+      ``value`` as a float64 array; a ``ValueError`` when it is not real, empty, outside
+      ``[0, 1)`` or subnormal.
+    """
     arr = _as_array(name, value)
     bad = ~np.isfinite(arr) | (arr < 0) | (arr >= 1) | _subnormal(arr)
     if np.any(bad):
@@ -75,7 +104,21 @@ def delta(value, name: str = "delta") -> np.ndarray:
 
 
 def positive(value, name: str) -> np.ndarray:
-    """A finite real ``>= 2.2250738585072014e-308`` (scales, sensitivities: normal float64)."""
+    """Validate a scale or sensitivity: finite and ``>= 2.2250738585072014e-308``.
+
+    Subnormal values are refused: XLA flushes them to zero, which would make a noise scale
+    "no noise".
+
+    Args:
+      value: a number or an array of numbers.
+      name: what to call it in the message.
+
+    Raises:
+      ValueError: it is not real, empty, non-finite, ``<= 0`` or subnormal.
+
+    Returns:
+      ``value``, converted to float64.
+    """
     arr = _as_array(name, value)
     bad = ~np.isfinite(arr) | (arr < TINY)
     if np.any(bad):
@@ -84,7 +127,16 @@ def positive(value, name: str) -> np.ndarray:
 
 
 def nonnegative(value, name: str) -> np.ndarray:
-    """A finite real that is 0 or a normal float64 ``>= 2.2e-308`` (e.g. a flipped Huber alpha)."""
+    """Validate a finite real that is 0 or a normal float64 (e.g. a flipped Huber alpha).
+
+    Args:
+      value: number(s) to check.
+      name: its name in the error message.
+
+    Returns:
+      A float64 array (``ValueError`` for non-real, empty, non-finite, negative or
+      subnormal input).
+    """
     arr = _as_array(name, value)
     bad = ~np.isfinite(arr) | (arr < 0) | _subnormal(arr)
     if np.any(bad):
@@ -93,7 +145,19 @@ def nonnegative(value, name: str) -> np.ndarray:
 
 
 def positive_int(value, name: str, maximum: int | None = None) -> int:
-    """An integer ``>= 1`` (and ``<= maximum`` if given): dimensions, numbers of compositions."""
+    """Validate an integer ``>= 1`` (``<= maximum`` if given): a dimension, a composition count.
+
+    Args:
+      value: the integer (``bool`` is rejected).
+      name: the argument's name, for the message.
+      maximum: the largest value allowed, or ``None``.
+
+    Returns:
+      ``value`` as an ``int``.
+
+    Raises:
+      ValueError: not an integer, ``< 1`` or ``> maximum``.
+    """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     if maximum is not None and value > maximum:
@@ -102,7 +166,18 @@ def positive_int(value, name: str, maximum: int | None = None) -> int:
 
 
 def probability(value, name: str) -> float:
-    """A sampling rate in (0, 1] (a normal float64, >= 2.2e-308)."""
+    """Validate a sampling rate: a single number in ``(0, 1]`` (a normal float64, ``>= 2.2e-308``).
+
+    Args:
+      value: the rate.
+      name: the argument's name, for the message.
+
+    Returns:
+      ``value`` as a float.
+
+    Raises:
+      ValueError: not a single real number in ``(0, 1]``.
+    """
     arr = _as_array(name, value)
     if arr.ndim or not np.isfinite(arr) or not (TINY <= arr <= 1):
         raise ValueError(f"{name} must be a single number in (0, 1] (>= {TINY!r}), got {value!r}")
@@ -110,7 +185,17 @@ def probability(value, name: str) -> float:
 
 
 def broadcast(**arrays: np.ndarray) -> list[np.ndarray]:
-    """Broadcast named arrays together or raise a ValueError naming the shapes."""
+    """Broadcast named arrays together or raise a ``ValueError`` naming the shapes.
+
+    Args:
+      **arrays: the arrays, by argument name.
+
+    Returns:
+      The broadcast arrays, in the order given.
+
+    Raises:
+      ValueError: the shapes do not broadcast.
+    """
     try:
         return list(np.broadcast_arrays(*arrays.values()))
     except ValueError:

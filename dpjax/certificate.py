@@ -25,7 +25,8 @@ follow.
   ``delta (1 - MARGIN)`` (:func:`log_target`).  :func:`kernel_error` refuses an
   error that is not well below ``MARGIN``, so an answer certified against the
   margin is private for the exact profile, not only for its float64
-  evaluation: ``delta_true <= delta (1 - MARGIN) e^{err} < delta`` (``err <= 746 c <= MARGIN / 4``).
+  evaluation: ``delta_true <= delta (1 - MARGIN) e^{err} < delta``
+  (``err <= 746 c <= MARGIN / 4``).
 * **Reported values are upper bounds, not nearest floats.**  A delta is
   reported as :func:`reported_delta` (``exp(log delta + err)`` rounded up,
   never an underflowed 0, never NaN) and a closed-form epsilon as
@@ -68,12 +69,23 @@ _LOG_RANGE = 745.0
 
 
 def kernel_error(c: float) -> float:
-    """Declare a kernel's documented error constant ``c`` (module docstring); returns ``c``.
+    r"""Declare a kernel's documented error constant ``c`` (module docstring).
 
-    Raises ``ValueError`` (at import of the kernel's module) unless the error it
-    allows at the far end of the float64 range, ``c (1 + 745)``, is at most
-    ``MARGIN / 4``: the certification margin must exceed every kernel's error
-    with room for the re-evaluation's rounding.
+    .. math:: |\log\hat\delta - \log\delta| \le c\,(1 + |\log\delta|),\qquad
+              c\,(1 + 745) \le \text{MARGIN} / 4
+
+    The certification margin must exceed every kernel's error with room for the
+    re-evaluation's rounding; a constant that breaks this fails at import of the kernel's
+    module.
+
+    Args:
+      c: the error constant, measured against high-precision mpmath.
+
+    Returns:
+      ``c`` as a float.
+
+    Raises:
+      ValueError: ``c`` is negative or too large for :data:`MARGIN`.
     """
     if not 0.0 <= c * (1.0 + _LOG_RANGE) <= MARGIN / 4:
         raise ValueError(
@@ -83,31 +95,65 @@ def kernel_error(c: float) -> float:
 
 
 @float64_kernel
-
-
 def error_bound(log_delta: ArrayLike, c: float) -> Array:
-    """``c (1 + |log delta|)``: the documented bound on ``|log delta_hat - log delta|``."""
+    r"""The documented bound on ``|log delta_hat - log delta|`` of a kernel with constant ``c``.
+
+    .. math:: \mathrm{err}(\log\delta) = c\,(1 + |\log\delta|)
+
+    Args:
+      log_delta: the computed ``log delta``.
+      c: the kernel's error constant (:func:`kernel_error`).
+
+    Returns:
+      The bound, shape of ``log_delta``.
+    """
     return c * (1.0 + jnp.abs(jnp.asarray(log_delta)))
 
 
 def log_target(delta: ArrayLike) -> Array:
-    """``log(delta (1 - MARGIN))``: the level a certified answer must reach (``-inf`` for 0)."""
+    r"""``log(delta (1 - MARGIN))``: the level a certified answer must reach (``-inf`` for 0).
+
+    .. math:: \log\big(\delta(1 - \text{MARGIN})\big) = \log\delta + \mathrm{log1p}(-\text{MARGIN})
+
+    Args:
+      delta: target ``delta`` in ``[0, 1)``.
+
+    Returns:
+      The log-level, shape of ``delta``.
+
+    Example:
+      >>> import jax, math; jax.config.update("jax_enable_x64", True)
+      >>> math.exp(float(log_target(1e-6))) < 1e-6
+      True
+    """
     return jnp.log(jnp.asarray(delta)) + jnp.log1p(-MARGIN)
 
 
 @float64_kernel
-
-
 def reported_delta(log_delta: ArrayLike, error: float) -> Array:
     r"""The delta to report from ``log delta`` computed by a kernel with error constant ``error``.
 
     .. math:: \hat\delta = \min\big(1,\ \mathrm{nextafter}(e^{\log\delta
               + c (1 + |\log\delta|)}, +\infty)\big),
 
-    an upper bound on the exact value.  Fails closed: NaN gives 1; a finite
-    ``log delta`` too small for a normal float64 gives :data:`TINY` (a true
-    delta that underflows is positive, so it is never reported as 0); only
-    ``-inf`` (an exact zero of the kernel's formula, e.g. pure DP) gives 0.
+    an upper bound on the exact value.  Fails closed: NaN gives 1; a finite ``log delta``
+    too small for a normal float64 gives :data:`TINY` (a true delta that underflows is
+    positive, so it is never reported as 0); only ``-inf`` (an exact zero of the kernel's
+    formula, e.g. pure DP) gives 0.
+
+    Args:
+      log_delta: ``log delta`` from the kernel.
+      error: the kernel's error constant ``c``.
+
+    Returns:
+      The reported delta in ``[0, 1]``, shape of ``log_delta``.
+
+    Example:
+      >>> import jax, math; jax.config.update("jax_enable_x64", True)
+      >>> float(reported_delta(-1000.0, 1e-14))  # exp(-1000) underflows; reported as TINY
+      2.2250738585072014e-308
+      >>> float(reported_delta(math.log(1e-6), 1e-14)) > 1e-6
+      True
     """
     log_delta = jnp.asarray(log_delta)
     finite = jnp.isfinite(log_delta)
@@ -119,13 +165,18 @@ def reported_delta(log_delta: ArrayLike, error: float) -> Array:
 
 
 @float64_kernel
-
-
 def reported_epsilon(epsilon: ArrayLike, error: float) -> Array:
     r"""An epsilon from a closed form with relative error ``error``, rounded up.
 
-    ``nextafter(epsilon (1 + error), +inf)``; an exact 0 stays 0, NaN gives
-    ``+inf`` (no certificate), ``inf`` stays ``inf``.
+    .. math:: \hat\epsilon = \mathrm{nextafter}\big(\epsilon (1 + \text{error}), +\infty\big)
+
+    Args:
+      epsilon: the computed epsilon.
+      error: its relative error bound.
+
+    Returns:
+      The reported epsilon: an exact 0 stays 0, NaN gives ``+inf`` (no certificate),
+      ``inf`` stays ``inf``.
     """
     epsilon = jnp.asarray(epsilon)
     up = jnp.nextafter(epsilon * (1.0 + error), jnp.inf)
@@ -133,15 +184,21 @@ def reported_epsilon(epsilon: ArrayLike, error: float) -> Array:
 
 
 @float64_kernel
-
-
 def fail_closed(log_delta: ArrayLike, *inputs: ArrayLike) -> Array:
-    """``log delta`` clipped to ``<= 0``, with ``0`` (``delta = 1``) wherever it or any of
-    ``inputs`` is NaN.
+    r"""``log delta`` clipped to ``<= 0``, and ``0`` (``delta = 1``) where it or an input is NaN.
 
-    The last line of every profile kernel: a NaN from an overflow, an invalid
-    operation or the caller becomes the trivial bound ``delta = 1``, never a small
-    one (a branch selected by comparisons on a NaN input could otherwise look finite).
+    .. math:: \min(\log\delta, 0),\qquad 0 \text{ if any of } \log\delta, \text{inputs is NaN}
+
+    The last line of every profile kernel: a NaN from an overflow, an invalid operation or
+    the caller becomes the trivial bound ``delta = 1``, never a small one (a branch selected
+    by comparisons on a NaN input could otherwise look finite).
+
+    Args:
+      log_delta: the kernel's ``log delta``.
+      *inputs: the kernel's inputs (broadcast against ``log_delta``).
+
+    Returns:
+      The fail-closed ``log delta``.
     """
     log_delta = jnp.asarray(log_delta)
     bad = jnp.isnan(log_delta)
@@ -150,17 +207,26 @@ def fail_closed(log_delta: ArrayLike, *inputs: ArrayLike) -> Array:
     return jnp.where(bad, 0.0, jnp.minimum(log_delta, 0.0))
 
 
-
 def certify_scale(
     log_delta_at: Callable[[Array], Array], scale: Array, level: Array, max_nudges: int = 24
 ) -> tuple[Array, Array, Array]:
     r"""Least ``scale_k`` (``k <= max_nudges``) whose profile is ``<= level``, certified.
 
-    ``scale_0 = scale``; nudge ``k >= 1`` is ``max(nextafter(scale), scale (1 + 2^{k - 53}))``
-    (one ulp, then doubling: the scale a boundary needs is found to within a factor 2 of
-    the rounding it has to absorb, up to ``2^{max_nudges - 53}`` relative).  The loop only
-    runs while some point fails.  Returns ``(scale, log_delta, certified)`` (arrays);
-    ``certified`` also requires a finite scale ``>= TINY`` (the smallest normal float64).
+    .. math:: s_0 = s,\qquad s_k = \max\big(\mathrm{nextafter}(s),\ s\,(1 + 2^{k - 53})\big)
+
+    (one ulp, then doubling: the scale a boundary needs is found to within a factor 2 of the
+    rounding it has to absorb, up to ``2^{max_nudges - 53}`` relative; privacy is monotone
+    in the scale).  The loop only runs while some point fails.
+
+    Args:
+      log_delta_at: ``scale -> log delta`` (arrays), the certified profile at the target.
+      scale: the search's feasible end.
+      level: the target level (:func:`log_target`).
+      max_nudges: most nudges tried.
+
+    Returns:
+      ``(scale, log_delta, certified)`` (arrays); ``certified`` also requires a finite
+      scale ``>= TINY`` (the smallest normal float64).
     """
     scale0 = jnp.asarray(scale)
     log_delta = log_delta_at(scale0)
@@ -185,7 +251,18 @@ def certify_scale(
 
 
 def require_certified(mechanism: str, certified, epsilon, delta, delta_at) -> None:
-    """Raise :class:`CertificationError` naming the first target that failed."""
+    """Raise :class:`CertificationError` naming the first target that failed.
+
+    Args:
+      mechanism: name for the error message.
+      certified: boolean array, one per target.
+      epsilon: the targets' epsilons (broadcast with ``certified``).
+      delta: the targets' deltas.
+      delta_at: the profile re-evaluated at the returned parameters.
+
+    Raises:
+      CertificationError: some entry of ``certified`` is ``False``.
+    """
     certified = np.asarray(certified)
     if np.all(certified):
         return
@@ -208,12 +285,14 @@ EPSILON_NUDGE = (2.0**-30, 2.0**-40)
 def certify_epsilon(mechanism: str, profile_at: Callable, epsilon, delta) -> np.ndarray:
     r"""The certificate of an epsilon: ``profile_at(epsilon) <= delta`` re-evaluated, or raise.
 
-    The same idea as calibration's certificate, at the boundary of every function
-    that returns an epsilon: ``profile_at`` is the reported (upper-bound) profile of the
-    very parameters the epsilon was computed for.  A point that fails is nudged up once
-    (:data:`EPSILON_NUDGE`) and re-checked; if it still fails, or any epsilon is NaN,
-    :class:`CertificationError` is raised.  ``+inf`` (no finite certificate) passes as
-    it is: it is a valid upper bound.  Host function (concrete arrays).
+    .. math:: \hat\delta(\epsilon) \le \delta,\qquad \text{else}\ \epsilon \leftarrow
+              \epsilon\,(1 + 2^{-30}) + 2^{-40} \text{ once}
+
+    The same idea as calibration's certificate, at the boundary of every function that
+    returns an epsilon: ``profile_at`` is the reported (upper-bound) profile of the very
+    parameters the epsilon was computed for.  A point that fails is nudged up once
+    (:data:`EPSILON_NUDGE`) and re-checked.  ``+inf`` (no finite certificate) passes as it
+    is: it is a valid upper bound.  Host function (concrete arrays).
 
     Args:
       mechanism: name for the error message.
@@ -223,6 +302,17 @@ def certify_epsilon(mechanism: str, profile_at: Callable, epsilon, delta) -> np.
 
     Returns:
       ``epsilon`` (nudged where needed), as a float64 array.
+
+    Raises:
+      CertificationError: an epsilon is NaN, or still fails after the nudge.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> from dpjax.accounting.gaussian import delta_gaussian, epsilon_gaussian
+      >>> eps = epsilon_gaussian(1e-5, 1.0, 1.0)
+      >>> cert = certify_epsilon("gaussian", lambda e: delta_gaussian(e, 1.0, 1.0), eps, 1e-5)
+      >>> round(float(cert), 4)
+      4.3772
     """
     eps, dlt = np.broadcast_arrays(np.asarray(epsilon, np.float64), np.asarray(delta, np.float64))
     if np.any(np.isnan(eps)):

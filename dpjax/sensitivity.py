@@ -5,7 +5,8 @@ A query of dimension ``K = dim`` may state any of ``l1 = Delta_1``,
 For any vector ``x`` in R^K (eq. (5) of flipped-huber-mechanism)
 
 .. math:: \|x\|_\infty \le \|x\|_2 \le \|x\|_1,\qquad
-          \|x\|_2 \le \sqrt{K}\,\|x\|_\infty,\qquad \|x\|_1 \le \sqrt{K}\,\|x\|_2 \le K \|x\|_\infty,
+          \|x\|_2 \le \sqrt{K}\,\|x\|_\infty,\qquad
+          \|x\|_1 \le \sqrt{K}\,\|x\|_2 \le K \|x\|_\infty,
 
 so a missing sensitivity is replaced by the smallest of the upper bounds the
 given ones imply.  Each derivation is recorded in ``notes`` so the output can
@@ -25,7 +26,27 @@ NORMS = ("l1", "l2", "linf")
 
 @dataclass(frozen=True)
 class Sensitivity:
-    """Stated sensitivities of a ``dim``-dimensional query (``None`` = not given)."""
+    """Stated sensitivities of a ``dim``-dimensional query (``None`` = not given).
+
+    The l_p sensitivities of Definition 5 / eq. (4) of flipped-huber-mechanism; validated
+    on construction (positive normal float64 numbers, at least one given, consistent with
+    eq. (5)).
+
+    Attributes:
+      dim: number of coordinates ``K >= 1``.
+      l1: ``Delta_1``, or ``None``.
+      l2: ``Delta_2``, or ``None``.
+      linf: ``Delta_inf`` (the largest per-coordinate change), or ``None``.
+      notes: free-form notes carried along (not compared).
+
+    Raises:
+      ValueError: a non-positive or non-finite value, none given, or values that contradict
+        eq. (5) (e.g. ``l2 > l1``).
+
+    Example:
+      >>> Sensitivity(dim=4, linf=1.0).resolve("l2")
+      (2.0, ('l2 not given; used the upper bound l2 <= sqrt(dim) * linf = 2.0',))
+    """
 
     dim: int = 1
     l1: float | None = None
@@ -67,10 +88,22 @@ class Sensitivity:
                 )
 
     def resolve(self, norm: str) -> tuple[float, tuple[str, ...]]:
-        """The sensitivity in ``norm``: stated, or the tightest sound upper bound.
+        r"""The sensitivity in ``norm``: stated, or the tightest sound upper bound.
 
-        Returns ``(value, notes)``; ``notes`` explains a derivation (empty when
-        the value was stated or ``dim == 1``, where all norms coincide).
+        .. math:: \Delta_q \le K^{[1/q - 1/r]_+}\,\Delta_r
+
+        (eq. (5) of flipped-huber-mechanism; eq. (4) of inid-noise-laplace-beats-gaussian):
+        the least of the bounds implied by the stated norms.
+
+        Args:
+          norm: ``"l1"``, ``"l2"`` or ``"linf"``.
+
+        Returns:
+          ``(value, notes)``; ``notes`` explains a derivation (empty when the value was stated
+          or ``dim == 1``, where all norms coincide).
+
+        Raises:
+          ValueError: ``norm`` is not one of :data:`NORMS`.
         """
         if norm not in NORMS:
             raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
@@ -87,7 +120,10 @@ class Sensitivity:
                 bounds.append((self.l1, f"l2 <= l1 = {self.l1!r}"))
             if self.linf is not None:
                 bounds.append(
-                    (math.sqrt(k) * self.linf, f"l2 <= sqrt(dim) * linf = {math.sqrt(k) * self.linf!r}")
+                    (
+                        math.sqrt(k) * self.linf,
+                        f"l2 <= sqrt(dim) * linf = {math.sqrt(k) * self.linf!r}",
+                    )
                 )
         elif norm == "l1":
             if self.l2 is not None:
@@ -105,4 +141,9 @@ class Sensitivity:
         return value, (f"{norm} not given; used the upper bound {note}",)
 
     def as_dict(self) -> dict[str, float | None]:
+        """The stated values as a dict (``None`` where not given).
+
+        Returns:
+          ``{"dim": ..., "l1": ..., "l2": ..., "linf": ...}``.
+        """
         return {"dim": self.dim, "l1": self.l1, "l2": self.l2, "linf": self.linf}

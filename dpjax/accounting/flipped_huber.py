@@ -25,16 +25,8 @@ Everything is computed for the standard shape: with ``b = alpha / gamma`` and
 
   where ``t_{1,2} = x* -+ D/2``.  (The algebra uses ``g(t_1) = e^eps g(t_2)``.)
 
-The K-dimensional bounds (Theorem 8, zCDP of Theorem 9) live in
-:mod:`dpjax.accounting.flipped_huber_kdim`.
-
-Note on Lemma 5: the paper bounds ``P(T.d > a)`` by ``Q(a / (gamma |d|_2))``
-citing sub-Gaussianity, which alone only gives ``exp(-a^2 / (2 gamma^2 |d|^2))``.
-The Gaussian bound does hold, by peakedness: ``exp(-rho_b(x) + x^2/2)`` is
-symmetric and non-increasing in ``|x|``, so ``FH(b, 1)`` is more peaked than
-``N(0, 1)``, and peakedness of symmetric log-concave laws is preserved by
-linear combinations (Proschan 1965).  Lemma 6 (``FH <=_st N(theta, gamma^2)``)
-is checked numerically in the tests.
+The K-dimensional bounds (Theorem 8, zCDP of Theorem 9, and a note on the proof of
+Lemma 5) live in :mod:`dpjax.accounting.flipped_huber_kdim`.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ _HALF_LOG_2PI = 0.9189385332046727
 _LOG_2 = 0.6931471805599453
 #: Documented error constant of the K-dim bounds :func:`log_delta_flipped_huber_sufficient` /
 #: :func:`log_delta_flipped_huber_bound` (of the bound's value, same form; measured against
-#: the bound's formula in mpmath, tests/test_fail_closed_kernels.py).
+#: the bound's formula in mpmath, tests/accounting/test_fail_closed.py).
 BOUND_ERROR = kernel_error(2e-14)
 
 
@@ -48,16 +48,39 @@ BOUND_ERROR = kernel_error(2e-14)
 
 @float64_kernel
 def r_delta(alpha: ArrayLike, linf: ArrayLike) -> Array:
-    r"""``R_Delta(alpha) = alpha^2 - ([alpha - Delta]_+)^2`` (Lemma 5), without cancellation."""
+    r"""``R_Delta(alpha) = alpha^2 - ([alpha - Delta]_+)^2`` (Lemma 5), without cancellation.
+
+    .. math:: \mathcal R_\Delta(\alpha) = \alpha^2 - ([\alpha - \Delta]_+)^2
+              = \begin{cases} \alpha^2 & \alpha < \Delta \\
+                (2\alpha - \Delta)\Delta & \alpha \ge \Delta \end{cases}
+
+    (Lemma 5 and eq. (18) of flipped-huber-mechanism: the offset of the affine upper bound
+    on the privacy loss).
+
+    Args:
+      alpha: flipped Huber ``alpha >= 0``.
+      linf: per-coordinate sensitivity ``Delta > 0``.
+
+    Returns:
+      ``R_Delta(alpha)``, broadcast shape of the inputs.
+    """
     alpha, linf = jnp.asarray(alpha), jnp.asarray(linf)
     return jnp.where(alpha < linf, alpha * alpha, (2.0 * alpha - linf) * linf)
 
 
 @float64_kernel
 def r_delta_inverse(nu: ArrayLike, linf: ArrayLike) -> Array:
-    r"""``R_Delta^{-1}(nu)`` of eq. (21).
+    r"""``R_Delta^{-1}(nu)`` of eq. (21) of flipped-huber-mechanism.
 
-    ``sqrt(nu)`` below ``Delta^2``, ``(nu + Delta^2)/(2 Delta)`` above.
+    .. math:: \mathcal R_\Delta^{-1}(\nu) = \begin{cases} \sqrt{\nu} & 0 \le \nu < \Delta^2 \\
+              \frac{\nu + \Delta^2}{2\Delta} & \nu \ge \Delta^2 \end{cases}
+
+    Args:
+      nu: ``nu`` (negative values are treated as 0).
+      linf: per-coordinate sensitivity ``Delta > 0``.
+
+    Returns:
+      ``R_Delta^{-1}(nu)``, broadcast shape of the inputs.
     """
     nu, linf = jnp.asarray(nu), jnp.asarray(linf)
     return jnp.where(
@@ -69,9 +92,23 @@ def r_delta_inverse(nu: ArrayLike, linf: ArrayLike) -> Array:
 def alpha_max_sufficient(
     epsilon: ArrayLike, gamma: ArrayLike, dim: ArrayLike, l2: ArrayLike, linf: ArrayLike
 ) -> Array:
-    r"""Largest ``alpha`` allowed by Lemma 5, ``R_Delta^{-1}((2 gamma^2 eps - Delta_2^2)/K)``.
+    r"""Largest ``alpha`` allowed by Lemma 5 of flipped-huber-mechanism.
 
-    ``nan`` where no ``alpha`` is allowed.
+    .. math:: \alpha_{\max} = \mathcal R_\Delta^{-1}\!\left(
+              \frac{2\gamma^2\epsilon - \Delta_2^2}{K}\right)
+
+    (the restriction ``K R_Delta(alpha) <= 2 gamma^2 eps - Delta_2^2`` of Lemma 5 /
+    Theorem 8, inverted with eq. (21)).
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      gamma: flipped Huber ``gamma > 0``.
+      dim: number of coordinates ``K >= 1``.
+      l2: l2-sensitivity ``Delta_2 > 0``.
+      linf: per-coordinate sensitivity ``Delta > 0``.
+
+    Returns:
+      ``alpha_max``; ``nan`` where no ``alpha`` is allowed (``2 gamma^2 eps < Delta_2^2``).
     """
     gamma, l2 = jnp.asarray(gamma), jnp.asarray(l2)
     nu = (2.0 * gamma * gamma * jnp.asarray(epsilon) - l2 * l2) / jnp.asarray(dim)
@@ -80,13 +117,8 @@ def alpha_max_sufficient(
 
 @float64_kernel
 def log_delta_flipped_huber_sufficient(
-    epsilon: ArrayLike,
-    alpha: ArrayLike,
-    gamma: ArrayLike,
-    dim: ArrayLike,
-    l1: ArrayLike,
-    l2: ArrayLike,
-    linf: ArrayLike,
+    epsilon: ArrayLike, alpha: ArrayLike, gamma: ArrayLike, dim: ArrayLike,
+    l1: ArrayLike, l2: ArrayLike, linf: ArrayLike,
 ) -> Array:
     r"""``log`` of the Theorem 8 bound on the K-dim profile (``0`` where it gives nothing).
 
@@ -97,10 +129,22 @@ def log_delta_flipped_huber_sufficient(
        \mp \frac{K R_\Delta(\alpha)}{2\gamma\Delta_2}
        + [\,0 \text{ or } \tfrac{\theta\Delta_1}{\gamma\Delta_2}],
 
-    ``theta = gamma Q^{-1}(sqrt(pi/2)/omega)`` (Lemma 6).  ``Delta = linf`` is
-    the per-coordinate sensitivity, ``Delta_1 = l1``, ``Delta_2 = l2``,
-    ``K = dim``.  A valid upper bound on the exact profile (sufficient
+    ``theta = gamma Q^{-1}(sqrt(pi/2)/omega)`` (Lemma 6, eq. (22)); Theorem 8 of
+    flipped-huber-mechanism.  A valid upper bound on the exact profile (sufficient
     condition); evaluated with :func:`dpjax.numerics.log_hockey_stick`.
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      alpha: flipped Huber ``alpha >= 0``.
+      gamma: flipped Huber ``gamma > 0``.
+      dim: number of coordinates ``K >= 1``.
+      l1: l1-sensitivity ``Delta_1``.
+      l2: l2-sensitivity ``Delta_2``.
+      linf: per-coordinate sensitivity ``Delta``.
+
+    Returns:
+      ``log`` of the bound; ``0`` (``delta <= 1``, no information) where the restriction
+      fails.
     """
     alpha, gamma, l1, l2 = jnp.asarray(alpha), jnp.asarray(gamma), jnp.asarray(l1), jnp.asarray(l2)
     theta_term = theta_over_gamma(alpha / gamma) * l1 / l2
@@ -122,16 +166,27 @@ def _log_delta_sufficient_theta(epsilon, alpha, gamma, dim, l2, linf, theta_term
 
 @float64_kernel
 def log_delta_flipped_huber_bound(
-    epsilon: ArrayLike,
-    alpha: ArrayLike,
-    gamma: ArrayLike,
-    dim: ArrayLike,
-    l1: ArrayLike,
-    l2: ArrayLike,
-    linf: ArrayLike,
+    epsilon: ArrayLike, alpha: ArrayLike, gamma: ArrayLike, dim: ArrayLike,
+    l1: ArrayLike, l2: ArrayLike, linf: ArrayLike,
 ) -> Array:
-    r"""Best certified K-dim bound dpjax has without the PLD engine: the minimum of Theorem 8 and
-    the zCDP bound of Sec. VI-A (both valid upper bounds on the exact profile)."""
+    r"""Best certified K-dim bound without the PLD engine: min of Theorem 8 and the zCDP bound.
+
+    .. math:: \delta(\epsilon) \le \min\big(\delta_{\text{Thm 8}}(\epsilon),\
+              \delta_{\text{zCDP}}(\eta, \epsilon - \xi)\big),\qquad
+              \xi = \frac{K R_\Delta(\alpha)}{2\gamma^2},\ \eta = \frac{\Delta_2^2}{2\gamma^2}
+
+    (Theorem 8 and Sec. VI-A of flipped-huber-mechanism, the zCDP part converted by
+    Canonne, Kamath & Steinke 2020, Cor. 13); both are valid upper bounds on the exact
+    profile.
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      alpha, gamma, dim, l1, l2, linf: the noise and the query, as in
+        :func:`log_delta_flipped_huber_sufficient`.
+
+    Returns:
+      ``log`` of the bound, broadcast shape of the inputs.
+    """
     xi, eta = zcdp_flipped_huber(alpha, gamma, linf, l2=l2, dim=dim)
     eps = jnp.asarray(epsilon)
     above = eps > xi
@@ -144,19 +199,32 @@ def log_delta_flipped_huber_bound(
 
 @float64_kernel
 def epsilon_flipped_huber_bound(
-    delta: ArrayLike,
-    alpha: ArrayLike,
-    gamma: ArrayLike,
-    dim: ArrayLike,
-    l1: ArrayLike,
-    l2: ArrayLike,
-    linf: ArrayLike,
-    num_iterations: int = 100,
+    delta: ArrayLike, alpha: ArrayLike, gamma: ArrayLike, dim: ArrayLike,
+    l1: ArrayLike, l2: ArrayLike, linf: ArrayLike, num_iterations: int = 100,
 ) -> Array:
     r"""Least ``epsilon`` with :func:`log_delta_flipped_huber_bound` ``<= delta`` (certified end).
 
-    The bound decreases in ``epsilon``; the zCDP epsilon ``xi + eps_zCDP(eta, delta)``
-    (at which the zCDP part of the bound is ``<= delta``) brackets it from above.
+    .. math:: \epsilon(\delta) = \min\{\epsilon : \delta_{\text{bound}}(\epsilon)
+              \le \delta (1 - \text{MARGIN})\} \le \xi + \epsilon_{\text{zCDP}}(\eta, \delta)
+
+    The bound decreases in ``epsilon``; the zCDP epsilon ``xi + eps_zCDP(eta, delta)`` (at
+    which the zCDP part of the bound is ``<= delta``; Sec. VI-A of flipped-huber-mechanism)
+    brackets it from above, and bisection returns the certified end.
+
+    Args:
+      delta: target ``delta`` in ``[0, 1)``.
+      alpha, gamma, dim, l1, l2, linf: the noise and the query, as in
+        :func:`log_delta_flipped_huber_sufficient`.
+      num_iterations: bisection steps (static).
+
+    Returns:
+      The certified epsilon; ``inf`` for ``delta = 0`` or when the bracket fails.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> eps = epsilon_flipped_huber_bound(1e-8, 2.0, 10.0, 20, 20.0, 20**0.5, 1.0)
+      >>> round(float(eps), 4)  # K = 20, Delta = 1, Delta_2 = sqrt(K), Delta_1 = K
+      2.8384
     """
     delta, alpha, gamma = jnp.broadcast_arrays(
         jnp.asarray(delta), jnp.asarray(alpha), jnp.asarray(gamma)
@@ -186,13 +254,30 @@ def zcdp_flipped_huber(
     l2: ArrayLike | None = None,
     dim: ArrayLike = 1,
 ) -> tuple[Array, Array]:
-    r"""``(xi, eta)``-zCDP of the flipped Huber mechanism.
+    r"""``(xi, eta)``-zCDP of flipped Huber noise (Thm 9, Sec. VI-A of flipped-huber-mechanism).
 
-    Theorem 9 (1-D): ``xi = R_Delta(alpha) / (2 gamma^2)``, ``eta = Delta^2 / (2 gamma^2)``.
-    K dims (Sec. VI-A): ``xi = K R_Delta(alpha) / (2 gamma^2)``,
-    ``eta = Delta_2^2 / (2 gamma^2)`` (``Delta = linf``, ``Delta_2 = l2``,
-    default ``l2 = linf`` for ``dim = 1``).  ``(xi, eta)``-zCDP composes by
-    adding both parameters.
+    .. math:: \xi = \frac{K\,\mathcal R_\Delta(\alpha)}{2\gamma^2},\qquad
+              \eta = \frac{\Delta_2^2}{2\gamma^2}
+
+    Theorem 9 is the 1-D case (``K = 1``, ``Delta_2 = Delta``); the K-dim form treats the
+    query as K composed 1-D queries.  ``(xi, eta)``-zCDP composes by adding both
+    parameters (Bun & Steinke 2016, Lemma 2.3).
+
+    Args:
+      alpha: flipped Huber ``alpha >= 0``.
+      gamma: flipped Huber ``gamma > 0``.
+      linf: per-coordinate sensitivity ``Delta > 0``.
+      l2: l2-sensitivity ``Delta_2`` (default ``linf``, right for ``dim = 1``).
+      dim: number of coordinates ``K >= 1``.
+
+    Returns:
+      ``(xi, eta)``.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> xi, eta = zcdp_flipped_huber(0.5, 1.0, 1.0)
+      >>> float(xi), float(eta)  # R_1(0.5) / 2 = 0.125, 1 / 2
+      (0.125, 0.5)
     """
     gamma2 = jnp.square(jnp.asarray(gamma))
     l2 = jnp.asarray(linf if l2 is None else l2)
@@ -205,9 +290,21 @@ def zcdp_flipped_huber(
 def epsilon_from_zcdp_shifted(xi: ArrayLike, eta: ArrayLike, delta: ArrayLike) -> Array:
     r"""``epsilon`` of ``(xi, eta)``-zCDP at ``delta``: ``xi + eps_zCDP(eta, delta)``.
 
-    ``D_lambda <= xi + lambda eta`` is the Renyi curve of ``eta``-zCDP shifted
-    by ``xi``, so every Renyi-to-DP conversion shifts by ``xi``
-    (Canonne-Kamath-Steinke 2020 via :func:`dpjax.accounting.epsilon_from_zcdp`).
+    .. math:: \epsilon = \xi + \min_\alpha\ \alpha\eta + \frac{\alpha \log(1 - 1/\alpha)
+              - \log(\alpha - 1) - \log\delta}{\alpha - 1}
+
+    ``D_lambda <= xi + lambda eta`` (Definition 3 of flipped-huber-mechanism) is the Renyi
+    curve of ``eta``-zCDP shifted by ``xi``, so every Renyi-to-DP conversion shifts by
+    ``xi`` (Canonne, Kamath & Steinke 2020, Cor. 13, via
+    :func:`dpjax.accounting.zcdp.epsilon_from_zcdp`).
+
+    Args:
+      xi: zCDP offset ``xi >= 0``.
+      eta: zCDP slope ``eta >= 0``.
+      delta: ``delta`` in ``(0, 1)``.
+
+    Returns:
+      ``epsilon``, broadcast shape of the inputs.
     """
     return jnp.asarray(xi) + epsilon_from_zcdp(eta, delta)
 

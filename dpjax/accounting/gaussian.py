@@ -19,14 +19,7 @@ from jax import Array
 from jax.scipy.special import erf
 from jax.typing import ArrayLike
 
-from dpjax.certificate import (
-    MARGIN,
-    TINY,
-    fail_closed,
-    kernel_error,
-    log_target,
-    reported_delta,
-)
+from dpjax.certificate import MARGIN, TINY, fail_closed, kernel_error, log_target, reported_delta
 from dpjax.numerics import (
     Q_inv,
     bisect_monotone,
@@ -43,7 +36,7 @@ from dpjax.numerics import (
 #: ``|log delta_computed - log delta_true| <= ERROR (1 + |log delta|)`` for every float64
 #: input with ``delta_true >= 2.2e-308`` (:mod:`dpjax.certificate`).  Largest
 #: measured ratio 3.6e-15 against 80-digit mpmath over Delta / sigma in [1e-9, 1e9],
-#: epsilon in [0, 1e20] and around ``mu^2 / 2`` (tests/test_fail_closed_kernels.py).
+#: epsilon in [0, 1e20] and around ``mu^2 / 2`` (tests/accounting/test_fail_closed.py).
 ERROR = kernel_error(2e-14)
 
 _HALF_LOG_2PI = 0.9189385332046727
@@ -54,24 +47,45 @@ _A_MAX = 1e150
 
 
 @float64_kernel
-
-
 def a_of_mu(epsilon: Array, mu: Array) -> Array:
-    """``a = epsilon / mu - mu / 2`` with the quotient carried to ~2^-104 (:func:`quotient`)."""
+    r"""``a = epsilon / mu - mu / 2`` with the quotient carried to ~2^-104 (:func:`quotient`).
+
+    .. math:: a = \frac{\epsilon}{\mu} - \frac{\mu}{2}
+
+    the first argument of the Gaussian profile (eq. (29) of flipped-huber-mechanism, with
+    ``mu = Delta_2 / sigma``).
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      mu: ``mu = Delta_2 / sigma > 0`` (broadcast against ``epsilon``).
+
+    Returns:
+      ``a``, accurate to a few ulps of itself (plain rounding where the compensated form
+      overflows).
+    """
     q, r = quotient(epsilon, mu)
     a = (q - 0.5 * mu) + r
     return jnp.where(jnp.isfinite(a), a, epsilon / mu - 0.5 * mu)
 
 
 @float64_kernel
-
-
 def a_of_sigma(epsilon: Array, sigma: Array, sensitivity: Array) -> Array:
     r"""``a = epsilon sigma / Delta - Delta / (2 sigma)`` from the float inputs, compensated.
 
-    Each term is carried as ``hi + lo`` (:func:`two_product`, :func:`quotient`), so ``a`` is
-    accurate to a few ulps *of a* even when the two terms are ~``mu / 2 = 10^9`` and cancel
-    (rounding ``mu = Delta / sigma`` first would cost ``~1e-16 mu`` absolute in ``a``).
+    .. math:: a = \frac{\epsilon\sigma}{\Delta_2} - \frac{\Delta_2}{2\sigma}
+
+    (the first argument of eq. (29) of flipped-huber-mechanism).  Each term is carried as
+    ``hi + lo`` (:func:`two_product`, :func:`quotient`), so ``a`` is accurate to a few ulps
+    *of a* even when the two terms are ~``mu / 2 = 10^9`` and cancel (rounding
+    ``mu = Delta / sigma`` first would cost ``~1e-16 mu`` absolute in ``a``).
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      sigma: noise standard deviation ``sigma > 0``.
+      sensitivity: l2-sensitivity ``Delta_2 > 0``.
+
+    Returns:
+      ``a``, broadcast shape of the inputs.
     """
     p, e = two_product(epsilon, sigma)
     q1, r1 = quotient(p, sensitivity)
@@ -81,32 +95,54 @@ def a_of_sigma(epsilon: Array, sigma: Array, sensitivity: Array) -> Array:
 
 
 @float64_kernel
-
-
 def tail_step_args(a: Array, mu: Array) -> tuple[Array, Array]:
-    """The arguments ``(a, h)`` of the Mills-ratio step of :func:`log_delta_from_a`'s ``a >= 0``
-    branch (safe values elsewhere), for callers that share one step between kernels."""
+    r"""The arguments ``(a, h)`` of the Mills-ratio step of :func:`log_delta_from_a` (``a >= 0``).
+
+    .. math:: (a, h) = (\min(a, 10^{150}), \mu) \text{ for } a \ge 0,
+              \quad (1, 0) \text{ otherwise}
+
+    so that ``log R(a + h) - log R(a)`` (:func:`dpjax.numerics.log_mills_step`) is the
+    ``t`` of the hockey stick at ``b = a + mu`` (eq. (29) of flipped-huber-mechanism).
+    For callers that share one step between kernels.
+
+    Args:
+      a: ``a = eps / mu - mu / 2`` (see :func:`a_of_mu`).
+      mu: ``mu = Delta_2 / sigma``.
+
+    Returns:
+      ``(a, h)``: safe values where ``a < 0``.
+    """
     pos = a >= 0
     return jnp.where(pos, jnp.minimum(a, _A_MAX), 1.0), jnp.where(pos, mu, 0.0)
 
 
 @float64_kernel
-
-
 def log_delta_from_a(epsilon: Array, a: Array, mu: Array, step: Array | None = None) -> Array:
-    r"""``log(Q(a) - e^eps Q(a + mu))`` given ``a = eps/mu - mu/2`` accurately (so that
-    ``b^2 - a^2 = 2 eps``, ``b = a + mu``).
+    r"""``log(Q(a) - e^eps Q(a + mu))`` given ``a = eps/mu - mu/2`` accurately.
+
+    .. math:: \log\delta = \log\big(Q(a) - e^{\epsilon} Q(b)\big),\qquad b = a + \mu,
+              \quad b^2 - a^2 = 2\epsilon
+
+    (eq. (29) of flipped-huber-mechanism; Balle & Wang 2018, Thm 8), in two branches:
 
     * ``a >= 0``: ``log Q(a) + log(1 - e^t)``, ``t = log R(b) - log R(a)``
       (:func:`dpjax.numerics.log_mills_step`; the ``x^2 / 2`` parts cancel in closed form).
       ``t`` is capped at ``-TINY`` (a true ``t`` that underflows is still negative) and ``a``
-      at ``1e150``: both only raise delta.  ``step`` may pass ``t`` precomputed at
-      :func:`tail_step_args`.
+      at ``1e150``: both only raise delta.
     * ``a < 0 <= b``: ``P(a < Z < b) - expm1(eps) Q(b)`` with
       ``log(expm1(eps) Q(b)) = log(1 - e^{-eps}) - a^2/2 - log sqrt(2 pi) + log R(b)``
       (``eps - b^2/2 = -a^2/2``: no difference of huge numbers at large ``eps``); the
       first term is a sum of positives.  Should rounding make the difference ``<= 0``,
       its upper bound ``P(a < Z < b)`` is used.
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      a: ``eps / mu - mu / 2``, formed accurately (:func:`a_of_mu`, :func:`a_of_sigma`).
+      mu: ``mu = Delta_2 / sigma > 0``.
+      step: optional ``t`` precomputed at :func:`tail_step_args` (``None``: computed here).
+
+    Returns:
+      ``log delta(epsilon)``; a NaN input gives ``log delta = 0`` (fail closed).
     """
     pos = a >= 0
     a_pos, h = tail_step_args(a, mu)
@@ -126,17 +162,31 @@ def log_delta_from_a(epsilon: Array, a: Array, mu: Array, step: Array | None = N
 
 @float64_kernel
 def log_delta_gaussian(epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike) -> Array:
-    r"""``log delta(epsilon)`` of the Gaussian mechanism (see module docstring).
+    r"""``log delta(epsilon)`` of the Gaussian mechanism.
 
-    Exact for the given floats to within :data:`ERROR`: ``a = eps/mu - mu/2`` is formed
-    from ``(epsilon, sigma, Delta)`` with compensated arithmetic, so the profile stays
-    accurate at the family's limits (``mu = 1e9``, ``epsilon = 1e26``; there a rounded
-    ``mu`` alone would move ``log delta`` by ``~1e-16 mu a``).
+    .. math:: \delta(\epsilon) = Q\!\left(\frac{\epsilon\sigma}{\Delta_2}
+              - \frac{\Delta_2}{2\sigma}\right) - e^{\epsilon}\,
+              Q\!\left(\frac{\epsilon\sigma}{\Delta_2} + \frac{\Delta_2}{2\sigma}\right)
+
+    (eq. (29) of flipped-huber-mechanism; Lemma 1 of inid-noise-laplace-beats-gaussian;
+    Balle & Wang 2018, Thm 8).  Exact for the given floats to within :data:`ERROR`:
+    ``a = eps/mu - mu/2`` is formed from ``(epsilon, sigma, Delta)`` with compensated
+    arithmetic, so the profile stays accurate at the family's limits (``mu = 1e9``,
+    ``epsilon = 1e26``; there a rounded ``mu`` alone would move ``log delta`` by
+    ``~1e-16 mu a``).
 
     Args:
       epsilon: ``epsilon >= 0``.
       sigma: noise standard deviation ``sigma > 0``.
       sensitivity: l2-sensitivity ``Delta_2 > 0``.
+
+    Returns:
+      ``log delta(epsilon)``, broadcast shape of the inputs.
+
+    Example:
+      >>> import jax, math; jax.config.update("jax_enable_x64", True)
+      >>> round(math.exp(float(log_delta_gaussian(1.0, 1.0, 1.0))), 6)
+      0.126937
     """
     epsilon, sigma, sensitivity = jnp.broadcast_arrays(
         jnp.asarray(epsilon), jnp.asarray(sigma), jnp.asarray(sensitivity)
@@ -149,7 +199,18 @@ def log_delta_gaussian(epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayL
 def log_delta_gaussian_mu(epsilon: ArrayLike, mu: ArrayLike) -> Array:
     r"""``log delta(epsilon)`` as a function of ``mu = Delta_2 / sigma`` (mu-GDP).
 
-    Error :data:`ERROR` for the given float ``mu``.
+    .. math:: \delta(\epsilon) = Q\!\left(\frac{\epsilon}{\mu} - \frac{\mu}{2}\right)
+              - e^{\epsilon}\, Q\!\left(\frac{\epsilon}{\mu} + \frac{\mu}{2}\right)
+
+    (eq. (16) and Lemma 1 of inid-noise-laplace-beats-gaussian; Dong, Roth & Su 2022,
+    Cor. 2.13).  Error :data:`ERROR` for the given float ``mu``.
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      mu: ``mu = Delta_2 / sigma > 0``; for T compositions ``sqrt(T) mu``.
+
+    Returns:
+      ``log delta(epsilon)``, broadcast shape of the inputs.
     """
     epsilon, mu = jnp.broadcast_arrays(jnp.asarray(epsilon), jnp.asarray(mu))
     return log_delta_from_a(epsilon, a_of_mu(epsilon, mu), mu)
@@ -157,8 +218,28 @@ def log_delta_gaussian_mu(epsilon: ArrayLike, mu: ArrayLike) -> Array:
 
 @float64_kernel
 def delta_gaussian(epsilon: ArrayLike, sigma: ArrayLike, sensitivity: ArrayLike) -> Array:
-    """``delta(epsilon)`` of the Gaussian mechanism, reported as a certified upper bound
-    (:func:`dpjax.certificate.reported_delta` with :data:`ERROR`)."""
+    r"""``delta(epsilon)`` of the Gaussian mechanism, reported as a certified upper bound.
+
+    .. math:: \delta(\epsilon) = Q\!\left(\frac{\epsilon\sigma}{\Delta_2}
+              - \frac{\Delta_2}{2\sigma}\right) - e^{\epsilon}\,
+              Q\!\left(\frac{\epsilon\sigma}{\Delta_2} + \frac{\Delta_2}{2\sigma}\right)
+
+    (eq. (29) of flipped-huber-mechanism) through
+    :func:`dpjax.certificate.reported_delta` with :data:`ERROR`.
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      sigma: noise standard deviation ``sigma > 0``.
+      sensitivity: l2-sensitivity ``Delta_2 > 0``.
+
+    Returns:
+      An upper bound on ``delta(epsilon)``, never below the exact profile.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> float(delta_gaussian(1.0, 1.0, 1.0))  # doctest: +ELLIPSIS
+      0.12693...
+    """
     return reported_delta(log_delta_gaussian(epsilon, sigma, sensitivity), ERROR)
 
 
@@ -168,12 +249,30 @@ def epsilon_gaussian(
 ) -> Array:
     r"""Least ``epsilon`` with ``delta(epsilon) <= delta (1 - MARGIN)`` (certified upper end).
 
-    ``delta(eps)`` decreases in ``eps``; bisection on
-    ``[0, mu Q^{-1}(delta (1 - 2 MARGIN)) + mu^2 / 2]`` (at the upper end
+    .. math:: \epsilon(\delta) = \min\{\epsilon \ge 0 : \delta_{\sigma,\Delta_2}(\epsilon)
+              \le \delta(1 - \text{MARGIN})\},\qquad
+              \epsilon \le \mu Q^{-1}(\delta(1 - 2\,\text{MARGIN})) + \mu^2/2
+
+    (the inverse of eq. (29) of flipped-huber-mechanism).  ``delta(eps)`` decreases in
+    ``eps``; bisection on the bracket above (at its upper end
     ``delta(eps) <= Q(eps/mu - mu/2) = delta (1 - 2 MARGIN)``) returns the end where the
-    profile is ``<= delta (1 - MARGIN)`` (:mod:`dpjax.certificate`), evaluated
-    with :func:`log_delta_gaussian` at the given ``(sigma, Delta)``.  ``delta = 0``, or a
-    bracket whose upper end fails to certify, gives ``inf`` (no finite certificate).
+    profile is ``<= delta (1 - MARGIN)`` (:mod:`dpjax.certificate`), evaluated with
+    :func:`log_delta_gaussian` at the given ``(sigma, Delta)``.
+
+    Args:
+      delta: target ``delta`` in ``[0, 1)``.
+      sigma: noise standard deviation ``sigma > 0``.
+      sensitivity: l2-sensitivity ``Delta_2 > 0``.
+      num_iterations: bisection steps (static).
+
+    Returns:
+      The certified epsilon; ``inf`` for ``delta = 0`` or a bracket whose upper end fails
+      to certify (no finite certificate).
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> round(float(epsilon_gaussian(1e-5, 1.0, 1.0)), 4)
+      4.3772
     """
     delta, sigma, sensitivity = jnp.broadcast_arrays(
         jnp.asarray(delta), jnp.asarray(sigma), jnp.asarray(sensitivity)
@@ -194,5 +293,18 @@ def epsilon_gaussian(
 
 @float64_kernel
 def rho_gaussian(sigma: ArrayLike, sensitivity: ArrayLike) -> Array:
-    r"""zCDP of the Gaussian mechanism: ``rho = Delta_2^2 / (2 sigma^2)`` (Bun & Steinke 2016, Prop. 1.6)."""
+    r"""zCDP of the Gaussian mechanism: ``rho = Delta_2^2 / (2 sigma^2)``.
+
+    .. math:: \rho = \frac{\Delta_2^2}{2\sigma^2}
+
+    (Bun & Steinke 2016, Prop. 1.6; Definition 3 of flipped-huber-mechanism with
+    ``xi = 0``, ``eta = rho``).
+
+    Args:
+      sigma: noise standard deviation ``sigma > 0``.
+      sensitivity: l2-sensitivity ``Delta_2 > 0``.
+
+    Returns:
+      ``rho``, broadcast shape of the inputs.
+    """
     return jnp.square(jnp.asarray(sensitivity) / jnp.asarray(sigma)) / 2.0

@@ -28,7 +28,7 @@ from dpjax.numerics import float64_kernel, log1mexp, quotient
 #: Documented error constant of :func:`log_delta_laplace` and :func:`log_delta_pure_dp`
 #: (``|log delta_computed - log delta_true| <= ERROR (1 + |log delta|)``; both are
 #: ``log1mexp`` of a gap accurate to a few ulps; largest measured ratio 1.2e-15 against
-#: 60-digit mpmath, tests/test_fail_closed_kernels.py).
+#: 60-digit mpmath, tests/accounting/test_fail_closed.py).
 ERROR = kernel_error(4e-15)
 #: Relative error of the closed-form epsilons below (two or three roundings).
 EPSILON_ERROR = 2.0**-50
@@ -38,13 +38,22 @@ EPSILON_ERROR = 2.0**-50
 def pure_gap(epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) -> Array:
     r"""``epsilon - Delta / b`` with a compensated quotient.
 
+    .. math:: \text{gap} = (\epsilon - q) - r,\qquad q + r = \Delta / b \text{ to } \sim 2^{-104}
+
     Near the pure-DP boundary the two terms cancel, and the profile
-    ``1 - exp(gap / 2)`` is then decided by the last bits of ``b``:
-    with ``q = fl(Delta / b)`` and the correction ``r`` of
-    :func:`dpjax.numerics.quotient` (``Delta / b = q + r`` to ~2^-104),
-    ``gap = (epsilon - q) - r`` is accurate to a few ulps of the *gap*
-    (``epsilon - q`` is exact by Sterbenz's lemma when the terms are within
-    a factor 2 of each other).
+    ``1 - exp(gap / 2)`` (App. F(b) of flipped-huber-mechanism) is then decided by the
+    last bits of ``b``: with ``q = fl(Delta / b)`` and the correction ``r`` of
+    :func:`dpjax.numerics.quotient`, the gap is accurate to a few ulps of the *gap*
+    (``epsilon - q`` is exact by Sterbenz's lemma when the terms are within a factor 2 of
+    each other).
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      scale: Laplace scale ``b > 0``.
+      sensitivity: ``Delta > 0``.
+
+    Returns:
+      ``epsilon - Delta / b``, broadcast shape of the inputs.
     """
     q, r = quotient(sensitivity, scale)
     return (jnp.asarray(epsilon) - q) - r
@@ -54,13 +63,25 @@ def pure_gap(epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) -> Ar
 def log_delta_laplace(epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) -> Array:
     r"""``log delta(epsilon)`` of the 1-D Laplace mechanism; ``-inf`` for ``eps >= Delta / b``.
 
-    Uses :func:`pure_gap`, so the value is accurate even when ``delta`` is
-    tiny (``b`` within a few ulps of the pure-DP scale).  Error :data:`ERROR`.
+    .. math:: \delta(\epsilon) = \left[1 - \exp\!\left(\tfrac12(\epsilon - \Delta / b)
+              \right)\right]_+
+
+    (App. F(b) of flipped-huber-mechanism; Balle et al. 2018).  Uses :func:`pure_gap`, so
+    the value is accurate even when ``delta`` is tiny (``b`` within a few ulps of the
+    pure-DP scale).  Error :data:`ERROR`.
 
     Args:
       epsilon: ``epsilon >= 0``.
-      scale: ``b > 0``.
+      scale: Laplace scale ``b > 0``.
       sensitivity: ``Delta > 0``.
+
+    Returns:
+      ``log delta(epsilon)``, broadcast shape of the inputs.
+
+    Example:
+      >>> import jax, math; jax.config.update("jax_enable_x64", True)
+      >>> round(math.exp(float(log_delta_laplace(0.0, 1.0, 1.0))), 6)  # 1 - e^{-1/2}
+      0.393469
     """
     x = 0.5 * pure_gap(epsilon, scale, sensitivity)
     inside = x < 0
@@ -70,7 +91,22 @@ def log_delta_laplace(epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLi
 
 @float64_kernel
 def delta_laplace(epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) -> Array:
-    """``delta(epsilon)`` of the 1-D Laplace mechanism, reported as a certified upper bound."""
+    r"""``delta(epsilon)`` of the 1-D Laplace mechanism, reported as a certified upper bound.
+
+    .. math:: \delta(\epsilon) = \left[1 - \exp\!\left(\tfrac12(\epsilon - \Delta / b)
+              \right)\right]_+
+
+    (App. F(b) of flipped-huber-mechanism) through
+    :func:`dpjax.certificate.reported_delta` with :data:`ERROR`.
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      scale: Laplace scale ``b > 0``.
+      sensitivity: ``Delta > 0``.
+
+    Returns:
+      An upper bound on ``delta(epsilon)``, never below the exact profile.
+    """
     return reported_delta(log_delta_laplace(epsilon, scale, sensitivity), ERROR)
 
 
@@ -80,9 +116,23 @@ def epsilon_laplace(delta: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) 
 
     .. math:: \epsilon = \max\big(0,\ \Delta / b + 2 \log(1 - \delta (1 - \mathrm{MARGIN}))\big)
 
-    with ``Delta / b`` carried to ~2^-104 (:func:`dpjax.numerics.quotient`) and the sum
-    rounded up by :data:`EPSILON_ERROR` (:func:`reported_epsilon`): at ``delta = 0`` this is
-    the pure-DP ``Delta / b`` rounded up, never down.
+    (the inverse of App. F(b) of flipped-huber-mechanism), with ``Delta / b`` carried to
+    ~2^-104 (:func:`dpjax.numerics.quotient`) and the sum rounded up by
+    :data:`EPSILON_ERROR` (:func:`reported_epsilon`): at ``delta = 0`` this is the
+    pure-DP ``Delta / b`` rounded up, never down.
+
+    Args:
+      delta: target ``delta`` in ``[0, 1)``.
+      scale: Laplace scale ``b > 0``.
+      sensitivity: ``Delta > 0``.
+
+    Returns:
+      The certified epsilon, broadcast shape of the inputs.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> float(epsilon_laplace(0.0, 2.0, 1.0))  # Delta / b rounded up  # doctest: +ELLIPSIS
+      0.500000000000000...
     """
     q, r = quotient(sensitivity, scale)
     eps = q + (r + 2.0 * jnp.log1p(-jnp.asarray(delta) * (1.0 - MARGIN)))
@@ -91,28 +141,44 @@ def epsilon_laplace(delta: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) 
 
 @float64_kernel
 def scale_laplace(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike) -> Array:
-    r"""Least scale for 1-D (epsilon, delta)-DP: ``b = Delta / (epsilon - 2 log(1 - delta))``.
+    r"""Least scale for 1-D (epsilon, delta)-DP.
 
-    With ``delta = 0`` this is the pure-DP scale ``Delta / epsilon``
-    (``inf`` at ``epsilon = delta = 0``: infeasible).
+    .. math:: b = \frac{\Delta}{\epsilon - 2\log(1 - \delta)}
+
+    (the necessary and sufficient condition of App. F(b) of flipped-huber-mechanism;
+    Corollary 6 of inid-noise-laplace-beats-gaussian has the K-dim analogue).  With
+    ``delta = 0`` this is the pure-DP scale ``Delta / epsilon``.
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      delta: ``delta`` in ``[0, 1)``.
+      sensitivity: ``Delta > 0``.
+
+    Returns:
+      ``b``; ``inf`` at ``epsilon = delta = 0`` (infeasible).
     """
     denom = jnp.asarray(epsilon) - 2.0 * jnp.log1p(-jnp.asarray(delta))
     return jnp.asarray(sensitivity) / denom
 
 
 @float64_kernel
-
-
 def log_delta_pure_dp(epsilon: ArrayLike, epsilon0: ArrayLike) -> Array:
-    r"""``log`` of the profile of randomized response, the dominating pair of every
-    ``epsilon_0``-DP mechanism (Kairouz, Oh & Viswanath 2015):
+    r"""``log`` of the randomized-response profile, dominating every ``epsilon_0``-DP mechanism.
 
     .. math:: \delta(\epsilon) = \frac{e^{\epsilon_0} - e^{\epsilon}}{1 + e^{\epsilon_0}}
               = \frac{-\mathrm{expm1}(\epsilon - \epsilon_0)}{1 + e^{-\epsilon_0}}
-              \quad (\epsilon < \epsilon_0),\qquad 0 \text{ beyond}.
+              \quad (\epsilon < \epsilon_0),\qquad 0 \text{ beyond}
 
-    An upper bound on the profile of any ``epsilon_0``-DP mechanism (Table II of
-    flipped-huber-mechanism uses it for pure-DP Laplace and staircase).  Error :data:`ERROR`.
+    (Kairouz, Oh & Viswanath 2015, Thm 3.3).  An upper bound on the profile of any
+    ``epsilon_0``-DP mechanism (Table II of flipped-huber-mechanism uses it for pure-DP
+    Laplace and staircase in K dimensions).  Error :data:`ERROR`.
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      epsilon0: the pure-DP level ``epsilon_0 >= 0`` (e.g. ``Delta_1 / b`` for Laplace).
+
+    Returns:
+      ``log delta(epsilon)``; ``-inf`` for ``epsilon >= epsilon_0``.
     """
     x = jnp.asarray(epsilon) - jnp.asarray(epsilon0)
     inside = x < 0
@@ -121,11 +187,21 @@ def log_delta_pure_dp(epsilon: ArrayLike, epsilon0: ArrayLike) -> Array:
 
 
 @float64_kernel
-
-
 def epsilon_pure_dp(delta: ArrayLike, epsilon0: ArrayLike) -> Array:
-    r"""Least epsilon with :func:`log_delta_pure_dp` ``<= delta (1 - MARGIN)``, rounded up:
-    ``max(0, eps_0 + log(1 - delta (1 - MARGIN)(1 + e^{-eps_0})))``."""
+    r"""Least epsilon with :func:`log_delta_pure_dp` ``<= delta (1 - MARGIN)``, rounded up.
+
+    .. math:: \epsilon = \max\big(0,\ \epsilon_0
+              + \log(1 - \delta(1 - \text{MARGIN})(1 + e^{-\epsilon_0}))\big)
+
+    (the inverse of the randomized-response profile; Kairouz, Oh & Viswanath 2015).
+
+    Args:
+      delta: target ``delta`` in ``[0, 1)``.
+      epsilon0: the pure-DP level ``epsilon_0 >= 0``.
+
+    Returns:
+      The certified epsilon, rounded up by :data:`EPSILON_ERROR`.
+    """
     epsilon0 = jnp.asarray(epsilon0)
     level = jnp.asarray(delta) * (1.0 - MARGIN)
     eps = epsilon0 + jnp.log1p(-jnp.minimum(level * (1.0 + jnp.exp(-epsilon0)), 1.0))

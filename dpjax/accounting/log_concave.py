@@ -42,8 +42,21 @@ def centred_loss_inverse_numeric(
 ) -> Array:
     r"""``sup{x >= 0 : centred_loss(x) <= epsilon}`` by bisection on ``[0, upper]``.
 
-    ``centred_loss`` must be non-decreasing with ``centred_loss(0) = 0`` and
-    ``centred_loss(upper) > epsilon``; the feasible (left) end is returned.
+    .. math:: x^* = \tilde\zeta_\Delta^{-1}(\epsilon)
+              = \sup\{x : \tilde\zeta_\Delta(x) \le \epsilon\}
+
+    (the right-continuous partial inverse of eq. (15) / Lemma 11 of
+    flipped-huber-mechanism, for a family without a closed form).
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      centred_loss: ``x -> psi(x + Delta/2) - psi(x - Delta/2)``, non-decreasing with
+        ``centred_loss(0) = 0``.
+      upper: a point with ``centred_loss(upper) > epsilon`` (broadcast against ``epsilon``).
+      num_iterations: bisection steps (static).
+
+    Returns:
+      The feasible (left) end of the final bracket, a lower bound on ``x*``.
     """
     epsilon = jnp.asarray(epsilon)
     upper = jnp.broadcast_to(
@@ -69,12 +82,31 @@ def log_delta_symmetric_log_concave(
 ) -> Array:
     r"""``log delta(epsilon)`` of eq. (28) for symmetric log-concave noise (see module docstring).
 
+    .. math:: \delta(\epsilon) = \overline G\big(x^* - \tfrac{\Delta}{2}\big)
+              - e^{\epsilon}\,\overline G\big(x^* + \tfrac{\Delta}{2}\big),
+              \qquad x^* = \tilde\zeta_\Delta^{-1}(\epsilon)
+
+    (Lemma 11 / eq. (28) of flipped-huber-mechanism; Sommer, Meiser & Mohammadi 2019,
+    Lemma 1), with ``x*`` from :func:`centred_loss_inverse_numeric`.
+
     Args:
       epsilon: ``epsilon >= 0``.
       sensitivity: ``Delta > 0``.
       log_sf: ``x -> log P(T > x)`` of the noise.
       centred_loss: ``x -> psi(x + Delta/2) - psi(x - Delta/2)`` at this ``Delta``.
       upper: a point where ``centred_loss(upper) > epsilon`` (bisection bracket).
+      num_iterations: bisection steps (static).
+
+    Returns:
+      ``log delta(epsilon)``; ``-inf`` where the difference is not positive.
+
+    Example:
+      >>> import jax, jax.numpy as jnp, math; jax.config.update("jax_enable_x64", True)
+      >>> from dpjax.numerics import log_Q
+      >>> ld = log_delta_symmetric_log_concave(  # N(0, 1), Delta = 1: the Gaussian profile
+      ...     1.0, 1.0, log_sf=log_Q, centred_loss=lambda x: x, upper=10.0)
+      >>> round(math.exp(float(ld)), 6)
+      0.126937
     """
     epsilon = jnp.asarray(epsilon)
     half = 0.5 * jnp.asarray(sensitivity)

@@ -43,7 +43,7 @@ from dpjax.numerics import float64_kernel
 #: Documented error constant of :func:`log_delta_staircase_shift` / :func:`log_delta_staircase`
 #: (``|log delta_computed - log delta_true| <= ERROR (1 + |log delta|)``; a sum of
 #: non-negative exact cell terms): measured <= 1e-15 against the exact mpmath cell sum
-#: (tests/test_fail_closed_kernels.py).
+#: (tests/accounting/test_fail_closed.py).
 ERROR = kernel_error(1e-14)
 
 
@@ -89,8 +89,22 @@ def log_delta_staircase_shift(
 ) -> Array:
     r"""``log delta_d(epsilon)``: width-1 staircase, one shift ``d = shift`` in ``(0, M - 2]``.
 
-    ``max_periods`` (static) bounds the jump points generated; it must exceed
-    ``shift + 2``.  See the module docstring for the formula.
+    .. math:: \delta_d(\epsilon) = \frac{\int_0^1 h + \int_{-d-1}^{-d} h}{1 - e^{-\text{decay}}}
+              + \int_{-d}^{0} h,\qquad h(t) = [g(t) - e^{\epsilon} g(t + d)]_+
+
+    (eq. (26) of flipped-huber-mechanism for the staircase density of Geng & Viswanath
+    2016, Thm 3; see the module docstring).  Each window is cut at the jump points and
+    summed exactly.
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      decay: the staircase's decay per period (Geng & Viswanath's epsilon), ``> 0``.
+      gamma: the staircase's ``gamma`` in ``(0, 1)``.
+      shift: ``d`` in ``(0, max_periods - 2]``, in units of the width.
+      max_periods: bound on the jump points generated (static); must exceed ``shift + 2``.
+
+    Returns:
+      ``log delta_d(epsilon)``; ``-inf`` for ``d <= 0``.
     """
     epsilon, decay, gamma, d = jnp.broadcast_arrays(
         *(jnp.asarray(x) for x in (epsilon, decay, gamma, shift))
@@ -108,7 +122,23 @@ def log_delta_staircase_shift(
 
 
 def shift_candidates(gamma: ArrayLike, shift: ArrayLike, max_periods: int) -> Array:
-    """Worst-shift candidates in ``(0, shift]`` (module docstring); others set to ``shift``."""
+    r"""Worst-shift candidates in ``(0, shift]``: where ``delta_d(epsilon)`` may kink in ``d``.
+
+    .. math:: d \in (\mathbb{Z} + \{0, \pm\gamma, \pm 2\gamma\}) \cap (0, s) \ \cup\ \{s\}
+
+    (differences of two jump points ``{+-k, +-(k + gamma)}`` of the staircase of Geng &
+    Viswanath 2016; ``delta_d`` is piecewise linear in ``d`` between them, module
+    docstring).  Not a privacy kernel: a host-shaped grid of shifts.
+
+    Args:
+      gamma: the staircase's ``gamma`` in ``(0, 1)``.
+      shift: the sensitivity in units of the width, ``s > 0``.
+      max_periods: how many periods of candidates to generate (static).
+
+    Returns:
+      Candidates, shape ``broadcast(gamma, shift) + (5 (max_periods + 3) + 1,)``; slots
+      outside ``(0, s)`` hold ``s``.
+    """
     gamma, s = jnp.broadcast_arrays(jnp.asarray(gamma), jnp.asarray(shift))
     j = jnp.arange(-2, max_periods + 1, dtype=gamma.dtype)
     sig = jnp.array([-2.0, -1.0, 0.0, 1.0, 2.0], dtype=gamma.dtype)
@@ -129,13 +159,33 @@ def log_delta_staircase(
 ) -> Array:
     r"""``log sup_{|d| <= Delta} delta_d(epsilon)``: the exact 1-D staircase profile.
 
+    .. math:: \delta(\epsilon) = \max_{d \in \text{candidates}(\gamma, \Delta / w)}
+              \delta_{d}(\epsilon)
+
+    (eq. (26) of flipped-huber-mechanism maximised over the shift, for the staircase
+    mechanism of Geng & Viswanath 2016; the candidates of :func:`shift_candidates`
+    contain every kink of the piecewise-linear ``d -> delta_d``).  Equals ``-inf``
+    (``delta = 0``) for ``epsilon >= decay`` when ``Delta <= width`` (Geng & Viswanath
+    2016, Thm 3).
+
     Args:
       epsilon: ``epsilon >= 0``.
-      decay, width, gamma: the staircase (:mod:`dpjax.noise.staircase`).
-      sensitivity: ``Delta > 0``; ``Delta / width`` must be at most
-        ``max_periods - 2`` (static; the mechanism layer picks it).
+      decay: the staircase's decay per period (Geng & Viswanath's epsilon), ``> 0``.
+      width: the staircase's period (Geng & Viswanath's Delta), ``> 0``.
+      gamma: the staircase's ``gamma`` in ``(0, 1)`` (:mod:`dpjax.noise.staircase`).
+      sensitivity: ``Delta > 0``; ``Delta / width`` must be at most ``max_periods - 2``.
+      max_periods: bound on the jump points generated (static; the mechanism layer picks
+        it).
 
-    Equals ``-inf`` (``delta = 0``) for ``epsilon >= decay`` when ``Delta <= width`` (GV).
+    Returns:
+      ``log delta(epsilon)``, broadcast shape of the inputs.
+
+    Example:
+      >>> import jax, math; jax.config.update("jax_enable_x64", True)
+      >>> float(log_delta_staircase(1.0, 1.0, 1.0, 0.5, 1.0))  # epsilon = decay: pure DP
+      -inf
+      >>> round(math.exp(float(log_delta_staircase(0.5, 1.0, 1.0, 0.5, 1.0))), 6)
+      0.287649
     """
     epsilon, decay, width, gamma, sens = jnp.broadcast_arrays(
         *(jnp.asarray(x) for x in (epsilon, decay, width, gamma, sensitivity))
@@ -150,8 +200,25 @@ def log_delta_staircase(
 
 @float64_kernel
 def delta_staircase(epsilon, decay, width, gamma, sensitivity, max_periods: int = 4) -> Array:
-    """``delta(epsilon)`` of the 1-D staircase mechanism (:func:`log_delta_staircase`), reported
-    as a certified upper bound (:func:`dpjax.certificate.reported_delta`)."""
+    r"""``delta(epsilon)`` of the 1-D staircase mechanism, reported as a certified upper bound.
+
+    .. math:: \delta(\epsilon) = \sup_{0 < d \le \Delta} \int [g(t) - e^{\epsilon} g(t + d)]_+\,dt
+
+    (eq. (26) of flipped-huber-mechanism for the staircase of Geng & Viswanath 2016;
+    :func:`log_delta_staircase`) through :func:`dpjax.certificate.reported_delta` with
+    :data:`ERROR`.
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      decay: the staircase's decay per period, ``> 0``.
+      width: the staircase's period, ``> 0``.
+      gamma: the staircase's ``gamma`` in ``(0, 1)``.
+      sensitivity: ``Delta > 0`` with ``Delta / width <= max_periods - 2``.
+      max_periods: bound on the jump points generated (static).
+
+    Returns:
+      An upper bound on ``delta(epsilon)``, never below the exact profile.
+    """
     return reported_delta(
         log_delta_staircase(epsilon, decay, width, gamma, sensitivity, max_periods=max_periods),
         ERROR,

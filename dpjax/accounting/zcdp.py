@@ -31,7 +31,24 @@ _ALPHAS = 1.0 + np.logspace(-4, 6, 4001)
 
 @float64_kernel
 def epsilon_from_zcdp_bun_steinke(rho: ArrayLike, delta: ArrayLike) -> Array:
-    r"""``epsilon = rho + 2 sqrt(rho log(1/delta))`` (Bun & Steinke 2016, Lemma 3.5)."""
+    r"""``epsilon = rho + 2 sqrt(rho log(1/delta))`` (Bun & Steinke 2016, Prop. 1.3 / Lemma 3.5).
+
+    .. math:: \epsilon = \rho + 2\sqrt{\rho \log(1/\delta)}
+
+    (the conversion Sec. VI-A of flipped-huber-mechanism uses for composition).
+
+    Args:
+      rho: zCDP parameter ``rho >= 0``.
+      delta: ``delta`` in ``(0, 1)``.
+
+    Returns:
+      ``epsilon``, broadcast shape of the inputs.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> round(float(epsilon_from_zcdp_bun_steinke(0.5, 1e-5)), 4)
+      5.2985
+    """
     rho, delta = jnp.asarray(rho), jnp.asarray(delta)
     return rho + 2.0 * jnp.sqrt(rho * -jnp.log(delta))
 
@@ -45,13 +62,21 @@ def _log_delta_cks(rho, epsilon, alpha):
 
 
 @float64_kernel
-
-
 def log_delta_from_zcdp(rho: ArrayLike, epsilon: ArrayLike) -> Array:
-    """``log delta`` from ``rho``-zCDP at ``epsilon`` (Canonne-Kamath-Steinke 2020, Cor. 13).
+    r"""``log delta`` from ``rho``-zCDP at ``epsilon`` (Canonne, Kamath & Steinke 2020, Cor. 13).
 
-    The minimum over a fixed grid of orders (each a valid bound), capped at 0; in log space
-    so that a tiny bound is never rounded to ``delta = 0``; NaN gives 0 (fail closed).
+    .. math:: \log\delta = \min_{\alpha \in A}\ (\alpha - 1)(\alpha\rho - \epsilon)
+              - \log(\alpha - 1) + \alpha \log(1 - 1/\alpha)
+
+    over a fixed grid ``A`` of orders ``1 + 10^-4 .. 1 + 10^6`` (each a valid bound), capped
+    at 0; in log space so that a tiny bound is never rounded to ``delta = 0``.
+
+    Args:
+      rho: zCDP parameter ``rho >= 0``.
+      epsilon: ``epsilon >= 0`` (broadcast against ``rho``).
+
+    Returns:
+      ``log delta``; NaN input gives 0 (fail closed).
     """
     rho, epsilon = jnp.asarray(rho)[..., None], jnp.asarray(epsilon)[..., None]
     alpha = jnp.asarray(_ALPHAS)
@@ -61,18 +86,44 @@ def log_delta_from_zcdp(rho: ArrayLike, epsilon: ArrayLike) -> Array:
 
 @float64_kernel
 def delta_from_zcdp(rho: ArrayLike, epsilon: ArrayLike) -> Array:
-    """``delta`` from ``rho``-zCDP at ``epsilon`` (Canonne-Kamath-Steinke 2020, Cor. 13), capped at 1."""
+    r"""``delta`` from ``rho``-zCDP at ``epsilon`` (Canonne, Kamath & Steinke 2020), capped at 1.
+
+    .. math:: \delta = \min_{\alpha > 1}
+              \frac{\exp((\alpha - 1)(\alpha\rho - \epsilon))}{\alpha - 1}
+              \left(1 - \frac1\alpha\right)^{\alpha}
+
+    (:func:`log_delta_from_zcdp`, exponentiated).
+
+    Args:
+      rho: zCDP parameter ``rho >= 0``.
+      epsilon: ``epsilon >= 0``.
+
+    Returns:
+      ``delta`` in ``[0, 1]``.
+    """
     return jnp.exp(log_delta_from_zcdp(rho, epsilon))
 
 
 @float64_kernel
 def epsilon_from_zcdp(rho: ArrayLike, delta: ArrayLike) -> Array:
-    r"""Least ``epsilon`` from ``rho``-zCDP at ``delta`` (Canonne-Kamath-Steinke 2020).
+    r"""Least ``epsilon`` from ``rho``-zCDP at ``delta`` (Canonne, Kamath & Steinke 2020, Cor. 13).
 
     .. math:: \epsilon = \min_\alpha\ \alpha\rho + \frac{\alpha \log(1 - 1/\alpha)
               - \log(\alpha - 1) - \log\delta}{\alpha - 1}
 
-    Never larger than the Bun-Steinke value; floored at 0.
+    over the fixed grid of orders (every order gives a valid bound).  Never larger than
+    the Bun-Steinke value (:func:`epsilon_from_zcdp_bun_steinke`); floored at 0.
+
+    Args:
+      rho, delta: as in :func:`epsilon_from_zcdp_bun_steinke`.
+
+    Returns:
+      The least ``epsilon`` over the grid, broadcast shape of ``rho`` and ``delta``.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> round(float(epsilon_from_zcdp(0.5, 1e-5)), 4)  # Bun-Steinke gives 5.2985
+      4.7284
     """
     rho, delta = jnp.asarray(rho)[..., None], jnp.asarray(delta)[..., None]
     a = jnp.asarray(_ALPHAS)

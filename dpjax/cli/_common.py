@@ -12,18 +12,48 @@ import numpy as np
 
 
 def float_list(text: str) -> list[float]:
-    """``"0.5,1,2"`` -> ``[0.5, 1.0, 2.0]`` (argparse type)."""
+    """Parse ``"0.5,1,2"`` into ``[0.5, 1.0, 2.0]`` (an argparse ``type``).
+
+    Args:
+      text: comma-separated numbers (empty items are skipped).
+
+    Returns:
+      The numbers, at least one.
+
+    Raises:
+      argparse.ArgumentTypeError: an item is not a number, or there is none.
+
+    Example:
+      >>> float_list("0.5,1,2")
+      [0.5, 1.0, 2.0]
+    """
     try:
         values = [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated numbers, got {text!r}"
+        ) from None
     if not values:
         raise argparse.ArgumentTypeError("expected at least one number")
     return values
 
 
 def param(text: str) -> tuple[str, float]:
-    """``"sigma=2.0"`` -> ``("sigma", 2.0)`` (argparse type)."""
+    """Parse ``"sigma=2.0"`` into ``("sigma", 2.0)`` (an argparse ``type``).
+
+    Args:
+      text: ``NAME=VALUE`` with a numeric value.
+
+    Returns:
+      ``(name, value)``.
+
+    Raises:
+      argparse.ArgumentTypeError: no ``=``, no name, or a value that is not a number.
+
+    Example:
+      >>> param("sigma=2")
+      ('sigma', 2.0)
+    """
     name, sep, value = text.partition("=")
     if not sep or not name:
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
@@ -34,7 +64,18 @@ def param(text: str) -> tuple[str, float]:
 
 
 def add_sensitivity_args(p: argparse.ArgumentParser, *, dim: bool = True) -> None:
-    g = p.add_argument_group("query sensitivity (give at least one; missing ones are bounded soundly)")
+    """Add ``--dim``, ``--l1``, ``--l2``, ``--linf`` (the query's sensitivities) to a parser.
+
+    Missing sensitivities are later bounded soundly from the given ones
+    (:meth:`dpjax.sensitivity.Sensitivity.resolve`, eq. (5) of flipped-huber-mechanism).
+
+    Args:
+      p: the subcommand's parser.
+      dim: whether to add ``--dim`` too.
+    """
+    g = p.add_argument_group(
+        "query sensitivity (give at least one; missing ones are bounded soundly)"
+    )
     if dim:
         g.add_argument("--dim", type=int, default=1, help="number of coordinates K (default 1)")
     g.add_argument("--l1", type=float, help="l1 sensitivity Delta_1")
@@ -43,24 +84,62 @@ def add_sensitivity_args(p: argparse.ArgumentParser, *, dim: bool = True) -> Non
 
 
 def add_use_args(p: argparse.ArgumentParser) -> None:
+    """Add ``--compositions`` (``T``) and ``--sampling-rate`` (``q``) to a parser.
+
+    Args:
+      p: the subcommand's parser.
+    """
     p.add_argument("--compositions", type=int, default=1, help="number of uses T (default 1)")
     p.add_argument("--sampling-rate", type=float, help="Poisson subsampling rate q in (0, 1]")
 
 
 def add_json_arg(p: argparse.ArgumentParser) -> None:
+    """Add ``--json`` (exact JSON instead of a table) to a parser.
+
+    Args:
+      p: the subcommand's parser.
+    """
     p.add_argument("--json", action="store_true", help="print exact JSON instead of a table")
 
 
 def sensitivity_kwargs(args) -> dict:
+    """The sensitivity keyword arguments of the façade from parsed arguments.
+
+    Args:
+      args: the parsed ``argparse.Namespace``.
+
+    Returns:
+      ``{"dim": ..., "l1": ..., "l2": ..., "linf": ...}`` (``dim = 1`` when absent).
+    """
     return {"dim": getattr(args, "dim", 1), "l1": args.l1, "l2": args.l2, "linf": args.linf}
 
 
 def scalar_or_list(values: Sequence[float]):
+    """One value as a float, several as a float64 array (a vectorised call).
+
+    Args:
+      values: the parsed numbers.
+
+    Returns:
+      ``values[0]`` or ``np.asarray(values)``.
+    """
     return values[0] if len(values) == 1 else np.asarray(values, dtype=np.float64)
 
 
 def to_jsonable(x):
-    """NumPy/JAX values -> JSON-ready Python (floats keep full precision via repr)."""
+    """NumPy/JAX values -> JSON-ready Python (floats keep full precision via repr).
+
+    Args:
+      x: a value, dict, list or tuple (nested).
+
+    Returns:
+      The same structure with arrays as (nested) lists and floating scalars as ``float``.
+
+    Example:
+      >>> import numpy as np
+      >>> to_jsonable({"delta": np.array([1e-6, 0.5]), "dim": 3})
+      {'delta': [1e-06, 0.5], 'dim': 3}
+    """
     if isinstance(x, dict):
         return {k: to_jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
@@ -77,6 +156,20 @@ def to_jsonable(x):
 def print_json(obj) -> None:
     # json.dumps writes floats with repr (shortest round-trip, full precision);
     # inf/nan are written as strings so the output stays valid JSON.
+    """Print ``obj`` as indented JSON on stdout (stable keys, floats at full precision).
+
+    Non-finite floats are written as the strings ``"inf"``, ``"-inf"``, ``"nan"`` so that
+    the output stays valid JSON.
+
+    Args:
+      obj: anything :func:`to_jsonable` takes.
+
+    Example:
+      >>> print_json({"epsilon": float("inf")})
+      {
+        "epsilon": "inf"
+      }
+    """
     def clean(v):
         if isinstance(v, float) and not math.isfinite(v):
             return "inf" if v > 0 else ("-inf" if v < 0 else "nan")
@@ -91,7 +184,18 @@ def print_json(obj) -> None:
 
 
 def fmt(x) -> str:
-    """A number for a table: 6 significant digits, or the repr of ints/strings."""
+    """A number for a table: 6 significant digits, or the repr of ints/strings.
+
+    Args:
+      x: a number, an array (joined with ``", "``) or a string (returned as is).
+
+    Returns:
+      The formatted text (``0`` and non-finite values by ``repr``).
+
+    Example:
+      >>> fmt(168.80186), fmt([0.5, 2.0]), fmt(float("inf"))
+      ('168.802', '0.5, 2', 'inf')
+    """
     if isinstance(x, str):
         return x
     arr = np.asarray(x, dtype=np.float64)
@@ -104,8 +208,24 @@ def fmt(x) -> str:
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence], title: str | None = None) -> None:
+    """Print rows as a left-aligned text table (the subcommands' default output).
+
+    Args:
+      headers: the column names.
+      rows: the rows, each a sequence of cells (formatted with :func:`fmt`).
+      title: an optional line printed above the table.
+
+    Example:
+      >>> print_table(["epsilon", "delta"], [[0.5, 1e-6]])
+      epsilon  delta
+      -------  -----
+      0.5      1e-06
+    """
     cells = [[fmt(c) for c in row] for row in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    widths = [
+        max(len(h), *(len(r[i]) for r in cells)) if cells else len(h)
+        for i, h in enumerate(headers)
+    ]
     if title:
         print(title)
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths)))

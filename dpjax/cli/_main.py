@@ -15,6 +15,13 @@ COMMANDS = ("design", "calibrate", "profile", "account", "reproduce", "inid", "s
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``dpjax`` argument parser with every subcommand of :data:`COMMANDS`.
+
+    Each subcommand module under :mod:`dpjax.cli` contributes ``add_parser(subparsers)``.
+
+    Returns:
+      The parser.
+    """
     parser = argparse.ArgumentParser(
         prog="dpjax",
         description="Certified noise design and accounting for differential privacy (JAX).",
@@ -48,6 +55,26 @@ def _use_compilation_cache(jax) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the ``dpjax`` command: parse ``argv``, call the library, print, return the exit code.
+
+    x64 is enabled for the whole process (the command decides privacy: float64
+    throughout), and compiled programs are cached between runs.
+
+    Args:
+      argv: the arguments (default ``sys.argv[1:]``).
+
+    Returns:
+      ``0`` on success, ``2`` for bad input (one line on stderr) or no subcommand, ``3``
+      when dpjax could not certify a result.
+
+    Example:
+      >>> main(["profile", "laplace", "--param", "scale=1", "--epsilon", "0", "--l1", "1"])
+      laplace {'scale': 1.0}
+      epsilon  delta
+      -------  --------
+      0.0      0.393469
+      0
+    """
     import jax
 
     jax.config.update("jax_enable_x64", True)  # the CLI decides privacy: float64 throughout

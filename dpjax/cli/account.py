@@ -8,6 +8,11 @@ from dpjax.mechanisms import names
 
 
 def add_parser(sub) -> None:
+    """Add ``dpjax account MECHANISM --param NAME=VALUE ... (--epsilon E | --delta D)``.
+
+    Args:
+      sub: the ``dpjax`` parser's subparsers.
+    """
     p = sub.add_parser("account", help="epsilon (or delta) after T uses of given parameters")
     p.add_argument("mechanism", choices=names())
     p.add_argument("--param", type=c.param, action="append", default=[], metavar="NAME=VALUE")
@@ -21,6 +26,15 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> None:
+    """Print the epsilon (at ``--delta``) or delta (at ``--epsilon``) after ``T`` uses.
+
+    Calls :func:`dpjax.account` (unit sensitivity when none is given: the parameters are
+    then noise multipliers) and prints a table, or JSON with ``epsilon``, ``delta``,
+    ``compositions``, ``sampling_rate``.
+
+    Args:
+      args: the parsed arguments.
+    """
     params = dict(args.param)
     sens = c.sensitivity_kwargs(args)
     if sens["l1"] is None and sens["l2"] is None and sens["linf"] is None and sens["dim"] == 1:
@@ -48,5 +62,14 @@ def run(args) -> None:
         return
     c.print_table(
         ["mechanism", "params", "compositions", "sampling_rate", "epsilon", "delta"],
-        [[args.mechanism, str(params), str(args.compositions), str(args.sampling_rate), eps, delta]],
+        [
+            [
+                args.mechanism,
+                str(params),
+                str(args.compositions),
+                str(args.sampling_rate),
+                eps,
+                delta,
+            ]
+        ],
     )

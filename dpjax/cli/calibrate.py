@@ -8,6 +8,11 @@ from dpjax.mechanisms import names
 
 
 def add_parser(sub) -> None:
+    """Add ``dpjax calibrate MECHANISM --epsilon E --delta D [sensitivities] [uses]``.
+
+    Args:
+      sub: the subparsers object of the ``dpjax`` parser, to add ``calibrate`` to.
+    """
     p = sub.add_parser("calibrate", help="least-error certified parameters for a target")
     p.add_argument("mechanism", choices=names())
     p.add_argument("--epsilon", type=c.float_list, required=True, help="epsilon (comma list ok)")
@@ -20,6 +25,15 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> None:
+    """Print the least-error certified parameters for each ``(epsilon, delta)``.
+
+    Calls :func:`dpjax.calibrate` (comma lists: one vectorised call) and prints a table,
+    or JSON with ``mechanism``, ``params``, ``variance``, ``mse``, ``epsilon``, ``delta``,
+    ``delta_at_params``.
+
+    Args:
+      args: the parsed arguments.
+    """
     cal = dpjax.calibrate(
         args.mechanism,
         epsilon=c.scalar_or_list(args.epsilon),
@@ -39,6 +53,8 @@ def run(args) -> None:
         cal.epsilon, cal.delta, *cal.params.values(), cal.variance, cal.mse, cal.delta_at_params
     )
     rows = list(zip(*(np.atleast_1d(col) for col in cols)))
-    c.print_table(headers, rows, title=f"{cal.mechanism} (dim={cal.dim}, condition={cal.condition})")
+    c.print_table(
+        headers, rows, title=f"{cal.mechanism} (dim={cal.dim}, condition={cal.condition})"
+    )
     for note in cal.notes:
         print(f"note: {note}")

@@ -14,7 +14,15 @@ MAX_ROWS = 40
 
 
 def add_profile_args(p, *, required: bool) -> None:
-    """``--profile`` / ``--profile-file`` / ``--profile-kind`` (+ ``--dim``, ``--norm``)."""
+    """Add ``--profile`` / ``--profile-file`` / ``--profile-kind`` and ``--norm`` to a parser.
+
+    The profile is the per-coordinate sensitivity vector of Definition 4 of
+    inid-noise-laplace-beats-gaussian; ``--profile-kind`` picks a family of its Sec. V.
+
+    Args:
+      p: the subcommand's parser.
+      required: whether one of the three sources must be given.
+    """
     from dpjax.inid import KINDS
 
     g = p.add_argument_group("sensitivity profile lambda (per-coordinate sensitivities)")
@@ -31,6 +39,20 @@ def add_profile_args(p, *, required: bool) -> None:
 
 
 def read_profile(args, mechanism: str, dim: int | None) -> np.ndarray:
+    """The sensitivity profile the arguments describe, validated and normalised.
+
+    Args:
+      args: the parsed arguments (``profile``, ``profile_file`` or ``profile_kind``, ``norm``).
+      mechanism: ``"gaussian"`` or ``"laplace"``: the default norm of a profile family
+        (unit l2 for Gaussian, unit l1 for Laplace, as in Sec. V).
+      dim: ``K`` for ``--profile-kind`` (``None`` otherwise).
+
+    Returns:
+      The profile ``lambda`` as a float64 array.
+
+    Raises:
+      ValueError: a missing ``--dim``, an unreadable file or an invalid profile.
+    """
     from dpjax.inid import make_profile, normalize, validate_profile
 
     norm = getattr(args, "norm", None)
@@ -66,6 +88,11 @@ def _read_file(path: Path) -> np.ndarray:
 
 
 def add_parser(sub) -> None:
+    """Add ``dpjax inid --mechanism gaussian|laplace --epsilon E [--delta D] PROFILE ...``.
+
+    Args:
+      sub: the ``dpjax`` parser's subparsers.
+    """
     p = sub.add_parser(
         "inid",
         help="optimal per-coordinate Gaussian/Laplace noise for a sensitivity profile "
@@ -88,6 +115,18 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> None:
+    """Print the optimal i.n.i.d. scales for the profile beside the i.i.d. and SPR designs.
+
+    Calls :func:`dpjax.inid.design` (Theorems 4, 5 and Corollary 6 of
+    inid-noise-laplace-beats-gaussian) and prints the per-coordinate table and the error
+    comparison, or JSON.
+
+    Args:
+      args: the parsed arguments.
+
+    Raises:
+      ValueError: Gaussian without ``--delta``.
+    """
     from dpjax.inid import design
 
     if args.mechanism == "gaussian" and args.delta is None:

@@ -10,6 +10,11 @@ from dpjax.mechanisms import names
 
 
 def add_parser(sub) -> None:
+    """Add ``dpjax profile MECHANISM --param NAME=VALUE ... --epsilon E1,E2,...``.
+
+    Args:
+      sub: where subcommands of ``dpjax`` are registered (``add_subparsers()``'s result).
+    """
     p = sub.add_parser("profile", help="privacy profile delta(epsilon) of given parameters")
     p.add_argument("mechanism", choices=names())
     p.add_argument("--param", type=c.param, action="append", default=[], metavar="NAME=VALUE")
@@ -21,6 +26,14 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> None:
+    """Print ``delta(epsilon)`` of the given parameters at each epsilon.
+
+    Calls :func:`dpjax.profile` and prints a table, or JSON with ``epsilon`` and ``delta``
+    arrays.
+
+    Args:
+      args: the parsed arguments.
+    """
     params = dict(args.param)
     eps = np.asarray(args.epsilon, dtype=np.float64)
     delta = np.atleast_1d(
@@ -34,6 +47,8 @@ def run(args) -> None:
         )
     )
     if args.json:
-        c.print_json({"mechanism": args.mechanism, "params": params, "epsilon": eps, "delta": delta})
+        c.print_json(
+            {"mechanism": args.mechanism, "params": params, "epsilon": eps, "delta": delta}
+        )
         return
     c.print_table(["epsilon", "delta"], list(zip(eps, delta)), title=f"{args.mechanism} {params}")

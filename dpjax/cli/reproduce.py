@@ -8,6 +8,11 @@ from dpjax.reproduce import PAPERS, run_paper
 
 
 def add_parser(sub) -> None:
+    """Add ``dpjax reproduce PAPER [--out DIR]``.
+
+    Args:
+      sub: ``dpjax``'s subparsers.
+    """
     p = sub.add_parser("reproduce", help="reproduce a paper's numbers (PNG figures + markdown)")
     p.add_argument("paper", choices=sorted(PAPERS), help="which paper")
     p.add_argument("--out", type=Path, default=Path("reproduce-out"), help="output directory")
@@ -15,5 +20,10 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> None:
+    """Reproduce the paper's figures and tables into ``--out`` and print the report's path.
+
+    Args:
+      args: the parsed arguments (``paper``, ``out``).
+    """
     report = run_paper(args.paper, args.out)
     print(f"wrote {report}")

@@ -33,7 +33,26 @@ def _composed(profile, scales, bin_width: float):
 
 
 def laplace_inid_delta(profile, scales, epsilon: float, bin_width: float = 1e-3) -> float:
-    """Certified upper bound on ``delta(epsilon)`` of i.n.i.d. Laplace noise (PLD composition)."""
+    r"""Certified upper bound on ``delta(epsilon)`` of i.n.i.d. Laplace noise (PLD composition).
+
+    .. math:: \delta(\epsilon) = H_{e^\epsilon}\Big(\textstyle\bigotimes_i \mathrm{Lap}(0, b_i)
+              \,\Big\|\, \bigotimes_i \mathrm{Lap}(\lambda_i, b_i)\Big)
+
+    the exact profile at the worst shift ``d = lambda`` (tighter than Corollary 6 of
+    inid-noise-laplace-beats-gaussian), from the FFT composition of the K pessimistic 1-D
+    PLDs.  Host function; runs in float64 (scoped x64).
+
+    Args:
+      profile: sensitivity profile ``lambda``.
+      scales: Laplace scales ``b`` (one per coordinate).
+      epsilon: ``epsilon >= 0``.
+      bin_width: PLD grid spacing.
+
+    Returns:
+      The certified ``delta(epsilon)`` (e.g. ``0.1238`` for ``lambda = (1, 2)`` with the
+      Theorem 5 scales at ``epsilon = 1``, ``b = (2.5874, 3.2599)``, queried at ``0.5``,
+      where Corollary 6 gives ``1 - e^{0.5 - 1} = 0.3935``).
+    """
     from dpjax.accounting import pld
 
     with jax.enable_x64(True):
@@ -41,11 +60,25 @@ def laplace_inid_delta(profile, scales, epsilon: float, bin_width: float = 1e-3)
 
 
 def laplace_inid_epsilon(profile, scales, delta: float, bin_width: float = 1e-3) -> float:
-    """Certified upper bound on ``epsilon(delta)`` of i.n.i.d. Laplace noise (PLD composition).
+    r"""Certified upper bound on ``epsilon(delta)`` of i.n.i.d. Laplace noise (PLD composition).
 
-    Certified at the boundary: the composed profile is re-evaluated at the returned epsilon
-    (:func:`dpjax.certificate.certify_epsilon`, ``CertificationError`` if it exceeds
-    ``delta``).
+    .. math:: \epsilon(\delta) = \min\{\epsilon : \delta_{\text{PLD}}(\epsilon) \le \delta\}
+
+    (the inverse of :func:`laplace_inid_delta`), certified at the boundary: the composed
+    profile is re-evaluated at the returned epsilon
+    (:func:`dpjax.certificate.certify_epsilon`).
+
+    Args:
+      profile: sensitivity profile ``lambda``.
+      scales: Laplace scales ``b``.
+      delta: target ``delta`` in ``(0, 1)``.
+      bin_width: PLD grid spacing.
+
+    Returns:
+      The certified ``epsilon``.
+
+    Raises:
+      CertificationError: the re-evaluated profile exceeds ``delta``.
     """
     from dpjax.accounting import pld
 
@@ -62,13 +95,31 @@ def laplace_exact_multiplier(
     profile, scales, epsilon: float, delta: float, num_iterations: int = 8,
     bin_width: float = 1e-3, lower: float = 0.5,
 ) -> tuple[float, float]:
-    """Least ``c <= 1`` (to ``(1 - lower) 2^-num_iterations``) with ``c * scales`` private.
+    r"""Least ``c <= 1`` (to ``(1 - lower) 2^-num_iterations``) with ``c * scales`` private.
 
-    ``scales`` must be private under the PLD profile at ``c = 1`` (e.g. the
-    Corollary 6 scales).  Bisection on ``c`` in ``[lower, 1]`` (``lower`` is
-    returned if it is already private); returns ``(c, delta_at_c)``, the
-    feasible end, certified by the pessimistic PLD against ``delta (1 - MARGIN)``.
-    Slow: one PLD composition per step.
+    .. math:: c^* = \min\{c \in [\text{lower}, 1] :\ \delta_{\text{PLD}}(\epsilon;\ c\,b)
+              \le \delta (1 - \text{MARGIN})\}
+
+    How much of the Corollary 6 noise (inid-noise-laplace-beats-gaussian) the exact profile
+    (:func:`laplace_inid_delta`) saves: bisection on ``c`` (``lower`` is returned if it is
+    already private).  Slow: one PLD composition per step.
+
+    Args:
+      profile: sensitivity profile ``lambda``.
+      scales: Laplace scales, private under the PLD profile at ``c = 1`` (e.g. the
+        Corollary 6 scales).
+      epsilon: target ``epsilon``.
+      delta: target ``delta``.
+      num_iterations: bisection steps.
+      bin_width: PLD grid spacing.
+      lower: the least multiplier tried.
+
+    Returns:
+      ``(c, delta_at_c)``: the feasible end, certified by the pessimistic PLD against
+      ``delta (1 - MARGIN)``.
+
+    Raises:
+      ValueError: ``scales`` are not private at ``c = 1``.
     """
     target = delta * (1.0 - MARGIN)
     b = np.asarray(scales, dtype=np.float64)

@@ -40,7 +40,21 @@ _INV_PHI = 0.6180339887498949
 def staircase_2d_mae(
     epsilon: ArrayLike, gamma: ArrayLike, l1_sensitivity: ArrayLike = 1.0
 ) -> Array:
-    """``E||X||_1`` of the 2-D staircase with parameter ``gamma`` (module docstring)."""
+    r"""``E||X||_1`` of the 2-D staircase with parameter ``gamma`` (module docstring).
+
+    .. math:: \mathbb E\|X\|_1 = \Delta\, \frac{M(\gamma)}{N(\gamma)}
+
+    (the l1-shell integrals of the 2-D staircase of Geng, Kairouz, Oh & Viswanath 2015;
+    Table II of inid-noise-laplace-beats-gaussian).
+
+    Args:
+      epsilon: ``epsilon > 0`` (``q = e^{-epsilon}``).
+      gamma: the staircase parameter in ``[0, 1]``.
+      l1_sensitivity: ``Delta``.
+
+    Returns:
+      ``E||X||_1``, broadcast shape of the inputs.
+    """
     epsilon, gamma = jnp.asarray(epsilon), jnp.asarray(gamma)
     q = jnp.exp(-epsilon)
     omq = -jnp.expm1(-epsilon)
@@ -57,7 +71,20 @@ def staircase_2d_mae(
 def staircase_2d_l1_error(
     epsilon: ArrayLike, l1_sensitivity: ArrayLike = 1.0, num_iterations: int = 90
 ) -> tuple[Array, Array]:
-    """``(gamma*, least E||X||_1)`` of the l1-optimal 2-D staircase (Table II's "Staircase" row).
+    r"""``(gamma*, least E||X||_1)`` of the l1-optimal 2-D staircase (Table II's "Staircase" row).
+
+    .. math:: \gamma^* = \arg\min_{\gamma \in [0, 1]} M(\gamma) / N(\gamma)
+
+    by a fixed-iteration golden-section search (jit/vmap-safe; Geng, Kairouz, Oh &
+    Viswanath 2015, Thm 1; Table II of inid-noise-laplace-beats-gaussian).
+
+    Args:
+      epsilon: ``epsilon > 0``.
+      l1_sensitivity: ``Delta``.
+      num_iterations: golden-section steps (static).
+
+    Returns:
+      ``(gamma*, E||X||_1 at gamma*)``.
 
     Example:
       >>> import jax; jax.config.update("jax_enable_x64", True)

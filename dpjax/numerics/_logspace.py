@@ -22,8 +22,20 @@ def log1mexp(x: ArrayLike) -> Array:
        \begin{cases} \log(-\mathrm{expm1}(x)) & x > -\log 2 \\
                      \mathrm{log1p}(-e^{x}) & x \le -\log 2 \end{cases}
 
-    (Maechler 2012, "Accurately computing log(1 - exp(-|a|))").  Returns
-    ``-inf`` at ``x = 0`` and ``nan`` for ``x > 0``.
+    (Maechler 2012, "Accurately computing log(1 - exp(-|a|))").  The step from
+    ``log Q(a)`` to the hockey stick ``log(Q(a) - e^eps Q(b))`` (eq. (29) of
+    flipped-huber-mechanism) goes through it.
+
+    Args:
+      x: exponent, ``x <= 0``, any shape.
+
+    Returns:
+      ``log(1 - e^x)``: ``-inf`` at ``x = 0`` and ``nan`` for ``x > 0``.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> round(float(log1mexp(-1e-20)), 9)  # log(1e-20): no cancellation
+      -46.05170186
     """
     x = jnp.asarray(x)
     near = x > _LOG_HALF
@@ -38,8 +50,15 @@ def logsubexp(a: ArrayLike, b: ArrayLike) -> Array:
 
     .. math:: \log(e^a - e^b) = a + \log(1 - e^{b - a})
 
-    Returns ``nan`` when ``b > a`` (a negative difference has no logarithm).
-    ``a = -inf`` (and therefore ``b = -inf``) gives ``-inf``.
+    with :func:`log1mexp` for the second term (Maechler 2012).
+
+    Args:
+      a: the larger log-value.
+      b: the smaller log-value (broadcast against ``a``).
+
+    Returns:
+      ``log(e^a - e^b)``: ``nan`` when ``b > a`` (a negative difference has no
+      logarithm); ``a = -inf`` (and therefore ``b = -inf``) gives ``-inf``.
     """
     a, b = jnp.asarray(a), jnp.asarray(b)
     finite = jnp.isfinite(a)
@@ -54,6 +73,14 @@ def logaddexp(a: ArrayLike, b: ArrayLike) -> Array:
     r"""``log(exp(a) + exp(b))`` with a safe gradient when both are ``-inf``.
 
     .. math:: \log(e^a + e^b) = m + \mathrm{log1p}(e^{-|a - b|}),\quad m = \max(a, b)
+
+    Args:
+      a: first log-value.
+      b: second log-value (broadcast against ``a``).
+
+    Returns:
+      ``log(e^a + e^b)``; ``-inf`` when both are ``-inf`` (with a zero, not ``nan``,
+      gradient).
     """
     a, b = jnp.asarray(a), jnp.asarray(b)
     m = jnp.maximum(a, b)

@@ -64,10 +64,24 @@ def log_Q(x: ArrayLike) -> Array:
         -x^2/2 - \tfrac12\log(2\pi) + \log R(x) & x \ge 0 \\
         \log(1 - Q(-x)) & x < 0 \end{cases}
 
-    The right branch uses ``erfcx`` (no underflow, relative accuracy ~1e-16);
-    the left branch uses :func:`log1mexp`, so ``log Q(-5) ~ -2.9e-7`` keeps
-    full relative accuracy (``jax.scipy.special.log_ndtr`` loses ~1e-10
-    there).  Differentiable everywhere.
+    The right branch uses ``erfcx`` (no underflow, relative accuracy ~1e-16) with the
+    asymptotic series of ``erfc`` (Abramowitz & Stegun 7.1.23) for ``x / sqrt 2 > 25``;
+    the left branch uses :func:`log1mexp`, so ``log Q(-5) ~ -2.9e-7`` keeps full
+    relative accuracy (``jax.scipy.special.log_ndtr`` loses ~1e-10 there).
+    Differentiable everywhere.  ``Q`` is the standard normal survival function of every
+    Gaussian profile (eq. (29) of flipped-huber-mechanism, Lemma 1 of
+    inid-noise-laplace-beats-gaussian).
+
+    Args:
+      x: argument, any shape, any floating dtype.
+
+    Returns:
+      ``log Q(x)``, shape and dtype of ``x``.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> round(float(log_Q(40.0)), 6)  # Q(40) ~ 3.7e-350 underflows float64; its log does not
+      -804.608442
     """
     x = jnp.asarray(x)
     pos = x >= 0
@@ -82,7 +96,15 @@ def log_mills(x: ArrayLike) -> Array:
     .. math:: \log R(x) = \log Q(x) + x^2/2 + \tfrac12 \log(2\pi)
 
     For ``x >= 0`` it is ``log(erfcx(x / sqrt 2)) + log sqrt(pi/2)``, which has
-    no cancellation; for ``x < 0`` the direct form has none either.
+    no cancellation; for ``x < 0`` the direct form has none either.  It carries the
+    part of :func:`log_Q` that does not cancel in the differences of a Gaussian
+    hockey stick (Balle & Wang 2018, Thm 8).
+
+    Args:
+      x: argument, any shape, any floating dtype.
+
+    Returns:
+      ``log R(x)``, shape and dtype of ``x``.
     """
     x = jnp.asarray(x)
     pos = x >= 0
@@ -95,14 +117,29 @@ def log_mills(x: ArrayLike) -> Array:
 def log_Q_inv(log_p: ArrayLike, num_newton: int = 4) -> Array:
     r"""Inverse of :func:`log_Q`: the ``x`` with ``log Q(x) = log_p``.
 
+    .. math:: x \leftarrow x + R(x)\,(\log Q(x) - \log p),\qquad
+              \frac{d \log Q}{dx} = -\frac{1}{R(x)}
+
     Accurate for ``p`` from ``1 - 1e-16`` down to ``exp(-1e7)`` (far below the
     1e-300 that float64 probabilities reach).  An initial guess (``ndtri``
     where ``p`` is representable, the asymptotic expansion
     ``x ~ sqrt(2L - log(2L) - log 2pi)`` with ``L = -log p`` below) is
-    polished by Newton steps on ``log Q``, whose derivative is
-    ``-1 / R(x)``:  ``x <- x + R(x) (log Q(x) - log_p)``.
+    polished by Newton steps on ``log Q`` (above).  It gives ``Q^{-1}`` of the
+    tiny arguments of ``theta`` (eq. (22) of flipped-huber-mechanism) and of the
+    tail samplers.
 
-    ``log_p = 0`` gives ``-inf``; ``log_p = -inf`` gives ``+inf``.
+    Args:
+      log_p: ``log p`` with ``p`` in ``[0, 1]`` (integers are promoted to float).
+      num_newton: number of Newton steps after the initial guess (static).
+
+    Returns:
+      ``Q^{-1}(p)``: ``-inf`` for ``log_p = 0``, ``+inf`` for ``log_p = -inf``,
+      ``nan`` for ``log_p > 0``.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> round(float(log_Q_inv(log_Q(37.6))), 12)
+      37.6
     """
     log_p = jnp.asarray(log_p)
     if not jnp.issubdtype(log_p.dtype, jnp.floating):
@@ -138,8 +175,24 @@ def log_Q_inv(log_p: ArrayLike, num_newton: int = 4) -> Array:
 def Q_inv(p: ArrayLike) -> Array:
     r"""Inverse normal survival function ``Q^{-1}(p)`` for ``p`` in ``[0, 1]``.
 
+    .. math:: Q^{-1}(p) = \begin{cases} \text{log\_Q\_inv}(\log p) & p \le \tfrac12 \\
+              -\text{log\_Q\_inv}(\log(1 - p)) & p > \tfrac12 \end{cases}
+
     Accurate in relative terms for ``p`` down to the smallest float64
-    (``~5e-324``) and, by symmetry ``Q^{-1}(p) = -Q^{-1}(1 - p)``, near 1.
+    (``~5e-324``) and, by the symmetry ``Q^{-1}(p) = -Q^{-1}(1 - p)``, near 1.
+    ``theta = gamma Q^{-1}(sqrt(pi/2) / omega)`` of eq. (22) of flipped-huber-mechanism
+    is one use.
+
+    Args:
+      p: probability in ``[0, 1]``, any shape.
+
+    Returns:
+      ``Q^{-1}(p)``, shape of ``p``.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> round(float(Q_inv(0.025)), 6)
+      1.959964
     """
     p = jnp.asarray(p)
     upper = p > 0.5
@@ -180,7 +233,16 @@ def log_mills_step(a: ArrayLike, h: ArrayLike) -> Array:
               \frac{1}{R(a)} \int_a^{a+h} (x R(x) - 1)\,dx\right),
 
     the integrand being smooth and evaluated with a 16-point Gauss-Legendre
-    rule; for ``h`` comparable to ``1 + a`` the plain difference is used.
+    rule; for ``h`` comparable to ``1 + a`` the plain difference is used.  Used by
+    the Gaussian hockey stick (eq. (29) of flipped-huber-mechanism) at
+    ``b = a + Delta / sigma``.
+
+    Args:
+      a: left end, ``a >= 0``.
+      h: step, ``h >= 0`` (broadcast against ``a``).
+
+    Returns:
+      ``log R(a + h) - log R(a)`` (``<= 0``, ``R`` being decreasing).
     """
     from dpjax.numerics._quadrature import _legendre_nodes
 
@@ -203,8 +265,8 @@ def log_hockey_stick(a: ArrayLike, b: ArrayLike, epsilon: ArrayLike) -> Array:
     r"""``log(Q(a) - e^eps Q(b))`` without cancellation; ``-inf`` where it is ``<= 0``.
 
     This is the Balle-Wang form of every Gaussian-type privacy profile
-    (eq. (29) of flipped-huber-mechanism, Lemma 1 of inid-noise): with
-    ``t = eps + log Q(b) - log Q(a)``,
+    (Balle & Wang 2018, Thm 8; eq. (29) of flipped-huber-mechanism, Lemma 1 of
+    inid-noise-laplace-beats-gaussian): with ``t = eps + log Q(b) - log Q(a)``,
 
     .. math:: \log(Q(a) - e^{\epsilon} Q(b)) = \log Q(a) + \log(1 - e^{t}).
 
@@ -214,6 +276,20 @@ def log_hockey_stick(a: ArrayLike, b: ArrayLike, epsilon: ArrayLike) -> Array:
     ``a < 0 <= b`` the difference is formed linearly as
     ``(erf(b/sqrt2) + erf(-a/sqrt2))/2 - expm1(eps) Q(b)``, which keeps full
     relative accuracy as ``a, b -> 0`` (tiny ``mu`` at ``epsilon ~ 0``).
+
+    Args:
+      a: argument of the first tail (``eps / mu - mu / 2`` for a Gaussian).
+      b: argument of the second tail (``eps / mu + mu / 2``), ``b >= a``.
+      epsilon: ``eps >= 0``.  The three broadcast together.
+
+    Returns:
+      ``log(Q(a) - e^eps Q(b))``, ``-inf`` where the difference is not positive.
+
+    Example:
+      >>> import jax, math; jax.config.update("jax_enable_x64", True)
+      >>> mu = 1.0  # Gaussian with Delta / sigma = 1 at eps = 1: delta ~ 0.1269
+      >>> round(math.exp(float(log_hockey_stick(1.0 / mu - mu / 2, 1.0 / mu + mu / 2, 1.0))), 6)
+      0.126937
     """
     a, b, epsilon = jnp.asarray(a), jnp.asarray(b), jnp.asarray(epsilon)
     both_pos = (a >= 0) & (b >= 0)
@@ -238,6 +314,16 @@ def log_hockey_stick_straddle(a: ArrayLike, b: ArrayLike, epsilon: ArrayLike) ->
 
     The first term is a sum of positives (``log Q(a) - log Q(b)`` cancels as
     ``a, b -> 0``); ``expm1(eps) Q(b)`` is formed in log space (no ``inf * 0``).
+    The branch of :func:`log_hockey_stick` (Balle & Wang 2018, Thm 8) for small
+    ``epsilon`` and ``mu``.
+
+    Args:
+      a: first argument, ``a < 0``.
+      b: second argument, ``b >= 0``.
+      epsilon: ``eps >= 0``.
+
+    Returns:
+      ``log(Q(a) - e^eps Q(b))``, ``-inf`` where the difference is not positive.
     """
     a, b, epsilon = jnp.asarray(a), jnp.asarray(b), jnp.asarray(epsilon)
     mass = 0.5 * (erf(b * _SQRT_HALF) + erf(-a * _SQRT_HALF))

@@ -1,12 +1,12 @@
 r"""float64 where privacy is decided: the one guard on every public privacy kernel.
 
-dpjax never enables x64 at import (DESIGN.md, "float64 for privacy").  Without it
-JAX silently computes in float32: the raw kernels then warn on every
-``jnp.asarray(x, jnp.float64)``, lose the tails that ``delta = 1e-10`` lives in, and
-can return an epsilon *below* the certified one (issue 10: 17.856535 instead of
-17.856587 for 10 x Gaussian(1) + 5 x Laplace(10)).  So every public kernel that
-computes a profile, a PLD, an epsilon or a calibration is decorated with
-:func:`float64_kernel`: it raises :class:`Float64RequiredError` when
+Anything that decides a privacy guarantee runs in float64, but dpjax never enables
+x64 at import (a library must not flip a global flag).  Without it JAX silently
+computes in float32: the raw kernels then warn on every ``jnp.asarray(x, jnp.float64)``,
+lose the tails that ``delta = 1e-10`` lives in, and can return an epsilon *below* the
+certified one (17.856535 instead of 17.856587 for 10 x Gaussian(1) + 5 x Laplace(10)).
+So every public kernel that computes a profile, a PLD, an epsilon or a calibration is
+decorated with :func:`float64_kernel`: it raises :class:`Float64RequiredError` when
 
 * x64 is off *where the kernel runs* (checked through
   ``jax.dtypes.canonicalize_dtype(jnp.float64)``, which follows both the global
@@ -56,7 +56,21 @@ class Float64RequiredError(RuntimeError, ValueError):
 
 
 def x64_enabled() -> bool:
-    """Whether float64 is available where this runs (global flag or scoped context)."""
+    """Whether float64 is available where this runs (global flag or scoped context).
+
+    Checked as ``jax.dtypes.canonicalize_dtype(jnp.float64) == float64``, which follows
+    both ``jax_enable_x64`` and a ``with jax.enable_x64(True):`` block (also while a
+    ``jit`` traces inside it).
+
+    Returns:
+      ``True`` when float64 arrays can be made here.
+
+    Example:
+      >>> import jax
+      >>> with jax.enable_x64(True):
+      ...     x64_enabled()
+      True
+    """
     return jax.dtypes.canonicalize_dtype(jnp.float64) == np.dtype(np.float64)
 
 
@@ -79,9 +93,24 @@ def _narrow(leaf) -> np.dtype | None:
 def require_float64(name: str, *args, **kwargs) -> None:
     """Raise :class:`Float64RequiredError` unless x64 is on and no argument is narrower.
 
+    A floating (complex) leaf narrower than 64 (128) bits -- float32, bfloat16,
+    float16, complex64 -- is rejected; Python numbers and integer arrays pass.
+
     Args:
       name: the kernel's name, for the message.
-      *args, **kwargs: the kernel's arguments (any pytrees; non-array leaves are ignored).
+      *args: the kernel's positional arguments (any pytrees; non-array leaves are ignored).
+      **kwargs: the kernel's keyword arguments (likewise).
+
+    Raises:
+      Float64RequiredError: x64 is off where this runs, or an argument is narrower than
+        float64.
+
+    Example:
+      >>> import jax, numpy as np
+      >>> with jax.enable_x64(True):
+      ...     require_float64("delta_of", np.float32(0.5))  # doctest: +IGNORE_EXCEPTION_DETAIL
+      Traceback (most recent call last):
+      Float64RequiredError: delta_of: argument 0 is float32; ...
     """
     if not x64_enabled():
         raise Float64RequiredError(f"{name}: x64 is disabled. {X64_MESSAGE}")
@@ -99,8 +128,15 @@ def require_float64(name: str, *args, **kwargs) -> None:
 def float64_kernel(fn: F) -> F:
     """Decorator: :func:`require_float64` on every call (see the module docstring).
 
+    The argument that is too narrow is named through the kernel's signature.  The
+    wrapper carries ``float64_kernel = True`` (the float32 tests check every public
+    kernel for it).
+
     Args:
       fn: a public kernel that computes a profile, a PLD, an epsilon or a calibration.
+
+    Returns:
+      ``fn`` wrapped (``functools.wraps``): same signature, docstring and result.
 
     Example:
       >>> import jax

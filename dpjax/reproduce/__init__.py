@@ -21,6 +21,18 @@ PAPERS: dict[str, str] = {
 
 
 def run_paper(name: str, out_dir: Path) -> Path:
+    """Run the reproduction registered as ``name`` in :data:`PAPERS` into ``out_dir``.
+
+    Args:
+      name: a key of :data:`PAPERS` (e.g. ``"inid"``).
+      out_dir: output directory (created if missing).
+
+    Returns:
+      The path of the markdown report.
+
+    Raises:
+      ValueError: an unknown paper.
+    """
     if name not in PAPERS:
         raise ValueError(f"unknown paper {name!r}; known: {', '.join(sorted(PAPERS))}")
     out_dir = Path(out_dir)

@@ -47,7 +47,25 @@ SCAN_SHAPES = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 3.4, 4.0, 6.0, 20.0)
 
 
 def compare(dim: int, epsilons, delta: float = DELTA) -> dict:
-    """Certified least variances of every row of the module docstring at ``delta``."""
+    """Certified least variances of every row of the module docstring at ``delta``.
+
+    Gaussian (eq. (29)), flipped Huber sufficient (Theorem 8) and exact (the ``K``-fold
+    PLD, Algorithm 2's quantity) of flipped-huber-mechanism, and Laplace, at the paper's
+    corner ``Delta = 1``, ``Delta_2 = sqrt(K)``, ``Delta_1 = K`` (eq. (5)); pure-DP Laplace
+    is ``2 (K / eps)^2`` (Table II).
+
+    Args:
+      dim: ``K``.
+      epsilons: the epsilons.
+      delta: the target delta.
+
+    Returns:
+      ``{"epsilon", "dim", "gaussian", "fh_sufficient", "fh_exact", "laplace"
+      (Calibrations), "laplace_pure", "seconds" (wall time per row, for the report)}``.
+
+    Raises:
+      CertificationError: a row's certified delta exceeds ``delta``.
+    """
     eps = np.asarray(epsilons, float)
     kw = dict(dim=dim, linf=1.0, l2=float(np.sqrt(dim)), l1=float(dim))
     out = {"epsilon": eps, "dim": dim, "seconds": {}}
@@ -68,12 +86,23 @@ def compare(dim: int, epsilons, delta: float = DELTA) -> dict:
 
 
 def delta_at_variance(variance: float, dim: int, epsilon: float, shapes=SCAN_SHAPES) -> dict:
-    """``[optimistic, pessimistic]`` ``delta(epsilon)`` of ``K``-fold FH at a given variance.
+    r"""``[optimistic, pessimistic]`` ``delta(epsilon)`` of ``K``-fold flipped Huber at a variance.
 
-    For each shape ``b`` the scale ``gamma = sqrt(variance / v(b))`` (eq. (11)); the
-    optimistic PLD (every loss rounded down) gives a *lower* bound on the true delta:
-    when it exceeds the target for every shape, no flipped Huber of that variance is
-    private.
+    .. math:: \gamma = \sqrt{\text{variance} / v(b)},\qquad \alpha = b\gamma
+
+    for each shape ``b`` (``v`` the standard variance of eq. (11) of
+    flipped-huber-mechanism); the optimistic PLD (every loss rounded down) gives a *lower*
+    bound on the true delta: when it exceeds the target for every shape, no flipped Huber
+    of that variance is private.
+
+    Args:
+      variance: the per-coordinate variance (the paper's claimed optimum, e.g. 502).
+      dim: ``K``.
+      epsilon: where to evaluate ``delta``.
+      shapes: the shapes ``b = alpha / gamma`` scanned.
+
+    Returns:
+      ``{"variance", "epsilon", "rows": [(b, alpha, gamma, delta_low, delta_high), ...]}``.
     """
     from dpjax.accounting.pld import delta_for_epsilon, from_noise, self_compose, self_compose_size
     from dpjax.noise.flipped_huber import FlippedHuber, standard_variance
@@ -97,7 +126,18 @@ def _db(a, b):
 
 
 def run(out_dir: Path, quick: bool = False) -> Path:
-    """Write ``flipped-huber-kdim.md`` and the figure into ``out_dir``; return the report."""
+    """Write ``flipped-huber-kdim.md`` and ``fig4_kdim.png`` into ``out_dir``.
+
+    Fig. 4 (``K = 3, 5``), the ``K = 5`` claim of Sec. V-B and Table II's rows at
+    ``K = 20, 100`` of flipped-huber-mechanism (module docstring).
+
+    Args:
+      out_dir: output directory (created if missing).
+      quick: a small version (``K = 2``, two epsilons) for tests.
+
+    Returns:
+      The path of the report.
+    """
     t0 = time.perf_counter()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

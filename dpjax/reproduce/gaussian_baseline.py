@@ -18,6 +18,19 @@ PAPER_GAUSSIAN = {0.3: 168.80, 3.0: 2.38}
 
 
 def run(out_dir: Path) -> Path:
+    """Write the Gaussian/Laplace baseline report of Sec. V-A (Fig. 3a) of flipped-huber-mechanism.
+
+    The least Gaussian variance at ``Delta = 1``, ``delta = 1e-6`` (eq. (29) of
+    flipped-huber-mechanism, calibrated and certified) beside the paper's 168.80
+    (``eps = 0.3``) and 2.38 (``eps = 3``), and a figure with the exact 1-D Laplace
+    condition (App. F(b)).
+
+    Args:
+      out_dir: output directory.
+
+    Returns:
+      The path of ``gaussian-baseline.md``.
+    """
     delta = 1e-6
     rows = []
     for eps, printed in PAPER_GAUSSIAN.items():

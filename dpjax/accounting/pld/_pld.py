@@ -11,7 +11,8 @@ whole privacy profile (the hockey-stick divergence):
 and the ``K``-fold composition of independent pairs has the law of the sum of
 the losses (convolution of the pmfs).  A :class:`PLD` stores that law on the
 grid ``l_i = (lower + i) * bin_width`` as a pmf plus a mass at ``+infinity``
-(cf. dp_accounting ``pld/privacy_loss_distribution.py``; STYLE.md item 8).
+(cf. dp_accounting ``pld/privacy_loss_distribution.py``: every discretisation declares
+its direction and its error).
 
 Because ``delta(eps)`` is increasing in ``L`` pointwise, any discretisation
 that moves loss mass *up* (or, in the connect-the-dots sense of Doroshenko et
@@ -87,10 +88,21 @@ class PLD:
 
     @property
     def size(self) -> int:
+        """Number of grid points ``n`` of the pmf (static).
+
+        Returns:
+          ``pmf.shape[-1]``.
+        """
         return self.pmf.shape[-1]
 
     def losses(self) -> Array:
-        """The grid ``(lower + i) * bin_width``."""
+        r"""The loss grid ``l_i = (lower + i) h``, ``i = 0 .. n - 1``.
+
+        .. math:: l_i = (\text{lower} + i)\,h
+
+        Returns:
+          The ``(n,)`` float64 loss values of ``pmf``.
+        """
         idx = jnp.arange(self.size, dtype=jnp.float64)
         return (self.lower.astype(jnp.float64) + idx) * self.bin_width
 
@@ -104,21 +116,31 @@ _U = 2.0**-53
 @jax.jit
 @float64_kernel
 def log_mgf_grid(lower: Array, bin_width: Array, pmf: Array) -> Array:
-    r"""``log sum_i pmf_i exp(lambda l_i)`` on :data:`LAMBDAS` for ``l_i = (lower + i) h``: an
-    **upper bound** (what every Chernoff bound needs), from one matrix product.
+    r"""``log sum_i pmf_i exp(lambda l_i)`` on :data:`LAMBDAS`: an **upper bound**, from one GEMM.
 
-    The grid is uniform, so with blocks of ``B`` points
-    ``M(lambda) = sum_b e^{lambda (lower + bB + c) h} S_b(lambda)``,
-    ``S_b(lambda) = sum_{j<B} pmf_{bB+j} e^{lambda (j - c) h}``: the ``S_b`` for all
-    blocks and all ``lambda`` are one GEMM of the reshaped pmf with the ``B x #lambda``
-    matrix ``e^{lambda (j - c) h}`` (``c = B - 1`` for ``lambda > 0``, ``0`` for
-    ``lambda < 0``, so every entry is ``<= 1``: no overflow), then a log-sum-exp over
-    blocks.  ``n #lambda`` flops in a GEMM instead of ``n #lambda`` exponentials.
-    Made an upper bound: inflated by the rounding bounds of the sums of non-negative
-    terms and of the exponents, and each entry that may have underflowed (``< tiny``, in units of
-    its block's top/bottom ``e^{lambda l}``) is counted at ``tiny`` (``n tiny e^{lambda l_edge}``
-    added per positive entry), negligible unless the pmf itself is below ``1e-300``.
-    A ``nan`` in the pmf makes every moment ``+inf`` (fail closed).
+    .. math:: M(\lambda) = \sum_b e^{\lambda(\text{lower} + bB + c)h}\, S_b(\lambda),\qquad
+              S_b(\lambda) = \sum_{j<B} p_{bB+j}\, e^{\lambda(j - c)h}
+
+    for ``l_i = (lower + i) h`` (the moment generating function of the privacy loss that
+    every Chernoff bound needs; Sommer, Meiser & Mohammadi 2019).  The grid is uniform, so
+    the ``S_b`` for all blocks of ``B`` points and all ``lambda`` are one GEMM of the
+    reshaped pmf with the ``B x #lambda`` matrix ``e^{lambda (j - c) h}`` (``c = B - 1`` for
+    ``lambda > 0``, ``0`` for ``lambda < 0``, so every entry is ``<= 1``: no overflow), then a
+    log-sum-exp over blocks: ``n #lambda`` flops in a GEMM instead of ``n #lambda``
+    exponentials.  Made an upper bound: inflated by the rounding bounds of the sums of
+    non-negative terms and of the exponents, and each entry that may have underflowed
+    (``< tiny``, in units of its block's top/bottom ``e^{lambda l}``) is counted at ``tiny``
+    (``n tiny e^{lambda l_edge}`` added per positive entry), negligible unless the pmf
+    itself is below ``1e-300``.
+
+    Args:
+      lower: integer index of ``pmf[0]`` (its loss is ``lower h``).
+      bin_width: grid spacing ``h > 0``.
+      pmf: ``(n,)`` masses (negative round-off is clipped to 0).
+
+    Returns:
+      ``(len(LAMBDAS),)`` upper bounds on ``log M(lambda)``; a ``nan`` in the pmf makes
+      every moment ``+inf`` (fail closed).
     """
     n = pmf.shape[-1]
     nb = -(-n // _BLOCK)
@@ -161,7 +183,33 @@ def make(
     log_mgf=None,
     atom_inf=None,
 ) -> PLD:
-    """Assemble a :class:`PLD`, computing ``log_mgf`` from the pmf when not given."""
+    r"""Assemble a :class:`PLD`, computing ``log_mgf`` from the pmf when not given.
+
+    .. math:: \log M(\lambda) = \log \sum_i p_i\, e^{\lambda (\text{lower} + i) h}
+              \quad (\text{:func:`log_mgf_grid`, when } \texttt{log\_mgf} \text{ is None})
+
+    Args:
+      bin_width: grid spacing ``h > 0``.
+      lower: integer index of ``pmf[0]``.
+      pmf: ``(n,)`` probabilities of the finite losses.
+      inf_mass: mass at ``L = +infinity``.
+      truncated_mass: mass moved by truncation (a record).
+      roundoff: l2 bound on the floating-point error of ``pmf``.
+      pessimistic: whether every ``delta(eps)`` of this PLD is an upper bound (static).
+      log_mgf: ``log E[e^{lambda L}; L < inf]`` on :data:`LAMBDAS` (``None``: computed).
+      atom_inf: mass at ``+infinity`` before any window cut (``None``: ``inf_mass``).
+
+    Returns:
+      The :class:`PLD` (float64 leaves, int64 ``lower``).
+
+    Example:
+      >>> import jax, math; jax.config.update("jax_enable_x64", True)
+      >>> from dpjax.accounting.pld import delta_for_epsilon
+      >>> # randomized response with e^eps0 = 3: L = +-log 3 with P-probabilities 3/4, 1/4
+      >>> rr = make(bin_width=math.log(3.0), lower=-1, pmf=[0.25, 0.0, 0.75], inf_mass=0.0)
+      >>> round(float(delta_for_epsilon(rr, 0.0)), 6)  # E[(1 - e^{-L})_+] = 3/4 (1 - 1/3)
+      0.5
+    """
     bin_width = jnp.asarray(bin_width, jnp.float64)
     lower = jnp.asarray(lower, jnp.int64)
     pmf = jnp.asarray(pmf, jnp.float64)

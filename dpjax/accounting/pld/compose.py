@@ -5,7 +5,8 @@ convolution of the pmfs; it is computed as a *cyclic* convolution of static
 length ``N`` (``rfft``, product or ``K``-th power, ``irfft``) and read off the
 window ``[x_lo, x_lo + N h)`` whose start ``x_lo`` comes from a Chernoff bound
 on the lower tail (:mod:`.tail_bounds`; cf. dp_accounting
-``pld/common.py::compute_self_convolve_bounds``).  Soundness (STYLE.md item 8):
+``pld/common.py::compute_self_convolve_bounds``).  Soundness (the result declares
+its direction and its error):
 
 * mass above the window is *bounded* by Chernoff at the window top and
   **added to** ``inf_mass``;
@@ -42,7 +43,18 @@ _U = 2.0**-53
 
 
 def fast_size(n: int) -> int:
-    """Least ``m >= n`` of the form ``2^a 3^b 5^c`` (fast FFT length)."""
+    """Least ``m >= n`` of the form ``2^a 3^b 5^c`` (fast FFT length).
+
+    Args:
+      n: required length (values below 2 are raised to 2).
+
+    Returns:
+      ``m``, a host integer.
+
+    Example:
+      >>> fast_size(1000), fast_size(1025)
+      (1000, 1080)
+    """
     n = max(int(n), 2)
     best = 1 << (n - 1).bit_length()
     p5 = 1
@@ -88,12 +100,21 @@ def _device_memory() -> int:
 
 
 def max_grid_points() -> int:
-    """The engine's cap on loss-grid and FFT points: ``MEMORY_SHARE`` of the device's memory
-    at ``BYTES_PER_POINT`` per point (at least ``2^16``, at most ``2^31 - 1``), or the
-    positive integer in the environment variable ``DPJAX_MAX_GRID_POINTS``.
+    r"""The engine's cap on loss-grid and FFT points.
 
-    Memory is bounded by this cap, not by the number of compositions: a grid that would
-    exceed it is coarsened, or replaced by the Chernoff bound (:func:`.plan.plan`).
+    .. math:: \text{cap} = \min\!\big(\max(\text{MEMORY\_SHARE} \cdot \text{memory}
+              / \text{BYTES\_PER\_POINT},\ 2^{16}),\ 2^{31} - 1\big)
+
+    or the positive integer in the environment variable ``DPJAX_MAX_GRID_POINTS``.  Memory
+    is bounded by this cap, not by the number of compositions: a grid that would exceed it
+    is coarsened, or replaced by the Chernoff bound (:func:`.plan.plan`).  Host
+    configuration, not a privacy kernel.
+
+    Returns:
+      The cap, a host integer.
+
+    Raises:
+      ValueError: ``DPJAX_MAX_GRID_POINTS`` is set but not an integer ``>= 16``.
     """
     env = os.environ.get(MAX_POINTS_ENV, "").strip()
     if env:
@@ -113,9 +134,23 @@ def _floor_pow2(n: float) -> int:
 
 @float64_kernel
 def window_size(log_mgf, bin_width: float, log_tail: float = LOG_WINDOW_TAIL) -> int:
-    """Host helper: a fast FFT length covering the Chernoff window of a composed ``log_mgf``,
-    at most :func:`max_grid_points` (a shorter window is still sound: what it cuts is
-    bounded and added to ``inf_mass``, what lies below it lands higher)."""
+    r"""Host helper: a fast FFT length covering the Chernoff window of a composed ``log_mgf``.
+
+    .. math:: N = \text{fast\_size}\big(\lceil (x_{hi} - x_{lo}) / h \rceil + 3\big),\qquad
+              P(L > x_{hi}),\ P(L < x_{lo}) \le e^{\text{log\_tail}}
+
+    (Chernoff edges of :mod:`.tail_bounds`; Koskela, Jälkö & Honkela 2020 size their FFT
+    window the same way), at most :func:`max_grid_points`: a shorter window is still sound
+    (what it cuts is bounded and added to ``inf_mass``, what lies below it lands higher).
+
+    Args:
+      log_mgf: ``log E[e^{lambda L}]`` of the composition on :data:`.LAMBDAS` (concrete).
+      bin_width: grid spacing ``h``.
+      log_tail: log of the mass each edge may leave out.
+
+    Returns:
+      The FFT length, a host integer.
+    """
     hi = float(tail_bounds.upper_edge(log_mgf, log_tail))
     lo = float(tail_bounds.lower_edge(log_mgf, log_tail))
     cap = max_grid_points()
@@ -128,7 +163,20 @@ def window_size(log_mgf, bin_width: float, log_tail: float = LOG_WINDOW_TAIL) ->
 
 @float64_kernel
 def self_compose_size(pld: PLD, num_compositions: int) -> int:
-    """Host helper: FFT length for the ``K``-fold self-composition of ``pld`` (concrete ``K``)."""
+    r"""Host helper: FFT length for the ``K``-fold self-composition of ``pld`` (concrete ``K``).
+
+    .. math:: N = \text{window\_size}(K \log M_{\text{pld}}, h)
+
+    (the moments of a ``K``-fold composition are the ``K``-th power of one; Sommer, Meiser &
+    Mohammadi 2019).
+
+    Args:
+      pld: the PLD to compose (concrete).
+      num_compositions: ``K >= 1``.
+
+    Returns:
+      The FFT length, a host integer.
+    """
     return window_size(num_compositions * np.asarray(pld.log_mgf), float(pld.bin_width))
 
 
@@ -193,10 +241,29 @@ def _window(y, comp_lower, log_mgf, bin_width, size, inf_atoms, roundoff, trunca
 def self_compose(pld: PLD, num_compositions, size: int) -> PLD:
     r"""``K``-fold self-composition of ``pld`` by FFT (``K`` traced, FFT length ``size`` static).
 
-    ``pmf_K = IFFT(FFT(pmf)^K)`` on a cyclic grid of ``size`` points, the
-    window placed by Chernoff, the cut upper tail bounded and added to
-    ``inf_mass``; ``inf_mass_K = 1 - (1 - inf_mass)^K``.  Use
-    :func:`self_compose_size` for a ``size`` that makes the cut negligible.
+    .. math:: p_K = \mathrm{IFFT}\big(\mathrm{FFT}(p)^K\big),\qquad
+              \text{inf\_mass}_K = 1 - (1 - \text{inf\_mass})^K
+
+    on a cyclic grid of ``size`` points (Koskela, Jälkö & Honkela 2020, Sec. 4), the window
+    placed by Chernoff, the cut upper tail bounded and added to ``inf_mass`` (module
+    docstring).  Use :func:`self_compose_size` for a ``size`` that makes the cut negligible.
+
+    Args:
+      pld: the PLD of one use.
+      num_compositions: ``K >= 1``, may be traced.
+      size: FFT length (static).
+
+    Returns:
+      The composed :class:`.PLD` (pessimistic when ``pld`` is), with its round-off bound.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> from dpjax.accounting.pld import delta_for_epsilon, from_gaussian
+      >>> one = from_gaussian(sigma=10.0, sensitivity=1.0, bin_width=1e-3)
+      >>> ten = self_compose(one, 10, self_compose_size(one, 10))
+      >>> # closed form: one Gaussian with sigma = 10 / sqrt(10), delta(1) = 1.09810e-4
+      >>> float(delta_for_epsilon(ten, 1.0))  # doctest: +ELLIPSIS
+      0.000109...
     """
     k = jnp.asarray(num_compositions, jnp.float64)
     x = _fold(pld.pmf, size)
@@ -236,15 +303,23 @@ def self_compose(pld: PLD, num_compositions, size: int) -> PLD:
 
 
 @float64_kernel
-
-
 def moments_only(pld: PLD, num_compositions) -> PLD:
     r"""The ``K``-fold composition of ``pld`` kept only through its moments (no grid).
 
-    ``log_mgf_K = K log_mgf`` and ``atom_inf_K = 1 - (1 - atom_inf)^K`` are exact for any
-    ``K`` (``K`` traced, any size: no FFT, no index); the grid part is empty with
-    ``inf_mass = 1``, so :mod:`.query` answers from the Chernoff bound alone.  Used
-    where the grid ``K`` needs exceeds the engine's memory cap or exact indices.
+    .. math:: \log M_K(\lambda) = K \log M(\lambda),\qquad
+              \text{atom\_inf}_K = 1 - (1 - \text{atom\_inf})^K
+
+    are exact for any ``K`` (``K`` traced, any size: no FFT, no index); the grid part is
+    empty with ``inf_mass = 1``, so :mod:`.query` answers from the Chernoff bound alone
+    (Sommer, Meiser & Mohammadi 2019).  Used where the grid ``K`` needs exceeds the engine's
+    memory cap or exact indices.
+
+    Args:
+      pld: the PLD of one use.
+      num_compositions: ``K >= 1``, may be traced.
+
+    Returns:
+      A :class:`.PLD` with an empty grid and the composed moments.
     """
     k = jnp.asarray(num_compositions, jnp.float64)
     one = jnp.ones((), jnp.float64)
@@ -265,9 +340,21 @@ def moments_only(pld: PLD, num_compositions) -> PLD:
 def compose(plds, size: int | None = None) -> PLD:
     r"""Heterogeneous composition ``PLD_1 * PLD_2 * ... * PLD_m`` by one FFT product.
 
-    All PLDs must share one bin width (checked on the host when concrete).
-    ``size`` defaults to a window certified by Chernoff on the summed
-    ``log_mgf`` (needs concrete inputs); give it to compose inside ``jit``.
+    .. math:: p = \mathrm{IFFT}\Big(\prod_j \mathrm{FFT}(p_j)\Big),\qquad
+              \log M = \sum_j \log M_j
+
+    (the composed loss is the sum of independent losses; Koskela, Jälkö & Honkela 2020).
+
+    Args:
+      plds: the PLDs, all on one bin width (checked on the host when concrete).
+      size: FFT length (static); ``None``: a window certified by Chernoff on the summed
+        ``log_mgf`` (needs concrete inputs).  Give it to compose inside ``jit``.
+
+    Returns:
+      The composed :class:`.PLD`.
+
+    Raises:
+      ValueError: no PLD, or PLDs on different bin widths.
     """
     plds = list(plds)
     if not plds:

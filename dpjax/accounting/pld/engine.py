@@ -87,14 +87,7 @@ def _worse_adjacency(query, doc: str):
         subsampled,
     ):
         plds = _plds(
-            noise_fn,
-            scale,
-            shape,
-            sensitivity,
-            sampling_rate,
-            compositions,
-            bin_width,
-            sizes,
+            noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, sizes,
             subsampled,
         )
         return functools.reduce(jnp.maximum, [query(p, x) for p in plds])
@@ -103,15 +96,44 @@ def _worse_adjacency(query, doc: str):
     return kernel
 
 
+_KERNEL_ARGS = """
+
+Args:
+  scale: noise scale (traced).
+  shape: noise shape parameter (traced; ignored by one-parameter families).
+  sensitivity: per-use shift ``Delta > 0``.
+  sampling_rate: Poisson rate ``q`` (``1.0`` when not subsampled).
+  compositions: ``K`` as a float64 (traced: ``K`` may exceed int64).
+  x: array of {x}.
+  noise_fn: ``(scale, shape) -> noise`` of the family (static, hashable).
+  bin_width: grid spacing ``h`` (static).
+  sizes: the static :class:`~dpjax.accounting.pld.plan.Sizes` (:func:`.plan.sizes_for`).
+  subsampled: whether the uses are Poisson-subsampled (static).
+
+Returns:
+  {ret}, shape of ``x``.
+"""
+
 log_delta_kernel = _worse_adjacency(
     _query.log_delta_for_epsilon,
-    "``log delta(epsilon)`` after ``compositions`` uses (worse adjacency); certified bound.",
+    r"""``log delta(epsilon)`` after ``K`` uses: the worse adjacency, certified (jitted).
+
+.. math:: \log\delta(\epsilon) = \max_{\text{adjacency}} \log\delta_{\text{PLD}_K}(\epsilon)
+
+(:func:`.query.log_delta_for_epsilon` of each adjacency's ``K``-fold PLD; Zhu, Dong &
+Wang 2022 for the adjacencies)."""
+    + _KERNEL_ARGS.format(x="``epsilon``", ret="``log`` of a certified upper bound on delta"),
 )
 
 
 epsilon_kernel = _worse_adjacency(
     _query.epsilon_for_delta,
-    "Least certified ``epsilon`` at ``delta`` after ``compositions`` uses (worse adjacency).",
+    r"""Least certified ``epsilon`` at ``delta`` after ``K`` uses: the worse adjacency (jitted).
+
+.. math:: \epsilon(\delta) = \max_{\text{adjacency}} \epsilon_{\text{PLD}_K}(\delta)
+
+(:func:`.query.epsilon_for_delta` of each adjacency's ``K``-fold PLD)."""
+    + _KERNEL_ARGS.format(x="targets ``delta``", ret="certified ``epsilon``"),
 )
 
 
@@ -157,18 +179,35 @@ def _evaluate(kernel, noise_fn, scale, shape, sensitivity, x, compositions, samp
 def profile(
     noise_fn, scale, shape, sensitivity, epsilon, compositions=1, sampling_rate=None, bin_width=1e-4
 ):
-    """``delta(epsilon)`` (array) of ``noise_fn(scale, shape)`` after ``compositions`` uses."""
+    r"""``delta(epsilon)`` (array) of ``noise_fn(scale, shape)`` after ``compositions`` uses.
+
+    .. math:: \delta(\epsilon) = \max_{\text{adjacency}} \Big(P(L_K = \infty)
+              + \mathbb E\big[(1 - e^{\epsilon - L_K})_+\big]\Big),\qquad L_K = \sum_{k=1}^K L_k
+
+    the hockey stick (eq. (2) of flipped-huber-mechanism) of the ``K``-fold composed
+    privacy loss, from pessimistic PLDs (Doroshenko et al. 2022; Koskela, Jälkö & Honkela
+    2020) and, where :func:`plan` coarsens, the Chernoff bound of the composed moments
+    (minimum of the certified answers, with an :class:`EngineNote` warning).
+
+    Args:
+      noise_fn: ``(scale, shape) -> noise`` of the family (hashable: a jit static).
+      scale: noise scale ``> 0``.
+      shape: noise shape parameter (ignored by one-parameter families).
+      sensitivity: per-use shift ``Delta > 0``.
+      epsilon: ``epsilon >= 0`` (any shape).
+      compositions: number of uses ``K >= 1``.
+      sampling_rate: Poisson rate ``q`` in ``(0, 1]``, or ``None`` (no subsampling).
+      bin_width: requested loss-grid spacing.
+
+    Returns:
+      Certified upper bounds on ``delta(epsilon)``, a NumPy array of ``epsilon``'s shape
+      (e.g. ``1.0981e-4`` at ``epsilon = 1`` for 10 uses of ``N(0, 10^2)``, one use of
+      ``N(0, 10)``; see :func:`epsilon` for a runnable example).
+    """
     return np.exp(
         _evaluate(
-            log_delta_kernel,
-            noise_fn,
-            scale,
-            shape,
-            sensitivity,
-            epsilon,
-            compositions,
-            sampling_rate,
-            bin_width,
+            log_delta_kernel, noise_fn, scale, shape, sensitivity, epsilon, compositions,
+            sampling_rate, bin_width,
         )
     )
 
@@ -177,17 +216,35 @@ def profile(
 def epsilon(
     noise_fn, scale, shape, sensitivity, delta, compositions=1, sampling_rate=None, bin_width=1e-4
 ):
-    """Least certified ``epsilon`` (array) at ``delta`` after ``compositions`` uses."""
+    r"""Least certified ``epsilon`` (array) at ``delta`` after ``compositions`` uses.
+
+    .. math:: \epsilon(\delta) = \min\{\epsilon \ge 0 : \delta_K(\epsilon) \le \delta\,
+              (1 - \text{MARGIN})\}
+
+    for the profile ``delta_K`` of :func:`profile` (each certified answer re-evaluated at
+    the ``epsilon`` it returns, :func:`.query.epsilon_for_delta`).
+
+    Args:
+      noise_fn, scale, shape, sensitivity, compositions, sampling_rate, bin_width: as in
+        :func:`profile`.
+      delta: target ``delta`` (any shape).
+
+    Returns:
+      Certified ``epsilon``, a NumPy array of ``delta``'s shape (``inf`` where none).
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> from dpjax.noise import Gaussian
+      >>> def gaussian(scale, shape):
+      ...     return Gaussian(scale)
+      >>> # DP-SGD: sigma 1, q = 0.01, 1000 steps (dp_accounting's PLD: 1.828)
+      >>> e = epsilon(gaussian, 1.0, 0.0, 1.0, 1e-5, compositions=1000, sampling_rate=0.01)
+      >>> round(float(e), 2)
+      1.83
+    """
     return _evaluate(
-        epsilon_kernel,
-        noise_fn,
-        scale,
-        shape,
-        sensitivity,
-        delta,
-        compositions,
-        sampling_rate,
-        bin_width,
+        epsilon_kernel, noise_fn, scale, shape, sensitivity, delta, compositions,
+        sampling_rate, bin_width,
     )
 
 
@@ -216,5 +273,18 @@ def flipped_huber_noise(scale, shape):
 
 @float64_kernel
 def chernoff_epsilon(log_mgf, delta):
-    """Convenience: Chernoff-only epsilon of a composed ``log_mgf`` (see :mod:`.tail_bounds`)."""
+    r"""Convenience: Chernoff-only epsilon of a composed ``log_mgf`` (see :mod:`.tail_bounds`).
+
+    .. math:: \epsilon = \min_{\lambda > 0} \frac{\log M(\lambda) + \log c(\lambda)
+              - \log\delta}{\lambda}
+
+    (Canonne, Kamath & Steinke 2020; :func:`.tail_bounds.epsilon_chernoff`).
+
+    Args:
+      log_mgf: ``log M(lambda)`` on :data:`~dpjax.accounting.pld.LAMBDAS`.
+      delta: target ``delta`` in ``(0, 1)``.
+
+    Returns:
+      ``epsilon`` (no mass at infinity accounted).
+    """
     return tail_bounds.epsilon_chernoff(log_mgf, jnp.log(jnp.asarray(delta)))

@@ -98,10 +98,27 @@ class Extents(NamedTuple):
 
 
 @float64_kernel
-
-
 def extents(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, tail=1e-40):
-    """Host helper: :class:`Extents` for ``(scale, shape)`` (arrays allowed: every row)."""
+    r"""Host helper: :class:`Extents` for ``(scale, shape)`` (arrays allowed: every row).
+
+    .. math:: [L(t_{lo}), L(t_{hi})],\qquad [x_{lo}, x_{hi}]:\ P(S_K \notin [x_{lo}, x_{hi}])
+              \le 2 \cdot 10^{-30},\ \log M_{S_K} = K \log M_L
+
+    (the one-use loss range and the Chernoff window of the ``K``-fold sum, from the moments
+    of a pessimistic PLD on the sizing grid; Sommer, Meiser & Mohammadi 2019).
+
+    Args:
+      noise_fn: ``(scale, shape) -> noise`` of the family (hashable: a jit static).
+      scale: noise scale(s).
+      shape: noise shape parameter(s) (broadcast against ``scale``).
+      sensitivity: the shift ``Delta > 0``.
+      sampling_rate: ``q`` in ``(0, 1]``, or ``None`` (no subsampling).
+      compositions: ``K >= 1``.
+      tail: probability each one-use pair may leave beyond its ``t`` range.
+
+    Returns:
+      The :class:`Extents` of every (row, adjacency) pair.
+    """
     subsampled = sampling_rate is not None
     scale, shape = np.broadcast_arrays(np.asarray(scale, float), np.asarray(shape, float))
     q = jnp.asarray(1.0 if sampling_rate is None else sampling_rate, jnp.float64)
@@ -151,23 +168,28 @@ def _sizes(grid: float, fft: float, tail: float, cap: int) -> Sizes:
 
 @float64_kernel
 def sizes_for(
-    noise_fn,
-    scale,
-    shape,
-    sensitivity,
-    sampling_rate,
-    compositions,
-    bin_width,
+    noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width,
     tail: float = 1e-40,
 ) -> Sizes:
-    """Host helper: static sizes valid for ``(scale, shape)`` -- arrays allowed: the sizes
-    then cover every row (and, for scale families, any larger scale).
+    r"""Host helper: static sizes valid for ``(scale, shape)`` (arrays allowed: every row).
 
-    The grid covers the one-use loss range; the FFT length covers the Chernoff window
-    of the ``K``-fold MGF, taken from a fixed-size sizing grid (:func:`_sizing`; a bit
-    coarser than ``bin_width``, so a bit wider: the length only decides how much tail
-    is cut, and what is cut is bounded and sent to ``+infinity``).  Both are clamped to
-    :func:`max_grid_points` (sound, possibly loose: :func:`plan` coarsens instead).
+    .. math:: \text{grid} \ge \frac{L(t_{hi}) - L(t_{lo})}{h} + 3,\qquad
+              \text{fft} \ge \frac{x_{hi} - x_{lo}}{h} + 3
+
+    (the one-use loss range and the Chernoff window of the ``K``-fold MGF, :func:`extents`),
+    each bucketed and clamped to :func:`max_grid_points` (sound, possibly loose:
+    :func:`plan` coarsens instead).  The window is taken from a fixed-size sizing grid, a
+    bit coarser than ``bin_width`` and so a bit wider: the length only decides how much
+    tail is cut, and what is cut is bounded and sent to ``+infinity``.  With arrays the
+    sizes cover every row (and, for scale families, any larger scale).
+
+    Args:
+      noise_fn, scale, shape, sensitivity, sampling_rate, compositions, tail: as in
+        :func:`extents`.
+      bin_width: the grid spacing ``h`` the kernel will use.
+
+    Returns:
+      The static :class:`Sizes`.
     """
     ext = extents(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, tail)
     grid, fft, _ = _needs(ext, bin_width)
@@ -210,21 +232,30 @@ def _fitting(ext: Extents, h: float, ok) -> float | None:
 
 
 @float64_kernel
-
-
 def plan(
     noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, tail=1e-40
 ) -> Plan:
     r"""Host helper: the grid the engine can afford for ``K = compositions`` uses.
 
-    At the requested ``bin_width`` when the one-use grid and the ``K``-fold window fit
-    in :func:`max_grid_points` points (and every index is an exact float64 integer);
+    .. math:: h_{\text{engine}} = \min\{h\,2^k :\ \text{grid}(h 2^k),\ \text{fft}(h 2^k)
+              \le \text{cap},\ |\text{index}| < 2^{50}\}
+
+    At the requested ``bin_width`` when the one-use grid and the ``K``-fold window fit in
+    :func:`max_grid_points` points (and every index is an exact float64 integer);
     otherwise the bin width is doubled until they do (still pessimistic, coarser), and a
     Chernoff-only evaluation (:func:`.compose.moments_only`: ``K log M`` of the one-use
     PLD, on at most ``MOMENTS_POINTS`` points) is added: the caller reports the minimum of
-    the two certified answers.  When no bin width fits (e.g. ``K ~ 1e30``: indices
-    beyond ``2^50``), only the Chernoff bound answers.  Memory is bounded by the cap, not
-    by ``K``.
+    the two certified answers.  When no bin width fits (e.g. ``K ~ 1e30``), only the
+    Chernoff bound answers.  Memory is bounded by the cap, not by ``K``.
+
+    Args:
+      noise_fn, scale, shape, sensitivity, sampling_rate, compositions, tail: as in
+        :func:`extents`.
+      bin_width: the requested grid spacing ``h``.
+
+    Returns:
+      The :class:`Plan`; its ``note`` says why it differs from the request (``None`` when
+      it does not).
     """
     cap = max_grid_points()
     ext = extents(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, tail)

@@ -114,17 +114,24 @@ def _levels(n: int) -> int:
 
 
 @float64_kernel
-
-
 def discounted_suffix(c: Array, step) -> Array:
-    r"""``X_k = sum_{j >= k} e^{-(j - k) step} c_j`` for non-negative ``c`` (static length),
-    an upper bound (discount factors rounded up; see the module docstring).
+    r"""``X_k = sum_{j >= k} e^{-(j - k) step} c_j`` for non-negative ``c``: an upper bound.
 
-    Blocks of ``B``: ``X_{bB + r} = sum_{r' >= r} e^{-(r' - r) step} c_{bB + r'} +
-    e^{-(B - r) step} X_{(b + 1) B}``; the first term is one matrix product with the
-    ``B x B`` upper triangle, the block starts ``X_{bB}`` are the same sum of the
-    blocks' first terms with ``step -> B step`` (recursion on ``ceil(n / B)`` terms).
-    Every factor is ``<= 1`` (``step >= 0``): nothing overflows, nothing cancels.
+    .. math:: X_{bB + r} = \sum_{r' \ge r} e^{-(r' - r)\,\text{step}}\, c_{bB + r'}
+              + e^{-(B - r)\,\text{step}}\, X_{(b + 1) B}
+
+    The first term is one matrix product with the ``B x B`` upper triangle, the block
+    starts ``X_{bB}`` are the same sum of the blocks' first terms with ``step -> B step``
+    (recursion on ``ceil(n / B)`` terms).  Every factor is ``<= 1`` (``step >= 0``) and
+    rounded up: nothing overflows, nothing cancels, and the result bounds the exact sum
+    from above up to ``gamma_K`` (Higham 2002, Sec. 3.1; module docstring).
+
+    Args:
+      c: ``(n,)`` non-negative terms (static length).
+      step: discount per index, ``>= 0`` (``0``: plain suffix sums).
+
+    Returns:
+      ``(n,)`` array ``X``.
     """
     n = c.shape[-1]
     m = min(n, _BLOCK)
@@ -143,10 +150,21 @@ def discounted_suffix(c: Array, step) -> Array:
 
 
 @float64_kernel
-
-
 def profile_arrays(pld: PLD) -> Profile:
-    """:class:`Profile` of ``pld`` (``O(n B)`` work in matrix products; jittable)."""
+    r"""The suffix arrays ``S``, ``D`` of ``pld``'s grid and its certification constants.
+
+    .. math:: S_k = \sum_{j \ge k} p_j,\qquad
+              D_k = (1 - e^{-h}) \sum_{j \ge k} e^{-(j - k)h} S_{j+1}
+
+    (``D_k`` is the grid part of the hockey stick ``delta(l_k)``; module docstring).
+    ``O(n B)`` work in matrix products; jittable.
+
+    Args:
+      pld: a :class:`PLD`.
+
+    Returns:
+      Its :class:`Profile`.
+    """
     raw = pld.pmf
     n = raw.shape[-1]
     ok = jnp.all(jnp.isfinite(raw)) & jnp.isfinite(pld.inf_mass) & jnp.isfinite(pld.roundoff)
@@ -224,19 +242,48 @@ def _log_delta(pld: PLD, eps: Array) -> Array:
 def log_delta_for_epsilon(pld: PLD, epsilon: ArrayLike) -> Array:
     r"""``log delta(epsilon)``: min of the certified grid and Chernoff bounds (module docstring).
 
+    .. math:: \delta(\epsilon) = \min\Big(m + \sum_{l_j > \epsilon} p_j (1 - e^{\epsilon - l_j})
+              + r\sqrt{\#\{l_j > \epsilon\}},\ \text{atom}_\infty
+              + \min_{\lambda > 0} e^{\log M(\lambda) - \lambda\epsilon}\Big)
+
+    each inflated by its rounding bound: the hockey-stick divergence of the PLD (eq. (2) of
+    flipped-huber-mechanism; Sommer, Meiser & Mohammadi 2019; Koskela, Jälkö & Honkela
+    2020) and the Chernoff bound of :mod:`.tail_bounds`.
+
     Args:
       pld: a pessimistic :class:`PLD`.
       epsilon: array of ``epsilon`` (``nan`` gives ``log 1 = 0``).
 
     Returns:
-      ``log`` of a certified upper bound on ``delta(epsilon)``, ``<= 0``.
+      ``log`` of a certified upper bound on ``delta(epsilon)``, ``<= 0``, shape of
+      ``epsilon``.
     """
     return _log_delta(pld, jnp.asarray(epsilon, jnp.float64))
 
 
 @float64_kernel
 def delta_for_epsilon(pld: PLD, epsilon: ArrayLike) -> Array:
-    """``delta(epsilon)`` of a PLD (see :func:`log_delta_for_epsilon`)."""
+    r"""``delta(epsilon)`` of a PLD: ``exp`` of :func:`log_delta_for_epsilon`.
+
+    .. math:: \delta(\epsilon) = P(L = \infty) + \mathbb E\big[(1 - e^{\epsilon - L})_+;\
+              L < \infty\big]
+
+    (eq. (2) of flipped-huber-mechanism), certified as in :func:`log_delta_for_epsilon`.
+
+    Args:
+      pld: a pessimistic :class:`PLD`.
+      epsilon: array of ``epsilon``.
+
+    Returns:
+      A certified upper bound on ``delta(epsilon)`` in ``[0, 1]``.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> from dpjax.accounting.pld import from_laplace
+      >>> pld = from_laplace(scale=1.0, sensitivity=1.0, bin_width=1e-4)
+      >>> float(delta_for_epsilon(pld, 0.0))  # closed form 1 - e^{-1/2} = 0.393469...
+      0.39346...
+    """
     return jnp.exp(log_delta_for_epsilon(pld, epsilon))
 
 
@@ -295,14 +342,27 @@ def _chernoff_epsilon(pld: PLD, target: Array) -> Array:
 def epsilon_for_delta(pld: PLD, delta: ArrayLike) -> Array:
     r"""Least ``epsilon >= 0`` with certified ``delta(epsilon) <= delta``; ``+inf`` if none.
 
-    The minimum of the grid answer and the Chernoff answer, each certified by
-    re-evaluating its own bound at the returned ``epsilon`` against ``delta (1 -
-    MARGIN - 4 REL)`` (module docstring).  Finite for any ``delta > atom_inf``
-    (e.g. ``1e-30``); ``0`` for ``delta >= 1``; ``+inf`` for ``delta <= 0`` or ``nan``.
+    .. math:: \epsilon(\delta) = \min\big(\epsilon_{grid}, \epsilon_{Chernoff}\big),\quad
+              \delta_{\cdot}(\epsilon_{\cdot}) \le \delta\,(1 - \text{MARGIN} - 4\,\text{REL})
+
+    The minimum of the grid answer and the Chernoff answer, each certified by re-evaluating
+    its own bound (:func:`log_delta_for_epsilon`) at the returned ``epsilon`` (module
+    docstring).
 
     Args:
       pld: a pessimistic :class:`PLD`.
       delta: array of targets.
+
+    Returns:
+      Certified ``epsilon``, shape of ``delta``: finite for any ``delta > atom_inf`` (e.g.
+      ``1e-30``); ``0`` for ``delta >= 1``; ``+inf`` for ``delta <= 0`` or ``nan``.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> from dpjax.accounting.pld import from_gaussian
+      >>> pld = from_gaussian(sigma=1.0, sensitivity=1.0, bin_width=1e-4)
+      >>> float(epsilon_for_delta(pld, 1e-5))  # closed form 4.3772  # doctest: +ELLIPSIS
+      4.377...
     """
     dl = jnp.asarray(delta, jnp.float64)
     prof = profile_arrays(pld)

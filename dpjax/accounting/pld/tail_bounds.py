@@ -72,8 +72,20 @@ def _nan_min(x, axis=-1):
 
 @float64_kernel
 def log_upper_tail(log_mgf: ArrayLike, x: ArrayLike, lambdas=None) -> Array:
-    """``log`` of a bound on ``P(S >= x; S finite)``: ``min_{lambda>0} log M - lambda x``
-    (padded by its rounding; ``nan``-safe)."""
+    r"""``log`` of a Chernoff bound on ``P(S >= x; S finite)``.
+
+    .. math:: \log P(S \ge x) \le \min_{\lambda > 0}\ \log M(\lambda) - \lambda x
+
+    (Chernoff 1952), padded by its rounding; a ``nan`` moment bounds nothing.
+
+    Args:
+      log_mgf: ``log M(lambda)`` on ``lambdas`` (last axis).
+      x: where to bound the tail (any shape).
+      lambdas: the ``lambda`` grid of ``log_mgf`` (default :data:`LAMBDAS`).
+
+    Returns:
+      The log-bound, shape of ``x``.
+    """
     lam, lm = _split(log_mgf, lambdas, True)
     x = jnp.asarray(x)[..., None]
     lx = lam * x
@@ -82,16 +94,39 @@ def log_upper_tail(log_mgf: ArrayLike, x: ArrayLike, lambdas=None) -> Array:
 
 @float64_kernel
 def upper_edge(log_mgf: ArrayLike, log_tail: float, lambdas=None) -> Array:
-    """Least ``x`` certified by Chernoff to have ``P(S >= x) <= e^{log_tail}`` (a placement:
-    soundness never depends on it)."""
+    r"""Least ``x`` certified by Chernoff to have ``P(S >= x) <= e^{log_tail}``.
+
+    .. math:: x = \min_{\lambda > 0} \frac{\log M(\lambda) - \text{log\_tail}}{\lambda}
+
+    A placement (of an FFT window): soundness never depends on it.
+
+    Args:
+      log_mgf: ``log M(lambda)`` on ``lambdas`` (last axis).
+      log_tail: log of the tail mass allowed above ``x``.
+      lambdas: the ``lambda`` grid of ``log_mgf`` (default :data:`LAMBDAS`).
+
+    Returns:
+      The edge ``x``.
+    """
     lam, lm = _split(log_mgf, lambdas, True)
     return _nan_min((lm - log_tail) / lam)
 
 
 @float64_kernel
 def lower_edge(log_mgf: ArrayLike, log_tail: float, lambdas=None) -> Array:
-    """Largest ``x`` certified by Chernoff to have ``P(S <= x) <= e^{log_tail}`` (a placement;
-    ``-inf`` when no ``lambda < 0`` is informative)."""
+    r"""Largest ``x`` certified by Chernoff to have ``P(S <= x) <= e^{log_tail}``.
+
+    .. math:: x = \max_{\lambda < 0} \frac{\log M(\lambda) - \text{log\_tail}}{\lambda}
+
+    A placement (of an FFT window): soundness never depends on it.
+
+    Args:
+      log_mgf, lambdas: as in :func:`upper_edge`.
+      log_tail: log of the tail mass allowed below ``x``.
+
+    Returns:
+      The edge ``x``; ``-inf`` when no ``lambda < 0`` is informative.
+    """
     lam, lm = _split(log_mgf, lambdas, False)
     return -_nan_min(-(lm - log_tail) / lam)
 
@@ -100,11 +135,27 @@ def lower_edge(log_mgf: ArrayLike, log_tail: float, lambdas=None) -> Array:
 def log_delta_chernoff(log_mgf: ArrayLike, epsilon: ArrayLike, lambdas=None) -> Array:
     r"""``log`` of the Chernoff bound on the finite part of ``delta(epsilon)`` (see module).
 
+    .. math:: \log\delta(\epsilon) \le \min_{\lambda > 0}\ \log M(\lambda) - \lambda\epsilon
+              + \log c(\lambda),\qquad
+              c(\lambda) = \frac{\lambda^\lambda}{(1 + \lambda)^{1 + \lambda}}
+
+    (the RDP conversion of Canonne, Kamath & Steinke 2020, Prop. 12, at
+    ``lambda = alpha - 1``), padded by its rounding.
+
     Args:
       log_mgf: ``log M(lambda)`` on ``lambdas`` (last axis).
       epsilon: where to bound ``delta`` (any shape).
       lambdas: the ``lambda`` grid of ``log_mgf`` (default :data:`LAMBDAS`); only
         ``lambda > 0`` is used.
+
+    Returns:
+      The log-bound, shape of ``epsilon`` (without the mass at infinity).
+
+    Example:
+      >>> import jax, jax.numpy as jnp; jax.config.update("jax_enable_x64", True)
+      >>> lam = jnp.arange(1.0, 200.0)  # Gaussian, mu = 1: log M = lambda (lambda + 1) / 2
+      >>> round(float(log_delta_chernoff(lam * (lam + 1) / 2, 4.0, lambdas=lam)), 3)
+      -8.502
     """
     lam, lm = _split(log_mgf, lambdas, True)
     log_c, mag_c = _log_c(lam)
@@ -118,9 +169,19 @@ def log_delta_chernoff(log_mgf: ArrayLike, epsilon: ArrayLike, lambdas=None) -> 
 def epsilon_chernoff(log_mgf: ArrayLike, log_delta: ArrayLike, lambdas=None) -> Array:
     r"""Least ``epsilon`` whose Chernoff bound on the finite part is ``<= e^{log_delta}``.
 
-    ``epsilon = min_lambda (log M(lambda) + log c(lambda) - log delta) / lambda``
-    (padded up by twice the rounding pad of :func:`log_delta_chernoff`), clipped at 0;
-    ``+inf`` for ``log_delta = -inf`` and for ``nan`` anywhere.
+    .. math:: \epsilon = \min_{\lambda > 0} \frac{\log M(\lambda) + \log c(\lambda)
+              - \log\delta}{\lambda}
+
+    (the inverse of :func:`log_delta_chernoff`; Canonne, Kamath & Steinke 2020), padded up
+    by twice its rounding pad so that the bound re-evaluated there is ``<= delta``.
+
+    Args:
+      log_mgf: ``log M(lambda)`` on ``lambdas`` (last axis).
+      log_delta: target ``log delta`` (any shape).
+      lambdas: the ``lambda`` grid of ``log_mgf`` (default :data:`LAMBDAS`).
+
+    Returns:
+      ``epsilon``, clipped at 0; ``+inf`` for ``log_delta = -inf`` and for ``nan``.
     """
     lam, lm = _split(log_mgf, lambdas, True)
     log_c, mag_c = _log_c(lam)

@@ -1,0 +1,173 @@
+"""The PLD engine end to end (:mod:`dpjax.accounting.pld.engine`): ``profile`` and ``epsilon``
+of a noise after ``K`` uses, judged against references outside the engine.
+
+References and tolerances:
+
+* closed forms: ``K`` uses of ``N(0, sigma^2)`` at l2-sensitivity ``Delta`` are one use of
+  ``N(0, sigma^2 / K)`` (mu-GDP with ``mu = sqrt(K) Delta / sigma``; Balle & Wang 2018,
+  Thm 8), evaluated in 50-digit mpmath; one use of Laplace is
+  ``[1 - exp((eps - Delta / b) / 2)]_+`` (App. F(b) of flipped-huber-mechanism).  The
+  engine must be *above* (certified) and, at bin width ``1e-4``, within ``1e-6`` relative
+  in ``delta`` (measured: ``2.4e-7`` at ``delta = 5e-5``) and ``3e-4`` relative in
+  ``epsilon`` (measured: ``1.0e-4`` at ``delta = 1e-10``);
+* dp_accounting's PLD accountant (connect-the-dots, both adjacencies, same bin width
+  ``1e-3``): the same pessimistic discretisation, so ``delta`` agrees to ``1e-6`` relative
+  (measured: ``2e-10``) and ``epsilon`` to ``1e-5`` absolute (measured: ``< 1e-9``);
+* the worse adjacency: with Poisson subsampling the engine reports the maximum of the
+  ``remove`` and ``add`` pairs (Zhu, Dong & Wang 2022, Thm 11), built and composed here
+  from their own PLDs; for ``K = 10`` uses of ``Lap(2)`` at ``q = 0.1`` the ``add`` pair is
+  the worse one at ``epsilon <= 0.01`` and ``remove`` beyond, so neither alone passes.
+"""
+
+import warnings
+
+import mpmath
+import numpy as np
+import pytest
+from _references import gaussian_delta
+
+from dpjax.accounting.pld import delta_for_epsilon, engine, self_compose, self_compose_size
+from dpjax.accounting.pld import plan as pld_plan
+from dpjax.accounting.pld.subsample import from_subsampled_noise
+from dpjax.noise import Gaussian, Laplace
+
+
+def _one_parameter(family):
+    """The engine's ``noise_fn(scale, shape)`` of a one-parameter family (``shape`` unused);
+    built once per module, so it is the same jit static in every test."""
+
+    def noise_fn(scale, shape):
+        del shape
+        return family(scale)
+
+    return noise_fn
+
+
+gaussian, laplace = _one_parameter(Gaussian), _one_parameter(Laplace)
+
+
+SIGMA, K = 4.0, 16  # K uses of N(0, 4^2) = one use of N(0, 1): mu = 1
+EPS = np.array([0.0, 0.5, 1.0, 2.0, 4.0])
+DELTAS = np.array([1e-3, 1e-6, 1e-10])
+
+
+def _gdp_epsilon(delta):
+    """The exact epsilon of K uses of N(0, SIGMA^2) at ``delta``: the root of the closed form
+    (``mu = sqrt(K) / SIGMA``; decreasing in epsilon) by bisection in 50-digit mpmath."""
+    with mpmath.workdps(50):
+        lo, hi = mpmath.mpf(0), mpmath.mpf(40)
+        for _ in range(120):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if gaussian_delta(mid, SIGMA, 1.0, K) > delta else (lo, mid)
+        return float(hi)
+
+
+@pytest.fixture(scope="module")
+def composed_gaussian():
+    """``delta(EPS)`` and ``epsilon(DELTAS)`` of K uses of N(0, SIGMA^2), no note expected."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pld_plan.EngineNote)  # the grid fits: no coarsening
+        delta = engine.profile(gaussian, SIGMA, 0.0, 1.0, EPS, compositions=K)
+        eps = engine.epsilon(gaussian, SIGMA, 0.0, 1.0, DELTAS, compositions=K)
+    return delta, eps
+
+
+def test_composed_gaussian_profile_is_one_gaussian(composed_gaussian):
+    delta, _ = composed_gaussian
+    with mpmath.workdps(50):
+        exact = np.array([float(gaussian_delta(e, SIGMA, 1.0, K)) for e in EPS])
+    assert delta.shape == EPS.shape
+    assert np.all(delta >= exact)  # certified
+    np.testing.assert_allclose(delta, exact, rtol=1e-6)
+
+
+def test_composed_gaussian_epsilon_is_one_gaussian(composed_gaussian):
+    _, eps = composed_gaussian
+    exact = np.array([_gdp_epsilon(d) for d in DELTAS])
+    assert np.all(eps >= exact)  # certified
+    np.testing.assert_allclose(eps, exact, rtol=3e-4)
+    # the profile at the returned epsilon meets the target (the certificate, re-checked)
+    with mpmath.workdps(50):
+        assert all(gaussian_delta(e, SIGMA, 1.0, K) <= d for e, d in zip(eps, DELTAS, strict=True))
+
+
+def test_one_laplace_use_is_the_closed_form():
+    b, sens = 2.0, 1.0
+    eps = np.array([0.0, 0.1, 0.3, 0.5, 0.8])
+    got = engine.profile(laplace, b, 0.0, sens, eps)
+    exact = np.maximum(-np.expm1((eps - sens / b) / 2.0), 0.0)
+    assert np.all(got >= exact)
+    np.testing.assert_allclose(got, exact, rtol=1e-6, atol=1e-12)
+
+
+# ------------------------------------------------------------------ the worse adjacency
+
+B, Q, T, H = 2.0, 0.1, 10, 1e-3
+EPS_SUB = np.array([0.001, 0.01, 0.02, 0.05, 0.5])
+
+
+@pytest.fixture(scope="module")
+def dp_accounting_laplace():
+    from dp_accounting.pld import privacy_loss_distribution as pldm
+
+    return pldm.from_laplace_mechanism(
+        B, sampling_prob=Q, value_discretization_interval=H, use_connect_dots=True
+    ).self_compose(T)
+
+
+def test_subsampled_profile_is_the_worse_adjacency(dp_accounting_laplace):
+    got = engine.profile(laplace, B, 0.0, 1.0, EPS_SUB, compositions=T, sampling_rate=Q,
+                         bin_width=H)
+    per = {}
+    for adjacency, one in from_subsampled_noise(Laplace(B), 1.0, Q, H).items():
+        composed = self_compose(one, T, self_compose_size(one, T))
+        per[adjacency] = np.asarray(delta_for_epsilon(composed, EPS_SUB))
+    # each adjacency is the worse one somewhere: reporting either alone would be too small
+    assert np.all((per["add"] > per["remove"]) == (EPS_SUB <= 0.01))
+    np.testing.assert_allclose(got, np.maximum(per["add"], per["remove"]), rtol=1e-9)
+    ref = np.array([dp_accounting_laplace.get_delta_for_epsilon(e) for e in EPS_SUB])
+    np.testing.assert_allclose(got, ref, rtol=1e-6)
+
+
+def test_subsampled_epsilon_against_dp_accounting(dp_accounting_laplace):
+    deltas = np.array([1e-2, 1e-4, 1e-6])
+    got = engine.epsilon(laplace, B, 0.0, 1.0, deltas, compositions=T, sampling_rate=Q,
+                         bin_width=H)
+    ref = np.array([dp_accounting_laplace.get_epsilon_for_delta(d) for d in deltas])
+    np.testing.assert_allclose(got, ref, atol=1e-5)
+    assert np.all(got >= ref - 1e-9)
+
+
+# ------------------------------------------------------------------ the plan's note
+
+
+def test_coarsened_plan_says_so_and_stays_certified(monkeypatch):
+    monkeypatch.setenv(pld_plan.MAX_POINTS_ENV, "4096")
+    p = pld_plan.plan(gaussian, SIGMA, 0.0, 1.0, None, K, 1e-4)
+    assert p.bin_width > 1e-4 and "coarsened" in p.note
+    assert p.sizes.grid <= 4096 and p.sizes.fft <= 4096
+    with pytest.warns(pld_plan.EngineNote, match="coarsened"):
+        delta = engine.profile(gaussian, SIGMA, 0.0, 1.0, EPS[1:], compositions=K)
+    with mpmath.workdps(50):
+        exact = np.array([float(gaussian_delta(e, SIGMA, 1.0, K)) for e in EPS[1:]])
+    assert np.all(delta >= exact)  # coarser, still an upper bound
+    assert np.all(delta <= 1.2 * exact)  # and still informative at this cap
+
+
+# ------------------------------------------------------------------ compile once
+
+
+def test_kernel_compiles_once_for_scales_compositions_and_epsilons():
+    """Scale, ``K``, sensitivity and epsilon are traced: one compile for all of them."""
+    sizes = pld_plan.sizes_for(gaussian, np.array([3.0, 4.0, 5.0]), 0.0, 1.0, None, K, H)
+    kernel = engine.log_delta_kernel
+    static = dict(noise_fn=gaussian, bin_width=H, sizes=sizes, subsampled=False)
+    before = kernel._cache_size()
+    for scale, uses in ((4.0, K), (3.0, 9), (5.0, 16), (4.0, 4)):
+        eps = np.array([0.5, 1.0, 2.0]) * uses / K
+        got = np.exp(np.asarray(kernel(scale, 0.0, 1.0, 1.0, float(uses), eps, **static)))
+        with mpmath.workdps(50):
+            exact = np.array([float(gaussian_delta(e, scale, 1.0, uses)) for e in eps])
+        assert np.all(got >= exact)
+        np.testing.assert_allclose(got, exact, rtol=1e-4)
+    assert kernel._cache_size() == before + 1

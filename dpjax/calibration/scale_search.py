@@ -23,7 +23,7 @@ from dpjax._batching import padded_size
 from dpjax.accounting.pld.engine import _STATIC, _scalar_args, log_delta_kernel
 from dpjax.accounting.pld.plan import Sizes, sizes_for
 from dpjax.certificate import log_target
-from dpjax.numerics import float64_kernel, roots
+from dpjax.numerics import Status, float64_kernel, roots
 
 
 def _objective(shape, sensitivity, sampling_rate, compositions, eps, level, **static):
@@ -216,8 +216,8 @@ def calibrate_scale(
                 where = np.searchsorted(rows, todo)
                 for name, value in root._asdict().items():
                     getattr(out, name)[where] = value
-            too_small = root.status == roots.FEASIBLE_BAD
-            too_big = root.status == roots.INFEASIBLE_GOOD
+            too_small = root.status == Status.BRACKET_TOO_SMALL
+            too_big = root.status == Status.INFEASIBLE
             if fb_up is not None:
                 too_big &= hi[todo] < fb_up[todo]
             else:
@@ -235,7 +235,7 @@ def calibrate_scale(
         # the warm start needs the coarse root only to ~1e-5 (the warm bracket's secant
         # step absorbs it): fewer coarse evaluations
         coarse = bracketed_search(h_coarse, all_rows, max(tolerance, COARSE_TOLERANCE))
-        warm = coarse.status == roots.OK
+        warm = coarse.status == Status.OPTIMAL
     else:
         warm = np.zeros(eps.size, bool)
     final = roots.Root(
@@ -243,7 +243,7 @@ def calibrate_scale(
         aux=np.full((eps.size, 2), np.nan),
         bad=np.full(eps.size, np.nan),
         slope=np.full(eps.size, np.nan),
-        status=np.full(eps.size, roots.NOT_CONVERGED, np.int32),
+        status=np.full(eps.size, Status.MAX_ITERATIONS, np.int32),
         evaluations=np.zeros(eps.size),
     )
 
@@ -278,12 +278,12 @@ def calibrate_scale(
         known_g, known_b = np.isfinite(root.good), np.isfinite(root.bad)
         hi[rows] = np.where(known_g, np.exp(root.good), hi[rows])
         lo[rows] = np.where(known_b, np.exp(root.bad), lo[rows])
-    rest = all_rows[final.status != roots.OK]
+    rest = all_rows[final.status != Status.OPTIMAL]
     if rest.size:
         store(rest, bracketed_search(bin_width, rest, tolerance))
     status = final.status.reshape(out_shape)
     scale = final.aux[:, 1].reshape(out_shape)
     log_d = final.aux[:, 0].reshape(out_shape)
-    ok = (status == roots.OK) & (log_d <= level.reshape(out_shape))
+    ok = (status == Status.OPTIMAL) & (log_d <= level.reshape(out_shape))
     scale = np.where(np.isfinite(scale), scale, upper_b.reshape(out_shape))
     return ScaleCalibration(scale, np.exp(log_d), ok, status)

@@ -23,18 +23,17 @@ dimensions.  The l1-shell ``{r <= ||x||_1 < r + dr}`` has area ``4 r dr``, so wi
    E\|X\|_1 = \Delta\, M(\gamma) / N(\gamma),
 
 minimised over ``gamma`` by a fixed-iteration golden-section search
-(jit/vmap-safe).  ``gamma = 0`` or ``1`` is the plain l1-exponential staircase
+(:func:`dpjax.numerics.golden_section`; jit/vmap-safe).  ``gamma = 0`` or ``1`` is the plain l1-exponential staircase
 with unit steps.
 """
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-_INV_PHI = 0.6180339887498949
+from dpjax.numerics import golden_section
 
 
 def staircase_2d_mae(
@@ -66,16 +65,11 @@ def staircase_2d_l1_error(
       3.9962
     """
     epsilon = jnp.asarray(epsilon)
-    lo = jnp.zeros_like(epsilon)
-    hi = jnp.ones_like(epsilon)
-
-    def body(_, carry):
-        a, b = carry
-        c = b - _INV_PHI * (b - a)
-        d = a + _INV_PHI * (b - a)
-        left = staircase_2d_mae(epsilon, c) <= staircase_2d_mae(epsilon, d)
-        return jnp.where(left, a, c), jnp.where(left, d, b)
-
-    a, b = jax.lax.fori_loop(0, num_iterations, body, (lo, hi))
+    a, b = golden_section(
+        lambda g: staircase_2d_mae(epsilon, g),
+        jnp.zeros_like(epsilon),
+        jnp.ones_like(epsilon),
+        num_iterations,
+    )
     gamma = 0.5 * (a + b)
     return gamma, staircase_2d_mae(epsilon, gamma, l1_sensitivity)

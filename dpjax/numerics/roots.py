@@ -4,42 +4,30 @@ Every search here is pure and jit/vmap-safe, and reports a :class:`Status` per p
 (``dpjax.numerics.Status``, the enum shared with :mod:`solvers`) instead of raising, so
 one infeasible point does not kill a grid (cf. ``optimistix/_solver/bisection.py``).
 
-**Fixed-iteration bisection** (:func:`bisect_bracket`, :func:`bisect_monotone`).
-Calibration asks "the least scale at which the target is met" for a whole grid of
-targets at once.  A fixed number of halvings does the same work at every grid point (no
-data-dependent trip count under ``vmap``): after ``n`` halvings of ``[good, bad]`` the
-bracket width is ``|bad - good| 2^{-n}`` and the ``good`` end, where the predicate
-holds, is the answer, so it is always on the safe side.  Bisect in log space by passing
-log-transformed ends and a predicate that exponentiates.
+**Fixed-iteration bisection** (:func:`bisect_bracket`, :func:`bisect_monotone`;
+:func:`bisect_host` for predicates that cannot be traced).  Calibration asks "the least
+scale at which the target is met" for a whole grid of targets at once.  A fixed number
+of halvings does the same work at every grid point (no data-dependent trip count under
+``vmap``), and the ``good`` end, where the predicate holds, is the answer, so it is
+always on the safe side.  Bisect in log space by passing log-transformed ends and a
+predicate that exponentiates.
 
 **Calibration searches** (:func:`illinois`, :func:`warm_bracket`).  Calibrating a scale
-through the PLD engine means finding the root of a decreasing function ``F`` of
-``x = log scale`` (``F <= 0``: private) whose evaluation is a whole PLD composition, so
-evaluations are what costs:
-
-* :func:`illinois`: Illinois regula falsi on a bracket ``[bad, good]`` with an absolute
-  tolerance on ``x``; every secant point is nudged ``tol / 2`` towards the stale end, so
-  once the secant is accurate the bracket collapses in one step instead of creeping
-  from one side (Brent's rule); a secant point outside the bracket is replaced by the
-  midpoint.  On the nearly linear ``F`` of calibration it needs 8 evaluations for
-  ``tol = 1e-7`` from a bracket of a factor 1.5 (a forced bisection every few steps,
-  tried, only added evaluations on smooth, convex and step-shaped test functions).
-* :func:`warm_bracket`: from a warm start ``x0`` and a slope (e.g. the root and secant
-  slope of the same search on a coarser grid) one evaluation at ``x0``, one Newton
-  step, one secant step, and the two points ``x2 -+ tol / 2``: four evaluations certify
-  a bracket of width ``tol`` when the warm start is good; otherwise the best known ends
-  are returned for a fallback :func:`illinois`.
-
-Both return the good end (``F <= 0``) with the auxiliary value of the evaluation *at
-that point* (the certified ``log delta``): nothing is inferred, so the value returned
-is the value of the returned scale.  ``f(x) -> (F, aux)`` has a single call site in
-each loop (one compile).
+through the PLD engine means finding the root of a decreasing ``F(x = log scale)``
+(``F <= 0``: private) whose evaluation is a whole PLD composition, so evaluations are
+what costs: Illinois regula falsi with Brent's nudge (8 evaluations for ``tol = 1e-7``
+from a bracket of a factor 1.5 on the nearly linear ``F`` of calibration), and a
+four-evaluation bracket from a warm start (the root and slope of the same search on a
+coarser grid).  Both return the good end (``F <= 0``) with the auxiliary value of the
+evaluation *at that point* (the certified ``log delta``): nothing is inferred, so the
+value returned is the value of the returned scale.  ``f(x) -> (F, aux)`` has a single
+call site in each loop (one compile).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -123,11 +111,8 @@ def bisect_monotone(
 ) -> BisectionResult:
     r"""Shrink ``[good, bad]`` around the boundary of a monotone predicate, with a status.
 
-    :func:`bisect_bracket` after checking both ends: ``predicate(x)`` must be a boolean
-    array that is true on one side of a single boundary (the ``good`` side) and false on
-    the other, elementwise.  After ``num_iterations`` halvings the bracket width is
-    ``|bad - good| / 2**num_iterations``; the ``good`` end is returned so the answer
-    always satisfies the predicate (for calibration: always private).
+    :func:`bisect_bracket` (same formula) after checking both ends; the ``good`` end is
+    returned, so the answer always satisfies the predicate (for calibration: private).
 
     Args:
       predicate: elementwise monotone boolean function (traceable).
@@ -163,6 +148,42 @@ def bisect_monotone(
     has_nan = jnp.isnan(g) | jnp.isnan(b)
     status = jnp.where(has_nan & valid, Status.FAILED, status)
     return BisectionResult(good=g, bad=b, status=status)
+
+
+def bisect_host(
+    evaluate: Callable[[float], tuple[bool, Any]], good: float, bad: float,
+    num_iterations: int, good_aux: Any = None,
+) -> tuple[float, Any, float]:
+    r""":func:`bisect_bracket` as a Python loop, for predicates that cannot be traced.
+
+    The same halving (``m = (g + b) / 2``; ``g <- m`` where the predicate holds, else
+    ``b <- m``) when each evaluation is a host computation, e.g. a PLD composition whose
+    grid size depends on the point.  No end checks: the caller has evaluated the ends.
+    Generic numerics (no paper equation).
+
+    Args:
+      evaluate: ``evaluate(x) -> (holds, aux)`` on a Python float.
+      good: end where the predicate holds.
+      bad: end where it fails.
+      num_iterations: number of halvings.
+      good_aux: ``aux`` at ``good`` (returned if ``good`` never moves).
+
+    Returns:
+      ``(good, aux at good, bad)``.
+
+    Example:
+      >>> bisect_host(lambda x: (x * x <= 2.0, x * x), 0.0, 2.0, 30)[0]
+      1.4142135605216026
+    """
+    good, bad = float(good), float(bad)
+    for _ in range(num_iterations):
+        mid = 0.5 * (good + bad)
+        holds, aux = evaluate(mid)
+        if holds:
+            good, good_aux = mid, aux
+        else:
+            bad = mid
+    return good, good_aux, bad
 
 
 class Root(NamedTuple):
@@ -209,9 +230,11 @@ def illinois(
 
     .. math:: x = \frac{g\, m_b - b\, m_g}{m_b - m_g} \pm \tfrac{\mathrm{tol}}{2},
 
-    nudged towards the stale end and replaced by the midpoint when it leaves the
-    bracket.  Generic numerics (no paper equation): the root search of the PLD scale
-    calibration (:mod:`dpjax.calibration.scale_search`).
+    nudged ``tol / 2`` towards the stale end (so that once the secant is accurate the
+    bracket collapses in one step instead of creeping from one side; a forced bisection
+    every few steps, tried, only added evaluations on smooth, convex and step-shaped test
+    functions) and replaced by the midpoint when it leaves the bracket.  Generic numerics
+    (no paper equation): the root search of :mod:`dpjax.calibration.scale_search`.
 
     Args:
       f: ``f(x) -> (F, aux)``, ``F`` decreasing across the bracket (traceable; ``aux`` any

@@ -73,7 +73,7 @@ from dpjax.numerics import (
 #: Documented error constant of :func:`log_delta_osgt` / :func:`log_delta_osgt_unit`
 #: (``|log delta_computed - log delta_true| <= ERROR (1 + |log delta|)``): largest measured
 #: ratio 2e-15 against 150-digit mpmath for k in [0, 1e4], Delta / rho in [1e-6, 1e3] and
-#: epsilon on both sides of the kink (tests/test_fail_closed_kernels.py).
+#: epsilon on both sides of the kink (tests/accounting/test_fail_closed.py).
 ERROR = kernel_error(2e-14)
 
 _LOG2 = 0.6931471805599453

@@ -50,7 +50,7 @@ from dpjax.numerics import (
 #: Documented error constant of the truncated Laplace profile kernels
 #: (``|log delta_computed - log delta_true| <= ERROR (1 + |log delta|)``): largest measured
 #: ratio 6.2e-15 against 100-digit mpmath for c = A / lambda in [1e-3, 1e5]
-#: (tests/test_fail_closed_kernels.py).  The differences that decide the profile
+#: (tests/accounting/test_fail_closed.py).  The differences that decide the profile
 #: (``epsilon - mu``, ``epsilon - c``, ``c - mu``) are formed from the float inputs
 #: with compensated quotients, so no term carries an error ``~ 1e-16 c``.
 ERROR = kernel_error(2e-14)
@@ -180,7 +180,8 @@ def epsilon_truncated_laplace(
     r"""Least ``epsilon`` with ``delta(epsilon) <= delta (1 - MARGIN)``; ``inf`` where the flat
     part ``P(T > A - Delta)`` already exceeds it (no epsilon suffices).
 
-    The profile (module docstring) is constant from ``min(mu, 2c - mu)`` on, so the
+    The profile (module docstring; eq. (26) of flipped-huber-mechanism for ``TL(lambda,
+    A)``) is constant from ``min(mu, 2c - mu)`` on, so the
     bisection (:func:`dpjax.numerics.bisect_monotone`) runs on
 
     .. math:: \epsilon \in [0,\ \min(\mu, 2c - \mu)]

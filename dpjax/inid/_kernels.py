@@ -19,13 +19,27 @@ from dpjax.numerics import float64_kernel, log1mexp
 
 
 def gaussian_abs_moment(p: ArrayLike) -> Array:
-    r"""``E|Z|^p = sqrt(2^p / pi) Gamma((p + 1) / 2)`` for ``Z ~ N(0, 1)`` (proof of Theorem 4)."""
+    r"""``E|Z|^p = sqrt(2^p / pi) Gamma((p + 1) / 2)`` for ``Z ~ N(0, 1)`` (proof of Theorem 4).
+
+    Args:
+      p: the error power ``p > 0``.
+
+    Returns:
+      ``E|Z|^p``.
+    """
     p = jnp.asarray(p)
     return jnp.exp(0.5 * p * jnp.log(2.0) - 0.5 * jnp.log(jnp.pi) + gammaln(0.5 * (p + 1.0)))
 
 
 def laplace_abs_moment(p: ArrayLike) -> Array:
-    r"""``E|T|^p = Gamma(p + 1)`` for ``T ~ Lap(0, 1)`` (proof of Theorem 5)."""
+    r"""``E|T|^p = Gamma(p + 1)`` for ``T ~ Lap(0, 1)`` (proof of Theorem 5).
+
+    Args:
+      p: the error power ``p > 0``.
+
+    Returns:
+      ``E|T|^p``.
+    """
     return jnp.exp(gammaln(jnp.asarray(p) + 1.0))
 
 
@@ -48,6 +62,15 @@ def gaussian_scales(lam: ArrayLike, mu: ArrayLike, p: ArrayLike = 2.0, w: ArrayL
     eq. (9) for ``w = 1`` and Theorem 4 (``sigma_i^2 = lambda_i ||lambda||_1 / mu^2``)
     for ``p = 2``.  Weights: Remark 4 (``w = alpha^2`` is the paper's weighted MSE
     ``sum alpha_i^2 E T_i^2``; see :func:`dpjax.inid.gaussian_design`).
+
+    Args:
+      lam: the profile ``lambda`` (last axis = coordinates; zeros get scale 0).
+      mu: the GDP parameter ``mu`` (``mu0`` of (P2)).
+      p: the error power ``p > 0``.
+      w: error weights ``w_i > 0``.
+
+    Returns:
+      ``sigma``, shaped like ``lam``.
     """
     lam, mu, p, w = (jnp.asarray(v) for v in (lam, mu, p, w))
     w = jnp.broadcast_to(w, lam.shape)
@@ -74,6 +97,15 @@ def laplace_scales(
 
     eq. (12) for ``w = 1``, Theorem 5 (``b_i = lambda_i^{1/3} ||lambda^{2/3}||_1 / eps``)
     for ``p = 2``; with ``budget = epsilon - log(1 - delta)`` Corollary 6.
+
+    Args:
+      lam: the profile ``lambda`` (last axis = coordinates; zeros get scale 0).
+      budget: the l1 loss budget.
+      p: the error power ``p > 0``.
+      w: error weights ``w_i > 0``.
+
+    Returns:
+      ``b``, shaped like ``lam``.
     """
     lam, budget, p, w = (jnp.asarray(v) for v in (lam, budget, p, w))
     w = jnp.broadcast_to(w, lam.shape)
@@ -87,7 +119,15 @@ def laplace_scales(
 
 @float64_kernel
 def gaussian_mu_of(lam: ArrayLike, sigma: ArrayLike) -> Array:
-    r"""Lemma 3: ``mu = sqrt(sum_i lambda_i^2 / sigma_i^2)`` (zero-sensitivity terms are 0)."""
+    r"""Lemma 3: ``mu = sqrt(sum_i lambda_i^2 / sigma_i^2)`` (zero-sensitivity terms are 0).
+
+    Args:
+      lam: the profile ``lambda`` (last axis = coordinates).
+      sigma: the scales ``sigma``.
+
+    Returns:
+      ``mu`` (the last axis reduced).
+    """
     lam, sigma = jnp.asarray(lam), jnp.asarray(sigma)
     pos = lam > 0
     ratio = jnp.where(pos, lam / jnp.where(pos, sigma, 1.0), 0.0)
@@ -96,7 +136,15 @@ def gaussian_mu_of(lam: ArrayLike, sigma: ArrayLike) -> Array:
 
 @float64_kernel
 def laplace_loss_of(lam: ArrayLike, b: ArrayLike) -> Array:
-    r"""Maximal privacy loss of i.n.i.d. Laplace: ``sum_i lambda_i / b_i`` (proof of Theorem 5)."""
+    r"""Maximal privacy loss of i.n.i.d. Laplace: ``sum_i lambda_i / b_i`` (proof of Theorem 5).
+
+    Args:
+      lam: the profile ``lambda`` (last axis = coordinates).
+      b: the scales ``b``.
+
+    Returns:
+      The loss (the last axis reduced).
+    """
     lam, b = jnp.asarray(lam), jnp.asarray(b)
     pos = lam > 0
     return jnp.sum(jnp.where(pos, lam / jnp.where(pos, b, 1.0), 0.0), axis=-1)
@@ -109,6 +157,13 @@ def log_delta_laplace_corollary6(epsilon: ArrayLike, max_loss: ArrayLike) -> Arr
     An upper bound on the i.n.i.d. Laplace profile ``delta(epsilon)`` (proof of
     Corollary 6: the privacy loss never exceeds ``L = sum lambda_i / b_i``).
     ``-inf`` when ``L <= epsilon`` (pure DP).
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      max_loss: the maximal loss ``L``.
+
+    Returns:
+      ``log [1 - e^{epsilon - L}]_+``.
     """
     x = jnp.asarray(epsilon) - jnp.asarray(max_loss)
     neg = x < 0
@@ -116,6 +171,18 @@ def log_delta_laplace_corollary6(epsilon: ArrayLike, max_loss: ArrayLike) -> Arr
 
 
 def expected_error(scales: ArrayLike, moment: ArrayLike, p: ArrayLike, w: ArrayLike = 1.0) -> Array:
-    r"""``E sum_i w_i |T_i|^p = m_p sum_i w_i s_i^p`` for a scale family with ``E|T/s|^p = m_p``."""
+    r"""``E sum_i w_i |T_i|^p = m_p sum_i w_i s_i^p`` for a scale family with ``E|T/s|^p = m_p``.
+
+    The weighted ``l_p^p`` error of Remark 4 of inid-noise-laplace-beats-gaussian.
+
+    Args:
+      scales: the scales ``s`` (last axis = coordinates).
+      moment: ``m_p`` (:func:`gaussian_abs_moment`, :func:`laplace_abs_moment`).
+      p: the error power.
+      w: error weights.
+
+    Returns:
+      The expected error (the last axis reduced).
+    """
     scales = jnp.asarray(scales)
     return jnp.asarray(moment) * jnp.sum(jnp.asarray(w) * scales ** jnp.asarray(p), axis=-1)

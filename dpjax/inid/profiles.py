@@ -26,9 +26,17 @@ NORMS = ("l1", "l2")
 
 
 def validate_profile(profile, name: str = "profile") -> np.ndarray:
-    """A float64 1-D copy of ``profile``.
+    """A float64 1-D copy of ``profile`` (Definition 4 of inid-noise-laplace-beats-gaussian).
 
-    Raises ``ValueError`` if it is empty, non-finite, negative or all zero.
+    Args:
+      profile: the sensitivities ``lambda_i`` (a scalar is one coordinate).
+      name: what to call it in error messages.
+
+    Returns:
+      The profile as a 1-D float64 array.
+
+    Raises:
+      ValueError: if it is empty, non-finite, negative or all zero.
     """
     try:
         lam = np.array(profile, dtype=np.float64)
@@ -51,7 +59,15 @@ def validate_profile(profile, name: str = "profile") -> np.ndarray:
 
 
 def validate_weights(weights, dim: int) -> np.ndarray:
-    """Error weights: ``dim`` finite entries ``> 0`` (``None`` -> ones)."""
+    """Error weights ``w_i`` of the weighted error ``sum_i w_i E|T_i|^p`` (Remark 4).
+
+    Args:
+      weights: ``dim`` finite entries ``> 0``, or ``None`` (ones).
+      dim: the number of coordinates.
+
+    Returns:
+      The weights as a 1-D float64 array.
+    """
     if weights is None:
         return np.ones(dim)
     try:
@@ -66,9 +82,16 @@ def validate_weights(weights, dim: int) -> np.ndarray:
 
 
 def normalize(profile, norm: str = "l2") -> np.ndarray:
-    """``lambda / ||lambda||`` with ``norm`` in ``("l1", "l2")``.
+    r"""``lambda / ||lambda||`` with ``norm`` in ``("l1", "l2")``.
 
     Sec. V normalises to unit l2 for the Gaussian and unit l1 for the Laplace.
+
+    Args:
+      profile: the sensitivity profile.
+      norm: ``"l1"`` or ``"l2"``.
+
+    Returns:
+      The normalised profile.
     """
     lam = validate_profile(profile)
     if norm not in NORMS:
@@ -82,7 +105,15 @@ def make_profile(kind: str, dim: int, norm: str | None = "l2") -> np.ndarray:
     ``uniform``: ``lambda_i = 1``; ``linear``: ``i``; ``quadratic``: ``i^2``;
     ``exponential``: ``e^i`` (generated as ``e^{i-K}``, the same direction,
     so it does not overflow for ``K > 709``); ``one-hot``: ``e_K`` (last
-    coordinate).  ``i = 1..K``.  ``norm``: ``"l1"``, ``"l2"`` or ``None``.
+    coordinate).  ``i = 1..K``.
+
+    Args:
+      kind: one of :data:`KINDS`.
+      dim: the number of coordinates ``K >= 1``.
+      norm: ``"l1"``, ``"l2"`` or ``None`` (not normalised).
+
+    Returns:
+      The profile.
     """
     if kind not in KINDS:
         raise ValueError(f"profile kind must be one of {KINDS}, got {kind!r}")
@@ -105,6 +136,12 @@ def gini(profile) -> float:
     0 for a uniform profile, ``1 - 1/K`` for one-hot.  Computed in
     ``O(K log K)`` from the sorted profile:
     ``sum_{i,j} |x_i - x_j| = 2 sum_i (2i - K - 1) x_(i)``.
+
+    Args:
+      profile: the sensitivity profile.
+
+    Returns:
+      The Gini coefficient.
     """
     lam = np.sort(validate_profile(profile))
     k = lam.size
@@ -115,7 +152,16 @@ def gini(profile) -> float:
 def sensitivity_norm(profile, p: float) -> float:
     r"""``||lambda||_p``: an upper bound on ``Delta_p`` (Remark 1; see module caveat).
 
+    .. math:: \|\lambda\|_p = \Big(\sum_i \lambda_i^p\Big)^{1/p} \ge \Delta_p .
+
     Exact for ``p = inf``; for finite ``p`` exact only for decoupled coordinates.
+
+    Args:
+      profile: the sensitivity profile.
+      p: ``p >= 1`` or ``inf``.
+
+    Returns:
+      ``||lambda||_p``.
     """
     lam = validate_profile(profile)
     if p == np.inf:

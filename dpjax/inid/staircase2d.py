@@ -23,8 +23,8 @@ dimensions.  The l1-shell ``{r <= ||x||_1 < r + dr}`` has area ``4 r dr``, so wi
    E\|X\|_1 = \Delta\, M(\gamma) / N(\gamma),
 
 minimised over ``gamma`` by a fixed-iteration golden-section search
-(:func:`dpjax.numerics.golden_section`; jit/vmap-safe).  ``gamma = 0`` or ``1`` is the plain l1-exponential staircase
-with unit steps.
+(:func:`dpjax.numerics.golden_section`; jit/vmap-safe).  ``gamma = 0`` or ``1`` is the
+plain l1-exponential staircase with unit steps.
 """
 
 from __future__ import annotations
@@ -39,7 +39,19 @@ from dpjax.numerics import golden_section
 def staircase_2d_mae(
     epsilon: ArrayLike, gamma: ArrayLike, l1_sensitivity: ArrayLike = 1.0
 ) -> Array:
-    """``E||X||_1`` of the 2-D staircase with parameter ``gamma`` (module docstring)."""
+    r"""``E||X||_1`` of the 2-D staircase with parameter ``gamma``: ``Delta M(gamma) / N(gamma)``.
+
+    The closed form of the module docstring (Geng, Kairouz, Oh & Viswanath 2015; the
+    comparator of Table II of inid-noise-laplace-beats-gaussian).
+
+    Args:
+      epsilon: ``epsilon > 0``.
+      gamma: the step parameter ``gamma`` in ``[0, 1]``.
+      l1_sensitivity: ``Delta``.
+
+    Returns:
+      ``E||X||_1``, broadcast over the inputs.
+    """
     epsilon, gamma = jnp.asarray(epsilon), jnp.asarray(gamma)
     q = jnp.exp(-epsilon)
     omq = -jnp.expm1(-epsilon)
@@ -56,7 +68,19 @@ def staircase_2d_mae(
 def staircase_2d_l1_error(
     epsilon: ArrayLike, l1_sensitivity: ArrayLike = 1.0, num_iterations: int = 90
 ) -> tuple[Array, Array]:
-    """``(gamma*, least E||X||_1)`` of the l1-optimal 2-D staircase (Table II's "Staircase" row).
+    r"""``(gamma*, least E||X||_1)`` of the l1-optimal 2-D staircase (Table II's "Staircase" row).
+
+    .. math:: \gamma^* = \arg\min_{\gamma \in [0, 1]} \Delta\, M(\gamma) / N(\gamma)
+
+    (module docstring; Table II of inid-noise-laplace-beats-gaussian), by golden section.
+
+    Args:
+      epsilon: ``epsilon > 0``.
+      l1_sensitivity: ``Delta``.
+      num_iterations: static number of golden-section steps.
+
+    Returns:
+      ``(gamma*, E||X||_1 at gamma*)``.
 
     Example:
       >>> import jax; jax.config.update("jax_enable_x64", True)

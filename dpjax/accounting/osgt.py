@@ -57,9 +57,8 @@ from dpjax.certificate import (
     reported_delta,
 )
 from dpjax.numerics import (
-    Status,
-    bisect_monotone,
     float64_kernel,
+    least_feasible,
     log1mexp,
     log_mills_step,
     log_Q,
@@ -176,7 +175,7 @@ def epsilon_osgt(
     num_iterations: int = 100,
 ) -> Array:
     r"""Least ``epsilon`` with ``delta(epsilon) <= delta (1 - MARGIN)`` (the feasible end of a
-    bisection, :func:`dpjax.numerics.bisect_monotone`).
+    bisection, :func:`dpjax.numerics.least_feasible`).
 
     Bracket ``[0, eps_hi]`` with
 
@@ -210,8 +209,5 @@ def epsilon_osgt(
     def ok(e):
         return log_delta_osgt(e, vartheta, rho, sens) <= level
 
-    res = bisect_monotone(ok, good=hi, bad=jnp.zeros_like(hi), num_iterations=num_iterations)
-    # BRACKET_TOO_SMALL: even epsilon = 0 is feasible; INFEASIBLE: the upper end fails
-    eps = jnp.where(res.status == Status.OPTIMAL, res.good, jnp.inf)
-    eps = jnp.where(res.status == Status.BRACKET_TOO_SMALL, 0.0, eps)
-    return jnp.where(delta > 0, eps, jnp.inf)
+    # 0 where even epsilon = 0 is feasible, inf where the upper end fails
+    return jnp.where(delta > 0, least_feasible(ok, hi, num_iterations), jnp.inf)

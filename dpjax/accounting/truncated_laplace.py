@@ -39,9 +39,8 @@ from dpjax.certificate import (
     reported_epsilon,
 )
 from dpjax.numerics import (
-    Status,
-    bisect_monotone,
     float64_kernel,
+    least_feasible,
     log1mexp,
     logaddexp,
     quotient,
@@ -182,7 +181,7 @@ def epsilon_truncated_laplace(
 
     The profile (module docstring; eq. (26) of flipped-huber-mechanism for ``TL(lambda,
     A)``) is constant from ``min(mu, 2c - mu)`` on, so the
-    bisection (:func:`dpjax.numerics.bisect_monotone`) runs on
+    bisection (:func:`dpjax.numerics.least_feasible`) runs on
 
     .. math:: \epsilon \in [0,\ \min(\mu, 2c - \mu)]
 
@@ -209,11 +208,8 @@ def epsilon_truncated_laplace(
     def ok(e):
         return log_delta_truncated_laplace(e, scale, bound, sens) <= level
 
-    res = bisect_monotone(ok, good=kink, bad=jnp.zeros_like(kink), num_iterations=num_iterations)
-    # BRACKET_TOO_SMALL: even epsilon = 0 is feasible; INFEASIBLE: the flat part exceeds delta
-    eps = jnp.where(res.status == Status.OPTIMAL, res.good, jnp.inf)
-    eps = jnp.where(res.status == Status.BRACKET_TOO_SMALL, 0.0, eps)
-    return jnp.where(delta > 0, eps, jnp.inf)
+    # 0 where even epsilon = 0 is feasible, inf where the upper end fails
+    return jnp.where(delta > 0, least_feasible(ok, kink, num_iterations), jnp.inf)
 
 
 @float64_kernel

@@ -43,9 +43,10 @@ def laplace_abs_moment(p: ArrayLike) -> Array:
     return jnp.exp(gammaln(jnp.asarray(p) + 1.0))
 
 
-def _pos_log(lam: Array) -> tuple[Array, Array]:
+def _logs(lam: Array, w: Array) -> tuple[Array, Array, Array]:
+    """``(lambda > 0, log lambda (0 where lambda = 0), log w)``, ``w`` broadcast to ``lambda``."""
     pos = lam > 0
-    return pos, jnp.log(jnp.where(pos, lam, 1.0))
+    return pos, jnp.log(jnp.where(pos, lam, 1.0)), jnp.log(jnp.broadcast_to(w, lam.shape))
 
 
 @float64_kernel
@@ -73,9 +74,7 @@ def gaussian_scales(lam: ArrayLike, mu: ArrayLike, p: ArrayLike = 2.0, w: ArrayL
       ``sigma``, shaped like ``lam``.
     """
     lam, mu, p, w = (jnp.asarray(v) for v in (lam, mu, p, w))
-    w = jnp.broadcast_to(w, lam.shape)
-    pos, log_lam = _pos_log(lam)
-    log_w = jnp.log(w)
+    pos, log_lam, log_w = _logs(lam, w)
     terms = jnp.where(pos, jnp.exp((2.0 * p * log_lam + 2.0 * log_w) / (p + 2.0)), 0.0)
     s = jnp.sum(terms, axis=-1, keepdims=True)
     sigma = jnp.exp((2.0 * log_lam - log_w) / (p + 2.0)) * jnp.sqrt(s) / jnp.expand_dims(mu, -1)
@@ -108,9 +107,7 @@ def laplace_scales(
       ``b``, shaped like ``lam``.
     """
     lam, budget, p, w = (jnp.asarray(v) for v in (lam, budget, p, w))
-    w = jnp.broadcast_to(w, lam.shape)
-    pos, log_lam = _pos_log(lam)
-    log_w = jnp.log(w)
+    pos, log_lam, log_w = _logs(lam, w)
     terms = jnp.where(pos, jnp.exp((p * log_lam + log_w) / (p + 1.0)), 0.0)
     s = jnp.sum(terms, axis=-1, keepdims=True)
     b = jnp.exp((log_lam - log_w) / (p + 1.0)) * s / jnp.expand_dims(budget, -1)

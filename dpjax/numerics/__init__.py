@@ -34,6 +34,7 @@ from dpjax.numerics.roots import (
     bisect_host,
     bisect_monotone,
     illinois,
+    least_feasible,
     warm_bracket,
 )
 
@@ -52,6 +53,7 @@ __all__ = [
     "golden_section",
     "illinois",
     "integrate_panels",
+    "least_feasible",
     "log1mexp",
     "log_Q",
     "log_Q_inv",

@@ -71,9 +71,7 @@ def bisect_bracket(
 
     No end checks and no status: the predicate is traced once (short compiles) and the
     caller checks or certifies the returned end (:func:`bisect_monotone` adds the checks).
-    Generic numerics (no paper equation); the calibrations bisect this way on ``log``
-    scale (e.g. Sec. V of flipped-huber-mechanism, App. B of
-    inid-noise-laplace-beats-gaussian).
+    Generic numerics (no paper equation).
 
     Args:
       predicate: elementwise monotone boolean function (traceable), true on the ``good``
@@ -150,16 +148,37 @@ def bisect_monotone(
     return BisectionResult(good=g, bad=b, status=status)
 
 
+def least_feasible(
+    predicate: Callable[[Array], Array], upper: ArrayLike, num_iterations: int = 100
+) -> Array:
+    r"""The least ``x`` in ``[0, upper]`` where ``predicate`` holds (it holds above a boundary).
+
+    .. math:: x^* = \min\{x \in [0, \mathrm{upper}] : \mathrm{predicate}(x)\}
+
+    by :func:`bisect_monotone` on ``[upper, 0]``: ``0`` where the predicate holds at 0,
+    ``inf`` where it fails at ``upper``.  E.g. the least certified ``epsilon`` of a
+    profile.  Generic numerics (no paper equation).
+
+    Args:
+      predicate: elementwise monotone boolean function (traceable).
+      upper: upper end of the bracket (array).
+      num_iterations: static number of halvings.
+
+    Returns:
+      ``x*``, shaped like ``upper``.
+    """
+    upper = jnp.asarray(upper)
+    res = bisect_monotone(predicate, good=upper, bad=jnp.zeros_like(upper),
+                          num_iterations=num_iterations)
+    x = jnp.where(res.status == Status.OPTIMAL, res.good, jnp.inf)
+    return jnp.where(res.status == Status.BRACKET_TOO_SMALL, 0.0, x)
+
 def bisect_host(
     evaluate: Callable[[float], tuple[bool, Any]], good: float, bad: float,
     num_iterations: int, good_aux: Any = None,
 ) -> tuple[float, Any, float]:
-    r""":func:`bisect_bracket` as a Python loop, for predicates that cannot be traced.
-
-    The same halving (``m = (g + b) / 2``; ``g <- m`` where the predicate holds, else
-    ``b <- m``) when each evaluation is a host computation, e.g. a PLD composition whose
-    grid size depends on the point.  No end checks: the caller has evaluated the ends.
-    Generic numerics (no paper equation).
+    r""":func:`bisect_bracket` (same formula) as a Python loop, for predicates that cannot be
+    traced (e.g. a PLD composition whose grid size depends on the point).  No end checks.
 
     Args:
       evaluate: ``evaluate(x) -> (holds, aux)`` on a Python float.
@@ -304,19 +323,11 @@ def illinois(
         n["i"] = i + 1
         return n
 
-    c0 = dict(
-        i=jnp.zeros((), jnp.int32),
-        g=good,
-        fg=nan,
-        ag=aux0,
-        mg=nan,
-        b=bad,
-        fb=nan,
-        mb=nan,
-        last=jnp.zeros((), jnp.int32),
-        f0=nan,
-        f1=nan,
-    )
+    # i: evaluations; g/b: the ends, fg/fb their values, mg/mb the (Illinois-halved) values
+    # the secant uses, ag the aux at g; last: side of the last point; f0/f1: F at the ends
+    zero = jnp.zeros((), jnp.int32)
+    c0 = dict(i=zero, g=good, fg=nan, ag=aux0, mg=nan, b=bad, fb=nan, mb=nan, last=zero,
+              f0=nan, f1=nan)
     c = jax.lax.while_loop(cond, body, c0)
     status = jnp.where(
         c["f0"] > 0,

@@ -1,46 +1,52 @@
 """The one batching helper: canonical padded batch shapes (few compiles), and sharding.
 
-A jitted kernel compiles once per input shape.  The façade flattens the
-broadcast targets and pads them to the next power of two (repeating the last
-element), so scalars, length-3 and length-4 targets share one compilation;
-outputs are cut back and reshaped.  Used only on host arrays at the façade.
+A jitted kernel compiles once per input shape.  Batches are flattened and padded up to a
+canonical size, so that scalars, length-3 and length-4 batches share one compilation;
+outputs are cut back and reshaped.  Two ladders of sizes:
+
+* :func:`padded_size`: the next power of two (at least ``minimum``), for batches of
+  targets (:func:`call_padded`, :func:`padded`, :func:`shard`);
+* :func:`bucket`: ``{1, 1.25, 1.5, 1.75} * 2^k``, a finer ladder for static grid lengths.
+
+Padding repeats the last element (:func:`pad`), which keeps an elementwise kernel's
+padded rows valid inputs; a kernel that reduces over the batch (e.g. a sum over the
+coordinates of a profile) pads with a neutral value instead (``pad(x, size, fill=0)``).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import jax.numpy as jnp
 import numpy as np
 
 
-def padded_size(n: int) -> int:
-    """Next power of two >= ``n`` (at least 1)."""
-    return 1 << max(int(n) - 1, 0).bit_length()
+def padded_size(n: int, minimum: int = 1) -> int:
+    """The next power of two ``>= max(n, minimum)``.
 
+    Args:
+      n: the true batch size.
+      minimum: the least size returned (a power of two, so that the ladder stays one).
 
-def call_padded(kernel: Callable, *args) -> tuple[np.ndarray, ...]:
-    """``kernel(*args)`` elementwise over broadcast ``args``, compiled for a padded 1-D shape.
-
-    ``kernel`` must be elementwise (outputs shaped like its broadcast inputs)
-    and return an array or a tuple of arrays.  Returns NumPy arrays shaped
-    like the broadcast inputs.
+    Returns:
+      ``2^ceil(log2(max(n, minimum, 1)))``.
     """
-    arrays = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in args))
-    shape = arrays[0].shape
-    n = int(np.prod(shape, dtype=np.int64))
-    size = padded_size(n)
-    flat = [np.pad(a.ravel(), (0, size - n), mode="edge") for a in arrays]
-    out = kernel(*(jnp.asarray(f) for f in flat))
-    single = not isinstance(out, tuple)
-    outs = (out,) if single else out
-    result = tuple(np.asarray(o)[:n].reshape(shape) for o in outs)
-    return result[0] if single else result
+    return 1 << (max(int(n), int(minimum), 1) - 1).bit_length()
 
 
 def bucket(n: int) -> int:
-    """Round a size up to ``{1, 1.25, 1.5, 1.75} * 2^k`` (at least 8): a finer ladder than
-    :func:`padded_size` for static grid lengths (few distinct compiles, at most 25% waste)."""
+    """Round a size up to ``{1, 1.25, 1.5, 1.75} * 2^k`` (at least 8).
+
+    A finer ladder than :func:`padded_size` for static grid lengths: few distinct
+    compiles, at most 25% waste.
+
+    Args:
+      n: the size needed.
+
+    Returns:
+      The least ladder size ``>= n``.
+    """
     n = max(int(n), 8)
     p = 1 << (n.bit_length() - 1)
     for f in (1.0, 1.25, 1.5, 1.75, 2.0):
@@ -49,12 +55,89 @@ def bucket(n: int) -> int:
     return 2 * p
 
 
+def pad(x, size: int, fill: float | None = None):
+    """``x`` flattened and padded to ``size`` entries (NumPy in, NumPy out; JAX in, JAX out).
+
+    Args:
+      x: an array (NumPy, or JAX: traceable).
+      size: the padded length, ``>= x.size``.
+      fill: the value of the padding; ``None`` repeats the last element (zeros if ``x`` is
+        empty).
+
+    Returns:
+      The 1-D padded array.
+    """
+    xp = np if isinstance(x, np.ndarray) else jnp
+    flat = xp.reshape(x, -1)
+    n = flat.shape[0]
+    if fill is not None:
+        return xp.concatenate([flat, xp.full(size - n, fill, flat.dtype)])
+    if n == 0:
+        return xp.zeros(size, flat.dtype)
+    return xp.pad(flat, (0, size - n), mode="edge")
+
+
+def call_padded(kernel: Callable, *args, minimum: int = 1) -> tuple[np.ndarray, ...]:
+    """``kernel(*args)`` elementwise over broadcast ``args``, compiled for a padded 1-D shape.
+
+    Args:
+      kernel: elementwise in its arguments (outputs shaped like its broadcast inputs);
+        returns an array or a tuple of arrays.
+      *args: host arrays (broadcast together, as float64).
+      minimum: least padded size (:func:`padded_size`).
+
+    Returns:
+      NumPy arrays shaped like the broadcast inputs (one, or a tuple like ``kernel``'s).
+    """
+    arrays = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in args))
+    shape = arrays[0].shape
+    n = int(np.prod(shape, dtype=np.int64))
+    size = padded_size(n, minimum)
+    out = kernel(*(jnp.asarray(pad(a, size)) for a in arrays))
+    single = not isinstance(out, tuple)
+    outs = (out,) if single else out
+    result = tuple(np.asarray(o)[:n].reshape(shape) for o in outs)
+    return result[0] if single else result
+
+
+def padded(minimum: int = 1) -> Callable:
+    """Decorator: ``fn(context, x)``, elementwise in ``x``, evaluated on a padded flat ``x``.
+
+    Traceable (the padding is JAX), so the decorated function also works inside ``jit``
+    and ``vmap``; the padded length is :func:`padded_size` of ``x.size``.
+
+    Args:
+      minimum: least padded size.
+
+    Returns:
+      The decorator; the decorated function returns an array shaped like ``x``.
+    """
+
+    def decorate(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(context, x):
+            x = jnp.asarray(x, jnp.float64)
+            n = x.size
+            out = fn(context, pad(x, padded_size(n, minimum)))
+            return out[:n].reshape(x.shape)
+
+        return wrapper
+
+    return decorate
+
+
 def shard(*arrays, use_devices: bool = True) -> tuple[list, int]:
-    """Flatten broadcast host ``arrays`` and pad them (repeating the last row) to
-    :func:`padded_size`, so that batches of similar size share one compiled kernel; with
-    several devices, also to a multiple of their number, sharded along a 1-D mesh
-    (``jax.sharding``): a vectorised kernel then runs one slice of the batch per device.
-    Results equal the single-device run (same program per row).
+    """Flatten and pad broadcast host ``arrays``; with several devices, shard them.
+
+    Rows are padded (repeating the last row) to :func:`padded_size`, so that batches of
+    similar size share one compiled kernel; with several devices, also to a multiple of
+    their number, sharded along a 1-D mesh (``jax.sharding``): a vectorised kernel then
+    runs one slice of the batch per device.  Results equal the single-device run (same
+    program per row).
+
+    Args:
+      *arrays: host arrays (broadcast together, as float64).
+      use_devices: ``False`` keeps everything on the first device.
 
     Returns:
       ``(arrays, n)``: the padded (possibly sharded) device arrays and the true length.
@@ -66,10 +149,10 @@ def shard(*arrays, use_devices: bool = True) -> tuple[list, int]:
     n = flat[0].size
     m = padded_size(n)
     if len(devices) < 2 or n < 2:
-        return [jnp.asarray(np.pad(a, (0, m - n), mode="edge")) for a in flat], n
+        return [jnp.asarray(pad(a, m)) for a in flat], n
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
     m = -(-m // len(devices)) * len(devices)
     mesh = Mesh(np.asarray(devices), ("grid",))
     sharding = NamedSharding(mesh, PartitionSpec("grid"))
-    return [jax.device_put(np.pad(a, (0, m - n), mode="edge"), sharding) for a in flat], n
+    return [jax.device_put(pad(a, m), sharding) for a in flat], n

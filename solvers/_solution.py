@@ -14,20 +14,31 @@ from typing import Any, NamedTuple
 
 
 class Status(enum.IntEnum):
-    """Per-solve status code (an ``int32`` inside a :class:`Solution`)."""
+    """Status code of a solve or of a search (an ``int32`` array inside ``jax.jit``).
 
-    #: backend converged and the shared residual is within tolerance
+    One vocabulary for the convex-programme backends (the ``status`` of a
+    :class:`Solution`) and for vmapped root searches, which report a code per
+    grid point instead of raising, so that one failed point does not kill a
+    grid (dpjax re-exports it as ``dpjax.numerics.Status``).  An ``IntEnum``:
+    members compare equal to their codes and can be used inside ``jnp.where``.
+    """
+
+    #: converged: the shared residual is within tolerance (a search: the bracket is
+    #: resolved, the predicate holds at the returned end and fails at the other)
     OPTIMAL = 0
     #: backend returned a point whose shared residual exceeds tolerance
     INACCURATE = 1
-    #: iteration limit reached
+    #: iteration limit reached (a search: evaluation budget spent before the tolerance)
     MAX_ITERATIONS = 2
-    #: backend reports the problem infeasible
+    #: infeasible (a search: the predicate fails at the end that should satisfy it)
     INFEASIBLE = 3
     #: backend reports the problem unbounded
     UNBOUNDED = 4
     #: numerical failure (exception, NaN, solver error)
     FAILED = 5
+    #: a search only: the predicate holds at the end that should violate it, so the
+    #: boundary lies beyond the bracket
+    BRACKET_TOO_SMALL = 6
 
 
 class Residual(NamedTuple):

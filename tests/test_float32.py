@@ -221,9 +221,9 @@ _EXEMPT = {
         "sensitivity_norm".split()
     },
     **{
-        f"dpjax.inid.design.{n}": "runs its kernels in a scoped jax.enable_x64(True)"
-        for n in "gaussian_design laplace_design design resource_shares "
-        "gaussian_scales_for_rho".split()
+        f"dpjax.inid.{n}": "runs its kernels in a scoped jax.enable_x64(True)"
+        for n in "gaussian.gaussian_design laplace.laplace_design design.design "
+        "design.resource_shares gaussian.gaussian_scales_for_rho".split()
     },
     **{
         f"dpjax.inid.exact.{n}": "runs its kernels in a scoped jax.enable_x64(True)"

@@ -28,6 +28,7 @@ from dpjax.noise.flipped_huber import (
     theta_over_gamma,
 )
 from dpjax.numerics import (
+    Status,
     bisect_monotone,
     float64_kernel,
     log_hockey_stick,
@@ -237,7 +238,7 @@ def epsilon_flipped_huber_bound(
         return log_delta_flipped_huber_bound(e, alpha, gamma, dim, l1, l2, linf) <= log_t
 
     res = bisect_monotone(ok, good=hi, bad=jnp.zeros_like(hi), num_iterations=num_iterations)
-    eps = jnp.where(res.status == 1, jnp.inf, res.good)
+    eps = jnp.where(res.status == Status.INFEASIBLE, jnp.inf, res.good)
     return jnp.where(delta > 0, eps, jnp.inf)
 
 

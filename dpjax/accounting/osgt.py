@@ -58,6 +58,7 @@ from dpjax.certificate import (
 )
 from dpjax.numerics import (
     float64_kernel,
+    least_feasible,
     log1mexp,
     log_mills_step,
     log_Q,
@@ -71,7 +72,7 @@ from dpjax.numerics import (
 #: Documented error constant of :func:`log_delta_osgt` / :func:`log_delta_osgt_unit`
 #: (``|log delta_computed - log delta_true| <= ERROR (1 + |log delta|)``): largest measured
 #: ratio 2e-15 against 150-digit mpmath for k in [0, 1e4], Delta / rho in [1e-6, 1e3] and
-#: epsilon on both sides of the kink (tests/test_fail_closed_kernels.py).
+#: epsilon on both sides of the kink (tests/accounting/test_fail_closed.py).
 ERROR = kernel_error(2e-14)
 
 _LOG2 = 0.6931471805599453
@@ -100,9 +101,18 @@ def _log_delta(k: Array, m: Array, h: Array) -> Array:
 def log_delta_osgt_unit(epsilon: ArrayLike, k: ArrayLike, m: ArrayLike) -> Array:
     r"""``log delta(epsilon)`` for shape ``k = vartheta / rho`` and ``m = Delta / rho``.
 
-    The scale-free form of :func:`log_delta_osgt` (error :data:`ERROR` for the given
-    floats ``k``, ``m``); increasing in ``m`` for fixed ``k`` (proof of Lemma 11),
-    decreasing in ``epsilon``.
+    The scale-free form of :func:`log_delta_osgt` (App. F(c) of flipped-huber-mechanism,
+    through the kink distance ``h = epsilon / m - m / 2 - k``; module docstring), with
+    error :data:`ERROR` for the given floats ``k``, ``m``; increasing in ``m`` for fixed
+    ``k`` (proof of Lemma 11), decreasing in ``epsilon``.
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      k: shape ``vartheta / rho >= 0``.
+      m: ``Delta / rho > 0``.  All three broadcast.
+
+    Returns:
+      ``log delta(epsilon)``, broadcast over the inputs.
     """
     epsilon, k, m = jnp.broadcast_arrays(jnp.asarray(epsilon), jnp.asarray(k), jnp.asarray(m))
     q, r = quotient(epsilon, m)
@@ -113,7 +123,8 @@ def log_delta_osgt_unit(epsilon: ArrayLike, k: ArrayLike, m: ArrayLike) -> Array
 def log_delta_osgt(
     epsilon: ArrayLike, vartheta: ArrayLike, rho: ArrayLike, sensitivity: ArrayLike
 ) -> Array:
-    r"""``log delta(epsilon)`` of the 1-D OSGT mechanism (exact; see module docstring).
+    r"""``log delta(epsilon)`` of the 1-D OSGT mechanism (exact; App. F(c) of
+    flipped-huber-mechanism, the two-case formula of the module docstring).
 
     Args:
       epsilon: ``epsilon >= 0``.
@@ -137,8 +148,20 @@ def log_delta_osgt(
 def delta_osgt(
     epsilon: ArrayLike, vartheta: ArrayLike, rho: ArrayLike, sensitivity: ArrayLike
 ) -> Array:
-    """``delta(epsilon)`` of the 1-D OSGT mechanism, reported as a certified upper bound
-    (:func:`dpjax.certificate.reported_delta` with :data:`ERROR`)."""
+    r"""``delta(epsilon)`` of the 1-D OSGT mechanism, reported as a certified upper bound.
+
+    ``exp(log delta + err)`` rounded up (:func:`dpjax.certificate.reported_delta` with
+    :data:`ERROR`) of :func:`log_delta_osgt` (App. F(c) of flipped-huber-mechanism).
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      vartheta: offset ``vartheta >= 0``.
+      rho: scale ``rho > 0``.
+      sensitivity: ``Delta > 0``.
+
+    Returns:
+      The reported ``delta(epsilon)``, broadcast over the inputs.
+    """
     return reported_delta(log_delta_osgt(epsilon, vartheta, rho, sensitivity), ERROR)
 
 
@@ -152,14 +175,27 @@ def epsilon_osgt(
     num_iterations: int = 100,
 ) -> Array:
     r"""Least ``epsilon`` with ``delta(epsilon) <= delta (1 - MARGIN)`` (the feasible end of a
-    bisection).
+    bisection, :func:`dpjax.numerics.least_feasible`).
 
-    Bracket ``[0, eps_hi]`` with ``eps_hi = max(varpi Delta / (2 rho^2),
-    m (Q^{-1}(2 Q(k) delta (1 - 2 MARGIN)) + m/2))``: beyond the kink the profile is at
-    most ``Q(eps/m - m/2) / (2 Q(k))``, so ``eps_hi`` is feasible and the
-    fixed-iteration bisection keeps a feasible end (``~eps_hi 2^-100`` when
-    even ``epsilon = 0`` is feasible).  ``delta = 0``, or an upper end that fails to
-    certify, gives ``inf``.
+    Bracket ``[0, eps_hi]`` with
+
+    .. math:: \epsilon_{hi} = \max\Big(\frac{\varpi\Delta}{2\rho^2},\
+              m \big(Q^{-1}(2 Q(k)\, \delta (1 - 2\,\mathrm{MARGIN})) + m/2\big)\Big):
+
+    beyond the kink the profile (App. F(c) of flipped-huber-mechanism) is at most
+    ``Q(eps/m - m/2) / (2 Q(k))``, so ``eps_hi`` is feasible and the fixed-iteration
+    bisection keeps a feasible end; ``0`` when even ``epsilon = 0`` is feasible.
+    ``delta = 0``, or an upper end that fails to certify, gives ``inf``.
+
+    Args:
+      delta: target ``delta``.
+      vartheta: offset ``vartheta >= 0``.
+      rho: scale ``rho > 0``.
+      sensitivity: ``Delta > 0``.  All four broadcast.
+      num_iterations: static number of halvings.
+
+    Returns:
+      The least certified ``epsilon``, broadcast over the inputs.
     """
     delta, vartheta, rho, sens = jnp.broadcast_arrays(
         *(jnp.asarray(x) for x in (delta, vartheta, rho, sensitivity))
@@ -173,12 +209,5 @@ def epsilon_osgt(
     def ok(e):
         return log_delta_osgt(e, vartheta, rho, sens) <= level
 
-    def body(_, carry):
-        good, bad = carry
-        mid = 0.5 * (good + bad)
-        fine = ok(mid)
-        return jnp.where(fine, mid, good), jnp.where(fine, bad, mid)
-
-    good, _ = jax.lax.fori_loop(0, num_iterations, body, (hi, jnp.zeros_like(hi)))
-    good = jnp.where(ok(jnp.zeros_like(hi)), 0.0, good)
-    return jnp.where((delta > 0) & ok(hi), good, jnp.inf)
+    # 0 where even epsilon = 0 is feasible, inf where the upper end fails
+    return jnp.where(delta > 0, least_feasible(ok, hi, num_iterations), jnp.inf)

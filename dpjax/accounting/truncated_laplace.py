@@ -38,12 +38,18 @@ from dpjax.certificate import (
     reported_delta,
     reported_epsilon,
 )
-from dpjax.numerics import bisect_monotone, float64_kernel, log1mexp, logaddexp, quotient
+from dpjax.numerics import (
+    float64_kernel,
+    least_feasible,
+    log1mexp,
+    logaddexp,
+    quotient,
+)
 
 #: Documented error constant of the truncated Laplace profile kernels
 #: (``|log delta_computed - log delta_true| <= ERROR (1 + |log delta|)``): largest measured
 #: ratio 6.2e-15 against 100-digit mpmath for c = A / lambda in [1e-3, 1e5]
-#: (tests/test_fail_closed_kernels.py).  The differences that decide the profile
+#: (tests/accounting/test_fail_closed.py).  The differences that decide the profile
 #: (``epsilon - mu``, ``epsilon - c``, ``c - mu``) are formed from the float inputs
 #: with compensated quotients, so no term carries an error ``~ 1e-16 c``.
 ERROR = kernel_error(2e-14)
@@ -82,8 +88,20 @@ def _log_delta(epsilon, c, mu, gap_mu, gap_c, c_minus_mu, disjoint):
 
 @float64_kernel
 def log_delta_truncated_laplace_unit(epsilon: ArrayLike, c: ArrayLike, mu: ArrayLike) -> Array:
-    r"""``log delta(epsilon)`` for shape ``c = A / lambda``, ``mu = Delta / lambda``
-    (error :data:`ERROR` for the given floats ``c``, ``mu``)."""
+    r"""``log delta(epsilon)`` for shape ``c = A / lambda``, ``mu = Delta / lambda``.
+
+    The scale-free form of the exact profile (the three-case formula of the module
+    docstring, derived from eq. (26) of flipped-huber-mechanism), with error
+    :data:`ERROR` for the given floats ``c``, ``mu``; increasing in ``mu`` at fixed ``c``.
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      c: shape ``A / lambda > 0``.
+      mu: ``Delta / lambda > 0``.  All three broadcast.
+
+    Returns:
+      ``log delta(epsilon)``, broadcast over the inputs.
+    """
     epsilon, c, mu = jnp.broadcast_arrays(*(jnp.asarray(x) for x in (epsilon, c, mu)))
     return _log_delta(epsilon, c, mu, epsilon - mu, epsilon - c, c - mu, mu >= 2.0 * c)
 
@@ -93,6 +111,9 @@ def log_delta_truncated_laplace(
     epsilon: ArrayLike, scale: ArrayLike, bound: ArrayLike, sensitivity: ArrayLike
 ) -> Array:
     r"""``log delta(epsilon)`` of the 1-D truncated Laplace mechanism (exact; error :data:`ERROR`).
+
+    The three-case formula of the module docstring (eq. (26) of flipped-huber-mechanism
+    evaluated for ``TL(lambda, A)``).
 
     ``epsilon - Delta / lambda`` and ``epsilon - A / lambda`` are formed with
     :func:`dpjax.accounting.laplace.pure_gap` and ``c - mu = (A - Delta) / lambda``
@@ -128,8 +149,22 @@ def log_delta_truncated_laplace(
 def delta_truncated_laplace(
     epsilon: ArrayLike, scale: ArrayLike, bound: ArrayLike, sensitivity: ArrayLike
 ) -> Array:
-    """``delta(epsilon)`` of the 1-D truncated Laplace mechanism, reported as a certified
-    upper bound (:func:`dpjax.certificate.reported_delta`)."""
+    r"""``delta(epsilon)`` of the 1-D truncated Laplace mechanism, reported as a certified
+    upper bound.
+
+    ``exp(log delta + err)`` rounded up (:func:`dpjax.certificate.reported_delta` with
+    :data:`ERROR`) of :func:`log_delta_truncated_laplace` (eq. (26) of
+    flipped-huber-mechanism).
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      scale: ``lambda > 0``.
+      bound: truncation ``A > 0``.
+      sensitivity: ``Delta > 0``.
+
+    Returns:
+      The reported ``delta(epsilon)``, broadcast over the inputs.
+    """
     return reported_delta(log_delta_truncated_laplace(epsilon, scale, bound, sensitivity), ERROR)
 
 
@@ -144,8 +179,24 @@ def epsilon_truncated_laplace(
     r"""Least ``epsilon`` with ``delta(epsilon) <= delta (1 - MARGIN)``; ``inf`` where the flat
     part ``P(T > A - Delta)`` already exceeds it (no epsilon suffices).
 
-    The profile is constant from ``min(mu, 2c - mu)`` on, so the bisection runs on
-    ``[0, min(mu, 2c - mu)]`` (the upper end rounded up, so that it lies on the flat part).
+    The profile (module docstring; eq. (26) of flipped-huber-mechanism for ``TL(lambda,
+    A)``) is constant from ``min(mu, 2c - mu)`` on, so the
+    bisection (:func:`dpjax.numerics.least_feasible`) runs on
+
+    .. math:: \epsilon \in [0,\ \min(\mu, 2c - \mu)]
+
+    (the upper end rounded up, so that it lies on the flat part); ``0`` when even
+    ``epsilon = 0`` is feasible.
+
+    Args:
+      delta: target ``delta``.
+      scale: ``lambda > 0``.
+      bound: truncation ``A > 0``.
+      sensitivity: ``Delta > 0``.  All four broadcast.
+      num_iterations: static number of halvings.
+
+    Returns:
+      The least certified ``epsilon`` (``inf`` where none is), broadcast over the inputs.
     """
     delta, scale, bound, sens = jnp.broadcast_arrays(
         *(jnp.asarray(x) for x in (delta, scale, bound, sensitivity))
@@ -157,9 +208,8 @@ def epsilon_truncated_laplace(
     def ok(e):
         return log_delta_truncated_laplace(e, scale, bound, sens) <= level
 
-    res = bisect_monotone(ok, good=kink, bad=jnp.zeros_like(kink), num_iterations=num_iterations)
-    eps = jnp.where(ok(jnp.zeros_like(kink)), 0.0, res.good)
-    return jnp.where(ok(kink) & (delta > 0), eps, jnp.inf)
+    # 0 where even epsilon = 0 is feasible, inf where the upper end fails
+    return jnp.where(delta > 0, least_feasible(ok, kink, num_iterations), jnp.inf)
 
 
 @float64_kernel
@@ -169,6 +219,19 @@ def truncated_laplace_gdgk(epsilon: ArrayLike, delta: ArrayLike, sensitivity: Ar
     ``lambda = Delta / epsilon``, ``A = lambda log(1 + (e^epsilon - 1) / (2 delta))``;
     at these the exact profile equals ``delta`` at ``epsilon`` (on the boundary:
     :mod:`dpjax.calibration.truncated_laplace` returns certified parameters with margin).
+
+    .. math:: \lambda = \frac{\Delta}{\epsilon}, \qquad
+              A = \lambda \log\Big(1 + \frac{e^{\epsilon} - 1}{2\delta}\Big)
+
+    (Geng, Ding, Guo & Kumar 2020; the comparator of Fig. 3a of flipped-huber-mechanism).
+
+    Args:
+      epsilon: target ``epsilon > 0``.
+      delta: target ``delta`` in ``(0, 1)``.
+      sensitivity: ``Delta > 0``.
+
+    Returns:
+      ``(lambda, A)``, broadcast over the inputs.
     """
     epsilon, delta = jnp.asarray(epsilon), jnp.asarray(delta)
     lam = jnp.asarray(sensitivity) / epsilon

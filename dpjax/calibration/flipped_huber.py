@@ -3,20 +3,20 @@ r"""Least-variance flipped Huber parameters meeting (epsilon, delta), certified.
 FH is a scale family: for a fixed shape ``b = alpha / gamma`` the exact 1-D
 profile (Theorem 3) decreases as ``gamma`` grows (it increases in
 ``Delta / gamma``; proof of Lemma 11), and the variance is
-``gamma^2 v(b)``.  So (flipped-huber-mechanism, Sec. V; DESIGN.md
-"Monotone searches"):
+``gamma^2 v(b)`` (eq. (11)).  So (flipped-huber-mechanism, Sec. V; a monotone
+search on the scale, a search only over the shape):
 
-1. for every ``b`` of a fixed grid (0 and 127 log-spaced points in
+1. for every ``b`` of a fixed grid (0 and 63 log-spaced points in
    ``[1e-3, 200]``), bisect ``log gamma`` for the least feasible ``gamma``
-   (``vmap`` over the grid, fixed iterations);
+   (``vmap`` over the grid, fixed iterations; :func:`dpjax.numerics.bisect_bracket`);
 2. the least variance sits on a kink of ``b -> gamma*(b)^2 v(b)`` (where the
    plateau level ``alpha Delta / gamma^2 ~ eps`` and the Gaussian-tail
-   constraint bind together), so a grid point lands slightly above it:
-   golden-section search on each of the two grid cells next to the grid
-   minimum (each a unimodal bracket), keep the best;
-3. bisect ``gamma`` at the chosen ``b`` to full precision and certify it
-   (:func:`dpjax.certificate.certify_scale`: the profile re-evaluated
-   at the returned parameters is ``<= delta (1 - 1e-10)``).
+   constraint bind together), so a grid point lands slightly above it: the
+   search zooms into the two grid cells next to the grid minimum with an even
+   grid of the same size, ``num_stages`` times, and keeps the best point
+   (:func:`dpjax.numerics.zoom_minimize`);
+3. certify ``gamma`` at the chosen ``b`` (:func:`dpjax.certificate.certify_scale`:
+   the profile re-evaluated at the returned parameters is ``<= delta (1 - 1e-10)``).
 
 The K-dim sufficient condition (Theorem 8) is calibrated the same way.  Its
 bound is not proven monotone in ``gamma`` for fixed ``b``; the bisection
@@ -35,12 +35,13 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from dpjax._batching import call_padded
 from dpjax.accounting.flipped_huber import ERROR, log_delta_flipped_huber_standard, shape_constants
 from dpjax.accounting.flipped_huber_kdim import BOUND_ERROR, _log_delta_sufficient_theta
 from dpjax.accounting.gaussian import a_of_sigma
 from dpjax.certificate import certify_scale, log_target, reported_delta
 from dpjax.noise.flipped_huber import standard_variance, theta_over_gamma
-from dpjax.numerics import float64_kernel
+from dpjax.numerics import bisect_bracket, float64_kernel, zoom_minimize
 
 #: Shapes ``b = alpha / gamma`` searched: 0 (Gaussian) and log-spaced up to 200
 #: (beyond, FH is Laplace to within the profile's resolution).
@@ -51,23 +52,6 @@ B_MAX = float(B_GRID[-1])
 _LOG_GAMMA_SPAN = 720.0
 
 
-def _bisect_log_gamma(predicate, lg_good, lg_bad, iters):
-    """Fixed-iteration bisection keeping the feasible end (one traced predicate: short compiles).
-
-    Unlike :func:`dpjax.numerics.bisect_monotone` it does not evaluate the
-    predicate at the ends; the returned end is checked by the certificate.
-    """
-
-    def body(_, carry):
-        good, bad = carry
-        mid = 0.5 * (good + bad)
-        ok = predicate(mid)
-        return jnp.where(ok, mid, good), jnp.where(ok, bad, mid)
-
-    good, _ = jax.lax.fori_loop(0, iters, body, (lg_good, lg_bad))
-    return good
-
-
 def _solve_one(prepare, fn, epsilon, delta, ref, num_stages, bisect_iters):
     """Calibrate one target; ``fn(eps, prepare(b), gamma) -> log delta``.
 
@@ -75,63 +59,46 @@ def _solve_one(prepare, fn, epsilon, delta, ref, num_stages, bisect_iters):
     stage does the same on an even grid of the same size spanning the two
     cells around the previous minimum (a bracketing refinement on both sides
     of the kink, 32x narrower per stage).  All stages share one traced kernel.
+    The bisection does not evaluate its ends (one traced predicate: short
+    compiles); the returned end is checked by the certificate.
     """
     log_t = log_target(delta)
     lg_hi = jnp.log(ref) + _LOG_GAMMA_SPAN
     lg_lo = jnp.log(ref) - _LOG_GAMMA_SPAN
     grid0 = jnp.asarray(B_GRID)
-    m = grid0.shape[0]
-    frac = jnp.linspace(0.0, 1.0, m)
 
-    def log_gamma_star(b):
+    def log_variance(b):
+        """``(log gamma*(b)^2 v(b), log gamma*(b))``; ``inf`` where ``gamma*`` never moved
+        (infeasible in the bracket)."""
         consts = prepare(b)
-        return _bisect_log_gamma(
+        lg, _ = bisect_bracket(
             lambda lg: fn(epsilon, consts, jnp.exp(lg)) <= log_t, lg_hi, lg_lo, bisect_iters
         )
+        f = 2.0 * lg + jnp.log(standard_variance(b))
+        return jnp.where(lg < lg_hi, f, jnp.inf), lg
 
-    def stage(k, carry):
-        lo, hi, best_b, best_lg, best_f = carry
-        pts = jnp.where(k == 0, grid0, lo + (hi - lo) * frac)
-        lg = jax.vmap(log_gamma_star)(pts)
-        f = 2.0 * lg + jnp.log(standard_variance(pts))
-        f = jnp.where(lg < lg_hi, f, jnp.inf)  # never moved: infeasible in the bracket
-        i = jnp.argmin(f)
-        better = f[i] < best_f
-        return (
-            pts[jnp.maximum(i - 1, 0)],
-            pts[jnp.minimum(i + 1, m - 1)],
-            jnp.where(better, pts[i], best_b),
-            jnp.where(better, lg[i], best_lg),
-            jnp.where(better, f[i], best_f),
-        )
-
-    init = (grid0[0], grid0[-1], grid0[0], lg_hi, jnp.asarray(jnp.inf, dtype=lg_hi.dtype))
-    _, _, b, lg, _ = jax.lax.fori_loop(0, num_stages, stage, init)
+    best = zoom_minimize(log_variance, grid0, num_stages, x0=grid0[0], aux0=lg_hi)
+    b = best.x
     consts = prepare(b)
     gamma, log_d, ok = certify_scale(
-        lambda g: fn(epsilon, consts, g), jnp.exp(lg), log_t, max_nudges=0
+        lambda g: fn(epsilon, consts, g), jnp.exp(best.aux), log_t, max_nudges=0
     )
     return b * gamma, gamma, log_d, ok & jnp.isfinite(gamma)
 
 
-def _bucket(n: int) -> int:
-    """Pad batch sizes to powers of two (at least 4) so that few shapes are ever compiled."""
-    return max(4, 1 << (n - 1).bit_length())
+def _calibrate(prepare, fn, ref, error, epsilon, delta, num_stages, bisect_iters):
+    """Every target of the batch in one ``vmap``: ``(alpha, gamma, variance, delta_at, ok)``."""
+    solve = functools.partial(
+        _solve_one, prepare, fn, ref=ref, num_stages=num_stages, bisect_iters=bisect_iters
+    )
+    alpha, gamma, log_delta_at, ok = jax.vmap(solve)(epsilon, delta)
+    variance = jnp.square(gamma) * standard_variance(alpha / gamma)
+    return alpha, gamma, variance, reported_delta(log_delta_at, error), ok
 
 
 def _batched(core, epsilon, delta, *args, **iters):
-    """Flatten, pad to a bucket size, solve in one ``vmap``, unpad and reshape."""
-    epsilon, delta = np.broadcast_arrays(np.asarray(epsilon, float), np.asarray(delta, float))
-    shape, n = epsilon.shape, epsilon.size
-    m = _bucket(n)
-    pad = lambda x: np.concatenate([x.reshape(-1), np.full(m - n, x.reshape(-1)[0])])  # noqa: E731
-    out = core(jnp.asarray(pad(epsilon)), jnp.asarray(pad(delta)), *args, **iters)
-    return tuple(np.asarray(x)[:n].reshape(shape) for x in out)
-
-
-def _finish(alpha, gamma, log_delta_at, ok, error):
-    variance = jnp.square(gamma) * standard_variance(alpha / gamma)
-    return alpha, gamma, variance, reported_delta(log_delta_at, error), ok
+    """``core`` on the flat targets padded to a power of two (at least 4: few compiles)."""
+    return call_padded(lambda e, d: core(e, d, *args, **iters), epsilon, delta, minimum=4)
 
 
 @functools.partial(jax.jit, static_argnames=("num_stages", "bisect_iters"))
@@ -140,15 +107,9 @@ def _core_1d(epsilon, delta, sensitivity, num_stages, bisect_iters):
         a = a_of_sigma(eps, gamma, sensitivity)  # the Gaussian cases' argument, compensated
         return log_delta_flipped_huber_standard(eps, consts.b, sensitivity / gamma, consts, a=a)
 
-    solve = functools.partial(
-        _solve_one,
-        shape_constants,
-        fn,
-        ref=sensitivity,
-        num_stages=num_stages,
-        bisect_iters=bisect_iters,
+    return _calibrate(
+        shape_constants, fn, sensitivity, ERROR, epsilon, delta, num_stages, bisect_iters
     )
-    return _finish(*jax.vmap(solve)(epsilon, delta), ERROR)
 
 
 @float64_kernel
@@ -161,10 +122,32 @@ def calibrate_flipped_huber_1d(
 ):
     r"""Least-variance ``(alpha, gamma)`` with the exact 1-D profile (eq. (13)) ``<= delta``.
 
-    Vectorised over broadcast ``epsilon``/``delta`` (one jitted, vmapped call;
-    batch sizes are padded to powers of two).  Returns NumPy arrays
-    ``(alpha, gamma, variance, delta_at_params, certified)``; ``certified`` is
-    false where no certificate could be produced (the caller raises).  Needs x64.
+    Theorem 3 of flipped-huber-mechanism (necessary and sufficient), the variance of
+    eq. (11) in the shape ``b = alpha / gamma``:
+
+    .. math:: \min_b\ \gamma^*(b)^2\, v(b), \qquad
+              \gamma^*(b) = \min\{\gamma : \delta^{(1)}_{FH}(\epsilon; b\gamma, \gamma)
+              \le \delta (1 - \mathrm{MARGIN})\}
+
+    (module docstring).  Vectorised over broadcast ``epsilon``/``delta`` (one jitted,
+    vmapped call; batch sizes are padded to powers of two).  Needs x64.
+
+    Args:
+      epsilon: target ``epsilon`` (array).
+      delta: target ``delta`` (array, broadcast with ``epsilon``).
+      sensitivity: ``Delta > 0`` (scalar).
+      num_stages: static number of rounds of the shape search.
+      bisect_iters: static number of halvings of ``log gamma`` per shape.
+
+    Returns:
+      NumPy arrays ``(alpha, gamma, variance, delta_at_params, certified)``;
+      ``certified`` is false where no certificate could be produced (the caller raises).
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> alpha, gamma, var, delta_at, ok = calibrate_flipped_huber_1d(0.3, 1e-6, 1.0)
+      >>> round(float(var), 2), bool(ok)
+      (22.21, True)
     """
     return _batched(
         _core_1d,
@@ -191,15 +174,7 @@ def _core_sufficient(epsilon, delta, dim, l1, l2, linf, num_stages, bisect_iters
             eps, consts.b * gamma, gamma, dim, l2, linf, consts.theta_l1_over_l2
         )
 
-    solve = functools.partial(
-        _solve_one,
-        prepare,
-        fn,
-        ref=l2,
-        num_stages=num_stages,
-        bisect_iters=bisect_iters,
-    )
-    return _finish(*jax.vmap(solve)(epsilon, delta), BOUND_ERROR)
+    return _calibrate(prepare, fn, l2, BOUND_ERROR, epsilon, delta, num_stages, bisect_iters)
 
 
 @float64_kernel
@@ -215,9 +190,31 @@ def calibrate_flipped_huber_sufficient(
 ):
     r"""Least per-coordinate variance ``(alpha, gamma)`` meeting Theorem 8 in ``dim`` dimensions.
 
-    ``linf`` is the per-coordinate sensitivity ``Delta``, ``l1``/``l2`` are
-    ``Delta_1``/``Delta_2``.  Same returns as :func:`calibrate_flipped_huber_1d`;
-    ``delta_at_params`` is the Theorem 8 bound at the returned parameters.
+    The sufficient condition of Theorem 8 of flipped-huber-mechanism (its bound
+    :func:`dpjax.accounting.flipped_huber_kdim.log_delta_flipped_huber_sufficient`, with
+    ``theta`` of eq. (22)) in place of the exact profile, minimised over the shape as in
+    :func:`calibrate_flipped_huber_1d`:
+
+    .. math:: \min_b\ \gamma^*(b)^2\, v(b), \qquad
+              \gamma^*(b) = \min\{\gamma : \delta_{\mathrm{Thm\,8}}(\epsilon; b\gamma,
+              \gamma) \le \delta (1 - \mathrm{MARGIN})\} .
+
+    The bound is not proven monotone in ``gamma``; the bisection keeps its feasible end
+    and the result is certified regardless (module docstring).
+
+    Args:
+      epsilon: target ``epsilon`` (array).
+      delta: target ``delta`` (array, broadcast with ``epsilon``).
+      dim: number of coordinates ``K``.
+      l1: ``Delta_1``.
+      l2: ``Delta_2``.
+      linf: the per-coordinate sensitivity ``Delta``.
+      num_stages: static number of rounds of the shape search.
+      bisect_iters: static number of halvings of ``log gamma`` per shape.
+
+    Returns:
+      As :func:`calibrate_flipped_huber_1d`; ``delta_at_params`` is the Theorem 8 bound
+      at the returned parameters.
     """
     f = lambda x: jnp.asarray(x, dtype=float)  # noqa: E731
     return _batched(

@@ -8,8 +8,8 @@ composition of the exact 1-D pair.  For each shape ``b = alpha / gamma`` of a
 grid the least ``gamma`` is found by the engine's certified root finder (one
 vectorised kernel over the shapes), the variance ``gamma^2 v(b)`` (eq. (11))
 is minimised, and the grid is refined around the kink where the optimum sits
-(notes/flipped-huber-numerics).  Every returned ``(alpha, gamma)`` is
-certified by the pessimistic engine.
+(:func:`dpjax.calibration.shape_search.calibrate_shape_scale`).  Every returned
+``(alpha, gamma)`` is certified by the pessimistic engine.
 
 Sec. V-B's number: for ``K = 5``, ``eps = 0.3``, ``delta = 1e-8`` the
 certified least variance is ~555.5 (shape ``b ~ 3.4``), barely below Laplace's
@@ -26,7 +26,9 @@ import numpy as np
 from dpjax._batching import call_padded
 from dpjax._progress import progress
 from dpjax.accounting.pld.engine import flipped_huber_noise
+from dpjax.calibration.gaussian import sigma_gaussian
 from dpjax.calibration.shape_search import calibrate_shape_scale
+from dpjax.noise.flipped_huber import standard_variance
 from dpjax.numerics import float64_kernel
 
 #: Loss-grid bin width of the engine for flipped Huber calibration.
@@ -35,18 +37,38 @@ BIN_WIDTH = 1e-4
 SHAPES = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0, 12.0, 20.0)
 
 
-def _variance(gamma, b):
-    from dpjax.noise.flipped_huber import standard_variance
+#: The unit variance ``v(b)`` of eq. (11), compiled once.
+_standard_variance = jax.jit(standard_variance)
 
-    return np.asarray(gamma) ** 2 * call_padded(jax.jit(standard_variance), b)
+
+def _variance(gamma, b):
+    """``gamma^2 v(b)`` (eq. (11)) on host arrays."""
+    return np.asarray(gamma) ** 2 * call_padded(_standard_variance, b)
 
 
 @float64_kernel
 def calibrate_flipped_huber_exact(epsilon, delta, dim: int, linf: float):
-    """``(alpha, gamma, variance, delta_at, certified)`` arrays over the broadcast targets
-    (one shape search per target; a progress bar on a terminal)."""
-    from dpjax.calibration.gaussian import sigma_gaussian
+    r"""Least per-coordinate variance ``(alpha, gamma)`` of ``K``-dim flipped Huber, exactly.
 
+    The exact profile is the ``K``-fold composition of the 1-D pair at the corner shift
+    (Sec. V-B / Algorithm 2 of flipped-huber-mechanism), certified by the pessimistic PLD
+    engine; per shape ``b = alpha / gamma`` the least ``gamma`` meeting it, then
+
+    .. math:: \min_b\ \gamma^*(b)^2\, v(b) \qquad \text{(eq. (11))},
+
+    one shape search per target (a progress bar on a terminal), bracketed above by the
+    Gaussian calibration with ``Delta_2 = sqrt(K) Delta``.
+
+    Args:
+      epsilon: target ``epsilon`` (array).
+      delta: target ``delta`` (array, broadcast with ``epsilon``).
+      dim: number of coordinates ``K``.
+      linf: the per-coordinate sensitivity ``Delta``.
+
+    Returns:
+      NumPy arrays ``(alpha, gamma, variance, delta_at, certified)`` over the broadcast
+      targets.
+    """
     epsilon, delta = np.broadcast_arrays(np.asarray(epsilon, float), np.asarray(delta, float))
     # one Gaussian calibration per target (the shape search's feasible upper end)
     sg = call_padded(sigma_gaussian, epsilon, delta, np.sqrt(dim) * linf)[0].reshape(-1, 1)

@@ -10,7 +10,8 @@ lower bound ``mu_lo = sqrt(z^2 + 2 epsilon) - z``, ``z = Q^{-1}(delta)``
 ``epsilon = 0`` solution ``2 sqrt(2) erfinv(delta)`` if larger.  Every evaluated point
 tightens a bracket (feasible ``lo``, infeasible ``hi``) and only ``lo`` is
 returned; points where the Newton path does not verify convergence fall back
-to a fixed 100-step bisection over ``log mu`` in ``[-690, 690]``.  Vectorised
+to a fixed 100-step bisection over ``log mu`` in ``[-690, 690]``
+(:func:`dpjax.numerics.bisect_monotone`).  Vectorised
 over targets; valid for ``delta`` down to 1e-300 (autodp and diffprivlib
 under-noise below ~1e-12).
 """
@@ -24,16 +25,16 @@ from jax.typing import ArrayLike
 
 from dpjax.accounting.gaussian import ERROR, log_delta_gaussian, log_delta_gaussian_mu
 from dpjax.certificate import MARGIN, certify_scale, log_target, reported_delta
-from dpjax.numerics import Q_inv, bisect_monotone, float64_kernel
+from dpjax.numerics import Q_inv, Status, bisect_monotone, float64_kernel
 
-_LOG_MU_MIN, _LOG_MU_MAX = -690.0, 690.0
-
+#: The bracket of the bisection fallback, on ``log mu``: ``mu in [e^-690, e^690]``.
+LOG_MU_MIN, LOG_MU_MAX = -690.0, 690.0
 
 _HALF_LOG_2PI = 0.9189385332046727
-STATUS_NOT_CONVERGED = 4
 
 
 def _mu_bisection(epsilon, delta, num_iterations=100):
+    """Fallback: bisection on ``log mu`` over ``[LOG_MU_MIN, LOG_MU_MAX]``; ``(log mu, status)``."""
     log_level = log_target(delta)
 
     def feasible(log_mu):
@@ -41,14 +42,16 @@ def _mu_bisection(epsilon, delta, num_iterations=100):
 
     res = bisect_monotone(
         feasible,
-        good=jnp.full_like(log_level, _LOG_MU_MIN),
-        bad=jnp.full_like(log_level, _LOG_MU_MAX),
+        good=jnp.full_like(log_level, LOG_MU_MIN),
+        bad=jnp.full_like(log_level, LOG_MU_MAX),
         num_iterations=num_iterations,
     )
     return res.good, res.status
 
 
 def _mu_newton(epsilon, delta, num_iterations=8):
+    """Safeguarded Newton on ``log delta`` in ``log mu`` (module docstring); ``(log mu, status)``
+    with ``Status.MAX_ITERATIONS`` where convergence is not verified."""
     level = log_target(delta)
     z = Q_inv(delta * (1.0 - MARGIN))
     # two feasible lower bounds: the Q-tail bound above, and the epsilon = 0 solution
@@ -67,8 +70,8 @@ def _mu_newton(epsilon, delta, num_iterations=8):
         return log_d - level, slope
 
     gap0, _ = gap_and_slope(x0)
-    lo = jnp.where(gap0 <= 0, x0, _LOG_MU_MIN)
-    hi = jnp.full_like(x0, _LOG_MU_MAX)
+    lo = jnp.where(gap0 <= 0, x0, LOG_MU_MIN)
+    hi = jnp.full_like(x0, LOG_MU_MAX)
 
     def body(_, carry):
         x, lo, hi = carry
@@ -91,18 +94,39 @@ def _mu_newton(epsilon, delta, num_iterations=8):
     gap_lo, _ = gap_and_slope(lo)
     gap_up, _ = gap_and_slope(lo + 1e-12)
     converged = (gap_lo <= 0) & ((hi - lo <= 1e-12) | (gap_up > 0)) & (delta > 0)
-    return lo, jnp.where(converged, 0, STATUS_NOT_CONVERGED).astype(jnp.int32)
+    return lo, jnp.where(converged, Status.OPTIMAL, Status.MAX_ITERATIONS).astype(jnp.int32)
 
 
 @float64_kernel
 def mu_gaussian(epsilon: ArrayLike, delta: ArrayLike):
     r"""Largest ``mu`` (GDP parameter) with ``delta_mu(epsilon) <= delta (1 - MARGIN)``.
 
-    Returns ``(mu, status)``: status 0 when the answer is feasible and
-    verified tight (``mu (1 + 1e-12)`` is infeasible), else the code of
-    :func:`dpjax.numerics.bisect_monotone` from the bisection fallback
-    (``delta = 0`` is infeasible).  This is ``mu0`` of problem P2 in
-    inid-noise-laplace-beats-gaussian.
+    The exact profile of the Gaussian mechanism with ``mu = Delta_2 / sigma`` (Balle &
+    Wang 2018; eq. (16) of inid-noise-laplace-beats-gaussian, increasing in ``mu`` by
+    Lemma 11):
+
+    .. math:: \varphi_\epsilon(\mu) = Q\Big(\frac{\epsilon}{\mu} - \frac{\mu}{2}\Big)
+              - e^{\epsilon} Q\Big(\frac{\epsilon}{\mu} + \frac{\mu}{2}\Big) \le \delta ,
+
+    i.e. ``mu0`` of problem (P2) of inid-noise-laplace-beats-gaussian, found by the
+    safeguarded Newton iteration of the module docstring with a bisection fallback.
+
+    Args:
+      epsilon: target ``epsilon >= 0`` (array).
+      delta: target ``delta`` (array, broadcast with ``epsilon``); ``delta = 0`` is
+        infeasible.
+
+    Returns:
+      ``(mu, status)``: ``status`` is ``Status.OPTIMAL`` when the answer is feasible
+      and verified tight (``mu (1 + 1e-12)`` is infeasible), else the
+      :class:`dpjax.numerics.Status` of the bisection fallback
+      (:func:`dpjax.numerics.bisect_monotone`).
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> mu, status = mu_gaussian(0.5, 1e-6)
+      >>> round(float(mu), 8), int(status)
+      (0.12410615, 0)
     """
     epsilon, delta = jnp.broadcast_arrays(jnp.asarray(epsilon), jnp.asarray(delta))
     log_mu, status = _mu_newton(epsilon, delta)
@@ -110,11 +134,11 @@ def mu_gaussian(epsilon: ArrayLike, delta: ArrayLike):
     def with_fallback(args):
         log_mu, status = args
         log_mu_b, status_b = _mu_bisection(epsilon, delta)
-        use = status != 0
+        use = status != Status.OPTIMAL
         return jnp.where(use, log_mu_b, log_mu), jnp.where(use, status_b, status)
 
     log_mu, status = jax.lax.cond(
-        jnp.all(status == 0), lambda args: args, with_fallback, (log_mu, status)
+        jnp.all(status == Status.OPTIMAL), lambda args: args, with_fallback, (log_mu, status)
     )
     return jnp.exp(log_mu), status
 
@@ -124,11 +148,26 @@ def mu_gaussian(epsilon: ArrayLike, delta: ArrayLike):
 def sigma_gaussian(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike):
     r"""Least ``sigma`` with the exact Gaussian profile ``<= delta`` at ``epsilon``; certified.
 
-    Returns ``(sigma, delta_at_sigma, certified, status)``, broadcast over
-    the inputs.  ``sigma = Delta_2 / mu`` is re-checked with
-    :func:`dpjax.accounting.gaussian.log_delta_gaussian` (at the float ``sigma``
-    itself) and nudged up if rounding made it fail; ``delta_at_sigma`` is the
-    reported upper bound (:func:`dpjax.certificate.reported_delta`).
+    ``sigma = Delta_2 / mu0`` with ``mu0`` of (P2) (:func:`mu_gaussian`; eq. (16) and
+    Lemma 11 of inid-noise-laplace-beats-gaussian), re-checked with
+    :func:`dpjax.accounting.gaussian.log_delta_gaussian` at the float ``sigma`` itself
+    and nudged up if rounding made it fail (:func:`dpjax.certificate.certify_scale`).
+
+    Args:
+      epsilon: target ``epsilon >= 0``.
+      delta: target ``delta`` in ``(0, 1)``.
+      sensitivity: l2 sensitivity ``Delta_2 > 0``.  All three broadcast.
+
+    Returns:
+      ``(sigma, delta_at_sigma, certified, status)``: ``delta_at_sigma`` is the reported
+      upper bound (:func:`dpjax.certificate.reported_delta`), ``status`` that of
+      :func:`mu_gaussian`.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> sigma, delta_at, ok, status = sigma_gaussian(1.0, 1e-5, 1.0)
+      >>> round(float(sigma), 6), bool(ok), bool(delta_at <= 1e-5)
+      (3.730632, True, True)
     """
     epsilon, delta, sensitivity = jnp.broadcast_arrays(
         jnp.asarray(epsilon), jnp.asarray(delta), jnp.asarray(sensitivity)
@@ -137,4 +176,4 @@ def sigma_gaussian(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike)
     sigma, log_d, ok = certify_scale(
         lambda s: log_delta_gaussian(epsilon, s, sensitivity), sensitivity / mu, log_target(delta)
     )
-    return sigma, reported_delta(log_d, ERROR), ok & (status == 0), status
+    return sigma, reported_delta(log_d, ERROR), ok & (status == Status.OPTIMAL), status

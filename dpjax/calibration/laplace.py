@@ -20,11 +20,29 @@ from dpjax.numerics import float64_kernel
 @jax.jit
 @float64_kernel
 def scale_laplace_1d(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike):
-    """Least 1-D Laplace scale for (epsilon, delta); returns ``(b, delta_at_b, certified)``.
+    r"""Least 1-D Laplace scale for ``(epsilon, delta)``, certified.
 
-    ``b`` is the closed form at the margin-reduced target, re-checked with the exact
-    profile (compensated at the pure-DP boundary) and nudged up if rounding made it fail;
-    ``delta_at_b`` is the reported upper bound.
+    The closed form (App. F(b) of flipped-huber-mechanism; necessary and sufficient) at the
+    margin-reduced target
+
+    .. math:: b = \frac{\Delta}{\epsilon - 2 \log(1 - \delta (1 - \mathrm{MARGIN}))},
+
+    re-checked with the exact profile (compensated at the pure-DP boundary) and nudged up
+    if rounding made it fail (:func:`dpjax.certificate.certify_scale`).
+
+    Args:
+      epsilon: target ``epsilon >= 0``.
+      delta: target ``delta`` in ``[0, 1)``.
+      sensitivity: ``Delta > 0``.  All three broadcast.
+
+    Returns:
+      ``(b, delta_at_b, certified)``; ``delta_at_b`` is the reported upper bound.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> b, delta_at, ok = scale_laplace_1d(1.0, 0.0, 1.0)
+      >>> round(float(b), 12), bool(ok)
+      (1.0, True)
     """
     epsilon, delta, sensitivity = jnp.broadcast_arrays(
         jnp.asarray(epsilon), jnp.asarray(delta), jnp.asarray(sensitivity)
@@ -40,5 +58,18 @@ def scale_laplace_1d(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLik
 @jax.jit
 @float64_kernel
 def scale_laplace_pure(epsilon: ArrayLike, l1_sensitivity: ArrayLike):
-    r"""Pure-DP Laplace scale ``b = Delta_1 / epsilon`` (then ``delta(epsilon) = 0`` in any dimension)."""
+    r"""Pure-DP Laplace scale ``b = Delta_1 / epsilon`` (``delta(epsilon) = 0`` in any dimension).
+
+    The l1 budget of Table II of flipped-huber-mechanism (Theorem 5 of
+    inid-noise-laplace-beats-gaussian with equal scales):
+
+    .. math:: b = \Delta_1 / \epsilon .
+
+    Args:
+      epsilon: target ``epsilon > 0``.
+      l1_sensitivity: ``Delta_1 > 0`` (broadcast with ``epsilon``).
+
+    Returns:
+      The scale ``b``.
+    """
     return jnp.asarray(l1_sensitivity) / jnp.asarray(epsilon)

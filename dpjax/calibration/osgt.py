@@ -3,15 +3,15 @@ r"""Least-variance OSGT noise meeting (epsilon, delta) in one dimension, certifi
 OSGT is a scale family with shape ``k = vartheta / rho`` (:mod:`dpjax.noise.osgt`)
 and, being symmetric and log-concave, its exact profile increases with
 ``m = Delta / rho`` at fixed ``k`` (proof of Lemma 11 of flipped-huber-mechanism).
-So, by structure (DESIGN.md "Monotone searches"):
+So, by structure (a monotone search on the scale, a search only over the shape):
 
 1. for each shape ``k`` the largest feasible ``m`` (least ``rho``) is found by a
-   fixed-iteration bisection on ``log m`` (:func:`dpjax.numerics.bisect_monotone`);
+   fixed-iteration bisection on ``log m`` (:func:`dpjax.numerics.bisect_bracket`);
 2. the variance ``(Delta / m)^2 v(k)`` is minimised over ``log k`` by a
-   zooming grid: ``num_points`` shapes per round (vmapped), the bracket shrunk
-   to the two neighbours of the best one, ``num_rounds`` rounds (a factor
-   ``(num_points - 1) / 2`` per round; the optimum may sit on a kink, so no
-   smoothness is assumed);
+   zooming grid (:func:`dpjax.numerics.zoom_minimize`): ``num_points`` shapes per
+   round (vmapped), the bracket shrunk to the two neighbours of the best one,
+   ``num_rounds`` rounds (a factor ``(num_points - 1) / 2`` per round; the optimum
+   may sit on a kink, so no smoothness is assumed);
 3. the result is re-evaluated with :func:`dpjax.accounting.osgt.log_delta_osgt`
    and nudged up along the scale if rounding made it fail (certificate).
 
@@ -33,10 +33,11 @@ import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
+from dpjax._batching import call_padded
 from dpjax.accounting.osgt import ERROR, log_delta_osgt, log_delta_osgt_unit
 from dpjax.certificate import certify_scale, log_target, reported_delta
 from dpjax.noise.osgt import osgt_unit_variance
-from dpjax.numerics import float64_kernel
+from dpjax.numerics import bisect_bracket, float64_kernel, zoom_minimize
 
 _LOG_M_MIN, _LOG_M_MAX = -200.0, 40.0
 #: shape range of the unconstrained search: k in [K_MIN, K_MAX]
@@ -65,15 +66,13 @@ def _largest_log_m(epsilon, log_level, k, num_iterations):
     ``m = e^-200`` the profile is below the total variation ``~m``); the end
     result is re-certified by the caller anyway.
     """
-
-    def body(_, carry):
-        good, bad = carry
-        mid = 0.5 * (good + bad)
-        ok = log_delta_osgt_unit(epsilon, k, jnp.exp(mid)) <= log_level
-        return jnp.where(ok, mid, good), jnp.where(ok, bad, mid)
-
-    init = (jnp.full_like(k, _LOG_M_MIN), jnp.full_like(k, _LOG_M_MAX))
-    return jax.lax.fori_loop(0, num_iterations, body, init)[0]
+    good, _ = bisect_bracket(
+        lambda log_m: log_delta_osgt_unit(epsilon, k, jnp.exp(log_m)) <= log_level,
+        jnp.full_like(k, _LOG_M_MIN),
+        jnp.full_like(k, _LOG_M_MAX),
+        num_iterations,
+    )
+    return good
 
 
 def _objective(log_k, epsilon, log_level, sensitivity, box, num_iterations):
@@ -88,50 +87,67 @@ def _objective(log_k, epsilon, log_level, sensitivity, box, num_iterations):
     return jnp.where(ok, var, jnp.inf), rho
 
 
+#: The box of the unconstrained search: ``(vartheta_lo, vartheta_hi, rho_lo, rho_hi)``.
+_NO_BOX = (0.0, np.inf, 0.0, np.inf)
+
+
 @partial(jax.jit, static_argnames=("num_points", "num_rounds", "num_iterations"))
 def _search(epsilon, delta, sensitivity, box, lk_range, num_points, num_rounds, num_iterations):
-    """Zooming grid on ``log k``: each round evaluates ``num_points`` shapes (vmapped) and
-    shrinks the bracket to the neighbours of the best one (one copy of the kernel in the
-    compiled loop, so compilation stays cheap)."""
+    """Zooming grid on ``log k`` per target (:func:`dpjax.numerics.zoom_minimize`; one copy
+    of the kernel in the compiled loop, so compilation stays cheap): ``(k, rho, var)``."""
     log_level = log_target(delta)
     lk_lo, lk_hi = lk_range
-    frac = jnp.linspace(0.0, 1.0, num_points)
+    grid = lk_lo + (lk_hi - lk_lo) * jnp.linspace(0.0, 1.0, num_points)
 
     def per_target(eps, lvl, sens):
-        def round_(_, s):
-            lo, hi, best_lk, best_var, best_rho = s
-            pts = lo + (hi - lo) * frac
-            var, rho = jax.vmap(lambda lk: _objective(lk, eps, lvl, sens, box, num_iterations))(pts)
-            i = jnp.argmin(var)
-            better = var[i] < best_var
-            new_lo = pts[jnp.maximum(i - 1, 0)]
-            new_hi = pts[jnp.minimum(i + 1, num_points - 1)]
-            return (
-                new_lo,
-                new_hi,
-                jnp.where(better, pts[i], best_lk),
-                jnp.where(better, var[i], best_var),
-                jnp.where(better, rho[i], best_rho),
-            )
-
-        init = (
-            lk_lo + 0.0 * eps,
-            lk_hi + 0.0 * eps,
-            lk_lo + 0.0 * eps,
-            jnp.inf + 0.0 * eps,
-            1.0 + 0.0 * eps,
+        best = zoom_minimize(
+            lambda lk: _objective(lk, eps, lvl, sens, box, num_iterations),
+            grid,
+            num_rounds,
+            x0=lk_lo,
+            aux0=1.0,
         )
-        _, _, lk, var, rho = jax.lax.fori_loop(0, num_rounds, round_, init)
-        return jnp.exp(lk), rho, var
+        return jnp.exp(best.x), best.aux, best.value
 
     return jax.vmap(per_target)(epsilon, log_level, sensitivity)
 
 
-def _pad(x: np.ndarray) -> np.ndarray:
-    """Pad a flat batch to a power of two (>= 4) by repeating its last element, so that
-    batches of similar size share one compilation."""
-    size = max(4, 1 << max(x.size - 1, 0).bit_length())
-    return np.concatenate([x, np.repeat(x[-1:], size - x.size)])
+@partial(jax.jit, static_argnames=("num_iterations",))
+@float64_kernel
+def osgt_variance_by_shape(
+    epsilon: ArrayLike,
+    delta: ArrayLike,
+    sensitivity: ArrayLike,
+    log_k: ArrayLike,
+    num_iterations: int = 80,
+) -> tuple[Array, Array]:
+    r"""Least OSGT variance at each fixed shape ``k = vartheta / rho``, and its ``rho``.
+
+    At fixed ``k`` the exact 1-D profile (App. F(c) of flipped-huber-mechanism) increases
+    in ``m = Delta / rho`` (proof of Lemma 11), so the least ``rho`` is a bisection on
+    ``log m``, and the variance is
+
+    .. math:: \mathrm{Var} = \rho^2\, v(k), \qquad \rho = \Delta / m^*(k),
+
+    with ``v`` the unit variance of :func:`dpjax.noise.osgt.osgt_unit_variance`: the curve
+    the unconstrained shape search of :func:`osgt_least_variance` minimises (not
+    re-certified).
+
+    Args:
+      epsilon: target ``epsilon`` (scalar).
+      delta: target ``delta`` (scalar).
+      sensitivity: ``Delta > 0`` (scalar).
+      log_k: 1-D array of shapes ``log k``.
+      num_iterations: static number of halvings of ``log m``.
+
+    Returns:
+      ``(variance, rho)`` at each shape (``inf`` variance where infeasible).
+    """
+    box = tuple(jnp.asarray(x) for x in _NO_BOX)
+    level = log_target(delta)
+    return jax.vmap(lambda lk: _objective(lk, epsilon, level, sensitivity, box, num_iterations))(
+        jnp.asarray(log_k)
+    )
 
 
 @float64_kernel
@@ -155,8 +171,35 @@ def osgt_least_variance(
     ``rho_range = (lo, hi)`` the box-constrained optimum is returned
     (``feasible`` False where the box holds no private parameter).
 
-    Returns an :class:`OSGTCalibration`; every returned parameter pair is
-    re-certified against the exact profile (``certified``).
+    Per shape ``k`` the least ``rho`` meeting the exact profile (App. F(c) of
+    flipped-huber-mechanism; increasing in ``Delta / rho`` by the proof of Lemma 11),
+    then the least variance over the shape:
+
+    .. math:: \min_k\ \rho^*(k)^2\, v(k), \qquad
+              \rho^*(k) = \min\{\rho : \delta_{k\rho, \rho}(\epsilon) \le
+              \delta (1 - \mathrm{MARGIN})\}
+
+    (module docstring).  Every returned parameter pair is re-certified against the
+    exact profile (``certified``).
+
+    Args:
+      epsilon: target ``epsilon`` (array).
+      delta: target ``delta`` (array).
+      sensitivity: ``Delta > 0`` (array; the three broadcast).
+      vartheta_range: ``(lo, hi)`` box on ``vartheta``, or ``None``.
+      rho_range: ``(lo, hi)`` box on ``rho``, or ``None``.
+      num_points: static number of shapes per round of the zooming grid.
+      num_rounds: static number of rounds.
+      num_iterations: static number of halvings of ``log m`` per shape.
+
+    Returns:
+      An :class:`OSGTCalibration` of NumPy arrays shaped like the broadcast targets.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> cal = osgt_least_variance(3.0, 1e-6, 1.0)
+      >>> bool(cal.certified), bool(cal.delta_at_params <= 1e-6)
+      (True, True)
     """
     eps, dlt, sens = (np.asarray(x, dtype=np.float64) for x in (epsilon, delta, sensitivity))
     eps, dlt, sens = np.broadcast_arrays(eps, dlt, sens)
@@ -173,20 +216,18 @@ def osgt_least_variance(
         box = tuple(jnp.asarray(float(x)) for x in (*th, *rh))
         lk_range = (jnp.log(box[0] / box[3]), jnp.log(box[1] / box[2]))
     else:
-        box = tuple(jnp.asarray(x) for x in (0.0, np.inf, 0.0, np.inf))
+        box = tuple(jnp.asarray(x) for x in _NO_BOX)
         lk_range = (jnp.log(K_MIN), jnp.log(K_MAX))
-    n = eps.size
-    k, rho, var = _search(
-        jnp.asarray(_pad(eps.ravel())),
-        jnp.asarray(_pad(dlt.ravel())),
-        jnp.asarray(_pad(sens.ravel())),
-        box,
-        lk_range,
-        num_points,
-        num_rounds,
-        num_iterations,
+    k, rho, var = (
+        jnp.asarray(x.ravel())
+        for x in call_padded(
+            lambda e, d, s: _search(e, d, s, box, lk_range, num_points, num_rounds, num_iterations),
+            eps,
+            dlt,
+            sens,
+            minimum=4,
+        )
     )
-    k, rho, var = k[:n], rho[:n], var[:n]
     feasible = jnp.isfinite(var)
     rho = jnp.where(feasible, rho, 1.0)
     e, d, s = (jnp.asarray(x.ravel()) for x in (eps, dlt, sens))

@@ -3,15 +3,29 @@ r"""The least scale of a noise family meeting a target after ``K`` uses, through
 Calibration is a root search on ``x = log scale`` of a decreasing function whose
 evaluation is a whole PLD composition (:mod:`dpjax.accounting.pld.engine`): one jitted,
 vmapped kernel over targets (or noise shapes) with the searches of
-:mod:`dpjax.numerics.roots` inside ``jit`` -- a coarse grid first, then four evaluations
-at the requested resolution (:func:`calibrate_scale`).  The certificate is the engine's
-own evaluation at the returned scale (:mod:`dpjax.certificate`).
+:mod:`dpjax.numerics.roots` inside ``jit``.  :func:`calibrate_scale` runs it in named
+steps, on host arrays of rows (one row per target):
+
+1. **plan the sizes** (:func:`_sizes`): static grid and FFT sizes for the scales of the
+   rows, shared between stages and calls through a ``plan`` dict (few compilations);
+2. **coarse search** (:func:`_bracketed_search` at a ``COARSEN`` times wider bin): the
+   root located by Illinois to ``COARSE_TOLERANCE``;
+3. **warm settle** (:func:`_warm_settle`): four evaluations at the requested bin width,
+   warm-started from the coarse root and slope (:func:`dpjax.numerics.warm_bracket`);
+4. **widen and retry**: the rows still unresolved are searched by Illinois at the
+   requested bin width from the best ends known; a row whose bracket misses the root
+   is widened (``lower / 4``, or the fallback upper end) and searched again, at most
+   :data:`MAX_WIDENINGS` times (:func:`_bracketed_search`, used by step 2 too).
+
+The certificate is the engine's own evaluation at the returned scale
+(:mod:`dpjax.certificate`).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import jax
@@ -23,7 +37,7 @@ from dpjax._batching import padded_size
 from dpjax.accounting.pld.engine import _STATIC, _scalar_args, log_delta_kernel
 from dpjax.accounting.pld.plan import Sizes, sizes_for
 from dpjax.certificate import log_target
-from dpjax.numerics import float64_kernel, roots
+from dpjax.numerics import Root, Status, float64_kernel, illinois, warm_bracket
 
 
 def _objective(shape, sensitivity, sampling_rate, compositions, eps, level, **static):
@@ -31,8 +45,8 @@ def _objective(shape, sensitivity, sampling_rate, compositions, eps, level, **st
 
     ``F <= 0`` iff ``log delta <= level``; for Gaussian-like profiles
     (``log delta ~ -c / scale^2``) ``F`` is nearly linear in ``x``, which is what the
-    secant steps of :mod:`.search` exploit.  The auxiliary value carries the scale as
-    evaluated, so the returned scale is bit for bit the one certified.
+    secant steps of :mod:`dpjax.numerics.roots` exploit.  The auxiliary value carries the
+    scale as evaluated, so the returned scale is bit for bit the one certified.
     """
 
     def f(x):
@@ -54,7 +68,7 @@ def _batched(method):
     @float64_kernel
     def kernel(
         shape, sensitivity, sampling_rate, compositions, epsilon, log_level, a, b, tol, **static
-    ) -> roots.Root:
+    ) -> Root:
         def one(shape, eps, level, a, b):
             f = _objective(shape, sensitivity, sampling_rate, compositions, eps, level, **static)
             return method(f, a, b, tol)
@@ -64,12 +78,13 @@ def _batched(method):
     return kernel
 
 
-#: :func:`.roots.illinois` on ``log scale`` in ``[lo, hi]`` (``a = lo``, ``b = hi``).
-search_kernel = _batched(lambda f, lo, hi, tol: roots.illinois(f, jnp.log(hi), jnp.log(lo), tol))
+#: :func:`dpjax.numerics.illinois` on ``log scale`` in ``[lo, hi]`` (``a = lo``, ``b = hi``).
+search_kernel = _batched(lambda f, lo, hi, tol: illinois(f, jnp.log(hi), jnp.log(lo), tol))
 
 
-#: :func:`.roots.warm_bracket` from ``x0 = log scale`` with a slope (``a = x0``, ``b = slope``).
-warm_kernel = _batched(roots.warm_bracket)
+#: :func:`dpjax.numerics.warm_bracket` from ``x0 = log scale`` with a slope (``a = x0``,
+#: ``b = slope``).
+warm_kernel = _batched(warm_bracket)
 
 
 #: Relative margin on delta of the engine's search level (see :func:`calibrate_scale`).
@@ -84,21 +99,178 @@ COARSEN = 16
 COARSE_TOLERANCE = 1e-5
 
 
+#: How many times a row whose bracket misses the root is widened and searched again.
+MAX_WIDENINGS = 6
+
+
 class ScaleCalibration(NamedTuple):
+    """Result of :func:`calibrate_scale` (NumPy arrays shaped like the broadcast targets).
+
+    Attributes:
+      scale: the least certified scale found (``upper`` where none was found).
+      delta_at: the engine's ``delta(epsilon)`` at ``scale`` (the certificate).
+      certified: ``status == OPTIMAL`` and ``delta_at <= delta (1 - MARGIN)``.
+      status: per-target :class:`dpjax.numerics.Status` of the last search stage.
+    """
+
     scale: np.ndarray
     delta_at: np.ndarray
     certified: np.ndarray
     status: np.ndarray
 
 
-def _run(kernel, rows, shape, scalars, eps, level, a, b, tol, shard, pad_to=0, **static):
-    """Run a vmapped search kernel on the selected ``rows`` (host arrays, flat; padded to at
-    least ``pad_to`` rows, to reuse a kernel compiled for a larger batch); numpy Root."""
-    k = len(rows)
-    rows = np.concatenate([rows, np.repeat(rows[-1:], max(pad_to - k, 0))])
-    batch, _ = _batching.shard(shape[rows], eps[rows], level[rows], a[rows], b[rows], use_devices=shard)
-    out = kernel(batch[0], *scalars, batch[1], batch[2], batch[3], batch[4], tol, **static)
-    return roots.Root(*(np.asarray(x)[:k] for x in out))
+@dataclass(frozen=True)
+class _Rows:
+    """The flat, broadcast targets of one :func:`calibrate_scale` call, and its settings."""
+
+    noise_fn: Callable
+    shape: np.ndarray
+    eps: np.ndarray
+    level: np.ndarray  # the certified level log(delta (1 - MARGIN))
+    search_level: np.ndarray  # SEARCH_MARGIN below it
+    upper: np.ndarray
+    fallback_upper: np.ndarray | None
+    sensitivity: object
+    sampling_rate: object
+    compositions: object
+    scalars: tuple
+    tail: float
+    shard: bool
+    plan: dict
+    pow2_sizes: bool
+
+    @property
+    def size(self) -> int:
+        """The number of rows."""
+        return self.eps.size
+
+
+def _sizes(rows: _Rows, index: np.ndarray, scales: np.ndarray, h: float) -> Sizes:
+    """Step 1: static grid / FFT sizes at bin width ``h`` valid for ``scales`` of the rows
+    ``index``.  Sizes planned for smaller scales cover these (wider loss ranges): reuse
+    them, one compiled kernel instead of one per stage (sizes decide tightness, not
+    soundness); ``pow2_sizes`` rounds new sizes up to powers of two."""
+    key = (h, rows.tail)
+    scale = float(np.min(scales))
+    if key in rows.plan and rows.plan[key][0] <= scale:
+        return rows.plan[key][1]
+    new = sizes_for(
+        rows.noise_fn,
+        scales,
+        rows.shape[index],
+        rows.sensitivity,
+        rows.sampling_rate,
+        rows.compositions,
+        h,
+        rows.tail,
+    )
+    if rows.pow2_sizes:  # a coarser ladder of sizes: more calls share one compiled kernel
+        new = Sizes(padded_size(new.grid), new.fft and padded_size(new.fft), rows.tail)
+    rows.plan[key] = (scale, new)
+    return new
+
+
+def _run(kernel, rows: _Rows, index, a, b, h, tol, sizes: Sizes, pad_to: int = 0) -> Root:
+    """One batched search: ``kernel`` on the rows ``index`` (host arrays ``a``, ``b`` indexed
+    by row), padded to at least ``pad_to`` rows to reuse a kernel compiled for a larger
+    batch, sharded over devices (:func:`dpjax._batching.shard`); a NumPy :class:`Root`."""
+    k = len(index)
+    index = np.concatenate([index, np.repeat(index[-1:], max(pad_to - k, 0))])
+    batch, _ = _batching.shard(
+        rows.shape[index], rows.eps[index], rows.search_level[index], a[index], b[index],
+        use_devices=rows.shard,
+    )
+    out = kernel(
+        batch[0], *rows.scalars, batch[1], batch[2], batch[3], batch[4], tol,
+        noise_fn=rows.noise_fn,
+        bin_width=h,
+        sizes=sizes,
+        subsampled=rows.sampling_rate is not None,
+    )
+    return Root(*(np.asarray(x)[:k] for x in out))
+
+
+def _store(into: Root, where: np.ndarray, root: Root) -> None:
+    """Write the fields of ``root`` into the rows ``where`` of ``into`` (in place)."""
+    for name, value in root._asdict().items():
+        getattr(into, name)[where] = value
+
+
+def _widen(rows: _Rows, index, root: Root, lo, hi):
+    """Which rows of ``index`` missed the root, and their widened brackets.
+
+    ``BRACKET_TOO_SMALL`` (feasible at ``lo``): ``lo / 4``.  ``INFEASIBLE`` (infeasible at
+    ``hi``): the fallback upper end, if there is one and it is larger.
+    """
+    too_small = root.status == Status.BRACKET_TOO_SMALL
+    too_big = root.status == Status.INFEASIBLE
+    if rows.fallback_upper is None:
+        too_big &= False
+    else:
+        too_big &= hi[index] < rows.fallback_upper[index]
+        hi[index] = np.where(too_big, rows.fallback_upper[index], hi[index])
+    lo[index] = np.where(too_small, lo[index] / 4.0, lo[index])
+    return too_small | too_big
+
+
+def _bracketed_search(rows: _Rows, index, lo, hi, h, tol):
+    """Steps 2 and 4: Illinois at bin width ``h`` on ``[lo, hi]`` to ``tol`` for the rows
+    ``index``; rows whose bracket misses the root are widened (:func:`_widen`) and searched
+    again, at most :data:`MAX_WIDENINGS` times.
+
+    Returns ``(root, lo, hi)``: the roots of the rows ``index`` and the brackets after
+    widening (copies; later stages start from them).
+    """
+    lo, hi = lo.copy(), hi.copy()
+    out = None
+    todo = index
+    for _ in range(1 + MAX_WIDENINGS):
+        sizes = _sizes(rows, todo, lo[todo], h)
+        root = _run(search_kernel, rows, todo, lo, hi, h, tol, sizes, padded_size(len(index)))
+        if out is None:
+            out = Root(*(np.array(x) for x in root))
+        else:
+            _store(out, np.searchsorted(index, todo), root)
+        missed = _widen(rows, todo, root, lo, hi)
+        if not np.any(missed):
+            break
+        todo = todo[missed]
+    return out, lo, hi
+
+
+def _unresolved(n: int) -> Root:
+    """``n`` rows not yet searched (``Status.MAX_ITERATIONS``, ``nan`` ends)."""
+    return Root(
+        good=np.full(n, np.nan),
+        aux=np.full((n, 2), np.nan),
+        bad=np.full(n, np.nan),
+        slope=np.full(n, np.nan),
+        status=np.full(n, Status.MAX_ITERATIONS, np.int32),
+        evaluations=np.zeros(n),
+    )
+
+
+def _warm_settle(rows: _Rows, coarse: Root, lo, hi, h, tol):
+    """Step 3: four evaluations at bin width ``h`` for the rows the coarse search resolved,
+    from its root and slope (:func:`dpjax.numerics.warm_bracket`).
+
+    Returns ``(final, lo, hi)``: the roots of every row (unresolved where not settled)
+    and the brackets narrowed to the best ends found (copies), for the fallback search.
+    """
+    final = _unresolved(rows.size)
+    warm = np.arange(rows.size)[coarse.status == Status.OPTIMAL]
+    if not warm.size:
+        return final, lo, hi
+    lo, hi = lo.copy(), hi.copy()
+    floor = np.exp(coarse.good[warm]) * (1.0 - 1e-2)
+    sizes = _sizes(rows, warm, floor, h)
+    root = _run(warm_kernel, rows, warm, coarse.good, coarse.slope, h, tol, sizes)
+    _store(final, warm, root)
+    # failed warm brackets: the fallback search starts from the best ends found
+    known_g, known_b = np.isfinite(root.good), np.isfinite(root.bad)
+    hi[warm] = np.where(known_g, np.exp(root.good), hi[warm])
+    lo[warm] = np.where(known_b, np.exp(root.bad), lo[warm])
+    return final, lo, hi
 
 
 @float64_kernel
@@ -122,168 +294,110 @@ def calibrate_scale(
 ) -> ScaleCalibration:
     r"""Least scale of ``noise_fn(scale, shape)`` meeting ``(epsilon, delta)`` after ``K`` uses.
 
-    ``upper`` must be a scale meeting the target (e.g. the non-subsampled closed
-    form); ``lower`` one that does not (default ``upper / 8``, lowered 4x until the
-    engine confirms it fails, at most 6 times); when the engine finds ``upper``
-    infeasible, ``fallback_upper`` (if given) is tried.  The returned scale is within
-    ``tolerance`` (relative) of the least scale the engine certifies at ``bin_width``.
+    Privacy improves monotonically with the scale of a scale family, so the least scale
+    is the root of
 
-    Two resolutions, one answer: the root is located by :func:`.roots.illinois` on a
-    grid ``coarsen`` times coarser (``coarsen**2`` cheaper per evaluation, but
-    close in scale), then settled at ``bin_width`` by :func:`.roots.warm_bracket` --
-    four evaluations, one of which is at the returned scale (a full evaluation of the
-    engine: the certificate ``delta_at``, checked against ``delta (1 - MARGIN)``).
-    Rows whose warm bracket fails are searched again at ``bin_width`` from the best
-    ends found.  All stages run batched (``vmap``), sharded over devices when several.
-    ``plan`` (a dict, filled here) shares grid and FFT sizes between stages and calls
-    (pass the same dict to related calls: fewer compilations); ``pow2_sizes`` rounds
-    them up to powers of two (more sharing across calls, up to 2x more work each).
+    .. math:: F(x) = \log(-\ell) - \log(-\log \delta_K(\epsilon; e^x)), \qquad
+              \ell = \log\big(\delta (1 - \mathrm{MARGIN})\big) + \log(1 - 10^{-6}),
+
+    with ``delta_K`` the certified profile of the pessimistic PLD engine after ``K``
+    (possibly Poisson-subsampled) compositions (the K-fold composition of Sec. V-B /
+    Algorithm 2 of flipped-huber-mechanism, by FFT); ``F <= 0`` is private.  The search
+    aims :data:`SEARCH_MARGIN` below the certified level, so that rounding in the
+    composition cannot put the returned scale on the wrong side of it.
+
+    Two resolutions, one answer (module docstring): the root is located on a grid
+    ``coarsen`` times coarser (``coarsen**2`` cheaper per evaluation, close in scale),
+    then settled at ``bin_width`` with one evaluation at the returned scale: the
+    certificate ``delta_at``, checked against ``delta (1 - MARGIN)``.  All stages run
+    batched (``vmap``), sharded over devices when several.
+
+    Args:
+      noise_fn: ``noise_fn(scale, shape)`` -> a noise family (e.g.
+        :func:`dpjax.accounting.pld.engine.gaussian_noise`).
+      shape: the family's shape parameter (array, broadcast with the targets).
+      sensitivity: the sensitivity ``Delta``.
+      epsilon: target ``epsilon`` (array).
+      delta: target ``delta`` (array).
+      compositions: number of uses ``K``.
+      sampling_rate: Poisson sampling rate ``q``, or ``None``.
+      bin_width: bin width of the PLD grid the result is certified on.
+      upper: a scale meeting the target (e.g. the non-subsampled closed form).
+      lower: a scale that does not (default ``upper / 8``; lowered 4x until the engine
+        confirms it fails, at most :data:`MAX_WIDENINGS` times).
+      tolerance: relative tolerance on the scale (absolute on ``log scale``).
+      fallback_upper: tried when the engine finds ``upper`` infeasible.
+      shard: shard the batch over the devices when several.
+      coarsen: bin-width factor of the coarse stage (1: a single stage at ``bin_width``).
+      plan: a dict, filled here, sharing grid and FFT sizes between stages and calls
+        (pass the same dict to related calls: fewer compilations).
+      pow2_sizes: round the sizes up to powers of two (more sharing across calls, up to
+        2x more work each).
+
+    Returns:
+      A :class:`ScaleCalibration`: the returned scale is within ``tolerance`` (relative)
+      of the least scale the engine certifies at ``bin_width``.
     """
-    eps = np.asarray(epsilon, np.float64)
-    dl = np.asarray(delta, np.float64)
+    rows, lo, hi, out_shape = _setup(
+        noise_fn, shape, sensitivity, epsilon, delta, compositions, sampling_rate, upper,
+        lower, fallback_upper, shard, plan, pow2_sizes,
+    )
+    if coarsen > 1:
+        # the warm start needs the coarse root only to ~1e-5 (the warm bracket's secant
+        # step absorbs it): fewer coarse evaluations
+        coarse_tol = max(tolerance, COARSE_TOLERANCE)
+        every = np.arange(rows.size)
+        coarse, lo, hi = _bracketed_search(rows, every, lo, hi, bin_width * coarsen, coarse_tol)
+        final, lo, hi = _warm_settle(rows, coarse, lo, hi, bin_width, tolerance)
+    else:
+        final = _unresolved(rows.size)
+    rest = np.flatnonzero(final.status != Status.OPTIMAL)
+    if rest.size:
+        root, lo, hi = _bracketed_search(rows, rest, lo, hi, bin_width, tolerance)
+        _store(final, rest, root)
+    status = final.status.reshape(out_shape)
+    scale = final.aux[:, 1].reshape(out_shape)
+    log_d = final.aux[:, 0].reshape(out_shape)
+    ok = (status == Status.OPTIMAL) & (log_d <= rows.level.reshape(out_shape))
+    scale = np.where(np.isfinite(scale), scale, rows.upper.reshape(out_shape))
+    return ScaleCalibration(scale, np.exp(log_d), ok, status)
+
+
+def _setup(
+    noise_fn, shape, sensitivity, epsilon, delta, compositions, sampling_rate, upper, lower,
+    fallback_upper, shard, plan, pow2_sizes,
+):
+    """Broadcast and flatten the targets: ``(rows, lo, hi, out_shape)`` with the initial
+    bracket ``[lo, hi] = [lower (or upper / 8), upper]``."""
     eps, dl, shape_b, upper_b = np.broadcast_arrays(
-        eps, dl, np.asarray(shape, np.float64), np.asarray(upper, np.float64)
+        np.asarray(epsilon, np.float64),
+        np.asarray(delta, np.float64),
+        np.asarray(shape, np.float64),
+        np.asarray(upper, np.float64),
     )
     out_shape = eps.shape
     eps, dl, shape_b, upper_b = (np.ravel(x) for x in (eps, dl, shape_b, upper_b))
     level = np.asarray(log_target(dl), float).reshape(-1)
-    # the search aims SEARCH_MARGIN below the certified level, so that rounding in the
-    # composition cannot put the returned scale on the wrong side of it
-    search_level = level + np.log1p(-SEARCH_MARGIN)
     lo = np.asarray(upper_b / 8.0 if lower is None else np.broadcast_to(lower, out_shape), float)
-    lo, hi = lo.reshape(-1).copy(), upper_b.astype(float).copy()
     fb_up = None if fallback_upper is None else np.broadcast_to(fallback_upper, out_shape).ravel()
-    subsampled = sampling_rate is not None
-    scalars = _scalar_args(1.0, 0.0, sensitivity, sampling_rate, compositions)[2:]
     # targets above ~1e-9 do not need the far 1-D tails
     d_min = float(np.min(dl))
     tail = max(1e-40, min(1e-14, d_min * 1e-8 / compositions)) if d_min >= 1e-9 else 1e-40
-    all_rows = np.arange(eps.size)
-
-    plan = {} if plan is None else plan
-
-    def sizes(rows, scales, h):
-        # sizes planned for smaller scales cover these (wider loss ranges): reuse them, one
-        # compiled kernel instead of one per stage (sizes decide tightness, not soundness)
-        key = (h, tail)
-        scale = float(np.min(scales))
-        if key in plan and plan[key][0] <= scale:
-            return plan[key][1]
-        new = sizes_for(
-            noise_fn,
-            scales,
-            shape_b[rows],
-            sensitivity,
-            sampling_rate,
-            compositions,
-            h,
-            tail,
-        )
-        if pow2_sizes:  # a coarser ladder of sizes: more calls share one compiled kernel
-            new = Sizes(padded_size(new.grid), new.fft and padded_size(new.fft), tail)
-        plan[key] = (scale, new)
-        return new
-
-    def bracketed_search(h, rows, tol):
-        """Illinois at bin width ``h`` on ``[lo, hi]`` to ``tol``; rows whose bracket misses
-        the root are widened (``lo / 4``, or ``fallback_upper``) and searched again."""
-        out = None
-        todo = rows
-        for _ in range(7):
-            static = dict(
-                noise_fn=noise_fn,
-                bin_width=h,
-                sizes=sizes(todo, lo[todo], h),
-                subsampled=subsampled,
-            )
-            root = _run(
-                search_kernel,
-                todo,
-                shape_b,
-                scalars,
-                eps,
-                search_level,
-                lo,
-                hi,
-                tol,
-                shard,
-                pad_to=padded_size(len(rows)),
-                **static,
-            )
-            if out is None:
-                out = roots.Root(*(np.array(x) for x in root))
-            else:
-                where = np.searchsorted(rows, todo)
-                for name, value in root._asdict().items():
-                    getattr(out, name)[where] = value
-            too_small = root.status == roots.FEASIBLE_BAD
-            too_big = root.status == roots.INFEASIBLE_GOOD
-            if fb_up is not None:
-                too_big &= hi[todo] < fb_up[todo]
-            else:
-                too_big &= False
-            if not np.any(too_small | too_big):
-                break
-            lo[todo] = np.where(too_small, lo[todo] / 4.0, lo[todo])
-            if fb_up is not None:
-                hi[todo] = np.where(too_big, fb_up[todo], hi[todo])
-            todo = todo[too_small | too_big]
-        return out
-
-    h_coarse = bin_width * coarsen
-    if coarsen > 1:
-        # the warm start needs the coarse root only to ~1e-5 (the warm bracket's secant
-        # step absorbs it): fewer coarse evaluations
-        coarse = bracketed_search(h_coarse, all_rows, max(tolerance, COARSE_TOLERANCE))
-        warm = coarse.status == roots.OK
-    else:
-        warm = np.zeros(eps.size, bool)
-    final = roots.Root(
-        good=np.full(eps.size, np.nan),
-        aux=np.full((eps.size, 2), np.nan),
-        bad=np.full(eps.size, np.nan),
-        slope=np.full(eps.size, np.nan),
-        status=np.full(eps.size, roots.NOT_CONVERGED, np.int32),
-        evaluations=np.zeros(eps.size),
+    rows = _Rows(
+        noise_fn=noise_fn,
+        shape=shape_b,
+        eps=eps,
+        level=level,
+        search_level=level + np.log1p(-SEARCH_MARGIN),
+        upper=upper_b,
+        fallback_upper=fb_up,
+        sensitivity=sensitivity,
+        sampling_rate=sampling_rate,
+        compositions=compositions,
+        scalars=_scalar_args(1.0, 0.0, sensitivity, sampling_rate, compositions)[2:],
+        tail=tail,
+        shard=shard,
+        plan={} if plan is None else plan,
+        pow2_sizes=pow2_sizes,
     )
-
-    def store(rows, root):
-        for name, value in root._asdict().items():
-            getattr(final, name)[rows] = value
-
-    if np.any(warm):
-        rows = all_rows[warm]
-        floor = np.exp(coarse.good[warm]) * (1.0 - 1e-2)
-        static = dict(
-            noise_fn=noise_fn,
-            bin_width=bin_width,
-            sizes=sizes(rows, floor, bin_width),
-            subsampled=subsampled,
-        )
-        root = _run(
-            warm_kernel,
-            rows,
-            shape_b,
-            scalars,
-            eps,
-            search_level,
-            coarse.good,
-            coarse.slope,
-            tolerance,
-            shard,
-            **static,
-        )
-        store(rows, root)
-        # failed warm brackets: search at bin_width from the best ends found
-        known_g, known_b = np.isfinite(root.good), np.isfinite(root.bad)
-        hi[rows] = np.where(known_g, np.exp(root.good), hi[rows])
-        lo[rows] = np.where(known_b, np.exp(root.bad), lo[rows])
-    rest = all_rows[final.status != roots.OK]
-    if rest.size:
-        store(rest, bracketed_search(bin_width, rest, tolerance))
-    status = final.status.reshape(out_shape)
-    scale = final.aux[:, 1].reshape(out_shape)
-    log_d = final.aux[:, 0].reshape(out_shape)
-    ok = (status == roots.OK) & (log_d <= level.reshape(out_shape))
-    scale = np.where(np.isfinite(scale), scale, upper_b.reshape(out_shape))
-    return ScaleCalibration(scale, np.exp(log_d), ok, status)
+    return rows, lo.reshape(-1).copy(), upper_b.astype(float).copy(), out_shape

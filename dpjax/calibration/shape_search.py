@@ -1,9 +1,10 @@
-r"""The least-variance (shape, scale) of a two-parameter family meeting a target, through the engine.
+r"""The least-variance (shape, scale) of a two-parameter family meeting a target, via the engine.
 
 Structure, not brute force: for every shape of a grid the least scale is found by
 :func:`dpjax.calibration.scale_search.calibrate_scale`, the variance is minimised over
-the grid and the grid refined around the best point (the optimum may sit on a kink, see
-the notes on flipped Huber numerics); finalists are settled at the requested resolution.
+the grid and the grid refined around the best point (the optimum may sit on a kink of
+the variance as a function of the shape, where two privacy constraints bind together);
+finalists are settled at the requested resolution.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ from dpjax.numerics import float64_kernel
 
 
 class ShapeCalibration(NamedTuple):
-    """Per target (arrays of the targets' shape): the least certified variance found."""
+    """Per target (arrays of the targets' shape): the least certified variance found.
+
+    Attributes:
+      shape, scale: the parameters.
+      variance: ``variance_fn(scale, shape)`` (``inf`` where nothing was certified).
+      delta_at: the engine's certified ``delta(epsilon)`` at the parameters.
+      certified: ``variance`` is finite.
+      grid: rows ``(target index, shape, scale, variance, bin width)`` of the search.
+    """
 
     shape: np.ndarray
     scale: np.ndarray
@@ -46,18 +55,41 @@ def calibrate_shape_scale(
 ) -> ShapeCalibration:
     r"""Least-variance ``(shape, scale)`` meeting each ``(epsilon, delta)`` after ``K`` uses.
 
-    Structure, not brute force (DESIGN.md): for every shape of a grid the least
-    scale is found by the engine's certified root finder, the variance
+    A monotone search on the scale and a search only over the shape:
+
+    .. math:: \min_b\ \mathrm{Var}(s^*(b), b), \qquad
+              s^*(b) = \min\{s : \delta_K(\epsilon; s, b) \le \delta (1 - \mathrm{MARGIN})\},
+
+    ``delta_K`` the certified profile of the PLD engine (Sec. V-B / Algorithm 2 of
+    flipped-huber-mechanism for flipped Huber).  For every shape of a grid the least scale
+    is found by the engine's certified root finder, the variance
     ``variance_fn(scale, shape)`` is minimised over the grid, and the grid is refined
-    ``refine`` points between the best point's neighbours (the optimum may sit on a
-    kink of the variance as a function of the shape, notes/flipped-huber-numerics).
-    That survey runs on a grid ``coarsen`` times coarser (certified there too, only
-    looser); the ``finalists - 1`` best shapes and the largest one are then calibrated
-    at ``bin_width`` in a bracket around their survey scales, and the least certified
-    variance of all is returned.  Every stage is one batched kernel over (targets x
-    shapes), so a table of targets costs a few compilations,
-    not a few per target.  ``upper_fn(shapes)`` (one row of shapes per target) gives
-    scales expected to be feasible (widened 3x when they are not).
+    ``refine`` points between the best point's neighbours (the optimum may sit on a kink
+    of the variance as a function of the shape).  That survey runs on a grid ``coarsen``
+    times coarser (certified there too, only looser); the ``finalists - 1`` best shapes and
+    the largest one are then calibrated at ``bin_width`` in a bracket around their survey
+    scales, and the least certified variance of all is returned.  Every stage is one
+    batched kernel over (targets x shapes), so a table of targets costs a few
+    compilations, not a few per target.
+
+    Args:
+      noise_fn: ``noise_fn(scale, shape)`` -> a noise family.
+      variance_fn: ``variance_fn(scale, shape)`` -> the variance (host arrays).
+      shapes: the shape grid.
+      sensitivity: the sensitivity ``Delta``.
+      epsilon: target ``epsilon`` (array).
+      delta: target ``delta`` (array).
+      compositions: number of uses ``K``.
+      upper_fn: ``upper_fn(shapes)`` (one row of shapes per target) -> scales expected to
+        be feasible (widened 3x when they are not).
+      bin_width: bin width the result is certified on.
+      tolerance: relative tolerance on the scale.
+      refine: number of points of the refined grid.
+      finalists: number of shapes settled at ``bin_width``.
+      coarsen: bin-width factor of the survey.
+
+    Returns:
+      A :class:`ShapeCalibration`.
     """
     eps, dl = np.broadcast_arrays(np.asarray(epsilon, float), np.asarray(delta, float))
     out_shape = eps.shape

@@ -30,9 +30,20 @@ from dpjax.numerics import float64_kernel
 def staircase_pure(epsilon: ArrayLike, sensitivity: ArrayLike, num_coordinates: ArrayLike = 1):
     r"""``(decay, width, gamma, variance)`` of the per-coordinate epsilon-DP staircase.
 
-    ``decay = epsilon / num_coordinates``, ``width = sensitivity`` (per
-    coordinate, l-infinity), ``gamma = gamma^*(decay)``; variance
-    ``width^2 V(decay, gamma^*)``.
+    Geng & Viswanath's optimal epsilon-DP noise per coordinate with the budget split
+    evenly (Table II of flipped-huber-mechanism; module docstring):
+
+    .. math:: \text{decay} = \epsilon / K, \quad \text{width} = \Delta_\infty, \quad
+              \gamma = \gamma^*(\text{decay}), \quad
+              \mathrm{Var} = \text{width}^2\, V(\text{decay}, \gamma^*) .
+
+    Args:
+      epsilon: target ``epsilon > 0``.
+      sensitivity: the per-coordinate (l-infinity) sensitivity.
+      num_coordinates: ``K`` (times the number of compositions, for ``T`` uses).
+
+    Returns:
+      ``(decay, width, gamma, variance)``, broadcast over the inputs.
     """
     decay = jnp.asarray(epsilon) / jnp.asarray(num_coordinates)
     width = jnp.asarray(sensitivity)

@@ -5,8 +5,10 @@ Truncated Laplace is a scale family with shape ``c = A / lambda``
 at fixed ``c`` the exact profile (:mod:`dpjax.accounting.truncated_laplace`)
 increases with ``mu = Delta / lambda``.  By structure:
 
-1. per shape ``c``, the largest feasible ``mu`` by fixed-iteration bisection on ``log mu``;
-2. the variance ``(Delta / mu)^2 v(c)`` minimised over ``log c`` by a zooming grid;
+1. per shape ``c``, the largest feasible ``mu`` by fixed-iteration bisection on ``log mu``
+   (:func:`dpjax.numerics.bisect_bracket`);
+2. the variance ``(Delta / mu)^2 v(c)`` minimised over ``log c`` by a zooming grid
+   (:func:`dpjax.numerics.zoom_minimize`);
 3. the result re-certified (nudged along the scale if rounding made it fail).
 
 GDGK 2020's closed form (``lambda = Delta / epsilon``,
@@ -26,15 +28,15 @@ import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
+from dpjax._batching import call_padded
 from dpjax.accounting.truncated_laplace import (
     ERROR,
     log_delta_truncated_laplace,
     log_delta_truncated_laplace_unit,
 )
-from dpjax.calibration.osgt import _pad
 from dpjax.certificate import certify_scale, log_target, reported_delta
 from dpjax.noise.truncated_laplace import truncated_laplace_unit_variance
-from dpjax.numerics import float64_kernel
+from dpjax.numerics import bisect_bracket, float64_kernel, zoom_minimize
 
 _LOG_MU_MIN = -200.0
 C_MIN, C_MAX = 1e-3, 2e3
@@ -42,18 +44,17 @@ C_MIN, C_MAX = 1e-3, 2e3
 
 def _largest_log_mu(epsilon, log_level, c, num_iterations):
     """Bisection on ``log mu`` in ``[-200, log 2c]`` (at ``mu = 2c`` the supports are disjoint)."""
-
-    def body(_, carry):
-        good, bad = carry
-        mid = 0.5 * (good + bad)
-        ok = log_delta_truncated_laplace_unit(epsilon, c, jnp.exp(mid)) <= log_level
-        return jnp.where(ok, mid, good), jnp.where(ok, bad, mid)
-
-    init = (jnp.full_like(c, _LOG_MU_MIN), jnp.log(2.0 * c))
-    return jax.lax.fori_loop(0, num_iterations, body, init)[0]
+    good, _ = bisect_bracket(
+        lambda log_mu: log_delta_truncated_laplace_unit(epsilon, c, jnp.exp(log_mu)) <= log_level,
+        jnp.full_like(c, _LOG_MU_MIN),
+        jnp.log(2.0 * c),
+        num_iterations,
+    )
+    return good
 
 
 def _objective(log_c, epsilon, log_level, sensitivity, num_iterations):
+    """Least variance at shape ``c = exp(log_c)`` and its scale ``lambda``."""
     c = jnp.exp(log_c)
     scale = sensitivity * jnp.exp(-_largest_log_mu(epsilon, log_level, c, num_iterations))
     return jnp.square(scale) * truncated_laplace_unit_variance(c), scale
@@ -61,28 +62,20 @@ def _objective(log_c, epsilon, log_level, sensitivity, num_iterations):
 
 @partial(jax.jit, static_argnames=("num_points", "num_rounds", "num_iterations"))
 def _search(epsilon, delta, sensitivity, num_points, num_rounds, num_iterations):
+    """Zooming grid on ``log c`` per target (:func:`dpjax.numerics.zoom_minimize`):
+    ``(c, lambda)``."""
     log_level = log_target(delta)
-    frac = jnp.linspace(0.0, 1.0, num_points)
+    grid = jnp.log(C_MIN) + (jnp.log(C_MAX) - jnp.log(C_MIN)) * jnp.linspace(0.0, 1.0, num_points)
 
     def per_target(eps, lvl, sens):
-        def round_(_, s):
-            lo, hi, best_lc, best_var, best_scale = s
-            pts = lo + (hi - lo) * frac
-            var, scale = jax.vmap(lambda lc: _objective(lc, eps, lvl, sens, num_iterations))(pts)
-            i = jnp.argmin(var)
-            better = var[i] < best_var
-            return (
-                pts[jnp.maximum(i - 1, 0)],
-                pts[jnp.minimum(i + 1, num_points - 1)],
-                jnp.where(better, pts[i], best_lc),
-                jnp.where(better, var[i], best_var),
-                jnp.where(better, scale[i], best_scale),
-            )
-
-        z = 0.0 * eps
-        init = (jnp.log(C_MIN) + z, jnp.log(C_MAX) + z, z, jnp.inf + z, 1.0 + z)
-        _, _, lc, _, scale = jax.lax.fori_loop(0, num_rounds, round_, init)
-        return jnp.exp(lc), scale
+        best = zoom_minimize(
+            lambda lc: _objective(lc, eps, lvl, sens, num_iterations),
+            grid,
+            num_rounds,
+            x0=0.0,
+            aux0=1.0,
+        )
+        return jnp.exp(best.x), best.aux
 
     return jax.vmap(per_target)(epsilon, log_level, sensitivity)
 
@@ -98,23 +91,50 @@ def truncated_laplace_least_variance(
 ):
     r"""Least-variance ``(scale, bound)`` with the exact 1-D profile ``<= delta`` at ``epsilon``.
 
-    Returns NumPy arrays ``(scale, bound, variance, delta_at_params, certified)``
-    shaped like the broadcast targets.  ``delta > 0`` is required (with
-    ``delta = 0`` no truncation is private; use Laplace).
+    Per shape ``c = A / lambda`` the least scale meeting the exact profile (derived from
+    eq. (26) of flipped-huber-mechanism, App. F; :mod:`dpjax.accounting.truncated_laplace`),
+    then the least variance over the shape:
+
+    .. math:: \min_c\ \lambda^*(c)^2\, v(c), \qquad
+              \lambda^*(c) = \min\{\lambda : \delta_{\lambda, c\lambda}(\epsilon) \le
+              \delta (1 - \mathrm{MARGIN})\}
+
+    (module docstring), re-certified at the returned parameters.  ``delta > 0`` is
+    required (with ``delta = 0`` no truncation is private; use Laplace).
+
+    Args:
+      epsilon: target ``epsilon`` (array).
+      delta: target ``delta`` (array).
+      sensitivity: ``Delta > 0`` (array; the three broadcast).
+      num_points: static number of shapes per round of the zooming grid.
+      num_rounds: static number of rounds.
+      num_iterations: static number of halvings of ``log mu`` per shape.
+
+    Returns:
+      NumPy arrays ``(scale, bound, variance, delta_at_params, certified)`` shaped like
+      the broadcast targets.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> scale, bound, var, delta_at, ok = truncated_laplace_least_variance(0.3, 1e-6, 1.0)
+      >>> round(float(var), 2), bool(ok)
+      (22.21, True)
     """
     eps, dlt, sens = np.broadcast_arrays(
         *(np.asarray(x, dtype=np.float64) for x in (epsilon, delta, sensitivity))
     )
     shape = eps.shape
     e, d, s = (jnp.asarray(x.ravel()) for x in (eps, dlt, sens))
-    n = eps.size
-    c, scale = _search(
-        *(jnp.asarray(_pad(x.ravel())) for x in (eps, dlt, sens)),
-        num_points,
-        num_rounds,
-        num_iterations,
+    c, scale = (
+        jnp.asarray(x.ravel())
+        for x in call_padded(
+            lambda e, d, s: _search(e, d, s, num_points, num_rounds, num_iterations),
+            eps,
+            dlt,
+            sens,
+            minimum=4,
+        )
     )
-    c, scale = c[:n], scale[:n]
     scale, log_d, ok = certify_scale(
         lambda lam: log_delta_truncated_laplace(e, lam, c * lam, s), scale, log_target(d)
     )

@@ -17,15 +17,10 @@ from dpjax.inid._kernels import (
     laplace_scales,
     log_delta_laplace_corollary6,
 )
-from dpjax.inid.design import (
-    InidDesign,
-    design,
-    gaussian_design,
-    gaussian_scales_for_rho,
-    laplace_design,
-    resource_shares,
-)
+from dpjax.inid.design import design, resource_shares
 from dpjax.inid.exact import laplace_exact_multiplier, laplace_inid_delta, laplace_inid_epsilon
+from dpjax.inid.gaussian import gaussian_design, gaussian_scales_for_rho
+from dpjax.inid.laplace import laplace_design
 from dpjax.inid.mu0 import Mu0Result, appendix_b_bracket, bracket_root, mu0
 from dpjax.inid.profiles import (
     KINDS,
@@ -36,6 +31,7 @@ from dpjax.inid.profiles import (
     validate_profile,
     validate_weights,
 )
+from dpjax.inid.result import InidDesign
 from dpjax.inid.staircase2d import staircase_2d_l1_error
 
 __all__ = [

@@ -19,37 +19,34 @@ from dpjax.numerics import float64_kernel, log1mexp
 
 
 def gaussian_abs_moment(p: ArrayLike) -> Array:
-    r"""``E|Z|^p`` for ``Z ~ N(0, 1)`` (proof of Theorem 4 of inid-noise-laplace-beats-gaussian).
-
-    .. math:: \mathbb E|Z|^p = \sqrt{\frac{2^p}{\pi}}\ \Gamma\!\left(\frac{p + 1}{2}\right)
+    r"""``E|Z|^p = sqrt(2^p / pi) Gamma((p + 1) / 2)`` for ``Z ~ N(0, 1)`` (proof of Theorem 4).
 
     Args:
-      p: the error power ``p >= 1``.
+      p: the error power ``p > 0``.
 
     Returns:
-      ``E|Z|^p``, shape of ``p``.
+      ``E|Z|^p``.
     """
     p = jnp.asarray(p)
     return jnp.exp(0.5 * p * jnp.log(2.0) - 0.5 * jnp.log(jnp.pi) + gammaln(0.5 * (p + 1.0)))
 
 
 def laplace_abs_moment(p: ArrayLike) -> Array:
-    r"""``E|T|^p`` for ``T ~ Lap(0, 1)`` (proof of Theorem 5 of inid-noise-laplace-beats-gaussian).
-
-    .. math:: \mathbb E|T|^p = \Gamma(p + 1)
+    r"""``E|T|^p = Gamma(p + 1)`` for ``T ~ Lap(0, 1)`` (proof of Theorem 5).
 
     Args:
-      p: the error power ``p >= 1``.
+      p: the error power ``p > 0``.
 
     Returns:
-      ``E|T|^p``, shape of ``p``.
+      ``E|T|^p``.
     """
     return jnp.exp(gammaln(jnp.asarray(p) + 1.0))
 
 
-def _pos_log(lam: Array) -> tuple[Array, Array]:
+def _logs(lam: Array, w: Array) -> tuple[Array, Array, Array]:
+    """``(lambda > 0, log lambda (0 where lambda = 0), log w)``, ``w`` broadcast to ``lambda``."""
     pos = lam > 0
-    return pos, jnp.log(jnp.where(pos, lam, 1.0))
+    return pos, jnp.log(jnp.where(pos, lam, 1.0)), jnp.log(jnp.broadcast_to(w, lam.shape))
 
 
 @float64_kernel
@@ -57,8 +54,7 @@ def gaussian_scales(lam: ArrayLike, mu: ArrayLike, p: ArrayLike = 2.0, w: ArrayL
     r"""Optimal i.n.i.d. Gaussian standard deviations for the weighted ``l_p^p`` error.
 
     Minimises ``sum_i w_i E|T_i|^p`` subject to ``sum_i lambda_i^2 / sigma_i^2 <= mu^2``
-    (problem (P3), generalised in the proof of Theorem 4 of
-    inid-noise-laplace-beats-gaussian):
+    (problem (P3), generalised in the proof of Theorem 4):
 
     .. math:: \sigma_i = \left(\frac{\lambda_i^2}{w_i}\right)^{\frac{1}{p+2}}
               \frac{\sqrt{S}}{\mu}, \qquad
@@ -69,24 +65,16 @@ def gaussian_scales(lam: ArrayLike, mu: ArrayLike, p: ArrayLike = 2.0, w: ArrayL
     ``sum alpha_i^2 E T_i^2``; see :func:`dpjax.inid.gaussian_design`).
 
     Args:
-      lam: profile ``lambda`` (last axis = coordinates; zeros get no noise).
-      mu: the GDP parameter ``mu_0`` of (P2) (one per leading index).
-      p: the error power.
-      w: error weights (broadcast against ``lam``).
+      lam: the profile ``lambda`` (last axis = coordinates; zeros get scale 0).
+      mu: the GDP parameter ``mu`` (``mu0`` of (P2)).
+      p: the error power ``p > 0``.
+      w: error weights ``w_i > 0``.
 
     Returns:
-      ``sigma``, shape of ``lam``.
-
-    Example:
-      >>> import jax, jax.numpy as jnp; jax.config.update("jax_enable_x64", True)
-      >>> sigma = gaussian_scales(jnp.array([1.0, 4.0]), 1.0)
-      >>> [round(float(s) ** 2, 9) for s in sigma]  # lambda_i ||lambda||_1 / mu^2
-      [5.0, 20.0]
+      ``sigma``, shaped like ``lam``.
     """
     lam, mu, p, w = (jnp.asarray(v) for v in (lam, mu, p, w))
-    w = jnp.broadcast_to(w, lam.shape)
-    pos, log_lam = _pos_log(lam)
-    log_w = jnp.log(w)
+    pos, log_lam, log_w = _logs(lam, w)
     terms = jnp.where(pos, jnp.exp((2.0 * p * log_lam + 2.0 * log_w) / (p + 2.0)), 0.0)
     s = jnp.sum(terms, axis=-1, keepdims=True)
     sigma = jnp.exp((2.0 * log_lam - log_w) / (p + 2.0)) * jnp.sqrt(s) / jnp.expand_dims(mu, -1)
@@ -100,8 +88,7 @@ def laplace_scales(
     r"""Optimal i.n.i.d. Laplace scales for the weighted ``l_p^p`` error.
 
     Minimises ``sum_i w_i E|T_i|^p`` subject to ``sum_i lambda_i / b_i <= budget``
-    (problem (P4), generalised in the proof of Theorem 5 of
-    inid-noise-laplace-beats-gaussian):
+    (problem (P4), generalised in the proof of Theorem 5):
 
     .. math:: b_i = \left(\frac{\lambda_i}{w_i}\right)^{\frac{1}{p+1}}
               \frac{S}{\text{budget}}, \qquad
@@ -111,18 +98,16 @@ def laplace_scales(
     for ``p = 2``; with ``budget = epsilon - log(1 - delta)`` Corollary 6.
 
     Args:
-      lam: profile ``lambda`` (last axis = coordinates; zeros get no noise).
-      budget: the l1 privacy budget (one per leading index).
-      p: the error power.
-      w: error weights (broadcast against ``lam``).
+      lam: the profile ``lambda`` (last axis = coordinates; zeros get scale 0).
+      budget: the l1 loss budget.
+      p: the error power ``p > 0``.
+      w: error weights ``w_i > 0``.
 
     Returns:
-      ``b``, shape of ``lam``; ``sum lambda_i / b_i = budget``.
+      ``b``, shaped like ``lam``.
     """
     lam, budget, p, w = (jnp.asarray(v) for v in (lam, budget, p, w))
-    w = jnp.broadcast_to(w, lam.shape)
-    pos, log_lam = _pos_log(lam)
-    log_w = jnp.log(w)
+    pos, log_lam, log_w = _logs(lam, w)
     terms = jnp.where(pos, jnp.exp((p * log_lam + log_w) / (p + 1.0)), 0.0)
     s = jnp.sum(terms, axis=-1, keepdims=True)
     b = jnp.exp((log_lam - log_w) / (p + 1.0)) * s / jnp.expand_dims(budget, -1)
@@ -131,18 +116,14 @@ def laplace_scales(
 
 @float64_kernel
 def gaussian_mu_of(lam: ArrayLike, sigma: ArrayLike) -> Array:
-    r"""The GDP parameter of i.n.i.d. Gaussian noise (Lemma 3 of inid-noise-laplace-beats-gaussian).
-
-    .. math:: \mu = \sqrt{\sum_i \lambda_i^2 / \sigma_i^2}
-
-    (zero-sensitivity coordinates contribute 0).
+    r"""Lemma 3: ``mu = sqrt(sum_i lambda_i^2 / sigma_i^2)`` (zero-sensitivity terms are 0).
 
     Args:
-      lam: profile ``lambda`` (last axis).
-      sigma: the standard deviations (broadcast against ``lam``).
+      lam: the profile ``lambda`` (last axis = coordinates).
+      sigma: the scales ``sigma``.
 
     Returns:
-      ``mu``, the leading shape.
+      ``mu`` (the last axis reduced).
     """
     lam, sigma = jnp.asarray(lam), jnp.asarray(sigma)
     pos = lam > 0
@@ -152,19 +133,14 @@ def gaussian_mu_of(lam: ArrayLike, sigma: ArrayLike) -> Array:
 
 @float64_kernel
 def laplace_loss_of(lam: ArrayLike, b: ArrayLike) -> Array:
-    r"""Maximal privacy loss of i.n.i.d. Laplace noise (Thm 5 of inid-noise-laplace-beats-gaussian).
-
-    .. math:: L = \sum_i \lambda_i / b_i
-
-    By eq. (10)-(11) the mechanism is ``L``-DP; coordinates with ``lambda_i = 0`` cost
-    nothing.
+    r"""Maximal privacy loss of i.n.i.d. Laplace: ``sum_i lambda_i / b_i`` (proof of Theorem 5).
 
     Args:
-      lam: the sensitivity profile, coordinates on the last axis.
-      b: Laplace scales, one per coordinate.
+      lam: the profile ``lambda`` (last axis = coordinates).
+      b: the scales ``b``.
 
     Returns:
-      ``L`` for each leading index.
+      The loss (the last axis reduced).
     """
     lam, b = jnp.asarray(lam), jnp.asarray(b)
     pos = lam > 0
@@ -173,20 +149,18 @@ def laplace_loss_of(lam: ArrayLike, b: ArrayLike) -> Array:
 
 @float64_kernel
 def log_delta_laplace_corollary6(epsilon: ArrayLike, max_loss: ArrayLike) -> Array:
-    r"""``log`` of the Corollary 6 bound on the i.n.i.d. Laplace profile.
+    r"""``log`` of the Corollary 6 bound ``[1 - exp(epsilon - sum lambda_i / b_i)]_+``.
 
-    .. math:: \delta(\epsilon) \le \big[1 - e^{\epsilon - L}\big]_+,\qquad
-              L = \sum_i \lambda_i / b_i
-
-    (proof of Corollary 6 of inid-noise-laplace-beats-gaussian: the privacy loss never
-    exceeds ``L``).
+    An upper bound on the i.n.i.d. Laplace profile ``delta(epsilon)`` (proof of
+    Corollary 6: the privacy loss never exceeds ``L = sum lambda_i / b_i``).
+    ``-inf`` when ``L <= epsilon`` (pure DP).
 
     Args:
       epsilon: ``epsilon >= 0``.
-      max_loss: ``L`` (:func:`laplace_loss_of`).
+      max_loss: the maximal loss ``L``.
 
     Returns:
-      ``log delta``; ``-inf`` when ``L <= epsilon`` (pure DP).
+      ``log [1 - e^{epsilon - L}]_+``.
     """
     x = jnp.asarray(epsilon) - jnp.asarray(max_loss)
     neg = x < 0
@@ -194,12 +168,9 @@ def log_delta_laplace_corollary6(epsilon: ArrayLike, max_loss: ArrayLike) -> Arr
 
 
 def expected_error(scales: ArrayLike, moment: ArrayLike, p: ArrayLike, w: ArrayLike = 1.0) -> Array:
-    r"""Expected weighted ``l_p^p`` error of a scale family.
+    r"""``E sum_i w_i |T_i|^p = m_p sum_i w_i s_i^p`` for a scale family with ``E|T/s|^p = m_p``.
 
-    .. math:: \mathbb E \sum_i w_i |T_i|^p = m_p \sum_i w_i s_i^p,\qquad m_p = \mathbb E|T/s|^p
-
-    (the objective of (P3)/(P4) in the proofs of Theorems 4 and 5 of
-    inid-noise-laplace-beats-gaussian).
+    The weighted ``l_p^p`` error of Remark 4 of inid-noise-laplace-beats-gaussian.
 
     Args:
       scales: the scales ``s`` (last axis = coordinates).
@@ -208,7 +179,7 @@ def expected_error(scales: ArrayLike, moment: ArrayLike, p: ArrayLike, w: ArrayL
       w: error weights.
 
     Returns:
-      The expected error, the leading shape.
+      The expected error (the last axis reduced).
     """
     scales = jnp.asarray(scales)
     return jnp.asarray(moment) * jnp.sum(jnp.asarray(w) * scales ** jnp.asarray(p), axis=-1)

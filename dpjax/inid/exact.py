@@ -19,6 +19,7 @@ import numpy as np
 
 from dpjax.certificate import MARGIN, certify_epsilon
 from dpjax.inid.profiles import validate_profile
+from dpjax.numerics import bisect_host
 
 
 def _composed(profile, scales, bin_width: float):
@@ -35,23 +36,23 @@ def _composed(profile, scales, bin_width: float):
 def laplace_inid_delta(profile, scales, epsilon: float, bin_width: float = 1e-3) -> float:
     r"""Certified upper bound on ``delta(epsilon)`` of i.n.i.d. Laplace noise (PLD composition).
 
-    .. math:: \delta(\epsilon) = H_{e^\epsilon}\Big(\textstyle\bigotimes_i \mathrm{Lap}(0, b_i)
-              \,\Big\|\, \bigotimes_i \mathrm{Lap}(\lambda_i, b_i)\Big)
+    The exact profile of the heterogeneous composition of the ``K`` pairs
+    ``(Lap(0, b_i), Lap(lambda_i, b_i))`` (module docstring; tighter than Corollary 6 of
+    inid-noise-laplace-beats-gaussian),
 
-    the exact profile at the worst shift ``d = lambda`` (tighter than Corollary 6 of
-    inid-noise-laplace-beats-gaussian), from the FFT composition of the K pessimistic 1-D
-    PLDs.  Host function; runs in float64 (scoped x64).
+    .. math:: \delta(\epsilon) = \mathbb{E}\big[(1 - e^{\epsilon - L})_+\big], \qquad
+              L = \textstyle\sum_i L_i ,
+
+    ``L_i`` the privacy loss of coordinate ``i``, bounded above by the pessimistic PLD.
 
     Args:
-      profile: sensitivity profile ``lambda``.
-      scales: Laplace scales ``b`` (one per coordinate).
+      profile: the sensitivity profile ``lambda``.
+      scales: the Laplace scales ``b``.
       epsilon: ``epsilon >= 0``.
-      bin_width: PLD grid spacing.
+      bin_width: the PLD grid's bin width.
 
     Returns:
-      The certified ``delta(epsilon)`` (e.g. ``0.1238`` for ``lambda = (1, 2)`` with the
-      Theorem 5 scales at ``epsilon = 1``, ``b = (2.5874, 3.2599)``, queried at ``0.5``,
-      where Corollary 6 gives ``1 - e^{0.5 - 1} = 0.3935``).
+      The certified ``delta(epsilon)``.
     """
     from dpjax.accounting import pld
 
@@ -62,23 +63,21 @@ def laplace_inid_delta(profile, scales, epsilon: float, bin_width: float = 1e-3)
 def laplace_inid_epsilon(profile, scales, delta: float, bin_width: float = 1e-3) -> float:
     r"""Certified upper bound on ``epsilon(delta)`` of i.n.i.d. Laplace noise (PLD composition).
 
-    .. math:: \epsilon(\delta) = \min\{\epsilon : \delta_{\text{PLD}}(\epsilon) \le \delta\}
-
-    (the inverse of :func:`laplace_inid_delta`), certified at the boundary: the composed
-    profile is re-evaluated at the returned epsilon
-    (:func:`dpjax.certificate.certify_epsilon`).
+    The least ``epsilon`` with the composed profile of :func:`laplace_inid_delta` (the exact
+    profile of the heterogeneous composition, tighter than Corollary 6 of
+    inid-noise-laplace-beats-gaussian) at most ``delta``; certified at the boundary: the
+    composed profile is re-evaluated at the returned epsilon
+    (:func:`dpjax.certificate.certify_epsilon`, ``CertificationError`` if it exceeds
+    ``delta``).
 
     Args:
-      profile: sensitivity profile ``lambda``.
-      scales: Laplace scales ``b``.
-      delta: target ``delta`` in ``(0, 1)``.
-      bin_width: PLD grid spacing.
+      profile: the sensitivity profile ``lambda``.
+      scales: the Laplace scales ``b``.
+      delta: target ``delta``.
+      bin_width: the PLD grid's bin width.
 
     Returns:
       The certified ``epsilon``.
-
-    Raises:
-      CertificationError: the re-evaluated profile exceeds ``delta``.
     """
     from dpjax.accounting import pld
 
@@ -97,45 +96,42 @@ def laplace_exact_multiplier(
 ) -> tuple[float, float]:
     r"""Least ``c <= 1`` (to ``(1 - lower) 2^-num_iterations``) with ``c * scales`` private.
 
-    .. math:: c^* = \min\{c \in [\text{lower}, 1] :\ \delta_{\text{PLD}}(\epsilon;\ c\,b)
-              \le \delta (1 - \text{MARGIN})\}
+    How much of Corollary 6's slack (inid-noise-laplace-beats-gaussian) the exact profile
+    recovers:
 
-    How much of the Corollary 6 noise (inid-noise-laplace-beats-gaussian) the exact profile
-    (:func:`laplace_inid_delta`) saves: bisection on ``c`` (``lower`` is returned if it is
-    already private).  Slow: one PLD composition per step.
+    .. math:: c^* = \min\{c \in [\text{lower}, 1] : \delta_{c b}(\epsilon) \le
+              \delta (1 - \mathrm{MARGIN})\},
+
+    ``delta_{cb}`` the composed PLD profile of :func:`laplace_inid_delta`, by bisection
+    on ``c`` (:func:`dpjax.numerics.bisect_host`; one PLD composition per step, slow).
+    ``scales`` must be private at ``c = 1`` (e.g. the Corollary 6 scales); ``lower`` is
+    returned if it is already private.
 
     Args:
-      profile: sensitivity profile ``lambda``.
-      scales: Laplace scales, private under the PLD profile at ``c = 1`` (e.g. the
-        Corollary 6 scales).
+      profile: the sensitivity profile ``lambda``.
+      scales: the Laplace scales ``b`` (private at ``c = 1``).
       epsilon: target ``epsilon``.
       delta: target ``delta``.
-      num_iterations: bisection steps.
-      bin_width: PLD grid spacing.
+      num_iterations: number of halvings.
+      bin_width: the PLD grid's bin width.
       lower: the least multiplier tried.
 
     Returns:
-      ``(c, delta_at_c)``: the feasible end, certified by the pessimistic PLD against
-      ``delta (1 - MARGIN)``.
-
-    Raises:
-      ValueError: ``scales`` are not private at ``c = 1``.
+      ``(c, delta_at_c)``: the feasible end, certified by the pessimistic PLD.
     """
     target = delta * (1.0 - MARGIN)
     b = np.asarray(scales, dtype=np.float64)
     at_one = laplace_inid_delta(profile, b, epsilon, bin_width)
     if not at_one <= target:
         raise ValueError("the given scales are not private under the PLD profile")
-    good, d_good = 1.0, at_one
     bad = float(lower)
     d_bad = laplace_inid_delta(profile, bad * b, epsilon, bin_width)
     if d_bad <= target:
         return bad, d_bad
-    for _ in range(num_iterations):
-        mid = 0.5 * (good + bad)
-        d_mid = laplace_inid_delta(profile, mid * b, epsilon, bin_width)
-        if d_mid <= target:
-            good, d_good = mid, d_mid
-        else:
-            bad = mid
+
+    def private(c):
+        d = laplace_inid_delta(profile, c * b, epsilon, bin_width)
+        return d <= target, d
+
+    good, d_good, _ = bisect_host(private, 1.0, bad, num_iterations, good_aux=at_one)
     return good, d_good

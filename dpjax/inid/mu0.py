@@ -41,17 +41,9 @@ from jax import Array
 from jax.typing import ArrayLike
 
 from dpjax.accounting.gaussian import log_delta_gaussian_mu
-from dpjax.calibration.gaussian import _LOG_MU_MAX, _LOG_MU_MIN
+from dpjax.calibration.gaussian import LOG_MU_MAX, LOG_MU_MIN
 from dpjax.certificate import MARGIN, log_target
-from dpjax.numerics import (
-    STATUS_BRACKET_TOO_SMALL,
-    STATUS_INFEASIBLE,
-    STATUS_NAN,
-    STATUS_OK,
-    Q_inv,
-    float64_kernel,
-    log_Q,
-)
+from dpjax.numerics import Q_inv, Status, bisect_bracket, float64_kernel, log_Q
 
 
 class Mu0Result(NamedTuple):
@@ -59,7 +51,8 @@ class Mu0Result(NamedTuple):
 
     Attributes:
       mu0: largest certified ``mu`` (``varphi_eps(mu0) <= delta (1 - MARGIN)``).
-      status: 0 when certified (codes of :func:`dpjax.numerics.bisect_monotone`).
+      status: :class:`dpjax.numerics.Status`: ``OPTIMAL`` when certified,
+        ``INFEASIBLE`` (e.g. ``delta = 0``), ``BRACKET_TOO_SMALL`` or ``FAILED``.
       lower, upper: the Appendix B bracket ``[R_eps(delta), R_eps(delta')]``.
       width: final bracket width in ``mu`` (Algorithm 1's ``mu_tol``).
       used_bracket: ``True`` where the Appendix B bracket was used.
@@ -75,10 +68,20 @@ class Mu0Result(NamedTuple):
 
 @float64_kernel
 def bracket_root(epsilon: ArrayLike, level: ArrayLike) -> Array:
-    r"""``R_eps(a) = sqrt(Q^{-1}(a)^2 + 2 eps) - Q^{-1}(a)``: root of ``Q(eps/mu - mu/2) = a``.
+    r"""``R_eps(a)``: the positive root of ``Q(eps/mu - mu/2) = a`` (Appendix B of
+    inid-noise-laplace-beats-gaussian).
 
-    Evaluated as ``2 eps / (sqrt(z^2 + 2 eps) + z)`` when ``z = Q^{-1}(a) > 0``
+    .. math:: \mathcal{R}_\epsilon(a) = \sqrt{Q^{-1}(a)^2 + 2\epsilon} - Q^{-1}(a)
+
+    evaluated as ``2 eps / (sqrt(z^2 + 2 eps) + z)`` when ``z = Q^{-1}(a) > 0``
     (no cancellation); ``inf`` for ``a >= 1``.
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      level: the level ``a`` (broadcast with ``epsilon``).
+
+    Returns:
+      ``R_eps(a)``, broadcast over the inputs.
     """
     epsilon, level = jnp.asarray(epsilon), jnp.asarray(level)
     z = Q_inv(jnp.clip(level, 0.0, 1.0))  # one trace for any shape
@@ -91,9 +94,20 @@ def bracket_root(epsilon: ArrayLike, level: ArrayLike) -> Array:
 
 @float64_kernel
 def appendix_b_bracket(epsilon: ArrayLike, delta: ArrayLike) -> tuple[Array, Array]:
-    r"""The Appendix B bracket ``(R_eps(delta_t), R_eps(delta_t + e^eps Q(sqrt(2 eps))))``.
+    r"""The Appendix B bracket of ``mu0`` (inid-noise-laplace-beats-gaussian).
 
-    ``delta_t = delta (1 - MARGIN)`` (the certified level).
+    .. math:: \mu_0 \in \big[\mathcal{R}_\epsilon(\delta_t),\
+              \mathcal{R}_\epsilon(\delta_t + e^{\epsilon} Q(\sqrt{2\epsilon}))\big],
+              \qquad \delta_t = \delta (1 - \mathrm{MARGIN})
+
+    (the certified level; :func:`bracket_root` for ``R_eps``).
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      delta: target ``delta`` (broadcast with ``epsilon``).
+
+    Returns:
+      ``(lower, upper)``: the bracket ends (``upper = inf`` where ``delta' >= 1``).
     """
     epsilon, delta = jnp.broadcast_arrays(jnp.asarray(epsilon), jnp.asarray(delta))
     level = delta * (1.0 - MARGIN)
@@ -107,9 +121,19 @@ def appendix_b_bracket(epsilon: ArrayLike, delta: ArrayLike) -> tuple[Array, Arr
 def mu0(epsilon: ArrayLike, delta: ArrayLike, num_iterations: int = 100) -> Mu0Result:
     r"""Largest ``mu`` solving (P2), by Algorithm 1 on the Appendix B bracket; certified.
 
-    Pure, jit/vmap-safe, broadcast over ``epsilon`` and ``delta``; ``num_iterations``
-    (static) arithmetic halvings.  ``delta = 0`` is infeasible (status 1, ``mu0 = 0``):
-    no Gaussian mechanism is pure DP.
+    The largest ``mu`` with ``varphi_eps(mu) <= delta (1 - MARGIN)`` (eq. (16), Lemma 11,
+    Algorithm 1 of inid-noise-laplace-beats-gaussian; module docstring).  Pure,
+    jit/vmap-safe, broadcast over ``epsilon`` and ``delta``.  ``delta = 0`` is
+    infeasible (``Status.INFEASIBLE``, ``mu0 = 0``): no Gaussian mechanism is pure DP.
+
+    Args:
+      epsilon: target ``epsilon >= 0``.
+      delta: target ``delta`` in ``[0, 1)``.
+      num_iterations: static number of halvings (arithmetic in the Appendix B bracket,
+        else in ``log mu``).
+
+    Returns:
+      A :class:`Mu0Result`.
 
     Example:
       >>> import jax; jax.config.update("jax_enable_x64", True)
@@ -128,7 +152,7 @@ def mu0(epsilon: ArrayLike, delta: ArrayLike, num_iterations: int = 100) -> Mu0R
 
     # All bracket ends checked in one vectorised evaluation: the Appendix B ends and the
     # foundation's log bracket [1e-300, 1e300] (that of mu_gaussian).
-    ends = jnp.stack([lo, finite_hi, jnp.exp(_LOG_MU_MIN + 0 * lo), jnp.exp(_LOG_MU_MAX + 0 * lo)])
+    ends = jnp.stack([lo, finite_hi, jnp.exp(LOG_MU_MIN + 0 * lo), jnp.exp(LOG_MU_MAX + 0 * lo)])
     ok_ends = feasible_mu(ends)
     # Arithmetic halving resolves mu0 to ~1e-17 relative only if hi / lo is moderate;
     # R_eps(delta) = 0 at eps = 0 (and tiny for tiny eps): there the log bracket is used,
@@ -137,8 +161,8 @@ def mu0(epsilon: ArrayLike, delta: ArrayLike, num_iterations: int = 100) -> Mu0R
     used = jnp.isfinite(hi) & (hi > lo) & resolves & ok_ends[0] & ~ok_ends[1]
     status = jnp.where(
         used | (ok_ends[2] & ~ok_ends[3]),
-        STATUS_OK,
-        jnp.where(~ok_ends[2], STATUS_INFEASIBLE, STATUS_BRACKET_TOO_SMALL),
+        Status.OPTIMAL,
+        jnp.where(~ok_ends[2], Status.INFEASIBLE, Status.BRACKET_TOO_SMALL),
     ).astype(jnp.int32)
 
     # One fixed-length bisection for every point (vmap-fair): over mu in the Appendix B
@@ -146,16 +170,10 @@ def mu0(epsilon: ArrayLike, delta: ArrayLike, num_iterations: int = 100) -> Mu0R
     def mu_of(x):
         return jnp.where(used, x, jnp.exp(x))
 
-    def body(_, carry):
-        good, bad = carry
-        mid = 0.5 * (good + bad)
-        ok = feasible_mu(mu_of(mid))
-        return jnp.where(ok, mid, good), jnp.where(ok, bad, mid)
-
-    good0 = jnp.where(used, lo, _LOG_MU_MIN)
-    bad0 = jnp.where(used, finite_hi, _LOG_MU_MAX)
-    good, bad = jax.lax.fori_loop(0, num_iterations, body, (good0, bad0))
-    status = jnp.where((status == STATUS_OK) & jnp.isnan(good), STATUS_NAN, status)
-    mu = jnp.where(status == STATUS_OK, mu_of(good), 0.0)
+    good0 = jnp.where(used, lo, LOG_MU_MIN)
+    bad0 = jnp.where(used, finite_hi, LOG_MU_MAX)
+    good, bad = bisect_bracket(lambda x: feasible_mu(mu_of(x)), good0, bad0, num_iterations)
+    status = jnp.where((status == Status.OPTIMAL) & jnp.isnan(good), Status.FAILED, status)
+    mu = jnp.where(status == Status.OPTIMAL, mu_of(good), 0.0)
     width = mu_of(bad) - mu_of(good)
     return Mu0Result(mu, status, lo, hi, width, used)

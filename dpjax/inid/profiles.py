@@ -26,20 +26,17 @@ NORMS = ("l1", "l2")
 
 
 def validate_profile(profile, name: str = "profile") -> np.ndarray:
-    r"""A float64 1-D copy of a sensitivity profile (Def. 4 of inid-noise-laplace-beats-gaussian).
-
-    .. math:: \lambda_i = \sup_{D \simeq D'} |[f(D) - f(D')]_i|,\qquad \lambda_i \ge 0,\
-              \lambda \ne 0
+    """A float64 1-D copy of ``profile`` (Definition 4 of inid-noise-laplace-beats-gaussian).
 
     Args:
-      profile: the per-coordinate sensitivities (a number is a 1-entry profile).
-      name: the argument's name, for the message.
+      profile: the sensitivities ``lambda_i`` (a scalar is one coordinate).
+      name: what to call it in error messages.
 
     Returns:
-      ``lambda`` as a 1-D float64 array.
+      The profile as a 1-D float64 array.
 
     Raises:
-      ValueError: not real, not 1-D, empty, non-finite, negative or all zero.
+      ValueError: if it is empty, non-finite, negative or all zero.
     """
     try:
         lam = np.array(profile, dtype=np.float64)
@@ -62,17 +59,14 @@ def validate_profile(profile, name: str = "profile") -> np.ndarray:
 
 
 def validate_weights(weights, dim: int) -> np.ndarray:
-    """Error weights (Remark 4 of inid-noise-laplace-beats-gaussian): ``dim`` entries ``> 0``.
+    """Error weights ``w_i`` of the weighted error ``sum_i w_i E|T_i|^p`` (Remark 4).
 
     Args:
-      weights: the weights, or ``None`` (all ones).
-      dim: the profile's number of coordinates ``K``.
+      weights: ``dim`` finite entries ``> 0``, or ``None`` (ones).
+      dim: the number of coordinates.
 
     Returns:
-      A ``(dim,)`` float64 array.
-
-    Raises:
-      ValueError: not real, the wrong length, non-finite or ``<= 0``.
+      The weights as a 1-D float64 array.
     """
     if weights is None:
         return np.ones(dim)
@@ -90,10 +84,7 @@ def validate_weights(weights, dim: int) -> np.ndarray:
 def normalize(profile, norm: str = "l2") -> np.ndarray:
     r"""``lambda / ||lambda||`` with ``norm`` in ``("l1", "l2")``.
 
-    .. math:: \lambda / \|\lambda\|_1 \quad\text{or}\quad \lambda / \|\lambda\|_2
-
-    Sec. V of inid-noise-laplace-beats-gaussian normalises to unit l2 for the Gaussian and
-    unit l1 for the Laplace.
+    Sec. V normalises to unit l2 for the Gaussian and unit l1 for the Laplace.
 
     Args:
       profile: the sensitivity profile.
@@ -101,9 +92,6 @@ def normalize(profile, norm: str = "l2") -> np.ndarray:
 
     Returns:
       The normalised profile.
-
-    Raises:
-      ValueError: an invalid profile or ``norm``.
     """
     lam = validate_profile(profile)
     if norm not in NORMS:
@@ -112,28 +100,20 @@ def normalize(profile, norm: str = "l2") -> np.ndarray:
 
 
 def make_profile(kind: str, dim: int, norm: str | None = "l2") -> np.ndarray:
-    r"""The profile families of Sec. V of inid-noise-laplace-beats-gaussian, optionally normalised.
+    r"""The paper's profile families (Sec. V), optionally normalised.
 
-    .. math:: \lambda_i = 1,\ i,\ i^2,\ e^{i},\ [i = K] \qquad (i = 1 \ldots K)
-
-    for ``uniform``, ``linear``, ``quadratic``, ``exponential`` (generated as ``e^{i-K}``,
-    the same direction, so it does not overflow for ``K > 709``) and ``one-hot`` (the last
-    coordinate).
+    ``uniform``: ``lambda_i = 1``; ``linear``: ``i``; ``quadratic``: ``i^2``;
+    ``exponential``: ``e^i`` (generated as ``e^{i-K}``, the same direction,
+    so it does not overflow for ``K > 709``); ``one-hot``: ``e_K`` (last
+    coordinate).  ``i = 1..K``.
 
     Args:
       kind: one of :data:`KINDS`.
-      dim: number of coordinates ``K >= 1``.
-      norm: ``"l1"``, ``"l2"`` or ``None`` (unnormalised).
+      dim: the number of coordinates ``K >= 1``.
+      norm: ``"l1"``, ``"l2"`` or ``None`` (not normalised).
 
     Returns:
-      The ``(K,)`` profile.
-
-    Raises:
-      ValueError: an unknown ``kind``, a bad ``dim`` or ``norm``.
-
-    Example:
-      >>> make_profile("linear", 3, norm="l1").tolist()
-      [0.16666666666666666, 0.3333333333333333, 0.5]
+      The profile.
     """
     if kind not in KINDS:
         raise ValueError(f"profile kind must be one of {KINDS}, got {kind!r}")
@@ -151,23 +131,17 @@ def make_profile(kind: str, dim: int, norm: str | None = "l2") -> np.ndarray:
 
 
 def gini(profile) -> float:
-    r"""Gini coefficient of a profile (Sec. V of inid-noise-laplace-beats-gaussian).
+    r"""Gini coefficient ``sum_i sum_j |lambda_i - lambda_j| / (2 K ||lambda||_1)`` (Sec. V).
 
-    .. math:: G(\lambda) = \frac{\sum_i \sum_j |\lambda_i - \lambda_j|}{2K\|\lambda\|_1}
-              = \frac{\sum_i (2i - K - 1)\,\lambda_{(i)}}{K\|\lambda\|_1}
-
-    (the right form, on the sorted profile, in ``O(K log K)``): 0 for a uniform profile,
-    ``1 - 1/K`` for one-hot.
+    0 for a uniform profile, ``1 - 1/K`` for one-hot.  Computed in
+    ``O(K log K)`` from the sorted profile:
+    ``sum_{i,j} |x_i - x_j| = 2 sum_i (2i - K - 1) x_(i)``.
 
     Args:
       profile: the sensitivity profile.
 
     Returns:
-      ``G`` in ``[0, 1 - 1/K]``.
-
-    Example:
-      >>> gini([0.0, 0.0, 0.0, 1.0])  # one-hot: 1 - 1/K
-      0.75
+      The Gini coefficient.
     """
     lam = np.sort(validate_profile(profile))
     k = lam.size
@@ -176,12 +150,11 @@ def gini(profile) -> float:
 
 
 def sensitivity_norm(profile, p: float) -> float:
-    r"""``||lambda||_p``: an upper bound on ``Delta_p`` (Remark 1; see the module caveat).
+    r"""``||lambda||_p``: an upper bound on ``Delta_p`` (Remark 1; see module caveat).
 
-    .. math:: \Delta_p \le \|\lambda\|_p = \Big(\sum_i \lambda_i^p\Big)^{1/p}
+    .. math:: \|\lambda\|_p = \Big(\sum_i \lambda_i^p\Big)^{1/p} \ge \Delta_p .
 
-    (Remark 1 of inid-noise-laplace-beats-gaussian): exact for ``p = inf``; for finite
-    ``p`` exact only for decoupled coordinates.
+    Exact for ``p = inf``; for finite ``p`` exact only for decoupled coordinates.
 
     Args:
       profile: the sensitivity profile.
@@ -189,9 +162,6 @@ def sensitivity_norm(profile, p: float) -> float:
 
     Returns:
       ``||lambda||_p``.
-
-    Raises:
-      ValueError: an invalid profile or ``p < 1``.
     """
     lam = validate_profile(profile)
     if p == np.inf:

@@ -23,37 +23,34 @@ dimensions.  The l1-shell ``{r <= ||x||_1 < r + dr}`` has area ``4 r dr``, so wi
    E\|X\|_1 = \Delta\, M(\gamma) / N(\gamma),
 
 minimised over ``gamma`` by a fixed-iteration golden-section search
-(jit/vmap-safe).  ``gamma = 0`` or ``1`` is the plain l1-exponential staircase
-with unit steps.
+(:func:`dpjax.numerics.golden_section`; jit/vmap-safe).  ``gamma = 0`` or ``1`` is the
+plain l1-exponential staircase with unit steps.
 """
 
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-_INV_PHI = 0.6180339887498949
+from dpjax.numerics import golden_section
 
 
 def staircase_2d_mae(
     epsilon: ArrayLike, gamma: ArrayLike, l1_sensitivity: ArrayLike = 1.0
 ) -> Array:
-    r"""``E||X||_1`` of the 2-D staircase with parameter ``gamma`` (module docstring).
+    r"""``E||X||_1`` of the 2-D staircase with parameter ``gamma``: ``Delta M(gamma) / N(gamma)``.
 
-    .. math:: \mathbb E\|X\|_1 = \Delta\, \frac{M(\gamma)}{N(\gamma)}
-
-    (the l1-shell integrals of the 2-D staircase of Geng, Kairouz, Oh & Viswanath 2015;
-    Table II of inid-noise-laplace-beats-gaussian).
+    The closed form of the module docstring (Geng, Kairouz, Oh & Viswanath 2015; the
+    comparator of Table II of inid-noise-laplace-beats-gaussian).
 
     Args:
-      epsilon: ``epsilon > 0`` (``q = e^{-epsilon}``).
-      gamma: the staircase parameter in ``[0, 1]``.
+      epsilon: ``epsilon > 0``.
+      gamma: the step parameter ``gamma`` in ``[0, 1]``.
       l1_sensitivity: ``Delta``.
 
     Returns:
-      ``E||X||_1``, broadcast shape of the inputs.
+      ``E||X||_1``, broadcast over the inputs.
     """
     epsilon, gamma = jnp.asarray(epsilon), jnp.asarray(gamma)
     q = jnp.exp(-epsilon)
@@ -73,15 +70,14 @@ def staircase_2d_l1_error(
 ) -> tuple[Array, Array]:
     r"""``(gamma*, least E||X||_1)`` of the l1-optimal 2-D staircase (Table II's "Staircase" row).
 
-    .. math:: \gamma^* = \arg\min_{\gamma \in [0, 1]} M(\gamma) / N(\gamma)
+    .. math:: \gamma^* = \arg\min_{\gamma \in [0, 1]} \Delta\, M(\gamma) / N(\gamma)
 
-    by a fixed-iteration golden-section search (jit/vmap-safe; Geng, Kairouz, Oh &
-    Viswanath 2015, Thm 1; Table II of inid-noise-laplace-beats-gaussian).
+    (module docstring; Table II of inid-noise-laplace-beats-gaussian), by golden section.
 
     Args:
       epsilon: ``epsilon > 0``.
       l1_sensitivity: ``Delta``.
-      num_iterations: golden-section steps (static).
+      num_iterations: static number of golden-section steps.
 
     Returns:
       ``(gamma*, E||X||_1 at gamma*)``.
@@ -93,16 +89,11 @@ def staircase_2d_l1_error(
       3.9962
     """
     epsilon = jnp.asarray(epsilon)
-    lo = jnp.zeros_like(epsilon)
-    hi = jnp.ones_like(epsilon)
-
-    def body(_, carry):
-        a, b = carry
-        c = b - _INV_PHI * (b - a)
-        d = a + _INV_PHI * (b - a)
-        left = staircase_2d_mae(epsilon, c) <= staircase_2d_mae(epsilon, d)
-        return jnp.where(left, a, c), jnp.where(left, d, b)
-
-    a, b = jax.lax.fori_loop(0, num_iterations, body, (lo, hi))
+    a, b = golden_section(
+        lambda g: staircase_2d_mae(epsilon, g),
+        jnp.zeros_like(epsilon),
+        jnp.ones_like(epsilon),
+        num_iterations,
+    )
     gamma = 0.5 * (a + b)
     return gamma, staircase_2d_mae(epsilon, gamma, l1_sensitivity)

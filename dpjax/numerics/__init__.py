@@ -1,8 +1,10 @@
-"""Stable special functions, root finding and quadrature (float64 kernels).
+"""Stable special functions, root finding, grid minimisation and quadrature (float64 kernels).
 
 :func:`float64_kernel` is the guard every public privacy kernel carries: it
 raises :class:`Float64RequiredError` without x64 or on float32 input.  The
 special functions here are dtype-generic (the samplers use them in float32).
+:class:`Status` is the one status vocabulary of searches and solvers (defined in
+:mod:`solvers`, which imports nothing from dpjax).
 """
 
 from dpjax.numerics._exact import quotient, sum3, two_product, two_sum
@@ -23,27 +25,35 @@ from dpjax.numerics._x64 import (
     require_float64,
     x64_enabled,
 )
+from dpjax.numerics.minimize import ZoomResult, golden_section, zoom_minimize
 from dpjax.numerics.roots import (
-    STATUS_BRACKET_TOO_SMALL,
-    STATUS_INFEASIBLE,
-    STATUS_NAN,
-    STATUS_OK,
     BisectionResult,
+    Root,
+    Status,
+    bisect_bracket,
+    bisect_host,
     bisect_monotone,
+    illinois,
+    least_feasible,
+    warm_bracket,
 )
 
 __all__ = [
-    "STATUS_BRACKET_TOO_SMALL",
-    "STATUS_INFEASIBLE",
-    "STATUS_NAN",
-    "STATUS_OK",
     "BisectionResult",
     "Float64RequiredError",
     "Q_inv",
+    "Root",
+    "Status",
+    "ZoomResult",
+    "bisect_bracket",
+    "bisect_host",
     "bisect_monotone",
     "float64_kernel",
     "gauss_legendre",
+    "golden_section",
+    "illinois",
     "integrate_panels",
+    "least_feasible",
     "log1mexp",
     "log_Q",
     "log_Q_inv",
@@ -58,5 +68,7 @@ __all__ = [
     "two_product",
     "two_sum",
     "require_float64",
+    "warm_bracket",
     "x64_enabled",
+    "zoom_minimize",
 ]

@@ -1,71 +1,104 @@
-r"""The one root-finding toolkit: bisection, Illinois and a warm Newton bracket (jit/vmap-safe).
+r"""The one root-finding toolkit: fixed-iteration bisection, Illinois and a warm bracket.
 
-**Fixed-iteration bisection** (:func:`bisect_monotone`).  Fixed-iteration bisection for monotone predicates, fair under ``vmap``.
+Every search here is pure and jit/vmap-safe, and reports a :class:`Status` per point
+(``dpjax.numerics.Status``, the enum shared with :mod:`solvers`) instead of raising, so
+one infeasible point does not kill a grid (cf. ``optimistix/_solver/bisection.py``).
 
-Calibration asks "the least scale at which the target is met" for a whole
-grid of targets at once.  A fixed number of halvings does the same work at
-every grid point (no data-dependent trip count under ``vmap``), and a status
-code per point replaces exceptions, so one infeasible point does not kill
-the grid (STYLE.md item 5; cf. ``optimistix/_solver/bisection.py``).
+**Fixed-iteration bisection** (:func:`bisect_bracket`, :func:`bisect_monotone`;
+:func:`bisect_host` for predicates that cannot be traced).  Calibration asks "the least
+scale at which the target is met" for a whole grid of targets at once.  A fixed number
+of halvings does the same work at every grid point (no data-dependent trip count under
+``vmap``), and the ``good`` end, where the predicate holds, is the answer, so it is
+always on the safe side.  Bisect in log space by passing log-transformed ends and a
+predicate that exponentiates.
 
-**Calibration searches** (:func:`illinois`, :func:`warm_bracket`).  Calibrating a scale means finding the root of a decreasing function ``F`` of
-``x = log scale`` (``F <= 0``: private) whose evaluation is a whole PLD
-composition, so evaluations are what costs.  Two pure, jit/vmap-safe pieces:
-
-* :func:`illinois`: Illinois regula falsi on a bracket ``[bad, good]`` with
-  an absolute tolerance on ``x``; every secant point is nudged ``tol / 2``
-  towards the stale end, so once the secant is accurate the bracket collapses
-  in one step instead of creeping from one side (Brent's rule); a secant
-  point outside the bracket is replaced by the midpoint.  On the nearly
-  linear ``F`` of calibration it needs 8 evaluations for ``tol = 1e-7`` from a
-  bracket of a factor 1.5 (a forced bisection every few steps, tried, only
-  added evaluations on smooth, convex and step-shaped test functions).
-* :func:`warm_bracket`: from a warm start ``x0`` and a slope (e.g. the
-  root and secant slope of the same search on a coarser grid) one evaluation
-  at ``x0``, one Newton step, one secant step, and the two points
-  ``x2 -+ tol / 2``: four evaluations certify a bracket of width ``tol`` when
-  the warm start is good; otherwise the best known ends are returned for a
-  fallback :func:`illinois`.
-
-Both return the good end (``F <= 0``) with the auxiliary value of the
-evaluation *at that point* (the certified ``log delta``): nothing is
-inferred, so the value returned is the value of the returned scale.
-``f(x) -> (F, aux)`` has a single call site in each loop (one compile).
+**Calibration searches** (:func:`illinois`, :func:`warm_bracket`).  Calibrating a scale
+through the PLD engine means finding the root of a decreasing ``F(x = log scale)``
+(``F <= 0``: private) whose evaluation is a whole PLD composition, so evaluations are
+what costs: Illinois regula falsi with Brent's nudge (8 evaluations for ``tol = 1e-7``
+from a bracket of a factor 1.5 on the nearly linear ``F`` of calibration), and a
+four-evaluation bracket from a warm start (the root and slope of the same search on a
+coarser grid).  Both return the good end (``F <= 0``) with the auxiliary value of the
+evaluation *at that point* (the certified ``log delta``): nothing is inferred, so the
+value returned is the value of the returned scale.  ``f(x) -> (F, aux)`` has a single
+call site in each loop (one compile).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-#: The predicate holds at the returned ``good`` end and fails at ``bad``.
-STATUS_OK = 0
-#: The predicate fails at both ends: no point of the bracket is feasible.
-STATUS_INFEASIBLE = 1
-#: The predicate holds at both ends: the boundary lies beyond ``bad``.
-STATUS_BRACKET_TOO_SMALL = 2
-#: The predicate returned nan somewhere that mattered.
-STATUS_NAN = 3
+from solvers import Status
 
 
 class BisectionResult(NamedTuple):
     """Result of :func:`bisect_monotone`.
 
     Attributes:
-      good: the end of the final bracket where the predicate holds (the
-        *feasible* end; returned as the answer so that it is always safe).
+      good: the end of the final bracket where the predicate holds (the *feasible* end;
+        returned as the answer so that it is always safe).
       bad: the other end, where the predicate fails.
-      status: per-point code, ``STATUS_OK`` when the bracket was valid.
+      status: per-point :class:`Status`: ``OPTIMAL`` when the bracket was valid,
+        ``INFEASIBLE`` (fails at ``good``), ``BRACKET_TOO_SMALL`` (holds at ``bad``) or
+        ``FAILED`` (a ``nan`` end).
     """
 
     good: Array
     bad: Array
     status: Array
+
+
+def bisect_bracket(
+    predicate: Callable[[Array], Array],
+    good: ArrayLike,
+    bad: ArrayLike,
+    num_iterations: int = 100,
+) -> tuple[Array, Array]:
+    r"""The bare fixed-iteration bisection loop: ``num_iterations`` halvings of ``[good, bad]``.
+
+    Each step evaluates the predicate once, at the arithmetic midpoint, and keeps the
+    half whose ends still straddle the boundary:
+
+    .. math:: m = \tfrac12 (g + b), \qquad (g, b) \leftarrow
+              \begin{cases} (m, b) & \text{predicate}(m) \\ (g, m) & \text{otherwise.}
+              \end{cases}
+
+    No end checks and no status: the predicate is traced once (short compiles) and the
+    caller checks or certifies the returned end (:func:`bisect_monotone` adds the checks).
+    Generic numerics (no paper equation).
+
+    Args:
+      predicate: elementwise monotone boolean function (traceable), true on the ``good``
+        side of a single boundary.
+      good: end that should satisfy the predicate.
+      bad: end that should violate it (broadcast with ``good``; the predicate's output
+        must have the shape of the broadcast ends).
+      num_iterations: static number of halvings.
+
+    Returns:
+      ``(good, bad)``: the final bracket, ``|bad - good| 2^{-num_iterations}`` wide.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> good, bad = bisect_bracket(lambda x: x * x <= 2.0, 0.0, 2.0, num_iterations=60)
+      >>> round(float(good), 12)
+      1.414213562373
+    """
+    good, bad = jnp.broadcast_arrays(jnp.asarray(good), jnp.asarray(bad))
+
+    def body(_, carry):
+        g, b = carry
+        mid = 0.5 * (g + b)
+        ok = predicate(mid)
+        return jnp.where(ok, mid, g), jnp.where(ok, b, mid)
+
+    return jax.lax.fori_loop(0, num_iterations, body, (good, bad))
 
 
 def bisect_monotone(
@@ -74,16 +107,10 @@ def bisect_monotone(
     bad: ArrayLike,
     num_iterations: int = 100,
 ) -> BisectionResult:
-    r"""Shrink ``[good, bad]`` around the boundary of a monotone predicate.
+    r"""Shrink ``[good, bad]`` around the boundary of a monotone predicate, with a status.
 
-    ``predicate(x)`` must be a boolean array that is true on one side of a
-    single boundary (the ``good`` side) and false on the other, elementwise.
-    After ``num_iterations`` halvings the bracket width is
-    ``|bad - good| / 2**num_iterations``; the ``good`` end is returned so the
-    answer always satisfies the predicate (for calibration: always private).
-
-    The midpoint is taken arithmetically; bisect in log-space by passing
-    log-transformed endpoints and a predicate that exponentiates.
+    :func:`bisect_bracket` (same formula) after checking both ends; the ``good`` end is
+    returned, so the answer always satisfies the predicate (for calibration: private).
 
     Args:
       predicate: elementwise monotone boolean function (traceable).
@@ -92,50 +119,104 @@ def bisect_monotone(
       num_iterations: static number of halvings.
 
     Returns:
-      ``BisectionResult(good, bad, status)``.  ``status`` is
-      ``STATUS_INFEASIBLE`` if the predicate fails at ``good``,
-      ``STATUS_BRACKET_TOO_SMALL`` if it holds at ``bad`` (then ``good`` is
-      returned unchanged and the true boundary lies beyond ``bad``).
+      ``BisectionResult(good, bad, status)``.  ``status`` is ``Status.INFEASIBLE`` if the
+      predicate fails at ``good``, ``Status.BRACKET_TOO_SMALL`` if it holds at ``bad``
+      (in both cases the ends are returned unchanged; in the second the true boundary
+      lies beyond ``bad``), ``Status.FAILED`` if the bracket went ``nan``, else
+      ``Status.OPTIMAL``.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> res = bisect_monotone(lambda x: x <= jnp.array([0.25, -1.0]), jnp.zeros(2), jnp.ones(2))
+      >>> [Status(int(s)).name for s in res.status]
+      ['OPTIMAL', 'INFEASIBLE']
     """
     good, bad = jnp.broadcast_arrays(jnp.asarray(good), jnp.asarray(bad))
     ok_good = predicate(good)
     ok_bad = predicate(bad)
     status = jnp.where(
         ~ok_good,
-        STATUS_INFEASIBLE,
-        jnp.where(ok_bad, STATUS_BRACKET_TOO_SMALL, STATUS_OK),
+        Status.INFEASIBLE,
+        jnp.where(ok_bad, Status.BRACKET_TOO_SMALL, Status.OPTIMAL),
     ).astype(jnp.int32)
-
-    def body(_, carry):
-        g, b = carry
-        mid = 0.5 * (g + b)
-        ok = predicate(mid)
-        return jnp.where(ok, mid, g), jnp.where(ok, b, mid)
-
-    g, b = jax.lax.fori_loop(0, num_iterations, body, (good, bad))
-    valid = status == STATUS_OK
+    g, b = bisect_bracket(predicate, good, bad, num_iterations)
+    valid = status == Status.OPTIMAL
     g = jnp.where(valid, g, good)
     b = jnp.where(valid, b, bad)
     has_nan = jnp.isnan(g) | jnp.isnan(b)
-    status = jnp.where(has_nan & valid, STATUS_NAN, status)
+    status = jnp.where(has_nan & valid, Status.FAILED, status)
     return BisectionResult(good=g, bad=b, status=status)
 
 
-#: ``status`` codes: 0 bracket resolved; 1 infeasible at ``good``; 2 feasible at
-#: ``bad`` (the root lies beyond the bracket); 3 tolerance not reached in the budget.
-OK, INFEASIBLE_GOOD, FEASIBLE_BAD, NOT_CONVERGED = 0, 1, 2, 3
+def least_feasible(
+    predicate: Callable[[Array], Array], upper: ArrayLike, num_iterations: int = 100
+) -> Array:
+    r"""The least ``x`` in ``[0, upper]`` where ``predicate`` holds (it holds above a boundary).
+
+    .. math:: x^* = \min\{x \in [0, \mathrm{upper}] : \mathrm{predicate}(x)\}
+
+    by :func:`bisect_monotone` on ``[upper, 0]``: ``0`` where the predicate holds at 0,
+    ``inf`` where it fails at ``upper``.  E.g. the least certified ``epsilon`` of a
+    profile.  Generic numerics (no paper equation).
+
+    Args:
+      predicate: elementwise monotone boolean function (traceable).
+      upper: upper end of the bracket (array).
+      num_iterations: static number of halvings.
+
+    Returns:
+      ``x*``, shaped like ``upper``.
+    """
+    upper = jnp.asarray(upper)
+    res = bisect_monotone(predicate, good=upper, bad=jnp.zeros_like(upper),
+                          num_iterations=num_iterations)
+    x = jnp.where(res.status == Status.OPTIMAL, res.good, jnp.inf)
+    return jnp.where(res.status == Status.BRACKET_TOO_SMALL, 0.0, x)
+
+def bisect_host(
+    evaluate: Callable[[float], tuple[bool, Any]], good: float, bad: float,
+    num_iterations: int, good_aux: Any = None,
+) -> tuple[float, Any, float]:
+    r""":func:`bisect_bracket` (same formula) as a Python loop, for predicates that cannot be
+    traced (e.g. a PLD composition whose grid size depends on the point).  No end checks.
+
+    Args:
+      evaluate: ``evaluate(x) -> (holds, aux)`` on a Python float.
+      good: end where the predicate holds.
+      bad: end where it fails.
+      num_iterations: number of halvings.
+      good_aux: ``aux`` at ``good`` (returned if ``good`` never moves).
+
+    Returns:
+      ``(good, aux at good, bad)``.
+
+    Example:
+      >>> bisect_host(lambda x: (x * x <= 2.0, x * x), 0.0, 2.0, 30)[0]
+      1.4142135605216026
+    """
+    good, bad = float(good), float(bad)
+    for _ in range(num_iterations):
+        mid = 0.5 * (good + bad)
+        holds, aux = evaluate(mid)
+        if holds:
+            good, good_aux = mid, aux
+        else:
+            bad = mid
+    return good, good_aux, bad
 
 
 class Root(NamedTuple):
-    """Result of a search.
+    """Result of :func:`illinois` and :func:`warm_bracket`.
 
     Attributes:
-      good: the feasible end (``F(good) <= 0``); the initial ``good`` unless ``status == 0``
-        or ``3`` (then the best feasible point found).
+      good: the feasible end (``F(good) <= 0``); the initial ``good`` unless the status
+        is ``OPTIMAL`` or ``MAX_ITERATIONS`` (then the best feasible point found).
       aux: ``aux`` of the evaluation at ``good``.
       bad: the infeasible end of the final bracket (``nan`` when unknown).
       slope: secant slope of ``F`` between the last two ends (``nan`` when unknown).
-      status: see the codes above.
+      status: per-point :class:`Status`: ``OPTIMAL`` (bracket of width ``<= tol``),
+        ``INFEASIBLE`` (``F(good) > 0``), ``BRACKET_TOO_SMALL`` (``F(bad) <= 0``: the
+        root lies beyond ``bad``) or ``MAX_ITERATIONS`` (tolerance not reached).
       evaluations: number of evaluations of ``f``.
     """
 
@@ -153,12 +234,46 @@ def _nan_aux(f, x):
     return jnp.full(aux.shape, jnp.nan, aux.dtype)
 
 
-def illinois(f, good, bad, tol, max_evaluations: int = 60) -> Root:
-    """Illinois regula falsi for ``F(x) = 0`` on ``[bad, good]`` (either order) to width ``tol``.
+def illinois(
+    f: Callable[[Array], tuple[Array, Array]],
+    good: ArrayLike,
+    bad: ArrayLike,
+    tol: ArrayLike,
+    max_evaluations: int = 60,
+) -> Root:
+    r"""Illinois regula falsi for ``F(x) = 0`` on ``[bad, good]`` (either order) to width ``tol``.
 
-    ``f(x) -> (F, aux)``; ``F(good) <= 0 < F(bad)`` is required (checked: status 1 / 2).
-    Returns the good end of a bracket of width ``<= tol`` (status 0) or the best
-    feasible point after ``max_evaluations`` (status 3).
+    The first two evaluations check the ends (``F(good) <= 0 < F(bad)`` is required);
+    each later one is at the secant point of the current ends, with the value kept at
+    an end that survives twice halved (Illinois; Dowell & Jarratt 1971):
+
+    .. math:: x = \frac{g\, m_b - b\, m_g}{m_b - m_g} \pm \tfrac{\mathrm{tol}}{2},
+
+    nudged ``tol / 2`` towards the stale end (so that once the secant is accurate the
+    bracket collapses in one step instead of creeping from one side; a forced bisection
+    every few steps, tried, only added evaluations on smooth, convex and step-shaped test
+    functions) and replaced by the midpoint when it leaves the bracket.  Generic numerics
+    (no paper equation): the root search of :mod:`dpjax.calibration.scale_search`.
+
+    Args:
+      f: ``f(x) -> (F, aux)``, ``F`` decreasing across the bracket (traceable; ``aux`` any
+        array, returned for the point kept).
+      good: end with ``F(good) <= 0``.
+      bad: end with ``F(bad) > 0``.
+      tol: absolute tolerance on ``x`` (width of the final bracket).
+      max_evaluations: static cap on the number of evaluations of ``f``.
+
+    Returns:
+      A :class:`Root`: the good end of a bracket of width ``<= tol``
+      (``Status.OPTIMAL``), the best feasible point after ``max_evaluations``
+      (``Status.MAX_ITERATIONS``), or the initial ends with ``Status.INFEASIBLE`` /
+      ``Status.BRACKET_TOO_SMALL`` when the ends are not a bracket.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> r = illinois(lambda x: (2.0 - x * x, x), 2.0, 0.0, 1e-10)  # F decreasing
+      >>> Status(int(r.status)).name, round(float(r.good), 9)
+      ('OPTIMAL', 1.414213562)
     """
     good = jnp.asarray(good, jnp.float64)
     bad = jnp.asarray(bad, jnp.float64)
@@ -208,30 +323,24 @@ def illinois(f, good, bad, tol, max_evaluations: int = 60) -> Root:
         n["i"] = i + 1
         return n
 
-    c0 = dict(
-        i=jnp.zeros((), jnp.int32),
-        g=good,
-        fg=nan,
-        ag=aux0,
-        mg=nan,
-        b=bad,
-        fb=nan,
-        mb=nan,
-        last=jnp.zeros((), jnp.int32),
-        f0=nan,
-        f1=nan,
-    )
+    # i: evaluations; g/b: the ends, fg/fb their values, mg/mb the (Illinois-halved) values
+    # the secant uses, ag the aux at g; last: side of the last point; f0/f1: F at the ends
+    zero = jnp.zeros((), jnp.int32)
+    c0 = dict(i=zero, g=good, fg=nan, ag=aux0, mg=nan, b=bad, fb=nan, mb=nan, last=zero,
+              f0=nan, f1=nan)
     c = jax.lax.while_loop(cond, body, c0)
     status = jnp.where(
         c["f0"] > 0,
-        INFEASIBLE_GOOD,
+        Status.INFEASIBLE,
         jnp.where(
             c["f1"] <= 0,
-            FEASIBLE_BAD,
-            jnp.where(jnp.abs(c["g"] - c["b"]) <= tol, OK, NOT_CONVERGED),
+            Status.BRACKET_TOO_SMALL,
+            jnp.where(
+                jnp.abs(c["g"] - c["b"]) <= tol, Status.OPTIMAL, Status.MAX_ITERATIONS
+            ),
         ),
     ).astype(jnp.int32)
-    resolved = (status == OK) | (status == NOT_CONVERGED)
+    resolved = (status == Status.OPTIMAL) | (status == Status.MAX_ITERATIONS)
     slope = (c["fb"] - c["fg"]) / (c["b"] - c["g"])
     return Root(
         good=jnp.where(resolved, c["g"], good),
@@ -243,14 +352,37 @@ def illinois(f, good, bad, tol, max_evaluations: int = 60) -> Root:
     )
 
 
-def warm_bracket(f, x0, slope, tol) -> Root:
-    """Four evaluations from a warm start: ``F(x0)``; the Newton point ``x1 = x0 - F(x0) /
-    slope``; the secant point ``x2`` of ``(x0, x1)`` (``F``'s own slope, whatever the error
-    of ``slope``); and ``x2 -+ tol / 2`` (good side where ``F`` decreases).
+def warm_bracket(
+    f: Callable[[Array], tuple[Array, Array]], x0: ArrayLike, slope: ArrayLike, tol: ArrayLike
+) -> Root:
+    r"""Four evaluations from a warm start: a bracket of width ``tol``, or the best ends seen.
 
-    Status 0 when ``x2 -+ tol / 2`` bracket the root; otherwise status 3 and ``good`` /
-    ``bad`` are the best feasible / infeasible points seen (``nan`` if none): the ends
-    for a fallback :func:`illinois`.
+    The points are ``x0``; the Newton point ``x1``; the secant point ``x2`` of ``(x0, x1)``
+    (``F``'s own slope, whatever the error of ``slope``); and ``x2 -+ tol / 2`` (good side
+    where ``F`` decreases):
+
+    .. math:: x_1 = x_0 - \frac{F(x_0)}{s}, \qquad
+              x_2 = \frac{x_0 F(x_1) - x_1 F(x_0)}{F(x_1) - F(x_0)} .
+
+    Generic numerics (no paper equation): the settling stage of the PLD scale calibration
+    (:mod:`dpjax.calibration.scale_search`), warm-started from a coarser grid.
+
+    Args:
+      f: ``f(x) -> (F, aux)``, ``F`` monotone near ``x0`` (traceable).
+      x0: warm start (e.g. the root of the same search on a coarser grid).
+      slope: estimate ``s`` of ``dF/dx`` near the root (``nan`` or 0: not usable).
+      tol: absolute tolerance on ``x`` (width of the bracket to certify).
+
+    Returns:
+      A :class:`Root`: ``Status.OPTIMAL`` when ``x2 -+ tol / 2`` bracket the root;
+      otherwise ``Status.MAX_ITERATIONS`` with ``good`` / ``bad`` the best feasible /
+      infeasible points seen (``nan`` if none): the ends for a fallback :func:`illinois`.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> r = warm_bracket(lambda x: (1.0 - x, x), 0.9, -1.0, 1e-8)
+      >>> Status(int(r.status)).name, bool(r.good >= 1.0 >= r.bad)
+      ('OPTIMAL', True)
     """
     x0 = jnp.asarray(x0, jnp.float64)
     tol = jnp.asarray(tol, jnp.float64)
@@ -287,6 +419,6 @@ def warm_bracket(f, x0, slope, tol) -> Root:
         aux=ax[gi],
         bad=jnp.where(has_b, xs[bi], nan),
         slope=jnp.where(ok, (fs[3] - fs[2]) / (xs[3] - xs[2]), slope),
-        status=jnp.where(ok, OK, NOT_CONVERGED).astype(jnp.int32),
+        status=jnp.where(ok, Status.OPTIMAL, Status.MAX_ITERATIONS).astype(jnp.int32),
         evaluations=jnp.asarray(n, jnp.int32),
     )

@@ -8,6 +8,7 @@ import pytest
 from dpjax.calibration.gaussian import mu_gaussian
 from dpjax.certificate import MARGIN
 from dpjax.inid import appendix_b_bracket, bracket_root, mu0
+from dpjax.numerics import Status
 
 EPS = jnp.array([1e-6, 1e-3, 0.05, 0.5, 1.0, 3.0, 10.0, 40.0])
 _mu_gaussian = jax.jit(mu_gaussian)  # the foundation's bisection, compiled once
@@ -68,7 +69,7 @@ def test_delta_zero_is_infeasible_and_eps_zero_works():
 
     res = mu0(jnp.array([0.5, 0.0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]),
               jnp.array([0.0, 1e-6, 1e-6, 1e-6, 1e-6, 1e-6, 1e-6, 1e-6]))
-    assert int(res.status[0]) == 1 and float(res.mu0[0]) == 0.0
+    assert int(res.status[0]) == Status.INFEASIBLE and float(res.mu0[0]) == 0.0
     # eps = 0: Q(-mu/2) - Q(mu/2) = delta
     assert float(res.mu0[1]) == pytest.approx(2 * norm.isf((1 - 1e-6) / 2), rel=1e-9)
     assert not bool(res.used_bracket[1])  # R_0(delta) = 0: the log bracket is used

@@ -114,6 +114,26 @@ def test_programme_backends_agree_with_closed_form(solver, mechanism):
     assert got.delta_at_params <= DELTA  # programme output rescaled onto the constraint
 
 
+def test_programme_design_is_traced_once_per_size(monkeypatch):
+    """The jittable backend runs through one module-level compiled solve: a second design
+    of the same size does not trace the programme again (issue 11: no jax.jit per call)."""
+    from dpjax.inid import _design
+
+    traced, solve = [], _design.solve
+
+    def counting_solve(problem, solver):
+        traced.append(solver)
+        return solve(problem, solver)
+
+    monkeypatch.setattr(_design, "solve", counting_solve)
+    for eps in (0.5, 0.9):
+        for mechanism in (gaussian_design, laplace_design):
+            mechanism([3.0, 4.0, 1.0], eps, 1e-6, solver="jax")
+    # one trace at most: both programmes are the same pytree of 3 coordinates (per-call
+    # jax.jit wrappers traced all four)
+    assert len(traced) <= 1
+
+
 @given(st.integers(0, 10**6), st.floats(-0.5, 0.5), st.integers(0, 11))
 def test_closed_form_is_optimal_against_feasible_perturbations(seed, step, i):
     """Any other allocation on the constraint surface has larger MSE (Theorems 4, 5)."""

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from dpjax.numerics import roots
+from dpjax.numerics import Status, roots
 
 ROOT = float(np.log(0.959103))
 
@@ -21,7 +21,7 @@ def _smooth(x):
 @pytest.mark.parametrize("tol", [1e-5, 1e-7, 1e-10])
 def test_illinois_brackets_the_root_to_tol(tol):
     r = jax.jit(lambda g, b: roots.illinois(_smooth, g, b, tol))(np.log(1.5), np.log(0.5))
-    assert int(r.status) == roots.OK
+    assert int(r.status) == Status.OPTIMAL
     assert float(r.good) >= ROOT and float(r.bad) < ROOT
     assert float(r.good) - float(r.bad) <= tol
     # the auxiliary value is the evaluation at the returned point
@@ -35,7 +35,9 @@ def test_illinois_status_codes_and_vmap():
     bads = jnp.array([-1.0, -1.0, 0.1, -1.0])
     r = jax.vmap(lambda g, b: roots.illinois(_smooth, g, b, 1e-8))(goods, bads)
     # row 1: F(good) > 0; row 2: F(bad) <= 0 (root below the bracket); others fine
-    assert list(np.asarray(r.status)) == [0, 1, 2, 0]
+    assert list(np.asarray(r.status)) == [
+        Status.OPTIMAL, Status.INFEASIBLE, Status.BRACKET_TOO_SMALL, Status.OPTIMAL
+    ]
     assert np.all(np.abs(np.asarray(r.good)[[0, 3]] - ROOT) <= 1e-8)
     # unresolved rows return the initial good end
     assert float(r.good[1]) == -0.5 and float(r.good[2]) == 0.2
@@ -47,20 +49,20 @@ def test_illinois_on_a_step_function_bisects():
         return v, v
 
     r = roots.illinois(step, 1.0, -1.0, 1e-7)
-    assert int(r.status) == roots.OK
+    assert int(r.status) == Status.OPTIMAL
     assert 0.3 <= float(r.good) <= 0.3 + 1e-7
 
 
 @pytest.mark.parametrize("gap,slope", [(1e-3, -3.01), (-1e-3, -2.9), (2e-3, -3.1)])
 def test_warm_bracket_from_a_nearby_start(gap, slope):
     r = roots.warm_bracket(_smooth, ROOT + gap, slope, 1e-7)
-    assert int(r.status) == roots.OK and int(r.evaluations) == 4
+    assert int(r.status) == Status.OPTIMAL and int(r.evaluations) == 4
     assert float(r.bad) < ROOT <= float(r.good) <= float(r.bad) + 1e-7 * (1 + 1e-9)
 
 
 def test_warm_bracket_reports_known_ends_when_it_fails():
     r = roots.warm_bracket(_smooth, ROOT + 0.3, -30.0, 1e-9)  # slope off by 10x
-    assert int(r.status) == roots.NOT_CONVERGED
+    assert int(r.status) == Status.MAX_ITERATIONS
     g, b = float(r.good), float(r.bad)
     # whatever was seen, the ends it reports are on the correct sides
     assert np.isnan(g) or g >= ROOT

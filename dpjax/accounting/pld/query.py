@@ -62,7 +62,6 @@ Everything is jittable and vectorised over ``epsilon`` / ``delta`` arrays.
 
 from __future__ import annotations
 
-import functools
 from typing import NamedTuple
 
 import jax
@@ -71,6 +70,7 @@ import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
+from dpjax._batching import padded
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import PLD
 from dpjax.certificate import MARGIN
@@ -215,28 +215,13 @@ def _log_chernoff(pld: PLD, epsilon: Array) -> Array:
     return jnp.where(jnp.isnan(out) | jnp.isnan(epsilon), 0.0, jnp.minimum(out, 0.0))
 
 
-def _padded(fn):
-    """Evaluate ``fn(pld, x)`` on ``x`` flattened and padded to a multiple of 16 (few compiles)."""
-
-    @functools.wraps(fn)
-    def wrapper(pld: PLD, x: ArrayLike) -> Array:
-        x = jnp.asarray(x, jnp.float64)
-        flat = x.reshape(-1)
-        n = flat.shape[0]
-        m = max(16, -(-n // 16) * 16)
-        out = fn(pld, jnp.pad(flat, (0, m - n), mode="edge") if n else jnp.zeros(m))
-        return out[:n].reshape(x.shape)
-
-    return wrapper
-
-
 def _log_delta(pld: PLD, eps: Array) -> Array:
     grid = _grid_delta(pld, profile_arrays(pld), eps)
     log_grid = jnp.log(grid)
     return jnp.minimum(log_grid, _log_chernoff(pld, eps))
 
 
-@_padded
+@padded(minimum=16)  # few compiles: x flattened, padded to a power of two
 @jax.jit
 @float64_kernel
 def log_delta_for_epsilon(pld: PLD, epsilon: ArrayLike) -> Array:
@@ -336,7 +321,7 @@ def _chernoff_epsilon(pld: PLD, target: Array) -> Array:
     return _first_ok(cands, ok & jnp.isfinite(cands))
 
 
-@_padded
+@padded(minimum=16)
 @jax.jit
 @float64_kernel
 def epsilon_for_delta(pld: PLD, delta: ArrayLike) -> Array:

@@ -1,0 +1,175 @@
+r"""What the i.n.i.d. Gaussian and Laplace designs share: input checks, the scales (closed
+form or convex programme), the certificate and the assembled :class:`InidDesign`.
+
+Both designs bound the privacy of scales ``s`` through one scalar ``x(s)`` that scales
+inversely with the scales (``x(m s) = x(s) / m``): the Gaussian ``mu = sqrt(sum
+lambda_i^2 / sigma_i^2)`` (Lemma 3 of inid-noise-laplace-beats-gaussian) and the Laplace
+loss ``sum lambda_i / b_i`` (proof of Theorem 5, Corollary 6).  So a programme solution
+is scaled up onto its constraint and the certificate is a scalar problem: the least
+multiplier ``m >= 1`` with ``log delta(x(s) / m) <= log(delta (1 - MARGIN))``
+(:func:`dpjax.certificate.certify_scale`), re-checked after rounding at the returned
+scales.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from dpjax import _validate
+from dpjax._batching import pad, padded_size
+from dpjax.certificate import certify_scale, log_target, reported_delta, require_certified
+from dpjax.errors import InfeasibleTargetError
+from dpjax.inid.profiles import validate_profile, validate_weights
+from dpjax.inid.result import InidDesign
+from solvers import PowerAllocation, get_backend, solve
+
+#: How the scales are found: eq. (9) / (12) in closed form, or the convex programme
+#: (P3) / (P4) through a :mod:`solvers` backend.
+SOLVERS = ("closed-form", "jax", "cvxpy")
+
+#: Relative rounding of the host sums (a few roundings per term), added so that they are
+#: upper bounds on the exact sums of the float scales.
+_SUM_ROUNDING = 2.0**-50
+
+
+class _Target(NamedTuple):
+    """The validated input of a design."""
+
+    lam: np.ndarray  # the profile
+    eps: float
+    dlt: float
+    p: float  # error power
+    w: np.ndarray  # error weights
+    solver: str
+
+
+def _check_inputs(profile, epsilon, delta, error_power, weights, solver) -> _Target:
+    """Validate a design's input (``ValueError`` naming what is wrong)."""
+    lam = validate_profile(profile)
+    eps = float(_validate.epsilon(epsilon))
+    dlt = float(_validate.delta(delta))
+    p = float(_validate.positive(error_power, "error_power"))
+    w = validate_weights(weights, lam.size)
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    return _Target(lam, eps, dlt, p, w, solver)
+
+
+def _run_padded(kernel: Callable, lam: np.ndarray, budget: float, p: float, w: np.ndarray):
+    """``kernel(lam, budget, p, w)`` on the profile zero-padded to a power of two (>= 8).
+
+    Zero entries get scale 0 and contribute nothing, so padding is exact; it bounds the
+    number of compilations to one per power of two.
+    """
+    size = padded_size(lam.size, minimum=8)
+    out = kernel(pad(lam, size, fill=0.0), budget, p, pad(w, size, fill=1.0))
+    return np.asarray(out)[: lam.size]
+
+
+@functools.partial(jax.jit, static_argnums=1)
+def _solve_compiled(problem, solver: str):
+    """:func:`solvers.solve` compiled once per backend and problem size."""
+    return solve(problem, solver)
+
+
+def _solve_programme(target: _Target, q: float, budget: float):
+    """Scales from the :mod:`solvers` programme on the positive coordinates:
+    ``min sum w s^p  s.t.  sum lambda^q s^-q <= budget``; ``(scales, stats)``."""
+    lam, w, solver = target.lam, target.w, target.solver
+    pos = lam > 0
+    prob = PowerAllocation.create(
+        lam[pos] ** q, budget=budget, objective_power=target.p, constraint_power=q,
+        weights=w[pos],
+    )
+    sol = _solve_compiled(prob, solver) if get_backend(solver).jittable else solve(prob, solver)
+    x = np.zeros_like(lam)
+    x[pos] = np.asarray(sol.x)
+    if not np.all(np.isfinite(x)):
+        raise InfeasibleTargetError(f"solver {solver!r} failed on the allocation programme")
+    stats = {
+        "status": int(sol.status),
+        "residual": float(sol.residual.total),
+        **{key: v for key, v in sol.stats.items() if isinstance(v, (int, float, str))},
+    }
+    return x, stats
+
+
+def _scales(target: _Target, closed_form: Callable, q: float, budget: float,
+            privacy_of: Callable, cap: float):
+    """The optimal scales: ``closed_form()``, or the programme's (``q``, ``budget``) scaled up
+    so that ``privacy_of(lam, s) <= cap``; ``(scales, stats)``."""
+    if target.solver == "closed-form":
+        return np.asarray(closed_form()), {}
+    s, stats = _solve_programme(target, q, budget)
+    return s * max(1.0, privacy_of(target.lam, s) / cap), stats
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _least_multiplier(log_delta: Callable, epsilon, delta, x):
+    """Least multiplier ``m >= 1`` (a few ulps) with ``log_delta(epsilon, delta, x / m)`` at most
+    the target (:func:`dpjax.certificate.certify_scale`)."""
+    return certify_scale(
+        lambda m: log_delta(epsilon, delta, x / m), jnp.asarray(1.0), log_target(delta)
+    )
+
+
+def _final_certificate(name, log_delta_at, eps, dlt, error) -> float:
+    """Re-evaluate the certificate at the returned (rescaled, rounded) scales: the reported
+    delta (an upper bound) must be ``<= delta (1 - MARGIN)``'s reported value."""
+    log_d = float(log_delta_at())
+    ok = log_d <= float(log_target(dlt))
+    delta_at = float(reported_delta(log_d, error))
+    require_certified(name, ok and delta_at <= dlt, eps, dlt, delta_at)
+    return delta_at
+
+
+def _certify(name: str, target: _Target, scales, privacy_of: Callable, log_delta: Callable,
+             error: float):
+    """Scale ``scales`` by the least certified multiplier (rounded up) and re-check them;
+    ``(scales, delta_at_params)`` (``CertificationError`` if they cannot be certified)."""
+    lam, eps, dlt = target.lam, target.eps, target.dlt
+    m, log_d, ok = _least_multiplier(log_delta, eps, dlt, privacy_of(lam, scales))
+    require_certified(name, bool(ok), eps, dlt, float(jnp.exp(log_d)))
+    scales = scales * (float(m) * (1.0 + _SUM_ROUNDING))
+    delta_at = _final_certificate(
+        name, lambda: log_delta(eps, dlt, privacy_of(lam, scales)), eps, dlt, error
+    )
+    return scales, delta_at
+
+
+def _error(scales: np.ndarray, moment: float, p: float, w: np.ndarray) -> float:
+    """``m_p sum_i w_i s_i^p`` (host float64; :func:`dpjax.inid.expected_error` in JAX)."""
+    return float(moment * math.fsum(w * scales**p))
+
+
+def _assemble(mechanism: str, target: _Target, scales, moment: float, iid_scale: float,
+              spr_scales, **fields) -> InidDesign:
+    """The :class:`InidDesign` of ``scales``, with the errors of the design and of the i.i.d.
+    and SPR baselines (Table I of inid-noise-laplace-beats-gaussian): the error is
+    ``m_p sum_i w_i s_i^p`` with ``m_p = E|Z|^p`` of the unit noise."""
+    error = _error(scales, moment, target.p, target.w)
+    error_iid = moment * iid_scale**target.p * float(np.sum(target.w))
+    return InidDesign(
+        mechanism=mechanism,
+        profile=target.lam,
+        scales=scales,
+        epsilon=target.eps,
+        delta=target.dlt,
+        error_power=target.p,
+        weights=target.w,
+        error=error,
+        error_iid=error_iid,
+        error_spr=_error(spr_scales, moment, target.p, target.w),
+        reduction_db=10.0 * math.log10(error_iid / error),
+        iid_scale=iid_scale,
+        spr_scales=spr_scales,
+        solver=target.solver,
+        **fields,
+    )

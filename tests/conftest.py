@@ -33,3 +33,26 @@ def mp():
 
     with mpmath.workdps(50):
         yield mpmath
+
+
+def _memory_maps() -> int:
+    """Number of memory mappings of this process (Linux; 0 elsewhere)."""
+    try:
+        with open("/proc/self/maps") as f:
+            return sum(1 for _ in f)
+    except OSError:
+        return 0
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_programs():
+    """Drop JAX's compiled programs between test modules when the process holds many.
+
+    Every compiled XLA CPU executable keeps memory mappings; the whole suite compiles
+    thousands of programs, and past the kernel's ``vm.max_map_count`` (65530 by default)
+    a new compilation's ``mmap`` fails and XLA crashes with a segmentation fault.
+    Clearing only above a threshold keeps programs shared between modules cached.
+    """
+    yield
+    if _memory_maps() > 30000:
+        jax.clear_caches()

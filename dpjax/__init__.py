@@ -12,15 +12,21 @@ it, or given float32 arrays, the kernels raise
 :class:`dpjax.numerics.Float64RequiredError` (:func:`dpjax.numerics.float64_kernel`).
 Noise may be sampled in any float dtype (:mod:`dpjax.noise`: tails exact down
 to :func:`dpjax.noise.tail_floor`).
+
+Compiled programs are kept between processes: importing dpjax turns on JAX's persistent
+compilation cache in ``~/.cache/dpjax/xla`` unless a cache folder is already configured
+or ``DPJAX_NO_COMPILATION_CACHE=1`` is set (:mod:`dpjax._compilation_cache`).
 """
 
-from dpjax import accounting, errors, mechanisms, noise, numerics
+from dpjax import _compilation_cache, accounting, errors, mechanisms, noise, numerics, papers
 from dpjax.api import account, calibrate, profile
 from dpjax.calibration.result import Calibration
 from dpjax.errors import CertificationError, InfeasibleTargetError
 from dpjax.sensitivity import Sensitivity
 
 __version__ = "0.1.0"
+
+_compilation_cache.enable()
 
 __all__ = [
     "Calibration",
@@ -34,5 +40,6 @@ __all__ = [
     "mechanisms",
     "noise",
     "numerics",
+    "papers",
     "profile",
 ]

@@ -68,3 +68,46 @@ def progress(total: int, label: str) -> Iterator:
         if on:
             sys.stderr.write("\r" + " " * (len(label) + _WIDTH + 24) + "\r")
             sys.stderr.flush()
+
+
+#: the stages of the running task: ``[label, start time]`` pairs (see :func:`mark`)
+_stages: list[list] = []
+
+
+def mark(label: str) -> None:
+    """Start the stage ``label`` of a long task (ending the previous one).
+
+    On a terminal (the rule of :func:`progress`) the label is shown on stderr while the
+    stage runs; :func:`stages` reports where the time went.  Used by ``dpjax reproduce``:
+    a reproduction calls ``mark("Table II")`` before each figure or table.
+
+    Args:
+      label: what the task is doing now.
+
+    Example:
+      >>> mark("fig. 1"); mark("table II")
+      >>> [label for label, _ in stages()]
+      ['fig. 1', 'table II']
+    """
+    _stages.append([label, time.perf_counter()])
+    if _enabled():
+        sys.stderr.write(f"\r{label} ...".ljust(60) + "\n")
+        sys.stderr.flush()
+
+
+def stages(reset: bool = True) -> list[tuple[str, float]]:
+    """The stages marked since the last reset, with their durations in seconds.
+
+    Args:
+      reset: forget them afterwards (the next task starts a fresh list).
+
+    Returns:
+      ``[(label, seconds), ...]`` in order; the last stage ends now.
+    """
+    if not _stages:
+        return []
+    ends = [start for _, start in _stages[1:]] + [time.perf_counter()]
+    out = [(label, end - start) for (label, start), end in zip(_stages, ends, strict=True)]
+    if reset:
+        _stages.clear()
+    return out

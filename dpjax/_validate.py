@@ -22,6 +22,24 @@ TINY = float(np.finfo(np.float64).tiny)
 MAX_COMPOSITIONS = 10**300
 
 
+def shown(value) -> str:
+    """``value`` as a user reads it: NumPy scalars and arrays as plain numbers and lists.
+
+    Args:
+      value: any value quoted in an error message.
+
+    Returns:
+      Its ``repr``, with NumPy types turned into Python ones first.
+
+    Example:
+      >>> shown(np.float64(-1.0)), shown(np.array([1.0, 2.0])), shown("0.3")
+      ('-1.0', '[1.0, 2.0]', "'0.3'")
+    """
+    if isinstance(value, (np.generic, np.ndarray)):
+        value = np.asarray(value).tolist()
+    return repr(value)
+
+
 def _as_array(name: str, value) -> np.ndarray:
     try:
         raw = np.asarray(value)
@@ -30,11 +48,11 @@ def _as_array(name: str, value) -> np.ndarray:
     if raw is None or raw.dtype.kind not in "iuf":
         raise ValueError(
             f"{name} must be a real number or array of real numbers (not a string, boolean "
-            f"or complex), got {value!r}"
+            f"or complex), got {shown(value)}"
         )
     arr = raw.astype(np.float64)
     if arr.size == 0:
-        raise ValueError(f"{name} must not be empty, got {value!r}")
+        raise ValueError(f"{name} must not be empty, got {shown(value)}")
     return arr
 
 
@@ -54,7 +72,7 @@ def _raise(name: str, allowed: str, arr: np.ndarray, bad: np.ndarray):
         if 0 < abs(value) < TINY
         else ""
     )
-    raise ValueError(f"{name} must {allowed}, got {value!r}{note}")
+    raise ValueError(f"{name} must {allowed}, got {shown(value)}{note}")
 
 
 def epsilon(value, name: str = "epsilon") -> np.ndarray:
@@ -159,9 +177,9 @@ def positive_int(value, name: str, maximum: int | None = None) -> int:
       ValueError: not an integer, ``< 1`` or ``> maximum``.
     """
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+        raise ValueError(f"{name} must be an integer >= 1, got {shown(value)}")
     if maximum is not None and value > maximum:
-        raise ValueError(f"{name} must be an integer in [1, {maximum:.0e}], got {value!r}")
+        raise ValueError(f"{name} must be an integer in [1, {maximum:.0e}], got {shown(value)}")
     return int(value)
 
 
@@ -180,7 +198,9 @@ def probability(value, name: str) -> float:
     """
     arr = _as_array(name, value)
     if arr.ndim or not np.isfinite(arr) or not (TINY <= arr <= 1):
-        raise ValueError(f"{name} must be a single number in (0, 1] (>= {TINY!r}), got {value!r}")
+        raise ValueError(
+            f"{name} must be a single number in (0, 1] (>= {TINY!r}), got {shown(value)}"
+        )
     return float(arr)
 
 

@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass, field
 
 from dpjax import _validate
+from dpjax._validate import shown
 
 NORMS = ("l1", "l2", "linf")
 
@@ -61,7 +62,7 @@ class Sensitivity:
             if value is not None:
                 arr = _validate.positive(value, name)
                 if arr.ndim:
-                    raise ValueError(f"{name} must be a single number, got {value!r}")
+                    raise ValueError(f"{name} must be a single number, got {shown(value)}")
                 object.__setattr__(self, name, float(arr))
         if self.l1 is None and self.l2 is None and self.linf is None:
             raise ValueError("give at least one sensitivity: l1, l2 or linf (all must be > 0)")
@@ -83,8 +84,8 @@ class Sensitivity:
             if a is not None and b is not None and a > factor * b * tol:
                 bound = f"{big}" if factor == 1.0 else f"{factor:g} * {big}"
                 raise ValueError(
-                    f"inconsistent sensitivities for dim={k}: {small}={a!r} exceeds "
-                    f"{bound}={factor * b!r}; every vector satisfies {small} <= {bound}"
+                    f"inconsistent sensitivities for dim={k}: {small}={shown(a)} exceeds "
+                    f"{bound}={shown(factor * b)}; every vector satisfies {small} <= {bound}"
                 )
 
     def resolve(self, norm: str) -> tuple[float, tuple[str, ...]]:
@@ -106,7 +107,7 @@ class Sensitivity:
           ValueError: ``norm`` is not one of :data:`NORMS`.
         """
         if norm not in NORMS:
-            raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+            raise ValueError(f"norm must be one of {NORMS}, got {shown(norm)}")
         stated = getattr(self, norm)
         if stated is not None:
             return stated, ()
@@ -117,26 +118,29 @@ class Sensitivity:
         bounds = []
         if norm == "l2":
             if self.l1 is not None:
-                bounds.append((self.l1, f"l2 <= l1 = {self.l1!r}"))
+                bounds.append((self.l1, f"l2 <= l1 = {shown(self.l1)}"))
             if self.linf is not None:
                 bounds.append(
                     (
                         math.sqrt(k) * self.linf,
-                        f"l2 <= sqrt(dim) * linf = {math.sqrt(k) * self.linf!r}",
+                        f"l2 <= sqrt(dim) * linf = {shown(math.sqrt(k) * self.linf)}",
                     )
                 )
         elif norm == "l1":
             if self.l2 is not None:
                 bounds.append(
-                    (math.sqrt(k) * self.l2, f"l1 <= sqrt(dim) * l2 = {math.sqrt(k) * self.l2!r}")
+                    (
+                        math.sqrt(k) * self.l2,
+                        f"l1 <= sqrt(dim) * l2 = {shown(math.sqrt(k) * self.l2)}",
+                    )
                 )
             if self.linf is not None:
-                bounds.append((k * self.linf, f"l1 <= dim * linf = {k * self.linf!r}"))
+                bounds.append((k * self.linf, f"l1 <= dim * linf = {shown(k * self.linf)}"))
         else:  # linf
             if self.l2 is not None:
-                bounds.append((self.l2, f"linf <= l2 = {self.l2!r}"))
+                bounds.append((self.l2, f"linf <= l2 = {shown(self.l2)}"))
             if self.l1 is not None:
-                bounds.append((self.l1, f"linf <= l1 = {self.l1!r}"))
+                bounds.append((self.l1, f"linf <= l1 = {shown(self.l1)}"))
         value, note = min(bounds, key=lambda b: b[0])
         return value, (f"{norm} not given; used the upper bound {note}",)
 

@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
-from pathlib import Path
 
 from dpjax.errors import CertificationError
 
 #: subcommand modules under dpjax.cli, each with ``add_parser(subparsers)``
 COMMANDS = ("design", "calibrate", "profile", "account", "reproduce", "inid", "spherical")
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose usage errors are one line on stderr and exit status 2.
+
+    argparse prints the whole usage block before the message; dpjax prints only
+    ``dpjax <command>: error: <message> (see --help)`` (the usage lives in ``--help``).
+    Subparsers inherit the class.
+    """
+
+    def error(self, message: str):  # noqa: D102 (argparse's contract)
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,43 +32,25 @@ def build_parser() -> argparse.ArgumentParser:
     Returns:
       The parser.
     """
-    parser = argparse.ArgumentParser(
+    from dpjax import __version__
+
+    parser = _Parser(
         prog="dpjax",
         description="Certified noise design and accounting for differential privacy (JAX).",
     )
+    parser.add_argument("--version", action="version", version=f"dpjax {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f"dpjax.cli.{name}").add_parser(sub)
     return parser
 
 
-def _use_compilation_cache(jax) -> None:
-    """Keep compiled XLA programs between runs (JAX's persistent cache): a second
-    ``dpjax design`` starts in seconds instead of recompiling.  Only the command line
-    does this (the library never changes global JAX settings).  The cache lives in
-    ``$XDG_CACHE_HOME/dpjax/xla`` (default ``~/.cache/dpjax/xla``); JAX's own
-    ``JAX_COMPILATION_CACHE_DIR`` wins; ``DPJAX_NO_COMPILATION_CACHE=1`` turns it off.
-    Entries are keyed by the program, the jax/jaxlib version and the device, so a stale
-    entry is never used for another program."""
-    if os.environ.get("DPJAX_NO_COMPILATION_CACHE") or os.environ.get(
-        "JAX_COMPILATION_CACHE_DIR"
-    ):
-        return
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    try:
-        path = base / "dpjax" / "xla"
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError:  # read-only home: run without the cache
-        return
-    jax.config.update("jax_compilation_cache_dir", str(path))
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the ``dpjax`` command: parse ``argv``, call the library, print, return the exit code.
 
     x64 is enabled for the whole process (the command decides privacy: float64
-    throughout), and compiled programs are cached between runs.
+    throughout); compiled programs are cached between runs by the import of dpjax
+    (:mod:`dpjax._compilation_cache`).
 
     Args:
       argv: the arguments (default ``sys.argv[1:]``).
@@ -78,7 +70,6 @@ def main(argv: list[str] | None = None) -> int:
     import jax
 
     jax.config.update("jax_enable_x64", True)  # the CLI decides privacy: float64 throughout
-    _use_compilation_cache(jax)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:

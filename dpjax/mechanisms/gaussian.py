@@ -27,7 +27,7 @@ from dpjax.accounting.pld.subsample import (
     gaussian_rdp_log_delta,
     gaussian_rdp_sigma,
 )
-from dpjax.calibration.gaussian import sigma_gaussian
+from dpjax.calibration.gaussian import calibrate_sigma
 from dpjax.calibration.result import Calibration
 from dpjax.calibration.scale_search import calibrate_scale
 from dpjax.certificate import MARGIN, require_certified
@@ -71,7 +71,7 @@ def _engine_calibrate(epsilon, delta, query: Query):
     the exact moments: the answer where the engine cannot certify a smaller one)."""
     l2, notes = query.sensitivity.resolve("l2")
     l2_total = l2 * math.sqrt(float(query.compositions))
-    full, _, ok_full, _ = call_padded(sigma_gaussian, epsilon, delta, l2_total)
+    full, _, ok_full = calibrate_sigma(epsilon, delta, l2_total)
     require_certified(NAME, ok_full, epsilon, delta, np.asarray(delta))
     guess = gaussian_rdp_sigma(epsilon, delta, query.sampling_rate, query.compositions, l2)
     rdp_delta = np.exp(np.minimum(_rdp_log_delta(guess, epsilon, query, l2), 0.0))
@@ -117,8 +117,7 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
             notes=notes,
         )
     l2, notes = _effective_l2(query)
-    sigma, delta_at, ok, _ = call_padded(sigma_gaussian, epsilon, delta, l2)
-    sigma, delta_at = np.asarray(sigma), np.asarray(delta_at)
+    sigma, delta_at, ok = calibrate_sigma(epsilon, delta, l2)
     require_certified(NAME, ok, epsilon, delta, delta_at)
     with np.errstate(over="ignore"):  # sigma ~ 1e299 at eps = 0, delta = 1e-300
         variance = sigma**2

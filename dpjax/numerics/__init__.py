@@ -35,6 +35,7 @@ from dpjax.numerics.roots import (
     bisect_monotone,
     illinois,
     least_feasible,
+    newton_host,
     warm_bracket,
 )
 
@@ -47,6 +48,7 @@ __all__ = [
     "ZoomResult",
     "bisect_bracket",
     "bisect_host",
+    "newton_host",
     "bisect_monotone",
     "float64_kernel",
     "gauss_legendre",

@@ -1,31 +1,69 @@
 """Paper reproductions behind ``dpjax reproduce PAPER``.
 
-Each reproduction is a module with ``run(out_dir: pathlib.Path) -> pathlib.Path``
-that writes PNG figures and a markdown report (the paper's numbers beside
-dpjax's, with every discrepancy explained) and returns the report's path.
-Register it in ``PAPERS``.
+Each reproduction is a module with ``run(out_dir: pathlib.Path, quick: bool = False)
+-> pathlib.Path`` that writes PNG figures, a markdown report (the paper's numbers beside
+dpjax's, with every discrepancy explained) and optionally ``summary.json`` (the headline
+numbers, printed by ``dpjax reproduce --json``), and returns the report's path.  It marks
+its stages with :func:`dpjax._progress.mark` (progress on a terminal, and the one-line
+summary of where the time went).  Register it in :data:`PAPERS`.
 """
 
 from __future__ import annotations
 
 import importlib
+import inspect
+import json
+import sys
 from pathlib import Path
+from typing import NamedTuple
 
-PAPERS: dict[str, str] = {
-    "gaussian-baseline": "dpjax.reproduce.gaussian_baseline",
-    "inid": "dpjax.reproduce.inid",
-    "spherical": "dpjax.reproduce.spherical",
-    "flipped-huber": "dpjax.reproduce.flipped_huber",
-    "flipped-huber-kdim": "dpjax.reproduce.flipped_huber_kdim",
+from dpjax import _progress
+from dpjax.papers import cite
+
+
+class Reproduction(NamedTuple):
+    """One registered reproduction.
+
+    Attributes:
+      module: the module with ``run(out_dir, quick=False)``.
+      paper: the slug of the paper it reproduces (:data:`dpjax.papers.CITATIONS`).
+      expected: its expected wall time on 2 CPU cores (cold compilation cache).
+    """
+
+    module: str
+    paper: str
+    expected: str
+
+
+PAPERS: dict[str, Reproduction] = {
+    "gaussian-baseline": Reproduction(
+        "dpjax.reproduce.gaussian_baseline", "inid-noise-laplace-beats-gaussian", "EXPECTED"
+    ),
+    "inid": Reproduction(
+        "dpjax.reproduce.inid", "inid-noise-laplace-beats-gaussian", "EXPECTED"
+    ),
+    "spherical": Reproduction(
+        "dpjax.reproduce.spherical", "spherical-kl-optimal-mechanisms", "EXPECTED"
+    ),
+    "flipped-huber": Reproduction(
+        "dpjax.reproduce.flipped_huber", "flipped-huber-mechanism", "EXPECTED"
+    ),
+    "flipped-huber-kdim": Reproduction(
+        "dpjax.reproduce.flipped_huber_kdim", "flipped-huber-mechanism", "EXPECTED"
+    ),
 }
 
 
-def run_paper(name: str, out_dir: Path) -> Path:
+def run_paper(name: str, out_dir: Path, quick: bool = False) -> Path:
     """Run the reproduction registered as ``name`` in :data:`PAPERS` into ``out_dir``.
+
+    Prints the paper's full citation and expected time before, and one line of where the
+    time went after, on stderr.
 
     Args:
       name: a key of :data:`PAPERS` (e.g. ``"inid"``).
       out_dir: output directory (created if missing).
+      quick: a shorter run (fewer seeds/points) where the reproduction has one.
 
     Returns:
       The path of the markdown report.
@@ -35,6 +73,37 @@ def run_paper(name: str, out_dir: Path) -> Path:
     """
     if name not in PAPERS:
         raise ValueError(f"unknown paper {name!r}; known: {', '.join(sorted(PAPERS))}")
+    entry = PAPERS[name]
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    return importlib.import_module(PAPERS[name]).run(out_dir)
+    print(f"reproduce {name}: {cite(entry.paper)}; expected {entry.expected}", file=sys.stderr)
+    run = importlib.import_module(entry.module).run
+    _progress.stages()  # a fresh list of stages
+    _progress.mark("start")
+    if "quick" in inspect.signature(run).parameters:
+        report = run(out_dir, quick=quick)
+    else:
+        report = run(out_dir)
+    spent = _progress.stages()
+    total = sum(secs for _, secs in spent)
+    where = ", ".join(f"{label} {secs:.0f} s" for label, secs in spent if secs >= 0.5)
+    print(f"reproduce {name}: {total:.0f} s ({where})", file=sys.stderr)
+    return report
+
+
+def summary(name: str, out_dir: Path, report: Path) -> dict:
+    """The JSON summary of a finished reproduction: its ``summary.json`` if it wrote one,
+    with the paper, its citation and the report's path.
+
+    Args:
+      name: the key of :data:`PAPERS`.
+      out_dir: the output directory the reproduction wrote into.
+      report: the report's path.
+
+    Returns:
+      A JSON-serialisable dict.
+    """
+    path = Path(out_dir) / "summary.json"
+    data = json.loads(path.read_text()) if path.exists() else {}
+    entry = PAPERS[name]
+    return {"paper": name, "citation": cite(entry.paper), "report": str(report), **data}

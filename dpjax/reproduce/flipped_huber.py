@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from dpjax import _progress
 from dpjax.reproduce._report import markdown_table, matches, new_figure, save_figure
 from dpjax.reproduce.flipped_huber_data import (
     PAPER_FIG3A,
@@ -367,15 +368,21 @@ def run(out_dir: Path, quick: bool = False) -> Path:
     eps_a = (
         np.array([0.3, 3.0]) if quick else np.unique(np.r_[np.geomspace(0.05, 5.0, 14), 0.3, 3.0])
     )
+    _progress.mark("Fig. 3a")
     a = fig3a(eps_a)
     i03, i3 = int(np.argmin(abs(eps_a - 0.3))), int(np.argmin(abs(eps_a - 3.0)))
     log_k = np.linspace(np.log(1e-3), np.log(1e4), 25 if quick else 121)
+    _progress.mark("OSGT shape curve")
     curves = {e: osgt_shape_curve(e, log_k) for e in (0.3, 3.0)}
+    _progress.mark("Table II")
     tab = table_ii()
     eps_h = np.geomspace(0.05, 10.0, 3 if quick else 12)
     del_h = np.geomspace(1e-12, 1e-2, 2 if quick else 6)
+    _progress.mark("heatmaps")
     h = heatmaps(eps_h, del_h)
+    _progress.mark("Fig. 6")
     prof = fig6(np.linspace(0.0, 3.0, 31 if quick else 121))
+    _progress.mark("figures")
     _plot(out_dir, a, eps_a, curves, log_k, h, eps_h, del_h, prof)
     md = [
         *_fig3a_section(a, eps_a, i03, i3, _k_at_paper(curves, log_k), quick),

@@ -25,6 +25,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
+from dpjax import _progress
 from dpjax.inid import (
     gaussian_design,
     gini,
@@ -265,6 +266,7 @@ def run(out_dir: Path) -> Path:
     out_dir = Path(out_dir)
     lines = ["# i.n.i.d. noise (inid-noise-laplace-beats-gaussian, Sec. V)\n"]
 
+    _progress.mark("Figs. 1a/3a: reductions at K = 20")
     # --- Figs. 1a/3a: reductions at K = 20 -------------------------------------------------
     rows = []
     for kind, printed in PAPER_GAUSSIAN_DB.items():
@@ -286,6 +288,7 @@ def run(out_dir: Path) -> Path:
                         "matches"], rows),
     ]
 
+    _progress.mark("Figs. 1b/2/3b: versus K")
     # --- Figs. 1b/2/3b: versus K -------------------------------------------------------------
     dims = np.arange(2, 61)
     curves = mse_curves(dims)
@@ -334,6 +337,7 @@ def run(out_dir: Path) -> Path:
         f"\n![MSE vs K and Gini]({png1.name})\n",
     ]
 
+    _progress.mark("Fig. 4")
     # --- Fig. 4 -------------------------------------------------------------------------
     with jax.enable_x64(True):
         m0 = float(mu0(EPS_K, DELTA).mu0)
@@ -367,6 +371,7 @@ def run(out_dir: Path) -> Path:
         f"\n![Fig. 4]({png4.name})\n",
     ]
 
+    _progress.mark("Table II")
     # --- Table II -----------------------------------------------------------------------
     ours = table2()
     rows = []

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 from scipy.special import gammaln
 
+from dpjax import _progress
 from dpjax.reproduce._report import markdown_table, new_figure, save_figure
 
 M_DIM, N_SHELLS, N_FREE, BUDGET = 10, 400, 1200, 2.5
@@ -114,6 +115,7 @@ def run(out_dir: Path) -> Path:
     search_seconds = time.perf_counter() - t0
     gauss_kl = 1.0 / (2 * SIGMA**2)
 
+    _progress.mark("Fig. 1")
     # ---- Fig. 1
     rho = np.linspace(1e-3, 3.5, 2000)
     fig, ax = new_figure(figsize=(6, 4))
@@ -125,6 +127,7 @@ def run(out_dir: Path) -> Path:
     ax.legend()
     save_figure(fig, out_dir / "spherical_fig1.png")
 
+    _progress.mark("Fig. 2")
     # ---- Fig. 2
     e09 = mech09.epsilons(DELTA, KS, Q)
     _log(f"r = 0.9 epsilons {e09}")

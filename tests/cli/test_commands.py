@@ -105,29 +105,3 @@ def test_console_script_entry_point():
     bad = subprocess.run([sys.executable, "-m", "dpjax.cli._main", "calibrate", "nope"],
                          capture_output=True, text=True, check=False)
     assert bad.returncode == 2
-
-
-def test_cli_compilation_cache_location_and_opt_out(tmp_path, monkeypatch):
-    from dpjax.cli._main import _use_compilation_cache
-
-    class FakeJax:
-        def __init__(self):
-            self.config = self
-            self.updates = {}
-
-        def update(self, key, value):
-            self.updates[key] = value
-
-    monkeypatch.delenv("DPJAX_NO_COMPILATION_CACHE", raising=False)
-    monkeypatch.delenv("JAX_COMPILATION_CACHE_DIR", raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    fake = FakeJax()
-    _use_compilation_cache(fake)
-    assert fake.updates["jax_compilation_cache_dir"] == str(tmp_path / "dpjax" / "xla")
-    assert (tmp_path / "dpjax" / "xla").is_dir()
-    for env in ("DPJAX_NO_COMPILATION_CACHE", "JAX_COMPILATION_CACHE_DIR"):
-        monkeypatch.setenv(env, "1")
-        fake = FakeJax()
-        _use_compilation_cache(fake)
-        assert fake.updates == {}
-        monkeypatch.delenv(env)

@@ -19,7 +19,7 @@ def table():
 
 
 def test_registered():
-    assert PAPERS["flipped-huber"] == "dpjax.reproduce.flipped_huber"
+    assert PAPERS["flipped-huber"].module == "dpjax.reproduce.flipped_huber"
 
 
 def test_fig3a_values_that_reproduce(fig3a):

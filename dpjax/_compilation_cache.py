@@ -1,0 +1,56 @@
+"""JAX's persistent compilation cache, on by default for dpjax (library and command line).
+
+dpjax's kernels are compiled by XLA on first use; keeping the compiled programs on disk
+makes every later process start in well under a second instead of recompiling.  At
+import, dpjax points JAX's cache at ``$XDG_CACHE_HOME/dpjax/xla`` (default
+``~/.cache/dpjax/xla``) unless
+
+- ``DPJAX_NO_COMPILATION_CACHE=1`` is set (opt out), or
+- a cache directory is already configured (``JAX_COMPILATION_CACHE_DIR`` or
+  ``jax.config.jax_compilation_cache_dir``): the user's choice wins, or
+- the folder cannot be created (read-only home): dpjax runs without it.
+
+Entries are keyed by the program, the jax/jaxlib versions and the device, so an entry is
+never used for another program; the folder can be deleted at any time.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+#: programs compiling faster than this are not written to the cache (seconds)
+MIN_COMPILE_TIME_SECS = 0.2
+
+
+def cache_dir() -> Path:
+    """The folder dpjax uses for compiled programs: ``$XDG_CACHE_HOME/dpjax/xla``.
+
+    Returns:
+      The path (not created).
+    """
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "dpjax" / "xla"
+
+
+def enable() -> Path | None:
+    """Turn JAX's persistent compilation cache on in :func:`cache_dir` (module docstring).
+
+    Returns:
+      The folder in use, or ``None`` when dpjax left JAX's setting alone (opted out,
+      configured by the user, or not writable).
+    """
+    import jax
+
+    if os.environ.get("DPJAX_NO_COMPILATION_CACHE") or os.environ.get(
+        "JAX_COMPILATION_CACHE_DIR"
+    ) or jax.config.jax_compilation_cache_dir:
+        return None
+    path = cache_dir()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    jax.config.update("jax_compilation_cache_dir", str(path))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", MIN_COMPILE_TIME_SECS)
+    return path

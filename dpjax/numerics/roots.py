@@ -251,9 +251,11 @@ def newton_host(
     x = np.asarray(x0, dtype=np.float64).copy()
     good = np.asarray(good, dtype=np.float64).copy()
     bad = np.asarray(bad, dtype=np.float64).copy()
+    held = np.zeros(x.shape, dtype=bool)  # F(good) <= 0 was evaluated, not assumed
     for _ in range(max_iterations):
         gap, slope = (np.asarray(v, dtype=np.float64) for v in evaluate(x))
         ok = gap <= 0
+        held |= ok
         good = np.where(ok, np.minimum(good, x), good)
         bad = np.where(ok, bad, np.maximum(bad, x))
         if np.all(good - bad <= tol):
@@ -265,7 +267,7 @@ def newton_host(
         fallback = np.minimum(0.5 * (bad + good), bad + 1.0)
         x = np.where(inside, step, fallback)
     below, _ = evaluate(good - tol)
-    return good, (good - bad <= tol) | (np.asarray(below) > 0)
+    return good, held & ((good - bad <= tol) | (np.asarray(below) > 0))
 
 
 class Root(NamedTuple):

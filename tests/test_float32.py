@@ -181,9 +181,6 @@ _EXEMPT = {
     "dpjax.certificate.log_target": "log(delta (1 - margin)): a target, no privacy",
     "dpjax.accounting.staircase.shift_candidates": "geometry of the shifts a profile maximises",
         "dpjax.accounting.pld.compose.fast_size": "integer sizing",
-    "dpjax.accounting.pld.engine.gaussian_noise": "noise factory (sampling is allowed)",
-    "dpjax.accounting.pld.engine.laplace_noise": "noise factory (sampling is allowed)",
-    "dpjax.accounting.pld.engine.flipped_huber_noise": "noise factory",
     "dpjax.certificate.certify_scale": "re-check loop on a guarded profile",
     "dpjax.certificate.require_certified": "host check of a certificate",
     # spherical: the KL programme designs the density; its privacy goes through the

@@ -78,7 +78,7 @@ def _engine_calibrate(epsilon, delta, query: Query):
     rdp_ok = rdp_delta <= delta * (1.0 - MARGIN)
     upper = 1.02 * np.asarray(full)
     res = calibrate_scale(
-        pld_engine.gaussian_noise, 0.0, l2, epsilon, delta, query.compositions,
+        Gaussian.from_scale, 0.0, l2, epsilon, delta, query.compositions,
         query.sampling_rate, BIN_WIDTH, upper=np.minimum(upper, 1.02 * guess), lower=0.7 * guess,
         fallback_upper=upper,
     )
@@ -150,7 +150,7 @@ def _engine_profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarr
     """``delta(epsilon)`` of T subsampled uses: min of the engine and the RDP bound."""
     sigma, l2 = _engine_sigma(params, query)
     engine = pld_engine.profile(
-        pld_engine.gaussian_noise, sigma, 0.0, l2, epsilon, query.compositions,
+        Gaussian.from_scale, sigma, 0.0, l2, epsilon, query.compositions,
         query.sampling_rate, BIN_WIDTH,
     )
     return np.minimum(engine, np.exp(np.minimum(_rdp_log_delta(sigma, epsilon, query, l2), 0.0)))
@@ -161,7 +161,7 @@ def _engine_epsilon(params: dict, delta: np.ndarray, query: Query) -> np.ndarray
     (the RDP epsilon at ``delta (1 - MARGIN)``, like every inverse profile)."""
     sigma, l2 = _engine_sigma(params, query)
     engine = pld_engine.epsilon(
-        pld_engine.gaussian_noise, sigma, 0.0, l2, delta, query.compositions,
+        Gaussian.from_scale, sigma, 0.0, l2, delta, query.compositions,
         query.sampling_rate, BIN_WIDTH,
     )
     rdp = gaussian_rdp_epsilon(sigma, query.sampling_rate, query.compositions, delta, l2)

@@ -77,7 +77,7 @@ def _engine_profile(scale, epsilon, query: Query) -> np.ndarray:
     """Certified ``delta(epsilon)``: min of the engine and the pure-DP bound."""
     linf, uses, _ = _engine_uses(query)
     engine = pld_engine.profile(
-        pld_engine.laplace_noise, float(scale), 0.0, linf, epsilon, uses,
+        Laplace.from_scale, float(scale), 0.0, linf, epsilon, uses,
         query.sampling_rate, _bin_width(linf, scale),
     )
     return np.minimum(_pure_delta(epsilon, _pure_epsilon(scale, query)), engine)
@@ -88,7 +88,7 @@ def _engine_epsilon(scale, delta, query: Query) -> np.ndarray:
     ``delta (1 - MARGIN)``, like every inverse profile)."""
     linf, uses, _ = _engine_uses(query)
     engine = pld_engine.epsilon(
-        pld_engine.laplace_noise, float(scale), 0.0, linf, delta, uses,
+        Laplace.from_scale, float(scale), 0.0, linf, delta, uses,
         query.sampling_rate, _bin_width(linf, scale),
     )
     return np.minimum(np.asarray(epsilon_pure_dp(delta, _pure_epsilon(scale, query))), engine)
@@ -138,7 +138,7 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         )
         linf, uses, _ = _engine_uses(query)
         res = calibrate_scale(
-            pld_engine.laplace_noise, 0.0, linf, epsilon, delta, uses, query.sampling_rate,
+            Laplace.from_scale, 0.0, linf, epsilon, delta, uses, query.sampling_rate,
             _bin_width(linf, np.min(b) / 8.0), upper=b, lower=b / 8.0,
         )
         better = np.asarray(res.certified) & (np.asarray(res.scale) < b)

@@ -59,7 +59,7 @@ _SHARD_SCRIPT = textwrap.dedent(
     import json, jax
     jax.config.update("jax_enable_x64", True)
     import numpy as np
-    from dpjax.accounting.pld import engine
+    from dpjax.noise.gaussian import Gaussian
     from dpjax.calibration import scale_search
     out = {"n": jax.device_count()}
     for shard in (True, False):

@@ -200,6 +200,8 @@ _EXEMPT = {
         ).split()
     },
     "dpjax.accounting.pld.compose.max_grid_points": "host configuration (memory cap), no privacy value",
+    "dpjax.spherical.io.save": "host file I/O of a designed mechanism, no privacy value",
+    "dpjax.spherical.io.load": "host file I/O of a designed mechanism, no privacy value",
     "dpjax.certificate.kernel_error": "host declaration of a constant (checked at import)",
     "dpjax.certificate.certify_epsilon": "host function; the profile it calls is guarded",
     # i.n.i.d.: errors (not privacy), NumPy validation, and functions that scope x64 themselves

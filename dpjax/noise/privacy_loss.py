@@ -25,7 +25,7 @@ from jax import Array
 from jax.typing import ArrayLike
 
 from dpjax.noise._base import InvertibleLoss, KnownTail, NoiseFamily
-from dpjax.numerics import STATUS_BRACKET_TOO_SMALL, bisect_monotone
+from dpjax.numerics import Status, bisect_monotone
 
 #: Halvings of the loss-inverse bisection: the bracket ``[t_lo, t_hi]`` shrinks below
 #: one float64 ulp of its ends.
@@ -70,7 +70,7 @@ def privacy_loss_inverse(
     res = bisect_monotone(
         lambda t: noise.privacy_loss(t, sensitivity) <= epsilon, lo, hi, num_iterations
     )
-    return jnp.where(res.status == STATUS_BRACKET_TOO_SMALL, hi, res.good)
+    return jnp.where(res.status == Status.BRACKET_TOO_SMALL, hi, res.good)
 
 
 def tail_point(noise: NoiseFamily, tail: float) -> Array:

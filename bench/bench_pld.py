@@ -49,6 +49,7 @@ from dp_accounting.pld import privacy_loss_distribution as pldm  # noqa: E402
 from dpjax.accounting.pld import engine  # noqa: E402
 from dpjax.accounting.pld.subsample import gaussian_rdp_sigma  # noqa: E402
 from dpjax.calibration import scale_search  # noqa: E402
+from dpjax.noise import Gaussian, Laplace  # noqa: E402
 
 H = 1e-4
 
@@ -66,7 +67,7 @@ def case_i():
     deltas = np.array([1e-5, 1e-14, 1e-15, 1e-30])
 
     def ours():
-        return engine.epsilon(engine.gaussian_noise, 1.0, 0.0, 1.0, deltas, 1000, 0.01, H)
+        return engine.epsilon(Gaussian.from_scale, 1.0, 0.0, 1.0, deltas, 1000, 0.01, H)
 
     _, cold = timed(ours)
     eps, warm = timed(ours, 2)
@@ -112,7 +113,7 @@ def case_ii():
     print("\n(ii) 20-fold Laplace(b=10): delta(eps=1)")
 
     def ours():
-        return engine.profile(engine.laplace_noise, 10.0, 0.0, 1.0, np.array([1.0]), 20, None, H)
+        return engine.profile(Laplace.from_scale, 10.0, 0.0, 1.0, np.array([1.0]), 20, None, H)
 
     _, cold = timed(ours)
     d, warm = timed(ours, 3)
@@ -138,7 +139,7 @@ def case_iii():
         guess = gaussian_rdp_sigma(2.0, 1e-5, 0.01, 1000)
         full = float(np.asarray(sigma_gaussian(2.0, 1e-5, np.sqrt(1000.0))[0]))
         return scale_search.calibrate_scale(
-            engine.gaussian_noise,
+            Gaussian.from_scale,
             0.0,
             1.0,
             2.0,

@@ -1,8 +1,10 @@
 """dpjax: certified noise design and accounting for differential privacy, in JAX.
 
-The public surface (DESIGN.md): :func:`calibrate`, :func:`profile`,
-:func:`account`, :mod:`dpjax.noise` (``dpjax.noise.make``), and the kernels
-in :mod:`dpjax.numerics`, :mod:`dpjax.accounting`, :mod:`dpjax.calibration`.
+The public surface: :func:`calibrate` (least-error parameters for a target),
+:func:`profile` and :func:`account` (privacy of given parameters), :func:`design`
+(every mechanism calibrated, certified and ranked for one target: the comparison as
+data), :mod:`dpjax.noise` (``dpjax.noise.make``), and the kernels in
+:mod:`dpjax.numerics`, :mod:`dpjax.accounting`, :mod:`dpjax.calibration`.
 
 float64 policy: dpjax never sets ``jax_enable_x64`` at import.  The façade
 functions run their privacy-deciding kernels inside ``jax.enable_x64(True)``;
@@ -21,6 +23,7 @@ or ``DPJAX_NO_COMPILATION_CACHE=1`` is set (:mod:`dpjax._compilation_cache`).
 from dpjax import _compilation_cache, accounting, errors, mechanisms, noise, numerics, papers
 from dpjax.api import account, calibrate, profile
 from dpjax.calibration.result import Calibration
+from dpjax.comparison import design
 from dpjax.errors import CertificationError, InfeasibleTargetError
 from dpjax.sensitivity import Sensitivity
 
@@ -36,6 +39,7 @@ __all__ = [
     "account",
     "accounting",
     "calibrate",
+    "design",
     "errors",
     "mechanisms",
     "noise",

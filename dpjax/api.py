@@ -1,4 +1,5 @@
-"""The public entry points: :func:`calibrate`, :func:`profile`, :func:`account`.
+"""The public entry points: :func:`calibrate`, :func:`profile`, :func:`account`
+(and :func:`dpjax.design`, which compares every mechanism for one target).
 
 Each validates its input (``ValueError`` naming the argument), resolves the
 sensitivities soundly (:mod:`dpjax.sensitivity`), runs the mechanism's
@@ -26,37 +27,16 @@ from dpjax import _validate
 from dpjax.calibration.result import Calibration
 from dpjax.certificate import certify_epsilon
 from dpjax.errors import CertificationError
-from dpjax.mechanisms import Query, get
-from dpjax.sensitivity import Sensitivity
+from dpjax.mechanisms import get
+from dpjax.mechanisms._spec import CONDITIONS, make_query
 
-CONDITIONS = ("exact", "sufficient")
+__all__ = ["CONDITIONS", "account", "calibrate", "profile"]
 
 
-def _query(dim, l1, l2, linf, compositions, sampling_rate, condition, mechanism, default_unit):
-    if l1 is None and l2 is None and linf is None:
-        if not default_unit:
-            raise ValueError("give a sensitivity: l1, l2 or linf (a finite number > 0)")
-        l1 = l2 = linf = 1.0
-        if dim != 1:
-            raise ValueError("with dim > 1 give a sensitivity: l1, l2 or linf")
-    compositions = _validate.positive_int(
-        compositions, "compositions", maximum=_validate.MAX_COMPOSITIONS
-    )
-    if sampling_rate is not None:
-        sampling_rate = _validate.probability(sampling_rate, "sampling_rate")
-    if condition not in CONDITIONS:
-        raise ValueError(f"condition must be one of {CONDITIONS}, got {condition!r}")
-    if condition not in mechanism.conditions:
-        raise ValueError(
-            f"{mechanism.name} supports condition {', '.join(mechanism.conditions)}, "
-            f"got {condition!r}"
-        )
-    return Query(
-        sensitivity=Sensitivity(dim=dim, l1=l1, l2=l2, linf=linf),
-        compositions=compositions,
-        sampling_rate=sampling_rate,
-        condition=condition,
-    )
+def _use(dim, l1, l2, linf, compositions, sampling_rate) -> dict:
+    """The query's keyword arguments, as :func:`~dpjax.mechanisms._spec.make_query` takes them."""
+    return {"dim": dim, "l1": l1, "l2": l2, "linf": linf, "compositions": compositions,
+            "sampling_rate": sampling_rate}
 
 
 def _output(arr: np.ndarray, what: str = "value"):
@@ -64,19 +44,6 @@ def _output(arr: np.ndarray, what: str = "value"):
     if np.any(np.isnan(arr)):
         raise CertificationError(f"the computed {what} is NaN: dpjax cannot certify it")
     return float(arr) if arr.ndim == 0 else arr
-
-
-def _certified_parameters(mech, cal: Calibration) -> Calibration:
-    """The calibrated parameters must be valid parameters (finite, normal float64; no
-    zero scale from an underflow), else :class:`CertificationError`."""
-    try:
-        mech.validate_params(cal.params)
-    except ValueError as err:
-        raise CertificationError(
-            f"{mech.name}: the calibrated parameters are outside what dpjax can represent "
-            f"and certify ({err}); rescale the sensitivity or the target"
-        ) from None
-    return cal
 
 
 def calibrate(
@@ -92,14 +59,31 @@ def calibrate(
     sampling_rate: float | None = None,
     condition: str = "exact",
 ) -> Calibration:
-    """Least-error parameters of ``mechanism`` meeting ``(epsilon, delta)``, certified.
+    r"""Least-error parameters of ``mechanism`` meeting ``(epsilon, delta)``, certified.
 
-    ``epsilon`` and ``delta`` may be arrays (broadcast together; one
-    calibration per element in one vectorised call).  The result's
-    ``delta_at_params`` is the privacy profile re-evaluated at the returned
-    parameters and is always ``<= delta``; if dpjax cannot certify, it raises
-    :class:`dpjax.errors.CertificationError`.  Targets no parameter can meet
-    raise :class:`dpjax.errors.InfeasibleTargetError`.
+    .. math:: \min_\theta \mathrm{Var}(T_\theta)\quad\text{s.t.}\quad
+              \delta_\theta(\epsilon) \le \delta
+
+    with ``delta_theta`` the mechanism's privacy profile (e.g. eq. (13) of
+    flipped-huber-mechanism for ``flipped-huber``, eq. (29) for ``gaussian``).
+    ``epsilon`` and ``delta`` may be arrays (broadcast together; one calibration per
+    element in one vectorised call).  The result's ``delta_at_params`` is the privacy
+    profile re-evaluated at the returned parameters and is always ``<= delta``; if
+    dpjax cannot certify, it raises :class:`dpjax.errors.CertificationError`.  Targets
+    no parameter can meet raise :class:`dpjax.errors.InfeasibleTargetError`.
+
+    Args:
+      mechanism: a registry name (:func:`dpjax.mechanisms.names`).
+      epsilon: target ``epsilon >= 0`` (number or array).
+      delta: target ``delta`` in ``[0, 1)`` (number or array).
+      dim: number of coordinates ``K``.
+      l1, l2, linf: the query's sensitivities (at least one; missing ones derived soundly).
+      compositions: number of uses ``T``.
+      sampling_rate: Poisson subsampling rate ``q`` in ``(0, 1]``, or ``None``.
+      condition: ``"exact"`` (necessary and sufficient) or ``"sufficient"``.
+
+    Returns:
+      A :class:`~dpjax.Calibration` (arrays shaped like the broadcast targets).
 
     Example:
       >>> import dpjax
@@ -111,9 +95,9 @@ def calibrate(
     eps, dlt = _validate.broadcast(
         epsilon=_validate.epsilon(epsilon), delta=_validate.delta(delta)
     )
-    query = _query(dim, l1, l2, linf, compositions, sampling_rate, condition, mech, False)
+    query = make_query(mech, _use(dim, l1, l2, linf, compositions, sampling_rate), condition)
     with jax.enable_x64(True):
-        return _certified_parameters(mech, mech.calibrate(eps, dlt, query))
+        return mech.calibrate_certified(eps, dlt, query)
 
 
 def profile(
@@ -128,12 +112,27 @@ def profile(
     compositions: int = 1,
     sampling_rate: float | None = None,
 ) -> np.ndarray | float:
-    """Privacy profile ``delta(epsilon)`` of ``mechanism`` with ``params``.
+    r"""Privacy profile ``delta(epsilon)`` of ``mechanism`` with ``params``.
 
-    Exact where the mechanism's profile is exact, otherwise a certified upper
-    bound (the mechanism's docstring says which).  With no sensitivity given,
-    ``dim = 1`` and unit sensitivity are assumed (``params`` in units of the
-    sensitivity, e.g. a noise multiplier).
+    .. math:: \delta(\epsilon) = \sup_{D \simeq D'} \sup_S
+              \big(P[M(D) \in S] - e^\epsilon P[M(D') \in S]\big)
+
+    Exact where the mechanism's profile is exact (e.g. eq. (13) of
+    flipped-huber-mechanism), otherwise a certified upper bound (the mechanism's
+    docstring says which).  With no sensitivity given, ``dim = 1`` and unit sensitivity
+    are assumed (``params`` in units of the sensitivity, e.g. a noise multiplier).
+
+    Args:
+      mechanism: a registry name (:func:`dpjax.mechanisms.names`).
+      params: parameter name -> value, in the papers' notation (e.g. ``{"sigma": 2.0}``).
+      epsilon: the epsilons (number or array).
+      dim: number of coordinates ``K``.
+      l1, l2, linf: the query's sensitivities.
+      compositions: number of uses ``T``.
+      sampling_rate: Poisson subsampling rate ``q`` in ``(0, 1]``, or ``None``.
+
+    Returns:
+      ``delta`` (a float for a scalar ``epsilon``, else an array).
 
     Example:
       >>> import dpjax
@@ -143,7 +142,7 @@ def profile(
     mech = get(mechanism)
     eps = _validate.epsilon(epsilon)
     params = mech.validate_params(params)
-    query = _query(dim, l1, l2, linf, compositions, sampling_rate, "exact", mech, True)
+    query = make_query(mech, _use(dim, l1, l2, linf, compositions, sampling_rate), "exact", True)
     with jax.enable_x64(True):
         return _output(mech.profile(params, eps, query), "delta")
 
@@ -161,11 +160,25 @@ def account(
     l2: float | None = None,
     linf: float | None = None,
 ) -> np.ndarray | float:
-    """Privacy of ``params`` after ``compositions`` uses (optionally subsampled).
+    r"""Privacy of ``params`` after ``compositions`` uses (optionally subsampled).
 
-    Give exactly one of ``delta`` (returns the least certified ``epsilon``)
-    or ``epsilon`` (returns ``delta``).  Sensitivity defaults to 1 (so
-    ``sigma`` is the noise multiplier, as in DP-SGD).
+    Give exactly one of ``delta`` (returns the least certified
+    ``epsilon = min{eps : delta(eps) <= delta}``, re-checked at the boundary) or
+    ``epsilon`` (returns ``delta(epsilon)``, as :func:`profile`).  Sensitivity defaults to
+    1 (so ``sigma`` is the noise multiplier, as in DP-SGD).
+
+    Args:
+      mechanism: a registry name (:func:`dpjax.mechanisms.names`).
+      params: parameter name -> value, in the papers' notation.
+      compositions: number of uses ``T``.
+      sampling_rate: Poisson subsampling rate ``q`` in ``(0, 1]``, or ``None``.
+      epsilon: the epsilon to evaluate ``delta`` at (or ``None``).
+      delta: the delta to find the least certified ``epsilon`` for (or ``None``).
+      dim: number of coordinates ``K``.
+      l1, l2, linf: the query's sensitivities.
+
+    Returns:
+      ``epsilon`` (given ``delta``) or ``delta`` (given ``epsilon``).
 
     Example:
       >>> import dpjax
@@ -176,7 +189,7 @@ def account(
         raise ValueError("give exactly one of epsilon (to get delta) or delta (to get epsilon)")
     mech = get(mechanism)
     params = mech.validate_params(params)
-    query = _query(dim, l1, l2, linf, compositions, sampling_rate, "exact", mech, True)
+    query = make_query(mech, _use(dim, l1, l2, linf, compositions, sampling_rate), "exact", True)
     with jax.enable_x64(True):
         if delta is not None:
             dlt = _validate.delta(delta)

@@ -181,9 +181,6 @@ _EXEMPT = {
     "dpjax.certificate.log_target": "log(delta (1 - margin)): a target, no privacy",
     "dpjax.accounting.staircase.shift_candidates": "geometry of the shifts a profile maximises",
         "dpjax.accounting.pld.compose.fast_size": "integer sizing",
-    "dpjax.accounting.pld.engine.gaussian_noise": "noise factory (sampling is allowed)",
-    "dpjax.accounting.pld.engine.laplace_noise": "noise factory (sampling is allowed)",
-    "dpjax.accounting.pld.engine.flipped_huber_noise": "noise factory",
     "dpjax.certificate.certify_scale": "re-check loop on a guarded profile",
     "dpjax.certificate.require_certified": "host check of a certificate",
     # spherical: the KL programme designs the density; its privacy goes through the
@@ -207,6 +204,8 @@ _EXEMPT = {
         ).split()
     },
     "dpjax.accounting.pld.compose.max_grid_points": "host configuration (memory cap), no privacy value",
+    "dpjax.spherical.io.save": "host file I/O of a designed mechanism, no privacy value",
+    "dpjax.spherical.io.load": "host file I/O of a designed mechanism, no privacy value",
     "dpjax.certificate.kernel_error": "host declaration of a constant (checked at import)",
     "dpjax.certificate.certify_epsilon": "host function; the profile it calls is guarded",
     # i.n.i.d.: errors (not privacy), NumPy validation, and functions that scope x64 themselves

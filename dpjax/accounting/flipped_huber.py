@@ -6,7 +6,8 @@ Everything is computed for the standard shape: with ``b = alpha / gamma`` and
 (see :mod:`dpjax.noise.flipped_huber`), ``R`` the Mills ratio,
 ``h(x) = 1 - x R(x) > 0``.
 
-* :func:`centred_privacy_loss` -- eq. (25); :func:`centred_privacy_loss_inverse` -- eq. (15).
+* The privacy loss (eq. (25)) and its inverse (eq. (15)) are the noise family's
+  (:mod:`dpjax.noise.flipped_huber.privacy_loss`).
 * :func:`log_delta_flipped_huber` -- the exact 1-D profile of Theorem 3 (eq. (13)),
   each case rearranged into a sum of non-negative terms, in log space:
 
@@ -31,17 +32,19 @@ Lemma 5) live in :mod:`dpjax.accounting.flipped_huber_kdim`.
 
 from __future__ import annotations
 
-from fractions import Fraction
-from math import comb, factorial
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import Array
-from jax.scipy.special import erf
 from jax.typing import ArrayLike
 
+from dpjax.accounting._flipped_huber_terms import (
+    _log_expm1,
+    _log_inv_b_minus_mills,
+    _log_neg_expm1,
+    _log_two_w,
+)
 from dpjax.accounting.gaussian import (
     a_of_mu,
     a_of_sigma,
@@ -52,17 +55,11 @@ from dpjax.accounting.gaussian import (
 from dpjax.accounting.log_concave import log_delta_symmetric_log_concave
 from dpjax.certificate import fail_closed, kernel_error, log_target, reported_delta
 from dpjax.noise.flipped_huber import (
-    flipped_huber_loss,
+    centred_privacy_loss,
     log_normaliser,
     standard_log_sf,
 )
-from dpjax.numerics import (
-    float64_kernel,
-    log1mexp,
-    log_mills,
-    log_mills_step,
-    logaddexp,
-)
+from dpjax.numerics import float64_kernel, log_mills, log_mills_step, logaddexp
 
 _HALF_LOG_2PI = 0.9189385332046727
 _LOG_2 = 0.6931471805599453
@@ -70,161 +67,21 @@ _LOG_2 = 0.6931471805599453
 #: (``|log delta_computed - log delta_true| <= ERROR (1 + |log delta|)``): largest measured
 #: ratio 2.2e-15 against 200-digit mpmath (eq. (13) as printed) for b = alpha / gamma in
 #: [0, 30], Delta / gamma in [1e-3, 1e6] and epsilon on every case of eq. (13), and against
-#: the direct integral for b up to 200 (tests/test_fail_closed_kernels.py).
+#: the direct integral for b up to 200 (tests/accounting/test_fail_closed.py).
 ERROR = kernel_error(2e-14)
 
 
-
-# ---------------------------------------------------------------------------
-# Privacy loss
-# ---------------------------------------------------------------------------
-
-
-@float64_kernel
-def centred_privacy_loss(
-    t: ArrayLike, sensitivity: ArrayLike, alpha: ArrayLike, gamma: ArrayLike
-) -> Array:
-    r"""Centred privacy loss (eq. (25)): ``(rho_alpha(t + d/2) - rho_alpha(t - d/2)) / gamma^2``.
-
-    Equal to the piecewise closed form (25); where both arguments lie in the
-    same Gaussian tail it is evaluated as ``t d / gamma^2`` (no cancellation).
-    """
-    t, d, alpha = jnp.asarray(t), jnp.asarray(sensitivity), jnp.asarray(alpha)
-    hi, lo = t + 0.5 * d, t - 0.5 * d
-    same_tail = ((hi > alpha) & (lo > alpha)) | ((hi < -alpha) & (lo < -alpha))
-    diff = flipped_huber_loss(hi, alpha) - flipped_huber_loss(lo, alpha)
-    return jnp.where(same_tail, t * d, diff) / jnp.square(jnp.asarray(gamma))
-
-
-def _standard_inverse(nu: Array, b: Array, D: Array) -> Array:
-    """``x*`` of eq. (15) for ``nu >= 0`` in standard units (``gamma = 1``)."""
-    pos = b > 0
-    bs = jnp.where(pos, b, 1.0)
-    lvl2 = jnp.minimum(2.0 * b - D, D) * b
-    c2 = (b > 0.5 * D) & (nu < lvl2)
-    lo3 = 0.5 * (jnp.square(jnp.maximum(2.0 * b, D)) - 2.0 * b * D)
-    nu1 = 0.5 * (jnp.square(jnp.maximum(D - b, 0.0)) + 2.0 * b * D)
-    nu2 = 0.5 * (D + 2.0 * b) * D
-    c1 = (b < 0.5 * D) & (nu < 0.5 * (D - 2.0 * b) * D)
-    c3 = ~c1 & ~c2 & (nu >= lo3) & (nu < nu1)
-    c4 = ~c1 & ~c2 & ~c3 & (nu >= nu1) & (nu < nu2)
-    j_plus = jnp.sqrt(2.0 * (nu + b * D)) - 0.5 * D - b
-    j_minus = jnp.sqrt(2.0 * jnp.maximum(nu - b * D, 0.0)) - 0.5 * D + b
-    lin = nu / D
-    return jnp.where(c2 & pos, nu / (2.0 * bs), jnp.where(c3, j_plus, jnp.where(c4, j_minus, lin)))
-
-
-@float64_kernel
-def centred_privacy_loss_inverse(
-    nu: ArrayLike, sensitivity: ArrayLike, alpha: ArrayLike, gamma: ArrayLike
-) -> Array:
-    r"""Right-continuous partial inverse ``sup{t : zeta~_Delta(t) <= nu}`` (eq. (15)).
-
-    .. math:: \tilde\zeta_\Delta^{-1}(\nu) = \begin{cases}
-       \gamma^2\nu / (2\alpha) & |\nu| < ((2\alpha - \Delta)\wedge\Delta)\alpha/\gamma^2 \\
-       \mathcal J(\nu, \alpha) & |\nu| \in [((2\alpha\vee\Delta)^2 - 2\alpha\Delta)/(2\gamma^2),
-          \nu_1) \\
-       \mathcal J(\nu, -\alpha) & |\nu| \in [\nu_1, \nu_2) \\
-       \gamma^2\nu / \Delta & \text{otherwise} \end{cases}
-
-    with ``J(nu, a) = sgn(nu)(sqrt(2(gamma^2 |nu| + a Delta)) - Delta/2 - a)``.
-    For ``nu < 0`` the odd extension is returned (the inverse at a plateau
-    level is its right end for ``nu >= 0``).
-    """
-    nu, d, gamma = jnp.asarray(nu), jnp.asarray(sensitivity), jnp.asarray(gamma)
-    b, D = jnp.asarray(alpha) / gamma, d / gamma
-    x = _standard_inverse(jnp.abs(nu), b, D)
-    return gamma * jnp.where(nu >= 0, x, -x)
-
-
-# ---------------------------------------------------------------------------
-# Exact 1-D profile (Theorem 3, eq. (13))
-# ---------------------------------------------------------------------------
-
-
-def _log_one_minus_x_mills(x: Array) -> Array:
-    """``log h(x) = log(1 - x R(x))`` for ``x > 0``."""
-    return log1mexp(jnp.minimum(jnp.log(x) + log_mills(x), 0.0))
-
-
-def _log_inv_b_minus_mills(b: Array, x: Array) -> Array:
-    """``log(1/b - R(x))`` for ``x >= b > 0`` as ``log((x - b)/(b x) + h(x)/x)``."""
-    gap = x - b
-    has_gap = gap > 0
-    first = jnp.where(
-        has_gap, jnp.log(jnp.where(has_gap, gap, 1.0)) - jnp.log(b) - jnp.log(x), -jnp.inf
-    )
-    return logaddexp(first, _log_one_minus_x_mills(x) - jnp.log(x))
-
-
-def _log_expm1_signed(u: Array, v: Array, sign: float) -> Array:
-    r"""``log(sign (e^{sign u v} - 1))`` for ``u, v >= 0`` (``-inf`` where ``u v = 0``).
-
-    For ``x = u v < 1e-6`` the product is never formed (it may underflow to 0, e.g.
-    ``b D / 2`` at ``delta ~ 1e-300``): ``log x + sign x / 2 + x^2 / 24`` from ``log u + log v``.
-    """
-    u, v = jnp.broadcast_arrays(jnp.asarray(u), jnp.asarray(v))
-    pos = (u > 0) & (v > 0)
-    x = u * v
-    small = x < 1e-6
-    xs = jnp.where(small, x, 0.0)
-    series = (
-        jnp.log(jnp.where(pos, u, 1.0)) + jnp.log(jnp.where(pos, v, 1.0)) + sign * 0.5 * xs
-        + xs * xs / 24.0
-    )
-    xl = jnp.where(small | ~pos, 1.0, x)
-    direct = log1mexp(-xl) + (xl if sign > 0 else 0.0)
-    return jnp.where(pos, jnp.where(small, series, direct), -jnp.inf)
-
-
-def _log_neg_expm1(u: Array, v: Array = 1.0) -> Array:
-    """``log(1 - e^{-u v})`` for ``u, v >= 0`` (``-inf`` at 0; no underflow of ``u v``)."""
-    return _log_expm1_signed(u, v, -1.0)
-
-
-def _log_expm1(u: Array, v: Array = 1.0) -> Array:
-    """``log(e^{u v} - 1)`` for ``u, v >= 0`` (``-inf`` at 0; no underflow of ``u v``)."""
-    return _log_expm1_signed(u, v, 1.0)
-
-
-def _w_series_coefficients(n_terms: int = 22) -> np.ndarray:
-    r"""``W(b) / b = sum_n c_n b^{2n}`` with
-    ``c_n = (-1)^n / n! [1/(n+1) - 2^{-n} sum_k C(n,k)/(2k+1)]`` (exact rationals)."""
-    coeffs = []
-    for n in range(n_terms):
-        inner = sum(Fraction(comb(n, k), 2 * k + 1) for k in range(n + 1)) / 2**n
-        coeffs.append(float(Fraction((-1) ** n, factorial(n)) * (Fraction(1, n + 1) - inner)))
-    return np.asarray(coeffs)
-
-
-_W_COEFFS = _w_series_coefficients()
-
-
-def _log_two_w(b: Array) -> Array:
-    r"""``log 2W(b)``, ``2W = int_{-b}^{b} (e^{-b|x|} - e^{-(x^2+b^2)/2}) dx >= 0`` (case 1).
-
-    ``W = int_0^b e^{-bx}(1 - e^{-(x-b)^2/2}) dx``: a power series in ``b^2`` for
-    ``b < 1`` (the closed form ``2(1 - e^{-b^2})/b - sqrt(2 pi) e^{-b^2/2} erf(b/sqrt 2)``
-    loses ``~b^{-2}`` digits there), the closed form above.
-    """
-    pos = b > 0
-    small = b < 1.0
-    bq = jnp.where(pos & small, b, 0.5)
-    y = bq * bq
-    series = jnp.zeros_like(y)
-    for c in _W_COEFFS[::-1]:
-        series = series * y + c
-    quad = 2.0 * bq * series
-    bl = jnp.where(small, 2.0, b)
-    direct = 2.0 * (-jnp.expm1(-bl * bl)) / bl - jnp.exp(-0.5 * bl * bl) * 2.5066282746310002 * erf(
-        bl * 0.7071067811865476
-    )
-    val = jnp.where(small, quad, direct)
-    return jnp.where(pos, jnp.log(jnp.where(pos, val, 1.0)), -jnp.inf)
-
-
 class ShapeConstants(NamedTuple):
-    """Quantities of the 1-D profile that depend on ``b`` only (hoisted out of scale searches)."""
+    """Quantities of the 1-D profile (eq. (13)) that depend on ``b`` only (hoisted out of scale
+    searches).
+
+    Attributes:
+      b: the shape ``alpha / gamma``.
+      log_z: ``log Z(b)`` (eq. (9)).
+      log_mills_b: ``log R(b)``.
+      log_inv_b_minus_mills_b: ``log(1/b - R(b))``.
+      log_two_w: ``log 2W(b)`` (case 1, module docstring).
+    """
 
     b: Array
     log_z: Array
@@ -235,7 +92,11 @@ class ShapeConstants(NamedTuple):
 
 @float64_kernel
 def shape_constants(b: ArrayLike) -> ShapeConstants:
-    """Precompute :class:`ShapeConstants` for :func:`log_delta_flipped_huber_standard`."""
+    """Precompute :class:`ShapeConstants` for :func:`log_delta_flipped_huber_standard`.
+
+    Args:
+      b: the shape ``b = alpha / gamma >= 0``.
+    """
     b = jnp.asarray(b)
     bs = jnp.where(b > 0, b, 1.0)
     return ShapeConstants(
@@ -257,10 +118,14 @@ def log_delta_flipped_huber_standard(
 ) -> Array:
     r"""``log delta(epsilon)`` of Theorem 3 for ``FH(b, 1)``, sensitivity ``D`` (module docstring).
 
-    ``constants`` (from :func:`shape_constants`) may be passed to hoist the
-    ``b``-only work out of a loop over ``D``; ``a = eps / D - D / 2`` (the Gaussian
-    cases' argument) may be passed when the caller can form it more accurately than
-    from the rounded ``D`` (:func:`log_delta_flipped_huber`).
+    Args:
+      epsilon: ``epsilon >= 0``.
+      b: the shape ``alpha / gamma >= 0``.
+      D: the sensitivity in units of ``gamma``, ``Delta / gamma > 0``.
+      constants: :func:`shape_constants` of ``b``, to hoist the ``b``-only work out of a
+        loop over ``D``.
+      a: ``eps / D - D / 2`` (the Gaussian cases' argument), when the caller can form it
+        more accurately than from the rounded ``D`` (:func:`log_delta_flipped_huber`).
     """
     if constants is None:
         constants = shape_constants(b)
@@ -361,7 +226,14 @@ def delta_flipped_huber(
     epsilon: ArrayLike, alpha: ArrayLike, gamma: ArrayLike, sensitivity: ArrayLike
 ) -> Array:
     """``delta(epsilon)`` of the 1-D flipped Huber mechanism (eq. (13)), reported as a certified
-    upper bound (:func:`dpjax.certificate.reported_delta` with :data:`ERROR`)."""
+    upper bound (:func:`dpjax.certificate.reported_delta` with :data:`ERROR`).
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      alpha: transition ``alpha >= 0``.
+      gamma: scale ``gamma > 0``.
+      sensitivity: ``Delta > 0``.
+    """
     return reported_delta(log_delta_flipped_huber(epsilon, alpha, gamma, sensitivity), ERROR)
 
 
@@ -375,9 +247,16 @@ def log_delta_flipped_huber_generic(
 ) -> Array:
     r"""The same profile through the generic Lemma 11 kernel (numerical ``x*``; eq. (28)).
 
-    Independent of eq. (13) and of :func:`centred_privacy_loss_inverse`: it
-    bisects the centred loss built from ``rho_alpha`` and uses the survival
+    Independent of eq. (13) and of the closed-form inverse of eq. (15): it
+    bisects the centred loss (eq. (25)) built from ``rho_alpha`` and uses the survival
     function of eq. (10).  Used as a cross-check.
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      alpha: transition ``alpha >= 0``.
+      gamma: scale ``gamma > 0``.
+      sensitivity: ``Delta > 0``.
+      num_iterations: halvings of the bisection for ``x*`` (static).
     """
     eps, alpha, gamma, d = jnp.broadcast_arrays(
         jnp.asarray(epsilon), jnp.asarray(alpha), jnp.asarray(gamma), jnp.asarray(sensitivity)
@@ -408,6 +287,13 @@ def epsilon_flipped_huber(
     the profile of the FH tails) keeping the end where :func:`log_delta_flipped_huber`
     is ``<= delta (1 - MARGIN)``; that end is re-checked and ``inf`` (no certificate)
     is returned if it fails.
+
+    Args:
+      delta: ``delta`` in ``[0, 1)`` (``inf`` at ``delta = 0``).
+      alpha: transition ``alpha >= 0``.
+      gamma: scale ``gamma > 0``.
+      sensitivity: ``Delta > 0``.
+      num_iterations: halvings of the bisection (static).
     """
     delta, alpha, gamma, d = jnp.broadcast_arrays(
         jnp.asarray(delta), jnp.asarray(alpha), jnp.asarray(gamma), jnp.asarray(sensitivity)
@@ -433,8 +319,6 @@ def epsilon_flipped_huber(
 
 
 __all__ = [
-    "centred_privacy_loss",
-    "centred_privacy_loss_inverse",
     "delta_flipped_huber",
     "epsilon_flipped_huber",
     "log_delta_flipped_huber",

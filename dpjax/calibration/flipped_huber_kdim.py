@@ -25,10 +25,9 @@ import numpy as np
 
 from dpjax._batching import call_padded
 from dpjax._progress import progress
-from dpjax.accounting.pld.engine import flipped_huber_noise
 from dpjax.calibration.gaussian import sigma_gaussian
 from dpjax.calibration.shape_search import calibrate_shape_scale
-from dpjax.noise.flipped_huber import standard_variance
+from dpjax.noise.flipped_huber import FlippedHuber, standard_variance
 from dpjax.numerics import float64_kernel
 
 #: Loss-grid bin width of the engine for flipped Huber calibration.
@@ -90,7 +89,7 @@ def calibrate_flipped_huber_exact(epsilon, delta, dim: int, linf: float):
 def _one_target(e, d, dim, linf, upper):
     """``(alpha, gamma, variance, delta_at, certified)`` of one target."""
     res = calibrate_shape_scale(
-        flipped_huber_noise,
+        FlippedHuber.from_scale,
         _variance,
         np.asarray(SHAPES),
         linf,

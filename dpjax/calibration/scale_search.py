@@ -314,7 +314,7 @@ def calibrate_scale(
 
     Args:
       noise_fn: ``noise_fn(scale, shape)`` -> a noise family (e.g.
-        :func:`dpjax.accounting.pld.engine.gaussian_noise`).
+        :meth:`dpjax.noise.Gaussian.from_scale`).
       shape: the family's shape parameter (array, broadcast with the targets).
       sensitivity: the sensitivity ``Delta``.
       epsilon: target ``epsilon`` (array).

@@ -1,21 +1,24 @@
-"""``dpjax design``: compare every mechanism dpjax supports for one target (the main job)."""
+"""``dpjax design``: compare every mechanism dpjax supports for one target (the main job).
+
+The comparison is :func:`dpjax.design` (:mod:`dpjax.comparison`); this module parses the
+arguments and formats its rows as a table or as JSON (:meth:`dpjax.comparison.Design.to_json`).
+"""
 
 from __future__ import annotations
-
-import dataclasses
-
-import numpy as np
 
 import dpjax
 from dpjax.cli import _common as c
 from dpjax.cli import inid as _inid_cli
-from dpjax.errors import InfeasibleTargetError
-from dpjax.mechanisms import names
 
 DEFAULTS = {"epsilon": 0.3, "delta": 1e-6, "dim": 1, "linf": 1.0}
 
 
 def add_parser(sub) -> None:
+    """Register ``dpjax design`` (its options mirror :func:`dpjax.design`).
+
+    Args:
+      sub: the ``argparse`` subparsers of the ``dpjax`` command.
+    """
     p = sub.add_parser(
         "design",
         help="compare all mechanisms for a target and name the best "
@@ -35,86 +38,36 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _conditions(mech, preference: str, dim: int) -> list[str]:
-    """Conditions to try, in order.  ``auto``: exact in one dimension; in K
-    dimensions the closed-form sufficient condition first where a mechanism has
-    one (its exact K-dim calibration runs the PLD engine: minutes on a CPU)."""
-    order = {"exact": ("exact",), "sufficient": ("sufficient", "exact")}.get(
-        preference, ("exact", "sufficient") if dim == 1 else ("sufficient", "exact")
-    )
-    return [cond for cond in order if cond in mech.conditions]
-
-
-def compare(epsilon, delta, condition: str = "auto", **query) -> tuple[list, list]:
-    """Calibrate every registered mechanism; returns (results, skipped reasons)."""
-    results, skipped = [], []
-    for name in names():
-        mech = dpjax.mechanisms.get(name)
-        errors = []
-        for cond in _conditions(mech, condition, query.get("dim", 1)):
-            try:
-                results.append(dpjax.calibrate(name, epsilon, delta, condition=cond, **query))
-                break
-            except (NotImplementedError, InfeasibleTargetError) as err:
-                errors.append(str(err))
-        else:
-            skipped.append((name, "; ".join(errors) or "condition not supported"))
-    if query.get("dim", 1) >= 2:  # in one dimension the spherical family is the cactus
-        try:
-            results.append(_spherical(epsilon, delta, query))
-        except (NotImplementedError, InfeasibleTargetError) as err:
-            skipped.append(("spherical", str(err)))
-    results.sort(key=lambda r: float(r.mse))
-    return results, skipped
-
-
-def _spherical(epsilon, delta, query: dict):
-    """The KL-optimal spherical mechanism at the query's l2 sensitivity, least certified
-    budget (:mod:`dpjax.spherical.calibrate`; ~15 s on 2 CPU cores)."""
-    from dpjax.sensitivity import Sensitivity
-    from dpjax.spherical.calibrate import calibrate_spherical
-
-    if query.get("compositions", 1) != 1 or query.get("sampling_rate") is not None:
-        raise NotImplementedError(
-            "spherical: design compares single releases; account compositions and "
-            "subsampling of a designed mechanism with `dpjax spherical account`"
-        )
-    sens = Sensitivity(**{k: query.get(k) for k in ("dim", "l1", "l2", "linf")})
-    l2, notes = sens.resolve("l2")
-    cal = calibrate_spherical(float(epsilon), float(delta), int(query["dim"]), l2)
-    return dataclasses.replace(cal, notes=cal.notes + tuple(notes))
+def _params(row) -> str:
+    """``name=value, ...`` of an i.i.d. row; ``sigma_i in [lo, hi]`` of an i.n.i.d. one."""
+    if not row.inid:
+        return ", ".join(f"{k}={c.fmt(v)}" for k, v in row.params.items())
+    scales = row.result.scales
+    name = "sigma" if row.mechanism == "gaussian" else "b"
+    return f"{name}_i in [{c.fmt(scales.min())}, {c.fmt(scales.max())}]"
 
 
 def run(args) -> None:
+    """Print :func:`dpjax.design` for the parsed target and query (table or ``--json``).
+
+    Args:
+      args: the parsed ``argparse`` namespace.
+    """
     if args.profile is not None or args.profile_file is not None or args.profile_kind is not None:
         return run_with_profile(args)
     sens = c.sensitivity_kwargs(args)
     if sens["l1"] is None and sens["l2"] is None and sens["linf"] is None:
         sens["linf"] = DEFAULTS["linf"]
-    query = dict(sens, compositions=args.compositions, sampling_rate=args.sampling_rate)
-    results, skipped = compare(args.epsilon, args.delta, condition=args.condition, **query)
+    d = dpjax.design(
+        args.epsilon, args.delta, compositions=args.compositions,
+        sampling_rate=args.sampling_rate, condition=args.condition, **sens,
+    )
     if args.json:
-        c.print_json(
-            {
-                "epsilon": args.epsilon,
-                "delta": args.delta,
-                "query": query,
-                "best": results[0].mechanism if results else None,
-                "results": [r.to_json() for r in results],
-                "skipped": [{"mechanism": n, "reason": why} for n, why in skipped],
-            }
-        )
+        c.print_json(d.to_json())
         return
     rows = [
-        [
-            r.mechanism,
-            ", ".join(f"{k}={c.fmt(v)}" for k, v in r.params.items()),
-            r.variance,
-            r.mse,
-            r.delta_at_params,
-            r.condition,
-        ]
-        for r in results
+        [r.mechanism, _params(r), r.variance, r.mse, r.delta_at_params, r.condition]
+        for r in d.rows
     ]
     title = (
         f"target epsilon={args.epsilon!r}, delta={args.delta!r}; dim={sens['dim']}, "
@@ -126,14 +79,13 @@ def run(args) -> None:
         rows,
         title=title,
     )
-    for name, why in skipped:
-        print(f"skipped {name}: {why}")
-    notes = sorted({n for r in results for n in r.notes})
-    for note in notes:
+    for s in d.skipped:
+        print(f"skipped {s.mechanism}: {s.reason}")
+    for note in sorted({n for r in d.rows for n in r.notes}):
         print(f"note: {note}")
-    if results:
-        best = results[0]
-        ratio = float(np.asarray(results[-1].mse) / np.asarray(best.mse))
+    if d.rows:
+        best, worst = d.rows[0], d.rows[-1]
+        ratio = worst.mse / best.mse
         print(f"best: {best.mechanism} (total MSE {c.fmt(best.mse)}; {ratio:.3g}x below the worst)")
 
 
@@ -144,51 +96,32 @@ def run_with_profile(args) -> None:
     (Remark 1 of inid-noise-laplace-beats-gaussian); the i.n.i.d. Gaussian
     (eq. 9) and Laplace (eq. 12 / Corollary 6) designs use the profile itself.
     ``--profile-kind`` is normalised to unit l2 unless ``--norm`` says otherwise.
-    """
-    from dpjax.inid import gaussian_design, laplace_design
 
+    Args:
+      args: the parsed ``argparse`` namespace.
+    """
     lam = _inid_cli.read_profile(args, "gaussian", args.dim if args.profile_kind else None)
-    sens = {"dim": int(lam.size), "l1": float(np.sum(lam)),
-            "l2": float(np.sqrt(np.sum(lam * lam))), "linf": float(np.max(lam))}
-    query = dict(sens, compositions=args.compositions, sampling_rate=args.sampling_rate)
-    results, skipped = compare(args.epsilon, args.delta, condition=args.condition, **query)
-    inid = []
-    if args.compositions == 1 and args.sampling_rate is None:
-        if args.delta > 0:
-            inid.append(gaussian_design(lam, args.epsilon, args.delta))
-        inid.append(laplace_design(lam, args.epsilon, 0.0))
-        if args.delta > 0:
-            inid.append(laplace_design(lam, args.epsilon, args.delta))
-    else:
-        why = "single release only (compose via the resource view, Sec. IV-B)"
-        skipped.append(("i.n.i.d.", why))
+    d = dpjax.design(
+        args.epsilon, args.delta, compositions=args.compositions,
+        sampling_rate=args.sampling_rate, condition=args.condition, profile=lam,
+    )
     if args.json:
-        c.print_json(
-            {
-                "epsilon": args.epsilon,
-                "delta": args.delta,
-                "query": query,
-                "profile": lam.tolist(),
-                "results": [r.to_json() for r in results],
-                "inid": [d.to_json() for d in inid],
-                "skipped": [{"mechanism": n, "reason": why} for n, why in skipped],
-            }
-        )
+        c.print_json(d.to_json())
         return
-    rows = [[r.mechanism + " (i.i.d.)", ", ".join(f"{k}={c.fmt(v)}" for k, v in r.params.items()),
-             r.mse, r.delta_at_params, r.condition] for r in results]
-    for d in inid:
-        cor6 = " Cor. 6" if d.mechanism == "laplace" and d.delta else ""
-        name = f"{d.mechanism} (i.n.i.d.){cor6}"
-        scales = "sigma" if d.mechanism == "gaussian" else "b"
-        rows.append([name, f"{scales}_i in [{c.fmt(d.scales.min())}, {c.fmt(d.scales.max())}]",
-                     d.mse, d.delta_at_params, d.condition.split(":")[0]])
-    rows.sort(key=lambda r: float(r[2]))
+    rows = []
+    for r in d.rows:
+        if r.inid:
+            cor6 = " Cor. 6" if r.mechanism == "laplace" and r.result.delta else ""
+            name, condition = f"{r.mechanism} (i.n.i.d.){cor6}", r.condition.split(":")[0]
+        else:
+            name, condition = r.mechanism + " (i.i.d.)", r.condition
+        rows.append([name, _params(r), r.mse, r.delta_at_params, condition])
+    q = d.query
     c.print_table(["mechanism", "parameters", "total MSE", "certified delta", "condition"], rows,
                   title=f"target epsilon={args.epsilon!r}, delta={args.delta!r}; profile K="
-                  f"{lam.size}, ||lambda||_1={c.fmt(sens['l1'])}, ||lambda||_2={c.fmt(sens['l2'])}")
-    for name, why in skipped:
-        print(f"skipped {name}: {why}")
+                  f"{q['dim']}, ||lambda||_1={c.fmt(q['l1'])}, ||lambda||_2={c.fmt(q['l2'])}")
+    for s in d.skipped:
+        print(f"skipped {s.mechanism}: {s.reason}")
     print("note: i.i.d. rows use Delta_p = ||lambda||_p (an upper bound, Remark 1)")
     if rows:
         print(f"best: {rows[0][0]} (total MSE {c.fmt(rows[0][2])})")

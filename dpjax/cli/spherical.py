@@ -1,4 +1,7 @@
-"""``dpjax spherical design|account``: optimal spherical noise (spherical-kl-optimal-mechanisms)."""
+"""``dpjax spherical design|account``: optimal spherical noise (spherical-kl-optimal-mechanisms).
+
+Mechanism files are written and read by :mod:`dpjax.spherical.io`.
+"""
 
 from __future__ import annotations
 
@@ -13,9 +16,16 @@ from dpjax.cli import _common as c
 
 
 def gaussian_kl(dim: int, budget: float, power: float) -> float:
-    """KL at unit shift of ``N(0, s^2 I_m)`` with ``E|Z|^a = C``: ``1 / (2 s^2)``.
+    r"""KL at unit shift of ``N(0, s^2 I_m)`` with ``E|Z|^a = C``: ``1 / (2 s^2)``.
 
-    ``E|Z|^a = s^a 2^(a/2) Gamma((m + a)/2) / Gamma(m/2)``.
+    .. math:: E|Z|^a = s^a 2^{a/2} \Gamma((m + a)/2) / \Gamma(m/2)
+
+    (the Gaussian reference of Fig. 2 of spherical-kl-optimal-mechanisms).
+
+    Args:
+      dim: dimension ``m``.
+      budget: the cost budget ``C``.
+      power: the cost exponent ``a``.
     """
     log_s = (math.log(budget) - 0.5 * power * math.log(2.0) - gammaln((dim + power) / 2)
              + gammaln(dim / 2)) / power
@@ -23,6 +33,11 @@ def gaussian_kl(dim: int, budget: float, power: float) -> float:
 
 
 def add_parser(sub) -> None:
+    """Register ``dpjax spherical design|account``.
+
+    Args:
+      sub: the ``argparse`` subparsers of the ``dpjax`` command.
+    """
     p = sub.add_parser("spherical", help="optimal spherical noise in R^m for l2 sensitivity 1 "
                        "(spherical-kl-optimal-mechanisms)")
     sp = p.add_subparsers(dest="spherical_command", metavar="ACTION", required=True)
@@ -52,6 +67,11 @@ def add_parser(sub) -> None:
 
 
 def run_design(args) -> None:
+    """Solve the monotone KL programme (Theorem 4 of spherical-kl-optimal-mechanisms), print it.
+
+    Args:
+      args: the parsed ``argparse`` namespace (``--out`` saves it, :func:`dpjax.spherical.io.save`).
+    """
     from dpjax.spherical import design as de
 
     if args.dim < 1 or args.n < 1 or args.N < 2 or args.cost <= 0:
@@ -84,8 +104,9 @@ def run_design(args) -> None:
         "cost_power": args.cost_power,
     }
     if args.out is not None:
-        np.savez(args.out, m=mech.m, n=mech.n, N=mech.N, r=mech.r, log_p=mech.log_p,
-                 log_w=mech.log_w, log_v=mech.log_v, budget=mech.budget, kl=mech.kl)
+        from dpjax.spherical.io import save
+
+        save(mech, args.out)
         out["file"] = str(args.out)
     if args.json:
         c.print_json(out)
@@ -94,21 +115,19 @@ def run_design(args) -> None:
                                           for k, v in out.items()])
 
 
-def load(path: Path):
-    from dpjax.spherical.mechanism import SphericalMechanism
-
-    if not Path(path).is_file():
-        raise ValueError(f"mechanism file {str(path)!r} does not exist")
-    z = np.load(path)
-    return SphericalMechanism(int(z["m"]), int(z["n"]), int(z["N"]), float(z["r"]), z["log_p"],
-                              z["log_w"], z["log_v"], float(z["budget"]), float(z["kl"]))
-
-
 def run_account(args) -> None:
+    """Print the certified epsilon of a saved mechanism after ``T`` (subsampled) uses.
+
+    Args:
+      args: the parsed ``argparse`` namespace (the file, ``--compositions``,
+        ``--sampling-rate``, ``--delta``).
+    """
     if not 0 < args.delta < 1:
         raise ValueError("--delta must be in (0, 1)")
     if args.sampling_rate is not None and not 0 < args.sampling_rate <= 1:
         raise ValueError("--sampling-rate must be in (0, 1]")
+    from dpjax.spherical.io import load
+
     mech = load(args.file)
     q = None if args.sampling_rate in (None, 1.0) else args.sampling_rate
     eps = mech.epsilon(args.delta, args.compositions, q)

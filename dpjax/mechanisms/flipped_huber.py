@@ -21,7 +21,6 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from dpjax import _validate
 from dpjax.accounting import flipped_huber as _acc
 from dpjax.accounting import flipped_huber_kdim as _kdim
 from dpjax.calibration.flipped_huber import (
@@ -31,11 +30,10 @@ from dpjax.calibration.flipped_huber import (
 from dpjax.calibration.result import Calibration
 from dpjax.certificate import reported_delta, require_certified
 from dpjax.errors import InfeasibleTargetError
-from dpjax.mechanisms._spec import Mechanism, Query, unsupported
+from dpjax.mechanisms._spec import Mechanism, Query, calibration, unsupported
 from dpjax.noise.flipped_huber import FlippedHuber
 
 NAME = "flipped-huber"
-PARAMS = ("alpha", "gamma")
 
 # the façade is the caller, so it decides to jit (one compile per shape, not per call)
 log_delta_flipped_huber = jax.jit(_acc.log_delta_flipped_huber)
@@ -48,23 +46,6 @@ epsilon_flipped_huber_bound = jax.jit(_kdim.epsilon_flipped_huber_bound)
 def _reported(log_delta, error: float) -> np.ndarray:
     """The delta to report: an upper bound (:func:`dpjax.certificate.reported_delta`)."""
     return np.asarray(reported_delta(log_delta, error))
-
-
-def validate_params(params: dict) -> dict:
-    """``alpha`` finite and ``>= 0``, ``gamma`` finite and ``> 0`` (else ValueError naming it)."""
-    params = dict(params)
-    unknown = set(params) - set(PARAMS)
-    missing = set(PARAMS) - set(params)
-    if unknown or missing:
-        raise ValueError(
-            f"{NAME} takes parameters alpha (>= 0) and gamma (> 0); "
-            + (f"unknown: {', '.join(sorted(unknown))}; " if unknown else "")
-            + (f"missing: {', '.join(sorted(missing))}" if missing else "")
-        )
-    return {
-        "alpha": _validate.nonnegative(params["alpha"], "alpha"),
-        "gamma": _validate.positive(params["gamma"], "gamma"),
-    }
 
 
 def _check_use(query: Query) -> None:
@@ -88,6 +69,22 @@ def _sensitivities(query: Query):
 
 
 def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
+    r"""Least-variance ``(alpha, gamma)`` meeting the target, certified.
+
+    * 1-D, ``"exact"``: the necessary and sufficient profile of Theorem 3 (eq. (13) of
+      flipped-huber-mechanism) at ``Delta = linf``;
+    * ``K`` dims, ``"exact"``: the PLD engine's ``K``-fold composition of the exact 1-D
+      pair at the ``linf`` corner (:mod:`dpjax.calibration.flipped_huber_kdim`);
+    * ``"sufficient"``: Theorem 8 (``Delta_inf``, ``Delta_1``, ``Delta_2``), variance
+      ``gamma^2 v(alpha / gamma)`` of eq. (11).
+
+    Every result is re-evaluated at the returned parameters.
+
+    Args:
+      epsilon: target epsilons (broadcast with ``delta``).
+      delta: target deltas, ``> 0`` (the Gaussian tails give ``delta(eps) > 0``).
+      query: ``linf`` (and ``l1``, ``l2`` for Theorem 8), ``K``, one use.
+    """
     _check_use(query)
     if np.any(delta == 0):
         raise InfeasibleTargetError(
@@ -135,24 +132,24 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     delta_at = np.maximum(delta_at, recheck)
     ok = np.asarray(ok) & (recheck <= delta) & np.isfinite(gamma)
     require_certified(NAME, ok, epsilon, delta, delta_at)
-    return Calibration(
-        mechanism=NAME,
-        params={"alpha": alpha, "gamma": gamma},
-        variance=variance,
-        mse=query.dim * variance,
-        epsilon=epsilon,
-        delta=delta,
-        delta_at_params=delta_at,
-        dim=query.dim,
-        compositions=query.compositions,
-        sampling_rate=query.sampling_rate,
-        condition=condition,
-        sensitivity=sensitivity,
-        notes=notes,
+    return calibration(
+        NAME, query, params={"alpha": alpha, "gamma": gamma}, variance=variance,
+        epsilon=epsilon, delta=delta, delta_at_params=delta_at, sensitivity=sensitivity,
+        notes=notes, condition=condition,
     )
 
 
 def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
+    r"""``delta(epsilon)`` of ``FH(alpha, gamma^2)`` noise, reported as an upper bound.
+
+    1-D: the exact profile of Theorem 3 (eq. (13) of flipped-huber-mechanism); ``K`` dims:
+    the minimum of Theorem 8 and the zCDP bound of Theorem 9 (a certified upper bound).
+
+    Args:
+      params: ``{"alpha", "gamma"}`` (validated).
+      epsilon: the epsilons to evaluate at.
+      query: ``linf`` (and ``l1``, ``l2`` in ``K`` dims), one use.
+    """
     _check_use(query)
     sens, _ = _sensitivities(query)
     alpha, gamma = params["alpha"], params["gamma"]
@@ -167,6 +164,14 @@ def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
 
 
 def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
+    r"""Least certified ``epsilon`` of ``FH(alpha, gamma^2)`` noise at ``delta``.
+
+    The inverse of eq. (13) in 1-D, of the Theorem 8 / zCDP bound in ``K`` dims.
+
+    Args:
+      params: as for :func:`profile`; query likewise.
+      delta: the deltas to invert at.
+    """
     _check_use(query)
     sens, _ = _sensitivities(query)
     alpha, gamma = params["alpha"], params["gamma"]
@@ -179,15 +184,11 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
     )
 
 
+SUMMARY = (
+    "flipped Huber FH(alpha, gamma^2): Laplace centre, Gaussian tails; exact 1-D (Thm 3), "
+    "sufficient K-dim (Thm 8)"
+)
 MECHANISM = Mechanism(
-    name=NAME,
-    param_names=PARAMS,
-    summary="flipped Huber FH(alpha, gamma^2): Laplace centre, Gaussian tails; exact 1-D (Thm 3), "
-    "sufficient K-dim (Thm 8)",
-    noise=FlippedHuber,
-    calibrate=calibrate,
-    profile=profile,
-    epsilon_for_delta=epsilon_for_delta,
-    validate_params=validate_params,
+    NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=FlippedHuber,
     conditions=("exact", "sufficient"),
 )

@@ -32,7 +32,8 @@ from dpjax.calibration.result import Calibration
 from dpjax.calibration.scale_search import calibrate_scale
 from dpjax.certificate import MARGIN, require_certified
 from dpjax.errors import InfeasibleTargetError
-from dpjax.mechanisms._spec import Mechanism, Query, composed_sensitivity, positive_params
+from dpjax.mechanisms._composition import composed_sensitivity
+from dpjax.mechanisms._spec import Mechanism, Query, calibration
 from dpjax.noise.gaussian import Gaussian
 
 NAME = "gaussian"
@@ -78,7 +79,7 @@ def _engine_calibrate(epsilon, delta, query: Query):
     rdp_ok = rdp_delta <= delta * (1.0 - MARGIN)
     upper = 1.02 * np.asarray(full)
     res = calibrate_scale(
-        pld_engine.gaussian_noise, 0.0, l2, epsilon, delta, query.compositions,
+        Gaussian.from_scale, 0.0, l2, epsilon, delta, query.compositions,
         query.sampling_rate, BIN_WIDTH, upper=np.minimum(upper, 1.02 * guess), lower=0.7 * guess,
         fallback_upper=upper,
     )
@@ -96,44 +97,37 @@ def _engine_calibrate(epsilon, delta, query: Query):
 
 
 def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
+    r"""Least ``sigma`` with the exact profile ``delta(epsilon) <= delta``, certified.
+
+    .. math:: \delta(\epsilon) = Q\!\left(\frac{\epsilon}{\mu} - \frac{\mu}{2}\right)
+              - e^{\epsilon} Q\!\left(\frac{\epsilon}{\mu} + \frac{\mu}{2}\right),
+              \qquad \mu = \frac{\Delta_2\sqrt{T}}{\sigma}
+
+    (eq. (29) of flipped-huber-mechanism; Balle & Wang 2018, Thm 8).  With Poisson
+    subsampling the PLD engine's ``T``-fold composition (or the RDP bound, where smaller).
+
+    Args:
+      epsilon: target epsilons (broadcast with ``delta``; one calibration each).
+      delta: target deltas, ``> 0``.
+      query: ``l2`` (stated or derived), ``T`` uses, optional rate ``q``.
+    """
     if np.any(delta == 0):
         raise InfeasibleTargetError(
             "gaussian: delta = 0 is infeasible (every Gaussian mechanism has delta(eps) > 0)"
         )
     if _subsampled(query):
         sigma, delta_at, l2, notes = _engine_calibrate(epsilon, delta, query)
-        return Calibration(
-            mechanism=NAME,
-            params={"sigma": sigma},
-            variance=sigma**2,
-            mse=query.dim * sigma**2,
-            epsilon=epsilon,
-            delta=delta,
-            delta_at_params=delta_at,
-            dim=query.dim,
-            compositions=query.compositions,
-            sampling_rate=query.sampling_rate,
-            sensitivity={"l2": l2},
-            notes=notes,
-        )
-    l2, notes = _effective_l2(query)
-    sigma, delta_at, ok = calibrate_sigma(epsilon, delta, l2)
-    require_certified(NAME, ok, epsilon, delta, delta_at)
-    with np.errstate(over="ignore"):  # sigma ~ 1e299 at eps = 0, delta = 1e-300
         variance = sigma**2
-    return Calibration(
-        mechanism=NAME,
-        params={"sigma": sigma},
-        variance=variance,
-        mse=query.dim * variance,
-        epsilon=epsilon,
-        delta=delta,
-        delta_at_params=delta_at,
-        dim=query.dim,
-        compositions=query.compositions,
-        sampling_rate=query.sampling_rate,
-        sensitivity={"l2": query.sensitivity.resolve("l2")[0]},
-        notes=notes,
+    else:
+        l2, notes = _effective_l2(query)
+        sigma, delta_at, ok = calibrate_sigma(epsilon, delta, l2)
+        require_certified(NAME, ok, epsilon, delta, delta_at)
+        with np.errstate(over="ignore"):  # sigma ~ 1e299 at eps = 0, delta = 1e-300
+            variance = sigma**2
+        l2 = query.sensitivity.resolve("l2")[0]
+    return calibration(
+        NAME, query, params={"sigma": sigma}, variance=variance, epsilon=epsilon, delta=delta,
+        delta_at_params=delta_at, sensitivity={"l2": l2}, notes=notes,
     )
 
 
@@ -149,7 +143,7 @@ def _engine_profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarr
     """``delta(epsilon)`` of T subsampled uses: min of the engine and the RDP bound."""
     sigma, l2 = _engine_sigma(params, query)
     engine = pld_engine.profile(
-        pld_engine.gaussian_noise, sigma, 0.0, l2, epsilon, query.compositions,
+        Gaussian.from_scale, sigma, 0.0, l2, epsilon, query.compositions,
         query.sampling_rate, BIN_WIDTH,
     )
     return np.minimum(engine, np.exp(np.minimum(_rdp_log_delta(sigma, epsilon, query, l2), 0.0)))
@@ -160,7 +154,7 @@ def _engine_epsilon(params: dict, delta: np.ndarray, query: Query) -> np.ndarray
     (the RDP epsilon at ``delta (1 - MARGIN)``, like every inverse profile)."""
     sigma, l2 = _engine_sigma(params, query)
     engine = pld_engine.epsilon(
-        pld_engine.gaussian_noise, sigma, 0.0, l2, delta, query.compositions,
+        Gaussian.from_scale, sigma, 0.0, l2, delta, query.compositions,
         query.sampling_rate, BIN_WIDTH,
     )
     rdp = gaussian_rdp_epsilon(sigma, query.sampling_rate, query.compositions, delta, l2)
@@ -168,6 +162,16 @@ def _engine_epsilon(params: dict, delta: np.ndarray, query: Query) -> np.ndarray
 
 
 def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
+    r"""``delta(epsilon)`` of ``N(0, sigma^2)`` noise: eq. (29) at ``mu = Delta_2 sqrt(T) / sigma``.
+
+    Exact without subsampling (and at ``q = 1``); with ``0 < q < 1`` the certified minimum
+    of the PLD engine and the RDP bound.
+
+    Args:
+      params: ``{"sigma": ...}`` (validated).
+      epsilon: the epsilons to evaluate at.
+      query: ``l2``, ``T`` uses, optional rate ``q``.
+    """
     if _subsampled(query):
         return _engine_profile(params, epsilon, query)
     l2, _ = _effective_l2(query)
@@ -175,19 +179,17 @@ def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
 
 
 def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
+    r"""Least certified ``epsilon`` with ``delta(epsilon) <= delta`` (inverse of eq. (29)).
+
+    Args:
+      params: as for :func:`profile`; query likewise.
+      delta: the deltas to invert at.
+    """
     if _subsampled(query):
         return _engine_epsilon(params, delta, query)
     l2, _ = _effective_l2(query)
     return call_padded(_epsilon, delta, params["sigma"], l2)
 
 
-MECHANISM = Mechanism(
-    name=NAME,
-    param_names=("sigma",),
-    summary="Gaussian N(0, sigma^2) per coordinate; exact profile (Balle & Wang 2018), l2",
-    noise=Gaussian,
-    calibrate=calibrate,
-    profile=profile,
-    epsilon_for_delta=epsilon_for_delta,
-    validate_params=positive_params(NAME, ("sigma",)),
-)
+SUMMARY = "Gaussian N(0, sigma^2) per coordinate; exact profile (Balle & Wang 2018), l2"
+MECHANISM = Mechanism(NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=Gaussian)

@@ -32,26 +32,15 @@ from __future__ import annotations
 import numpy as np
 
 from dpjax._batching import call_padded
-from dpjax.accounting.laplace import (
-    ERROR,
-    delta_laplace,
-    epsilon_laplace,
-    epsilon_pure_dp,
-    log_delta_pure_dp,
-)
+from dpjax.accounting.laplace import delta_laplace, epsilon_laplace, epsilon_pure_dp
 from dpjax.accounting.pld import engine as pld_engine
 from dpjax.calibration.laplace import scale_laplace_1d, scale_laplace_pure
 from dpjax.calibration.result import Calibration
 from dpjax.calibration.scale_search import calibrate_scale
-from dpjax.certificate import reported_delta, require_certified
+from dpjax.certificate import require_certified
 from dpjax.errors import InfeasibleTargetError
-from dpjax.mechanisms._spec import (
-    Mechanism,
-    Query,
-    composed_budget,
-    positive_params,
-    unsupported,
-)
+from dpjax.mechanisms._composition import composed_budget, pure_dp_delta
+from dpjax.mechanisms._spec import Mechanism, Query, calibration, unsupported
 from dpjax.noise.laplace import Laplace
 
 NAME = "laplace"
@@ -77,10 +66,10 @@ def _engine_profile(scale, epsilon, query: Query) -> np.ndarray:
     """Certified ``delta(epsilon)``: min of the engine and the pure-DP bound."""
     linf, uses, _ = _engine_uses(query)
     engine = pld_engine.profile(
-        pld_engine.laplace_noise, float(scale), 0.0, linf, epsilon, uses,
+        Laplace.from_scale, float(scale), 0.0, linf, epsilon, uses,
         query.sampling_rate, _bin_width(linf, scale),
     )
-    return np.minimum(_pure_delta(epsilon, _pure_epsilon(scale, query)), engine)
+    return np.minimum(pure_dp_delta(epsilon, _pure_epsilon(scale, query)), engine)
 
 
 def _engine_epsilon(scale, delta, query: Query) -> np.ndarray:
@@ -88,7 +77,7 @@ def _engine_epsilon(scale, delta, query: Query) -> np.ndarray:
     ``delta (1 - MARGIN)``, like every inverse profile)."""
     linf, uses, _ = _engine_uses(query)
     engine = pld_engine.epsilon(
-        pld_engine.laplace_noise, float(scale), 0.0, linf, delta, uses,
+        Laplace.from_scale, float(scale), 0.0, linf, delta, uses,
         query.sampling_rate, _bin_width(linf, scale),
     )
     return np.minimum(np.asarray(epsilon_pure_dp(delta, _pure_epsilon(scale, query))), engine)
@@ -114,6 +103,21 @@ def _pure_epsilon(scale, query: Query) -> np.ndarray:
 
 
 def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
+    r"""Least scale ``b`` meeting the target, certified.
+
+    One use in 1-D: the exact profile (App. F(b) of flipped-huber-mechanism)
+
+    .. math:: \delta(\epsilon) = \big[1 - e^{(\epsilon - \Delta_1/b)/2}\big]_+ ;
+
+    otherwise the least ``b`` under the minimum of the PLD engine's ``K T``-fold
+    composition and pure DP with ``epsilon_0 = T Delta_1 / b`` (Table II; amplified by
+    subsampling, Balle, Barthe & Gaboardi 2018, Thm 10).
+
+    Args:
+      epsilon: target epsilons (broadcast with ``delta``; one calibration each).
+      delta: target deltas (``epsilon = delta = 0`` is infeasible).
+      query: ``l1`` (and ``linf`` for the engine), ``K``, ``T``, optional rate ``q``.
+    """
     if np.any((epsilon == 0) & (delta == 0)):
         raise InfeasibleTargetError("laplace: epsilon = delta = 0 is infeasible for additive noise")
     exact = _exact_1d(query)
@@ -134,11 +138,11 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
             over = composed_budget(query.compositions, l1, b) > epsilon
             b = np.where(over, np.nextafter(b, np.inf), b)
         delta_at = np.broadcast_to(
-            _pure_delta(epsilon, composed_budget(query.compositions, l1, b)), b.shape
+            pure_dp_delta(epsilon, composed_budget(query.compositions, l1, b)), b.shape
         )
         linf, uses, _ = _engine_uses(query)
         res = calibrate_scale(
-            pld_engine.laplace_noise, 0.0, linf, epsilon, delta, uses, query.sampling_rate,
+            Laplace.from_scale, 0.0, linf, epsilon, delta, uses, query.sampling_rate,
             _bin_width(linf, np.min(b) / 8.0), upper=b, lower=b / 8.0,
         )
         better = np.asarray(res.certified) & (np.asarray(res.scale) < b)
@@ -151,21 +155,10 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
             f"{linf!r}{', Poisson-subsampled' if query.sampling_rate is not None else ''}) "
             "and pure DP with l1 budget",
         )
-    variance = 2.0 * b**2
-    return Calibration(
-        mechanism=NAME,
-        params={"scale": b},
-        variance=variance,
-        mse=query.dim * variance,
-        epsilon=epsilon,
-        delta=delta,
-        delta_at_params=np.broadcast_to(delta_at, np.shape(b)).copy(),
-        dim=query.dim,
-        compositions=query.compositions,
-        sampling_rate=query.sampling_rate,
-        sensitivity={"l1": l1},
-        notes=notes,
-        condition="exact" if exact else "sufficient",
+    return calibration(
+        NAME, query, params={"scale": b}, variance=2.0 * b**2, epsilon=epsilon, delta=delta,
+        delta_at_params=np.broadcast_to(delta_at, np.shape(b)).copy(), sensitivity={"l1": l1},
+        notes=notes, condition="exact" if exact else "sufficient",
     )
 
 
@@ -178,12 +171,18 @@ def _corner_exact(query: Query) -> bool:
     return l1 >= query.dim * linf * (1 - 1e-12)
 
 
-def _pure_delta(epsilon, epsilon0) -> np.ndarray:
-    """The randomized-response bound of an ``epsilon0``-DP mechanism, reported (upper bound)."""
-    return np.asarray(reported_delta(log_delta_pure_dp(epsilon, epsilon0), ERROR))
-
-
 def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
+    r"""``delta(epsilon)`` of ``Lap(b)`` noise: exact in 1-D (App. F(b)), else a certified bound.
+
+    One use in 1-D: ``[1 - exp((epsilon - Delta_1 / b) / 2)]_+``; otherwise the minimum of
+    the PLD engine and the randomized-response bound of ``epsilon_0``-DP,
+    ``(e^{eps_0} - e^{eps}) / (1 + e^{eps_0})`` (Kairouz et al. 2015).
+
+    Args:
+      params: ``{"scale": ...}`` (validated; one scale unless exact 1-D).
+      epsilon: the epsilons to evaluate at.
+      query: ``l1``, ``linf``, ``K``, ``T``, optional rate ``q``.
+    """
     if _exact_1d(query):
         l1, _ = query.sensitivity.resolve("l1")
         return np.asarray(delta_laplace(epsilon, params["scale"], l1))
@@ -191,19 +190,20 @@ def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
 
 
 def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
+    r"""Least certified ``epsilon`` with ``delta(epsilon) <= delta`` for ``Lap(b)`` noise.
+
+    One use in 1-D: ``Delta_1 / b + 2 log(1 - delta)`` (App. F(b)), clipped at 0;
+    otherwise the minimum of the engine's and the pure-DP epsilon.
+
+    Args:
+      params: as for :func:`profile`; query likewise.
+      delta: the deltas to invert at.
+    """
     if _exact_1d(query):
         l1, _ = query.sensitivity.resolve("l1")
         return np.asarray(epsilon_laplace(delta, params["scale"], l1))
     return _engine_epsilon(_scalar(params), delta, query)
 
 
-MECHANISM = Mechanism(
-    name=NAME,
-    param_names=("scale",),
-    summary="Laplace Lap(b) per coordinate; exact 1-D (eps, delta), PLD engine in K dims / T uses",
-    noise=Laplace,
-    calibrate=calibrate,
-    profile=profile,
-    epsilon_for_delta=epsilon_for_delta,
-    validate_params=positive_params(NAME, ("scale",)),
-)
+SUMMARY = "Laplace Lap(b) per coordinate; exact 1-D (eps, delta), PLD engine in K dims / T uses"
+MECHANISM = Mechanism(NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=Laplace)

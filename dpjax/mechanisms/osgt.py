@@ -14,40 +14,38 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from dpjax import _validate
-from dpjax._batching import call_padded
 from dpjax.accounting.osgt import delta_osgt, epsilon_osgt
 from dpjax.calibration.osgt import K_MAX, K_MIN, osgt_least_variance
 from dpjax.calibration.result import Calibration
 from dpjax.certificate import require_certified
 from dpjax.errors import InfeasibleTargetError
-from dpjax.mechanisms._spec import Mechanism, Query, check_param_names, unsupported
+from dpjax.mechanisms._spec import (
+    Mechanism,
+    Query,
+    calibration,
+    exact_1d_accounting,
+    single_release,
+)
 from dpjax.noise.osgt import OSGT
 
 NAME = "osgt"
-PARAMS = ("vartheta", "rho")
 _delta = jax.jit(delta_osgt)
-
-
-def _sensitivity(query: Query) -> tuple[float, tuple[str, ...]]:
-    if query.sampling_rate is not None:
-        raise unsupported(NAME, "Poisson subsampling (needs the PLD engine)")
-    if query.dim != 1 or query.compositions != 1:
-        raise unsupported(NAME, "dim > 1 or compositions > 1 (needs K-fold numerical integration)")
-    return query.sensitivity.resolve("linf")
-
-
-def validate_params(params: dict) -> dict:
-    """``vartheta`` finite and ``>= 0``, ``rho`` finite and ``> 0``."""
-    params = check_param_names(NAME, PARAMS, params)
-    return {
-        "vartheta": _validate.nonnegative(params["vartheta"], "vartheta"),
-        "rho": _validate.positive(params["rho"], "rho"),
-    }
+_NEEDS = "needs K-fold numerical integration"
 
 
 def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
-    sens, notes = _sensitivity(query)
+    r"""Least-variance ``(vartheta, rho)`` with the exact 1-D profile ``<= delta``, certified.
+
+    The profile is App. F(c) of flipped-huber-mechanism (a scale family in ``rho`` at
+    shape ``k = vartheta / rho``); the shape is searched over ``[1e-4, 1e4]``
+    (:func:`dpjax.calibration.osgt.osgt_least_variance`), variance ``rho^2 v(k)``.
+
+    Args:
+      epsilon: target epsilons (broadcast with ``delta``).
+      delta: target deltas, ``> 0``.
+      query: one use in one dimension, sensitivity ``linf``.
+    """
+    sens, notes = single_release(NAME, query, _NEEDS)
     if np.any(delta == 0):
         raise InfeasibleTargetError(
             "osgt: delta = 0 is infeasible (Gaussian tails: delta(eps) > 0)"
@@ -55,37 +53,16 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     res = osgt_least_variance(epsilon, delta, sens)
     require_certified(NAME, res.certified, epsilon, delta, res.delta_at_params)
     notes += (f"least variance over vartheta/rho in [{K_MIN:g}, {K_MAX:g}]",)
-    return Calibration(
-        mechanism=NAME,
-        params={"vartheta": res.vartheta, "rho": res.rho},
-        variance=res.variance,
-        mse=res.variance,
-        epsilon=epsilon,
-        delta=delta,
-        delta_at_params=res.delta_at_params,
-        dim=1,
-        sensitivity={"linf": sens},
-        notes=notes,
+    return calibration(
+        NAME, query, params={"vartheta": res.vartheta, "rho": res.rho}, variance=res.variance,
+        epsilon=epsilon, delta=delta, delta_at_params=res.delta_at_params,
+        sensitivity={"linf": sens}, notes=notes,
     )
 
 
-def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
-    sens, _ = _sensitivity(query)
-    return call_padded(_delta, epsilon, params["vartheta"], params["rho"], sens)
-
-
-def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
-    sens, _ = _sensitivity(query)
-    return call_padded(epsilon_osgt, delta, params["vartheta"], params["rho"], sens)
-
-
-MECHANISM = Mechanism(
-    name=NAME,
-    param_names=PARAMS,
-    summary="OSGT (offset symmetric Gaussian tails, Sadeghi & Korki 2022); exact 1-D profile",
-    noise=OSGT,
-    calibrate=calibrate,
-    profile=profile,
-    epsilon_for_delta=epsilon_for_delta,
-    validate_params=validate_params,
+profile, epsilon_for_delta = exact_1d_accounting(
+    OSGT, _delta, epsilon_osgt, "App. F(c) of flipped-huber-mechanism", _NEEDS
 )
+
+SUMMARY = "OSGT (offset symmetric Gaussian tails, Sadeghi & Korki 2022); exact 1-D profile"
+MECHANISM = Mechanism(NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=OSGT)

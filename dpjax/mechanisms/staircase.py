@@ -26,26 +26,18 @@ from fractions import Fraction
 import jax.numpy as jnp
 import numpy as np
 
-from dpjax import _validate
-from dpjax.accounting.laplace import ERROR as LAPLACE_ERROR
-from dpjax.accounting.laplace import epsilon_pure_dp, log_delta_pure_dp
+from dpjax.accounting.laplace import epsilon_pure_dp
 from dpjax.accounting.staircase import ERROR, log_delta_staircase
 from dpjax.calibration.result import Calibration
 from dpjax.calibration.staircase import staircase_pure
 from dpjax.certificate import log_target, reported_delta, require_certified
 from dpjax.errors import InfeasibleTargetError
-from dpjax.mechanisms._spec import (
-    Mechanism,
-    Query,
-    check_param_names,
-    composed_budget,
-    unsupported,
-)
+from dpjax.mechanisms._composition import composed_budget, pure_dp_delta
+from dpjax.mechanisms._spec import Mechanism, Query, calibration, unsupported
 from dpjax.noise.staircase import Staircase
 from dpjax.numerics import bisect_monotone
 
 NAME = "staircase"
-PARAMS = ("decay", "width", "gamma")
 
 
 def _check(query: Query) -> bool:
@@ -53,19 +45,6 @@ def _check(query: Query) -> bool:
     if query.sampling_rate is not None:
         raise unsupported(NAME, "Poisson subsampling (needs the PLD engine)")
     return query.dim == 1 and query.compositions == 1
-
-
-def validate_params(params: dict) -> dict:
-    """``decay > 0``, ``width > 0`` finite; ``gamma`` in ``[0, 1]``."""
-    params = check_param_names(NAME, PARAMS, params)
-    gamma = _validate.nonnegative(params["gamma"], "gamma")
-    if np.any(gamma > 1):
-        raise ValueError(f"gamma must lie in [0, 1], got {params['gamma']!r}")
-    return {
-        "decay": _validate.positive(params["decay"], "decay"),
-        "width": _validate.positive(params["width"], "width"),
-        "gamma": gamma,
-    }
 
 
 def _max_periods(sens: float, width) -> int:
@@ -101,12 +80,20 @@ def _pure_epsilon(params: dict, query: Query) -> np.ndarray:
     return composed_budget(query.dim * query.compositions, np.asarray(params["decay"]) * steps, 1.0)
 
 
-def _pure_delta(epsilon, epsilon0) -> np.ndarray:
-    """The randomized-response bound of an ``epsilon0``-DP mechanism, reported (upper bound)."""
-    return np.asarray(reported_delta(log_delta_pure_dp(epsilon, epsilon0), LAPLACE_ERROR))
-
-
 def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
+    r"""The variance-optimal pure epsilon-DP staircase (Geng & Viswanath 2016), certified.
+
+    ``decay = epsilon / (K T)``, ``width = Delta_inf``, ``gamma = gamma^*(decay)``
+    (:func:`~dpjax.noise.staircase.staircase_optimal_gamma`; Table II of
+    flipped-huber-mechanism for ``K`` coordinates); ``delta`` is met with the exact
+    1-D profile, or in ``K`` dims / ``T`` uses with the randomized-response bound of
+    ``epsilon_0 = K T decay ceil(Delta_inf / width)``.
+
+    Args:
+      epsilon: target epsilons, ``> 0`` (broadcast with ``delta``).
+      delta: target deltas (not exploited: pure DP).
+      query: ``linf``, ``K``, ``T`` (no subsampling).
+    """
     exact = _check(query)
     if np.any(epsilon == 0):
         raise InfeasibleTargetError(
@@ -123,37 +110,47 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         delta_at = _exact_delta(epsilon, params, linf)
         notes += ("pure epsilon-DP staircase (gamma*); delta not used",)
     else:
-        delta_at = _pure_delta(epsilon, _pure_epsilon(params, query))
+        delta_at = pure_dp_delta(epsilon, _pure_epsilon(params, query))
         notes += (
             f"independent staircases per coordinate, decay = epsilon / {coords} "
             "(l1 budget split over coordinates), width = linf; pure DP, delta not used",
         )
     require_certified(NAME, delta_at <= delta, epsilon, delta, delta_at)
-    return Calibration(
-        mechanism=NAME,
-        params=params,
-        variance=var,
-        mse=query.dim * var,
-        epsilon=epsilon,
-        delta=delta,
+    return calibration(
+        NAME, query, params=params, variance=var, epsilon=epsilon, delta=delta,
         delta_at_params=np.broadcast_to(delta_at, np.shape(var)).copy(),
-        dim=query.dim,
-        compositions=query.compositions,
-        sampling_rate=query.sampling_rate,
-        condition="exact" if exact else "sufficient",
-        sensitivity={"linf": linf},
-        notes=notes,
+        sensitivity={"linf": linf}, notes=notes, condition="exact" if exact else "sufficient",
     )
 
 
 def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
+    r"""``delta(epsilon)`` of staircase noise: exact in 1-D, else the pure-DP bound.
+
+    One use in 1-D: ``sup_{|d| <= Delta} delta_d(epsilon)`` over the staircase's shifts
+    (:func:`dpjax.accounting.staircase.log_delta_staircase`); otherwise
+    ``(e^{eps_0} - e^{eps}) / (1 + e^{eps_0})`` with ``eps_0 = K T decay ceil(Delta_inf / width)``.
+
+    Args:
+      params: ``{"decay", "width", "gamma"}`` (validated).
+      epsilon: the epsilons to evaluate at.
+      query: ``linf``, ``K``, ``T``.
+    """
     if _check(query):
         linf, _ = query.sensitivity.resolve("linf")
         return _exact_delta(epsilon, params, linf)
-    return _pure_delta(epsilon, _pure_epsilon(params, query))
+    return pure_dp_delta(epsilon, _pure_epsilon(params, query))
 
 
 def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
+    r"""Least certified ``epsilon`` with ``delta(epsilon) <= delta (1 - MARGIN)``.
+
+    One use in 1-D: bisection (:func:`dpjax.numerics.bisect_monotone`) of the exact profile
+    on ``[0, eps_0]`` (it vanishes at ``eps_0``); otherwise the inverse of the pure-DP bound.
+
+    Args:
+      params: as for :func:`profile`; query likewise.
+      delta: the deltas to invert at.
+    """
     if not _check(query):
         return np.asarray(epsilon_pure_dp(delta, _pure_epsilon(params, query)))
     linf, _ = query.sensitivity.resolve("linf")
@@ -174,13 +171,5 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
     return np.where(at_zero, 0.0, eps)
 
 
-MECHANISM = Mechanism(
-    name=NAME,
-    param_names=PARAMS,
-    summary="staircase (Geng & Viswanath 2016), optimal eps-DP; exact 1-D, per coordinate in K-D",
-    noise=Staircase,
-    calibrate=calibrate,
-    profile=profile,
-    epsilon_for_delta=epsilon_for_delta,
-    validate_params=validate_params,
-)
+SUMMARY = "staircase (Geng & Viswanath 2016), optimal eps-DP; exact 1-D, per coordinate in K-D"
+MECHANISM = Mechanism(NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=Staircase)

@@ -9,41 +9,41 @@ law reproduces every tail probability ``P(|T| > x) >= tail_floor(dtype)``
 for float64); a float32 uniform stops at ``2^-24`` (5.4 sigma for a Gaussian),
 below the deltas dpjax accounts for.  Values beyond the output dtype's range
 (e.g. ``|x| > 65504`` in float16) become ``+-inf``.
+
+What a family provides (and may provide to plug into the PLD engine) is in
+:mod:`dpjax.noise._base`; names and parameter validation in
+:mod:`dpjax.noise.registry`; the loss inverse and tail point the engine asks for
+in :mod:`dpjax.noise.privacy_loss`.
 """
 
 from __future__ import annotations
 
-from dpjax.noise._base import NoiseFamily
+from dpjax.noise._base import InvertibleLoss, KnownTail, NoiseFamily, ScaleFamily
 from dpjax.noise._tail import TailWords, deep_capacity, random_words, tail_floor
 from dpjax.noise.flipped_huber import FlippedHuber
 from dpjax.noise.gaussian import Gaussian
 from dpjax.noise.laplace import Laplace
 from dpjax.noise.osgt import OSGT
+from dpjax.noise.registry import family, make, names
 from dpjax.noise.staircase import Staircase
 from dpjax.noise.truncated_laplace import TruncatedLaplace
 
 __all__ = [
     "FlippedHuber",
     "Gaussian",
+    "InvertibleLoss",
+    "KnownTail",
     "Laplace",
     "NoiseFamily",
     "OSGT",
+    "ScaleFamily",
     "Staircase",
     "TailWords",
     "TruncatedLaplace",
     "deep_capacity",
+    "family",
     "make",
+    "names",
     "random_words",
     "tail_floor",
 ]
-
-
-def make(mechanism: str, **params) -> NoiseFamily:
-    """Noise of a named mechanism, e.g. ``make("gaussian", sigma=2.0)``.
-
-    Parameters are validated (names and values) by the mechanism's spec in
-    :mod:`dpjax.mechanisms`.
-    """
-    from dpjax.mechanisms import get
-
-    return get(mechanism).make_noise(params)

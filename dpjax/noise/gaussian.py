@@ -1,7 +1,8 @@
 r"""Gaussian noise ``N(0, sigma^2)``.
 
 Density ``g(t) = exp(-t^2 / (2 sigma^2)) / (sigma sqrt(2 pi))``; privacy loss
-at shift ``d``: ``zeta_d(t) = (2 t d + d^2) / (2 sigma^2)`` (linear in ``t``).
+at shift ``d``: ``zeta_d(t) = (2 t d + d^2) / (2 sigma^2)`` (linear in ``t``), so its
+inverse and its tail point are closed forms.
 
 Sampling is inversion of the two-sided tail from a tail-exact uniform ``U``
 (:mod:`dpjax.noise._tail`): ``|T| / sigma = Q^{-1}(U / 2)``, evaluated as
@@ -15,6 +16,7 @@ so float32 samples reach ``|T| = Q^{-1}(2^-130) ~ 13.2 sigma``
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import jax.numpy as jnp
@@ -22,7 +24,8 @@ from jax import Array
 from jax.scipy.special import erfinv
 from jax.typing import ArrayLike
 
-from dpjax.noise._tail import log_q_inv, symmetric_from_bits, symmetric_sample
+from dpjax.noise import _shared
+from dpjax.noise._tail import log_q_inv
 from dpjax.numerics import Q_inv, log_Q
 
 _HALF_LOG_2PI = 0.9189385332046727
@@ -31,30 +34,58 @@ _SQRT_2 = 1.4142135623730951
 
 
 class Gaussian(NamedTuple):
-    """Centred Gaussian noise with standard deviation ``sigma``."""
+    r"""Centred Gaussian noise with standard deviation ``sigma`` (dpjax name ``gaussian``).
+
+    .. math:: g(t) = \frac{1}{\sigma\sqrt{2\pi}} e^{-t^2 / (2\sigma^2)}
+
+    Attributes:
+      sigma: standard deviation ``sigma > 0``.
+
+    Example:
+      >>> import jax, jax.numpy as jnp
+      >>> x = Gaussian(sigma=2.0).sample(jax.random.key(0), (3,), dtype=jnp.float32)
+      >>> x.shape, x.dtype
+      ((3,), dtype('float32'))
+    """
 
     sigma: ArrayLike
 
+    name = "gaussian"
+    constraints = {"sigma": "> 0"}
+
+    from_scale = classmethod(_shared.scale_only)
+
     @property
     def variance(self) -> Array:
+        """``sigma^2``."""
         return jnp.square(jnp.asarray(self.sigma))
 
     def logpdf(self, x: ArrayLike) -> Array:
+        """``log g(x) = -x^2 / (2 sigma^2) - log sigma - log(2 pi) / 2``.
+
+        Args:
+          x: points.
+        """
         z = jnp.asarray(x) / self.sigma
         return -0.5 * z * z - jnp.log(self.sigma) - _HALF_LOG_2PI
 
     def log_sf(self, x: ArrayLike) -> Array:
-        """``log P(T > x) = log Q(x / sigma)``."""
+        """``log P(T > x) = log Q(x / sigma)``.
+
+        Args:
+          x: points.
+        """
         return log_Q(jnp.asarray(x) / self.sigma)
 
-    def sf(self, x: ArrayLike) -> Array:
-        return jnp.exp(self.log_sf(x))
-
-    def cdf(self, x: ArrayLike) -> Array:
-        return jnp.exp(log_Q(-jnp.asarray(x) / self.sigma))
+    sf = _shared.sf
+    cdf = _shared.cdf
 
     def quantile(self, u: ArrayLike) -> Array:
-        """``G^{-1}(u) = -sigma Q^{-1}(u)``."""
+        """``G^{-1}(u) = -sigma Q^{-1}(u)``.
+
+        Args:
+          u: probabilities in ``(0, 1)``.
+        """
         return -self.sigma * Q_inv(u)
 
     def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True) -> Array:
@@ -63,7 +94,10 @@ class Gaussian(NamedTuple):
         .. math:: |x| / \sigma = \begin{cases} \sqrt2\,\mathrm{erfinv}(1 - U) & U \ge 1/2 \\
                   Q^{-1}(U/2) \text{ from } \log U - \log 2 & U < 1/2 \end{cases}
 
-        ``deep=False`` promises ``U >= 2^-12`` (``ndtri`` suffices: :func:`.log_q_inv`).
+        Args:
+          log_u: ``log U``.
+          one_minus_u: ``1 - U``.
+          deep: ``False`` promises ``U >= 2^-12`` (``ndtri`` suffices: :func:`.log_q_inv`).
         """
         log_u, omu = jnp.asarray(log_u), jnp.asarray(one_minus_u)
         centre = omu <= 0.5
@@ -71,15 +105,36 @@ class Gaussian(NamedTuple):
         tail = log_q_inv(jnp.where(centre, -1.0, log_u) - _LOG_2, deep)
         return jnp.asarray(self.sigma).astype(log_u.dtype) * jnp.where(centre, body, tail)
 
-    def from_bits(self, bits: ArrayLike, dtype=None) -> Array:
-        """Samples as a deterministic function of their random words (:mod:`dpjax.noise._tail`)."""
-        return symmetric_from_bits(bits, dtype, self.abs_isf)
-
-    def sample(self, key: Array, shape: tuple[int, ...] = (), dtype=None) -> Array:
-        """``N(0, sigma^2)`` draws in ``dtype``, tails exact down to ``tail_floor(dtype)``."""
-        return symmetric_sample(key, shape, dtype, self.abs_isf)
+    from_bits = _shared.from_bits
+    sample = _shared.sample
 
     def privacy_loss(self, t: ArrayLike, sensitivity: ArrayLike) -> Array:
-        """``zeta_d(t) = log g(t) - log g(t + d) = (2 t d + d^2) / (2 sigma^2)``."""
+        """``zeta_d(t) = log g(t) - log g(t + d) = (2 t d + d^2) / (2 sigma^2)`` (Sec. II-C).
+
+        Args:
+          t: points.
+          sensitivity: the shift ``d``.
+        """
         t, d = jnp.asarray(t), jnp.asarray(sensitivity)
         return (2.0 * t * d + d * d) / (2.0 * jnp.square(self.sigma))
+
+    def privacy_loss_inverse(self, epsilon: ArrayLike, sensitivity: ArrayLike) -> Array:
+        r"""The ``t`` with ``zeta_d(t) = epsilon``: ``t = epsilon sigma^2 / d - d / 2``.
+
+        Args:
+          epsilon: loss levels.
+          sensitivity: the shift ``d > 0``.
+        """
+        s2 = jnp.square(jnp.asarray(self.sigma))
+        return epsilon * s2 / sensitivity - 0.5 * sensitivity
+
+    def tail_point(self, tail: float) -> Array:
+        r"""``t = sigma Q^{-1}(tail)``: ``log P(T > t) = log(tail)`` (host ``scipy`` quantile).
+
+        Args:
+          tail: the probability left above ``t`` (a Python float, e.g. ``1e-40``).
+        """
+        from scipy.special import ndtri_exp
+
+        q = float(ndtri_exp(math.log(tail)))  # = -Q^{-1}(tail) < 0
+        return -jnp.asarray(self.sigma) * jnp.asarray(q)

@@ -41,7 +41,7 @@ import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.noise._tail import symmetric_from_bits, symmetric_sample
+from dpjax.noise import _shared
 from dpjax.numerics import log_mills, log_mills_step, log_Q, log_Q_inv
 
 _HALF_LOG_2PI = 0.9189385332046727
@@ -59,7 +59,10 @@ def osgt_unit_variance(k: ArrayLike) -> Array:
 
     Stable for every ``k >= 0`` (see module docstring): direct form below
     ``k = 3``, Gauss-Laguerre ratio of integrals above.  ``v(0) = 1``,
-    ``v(k) ~ 2 / k^2`` as ``k -> inf``.
+    ``v(k) ~ 2 / k^2`` as ``k -> inf`` (App. F(c) of flipped-huber-mechanism).
+
+    Args:
+      k: shape ``k = vartheta / rho >= 0``.
     """
     k = jnp.asarray(k)
     small = k < _K_SERIES
@@ -78,6 +81,12 @@ def osgt_log_tail_ratio(k: ArrayLike, h: ArrayLike) -> Array:
     r"""``L(h) = log Q(k + h) - log Q(k)`` for ``k, h >= 0`` (``<= 0``), without cancellation.
 
     .. math:: L(h) = -h\,(k + h/2) + \log R(k + h) - \log R(k).
+
+    (``P(|T| > rho h) = exp(L(h))`` for ``T ~ O(k rho, rho^2)``.)
+
+    Args:
+      k: shape ``k = vartheta / rho >= 0``.
+      h: distance ``|t| / rho >= 0``.
     """
     k, h = jnp.asarray(k), jnp.asarray(h)
     return -h * (k + 0.5 * h) + log_mills_step(k, h)
@@ -89,6 +98,11 @@ def osgt_unit_tail_inverse(k: ArrayLike, log_p: ArrayLike, num_newton: int = 4) 
     Starts from ``Q^{-1}(p Q(k)) - k`` and polishes by Newton steps on
     ``L`` (``L'(h) = -1 / R(k + h)``), so ``h`` is accurate in relative terms
     even where it is much smaller than ``k``.
+
+    Args:
+      k: shape ``k = vartheta / rho >= 0``.
+      log_p: ``log p <= 0``, the tail probability of ``|T|``.
+      num_newton: number of Newton steps (static).
     """
     k, log_p = jnp.asarray(k), jnp.asarray(log_p)
     h = jnp.maximum(log_Q_inv(log_p + log_Q(k)) - k, 0.0)
@@ -104,10 +118,28 @@ def osgt_unit_tail_inverse(k: ArrayLike, log_p: ArrayLike, num_newton: int = 4) 
 
 
 class OSGT(NamedTuple):
-    """OSGT noise with offset ``vartheta >= 0`` and scale ``rho > 0`` (see module docstring)."""
+    r"""OSGT noise ``O(vartheta, rho^2)`` (dpjax name ``osgt``; see the module docstring).
+
+    .. math:: g(t) = \frac{1}{2 Q(k)\,\rho}\,\phi\!\left(\frac{|t| + \vartheta}{\rho}\right),
+              \qquad k = \vartheta / \rho
+
+    (App. F(c) of flipped-huber-mechanism; Sadeghi & Korki 2022).
+
+    Attributes:
+      vartheta: offset ``vartheta >= 0``.
+      rho: scale ``rho > 0``.
+
+    Example:
+      >>> noise = OSGT(vartheta=0.0, rho=2.0)  # vartheta = 0: the Gaussian N(0, rho^2)
+      >>> round(float(noise.variance), 12)
+      4.0
+    """
 
     vartheta: ArrayLike
     rho: ArrayLike
+
+    name = "osgt"
+    constraints = {"vartheta": ">= 0", "rho": "> 0"}
 
     @property
     def shape_k(self) -> Array:
@@ -120,29 +152,28 @@ class OSGT(NamedTuple):
         return jnp.square(jnp.asarray(self.rho)) * osgt_unit_variance(self.shape_k)
 
     def logpdf(self, x: ArrayLike) -> Array:
-        r"""``log g(x) = -(|x| + vartheta)^2 / (2 rho^2) - log(2 rho sqrt(2 pi) Q(k))``."""
+        r"""``log g(x) = -(|x| + vartheta)^2 / (2 rho^2) - log(2 rho sqrt(2 pi) Q(k))``.
+
+        Args:
+          x: points.
+        """
         z = (jnp.abs(jnp.asarray(x)) + self.vartheta) / self.rho
         return -0.5 * z * z - _HALF_LOG_2PI - jnp.log(self.rho) - _LOG2 - log_Q(self.shape_k)
 
     def _log_half_tail(self, ax: Array) -> Array:
-        """``log P(T > ax)`` for ``ax >= 0``: ``L(ax / rho) - log 2``."""
+        """``log P(T > ax)`` for ``ax >= 0``: ``L(ax / rho) - log 2`` (used by ``log_sf``)."""
         return osgt_log_tail_ratio(self.shape_k, ax / self.rho) - _LOG2
 
-    def log_sf(self, x: ArrayLike) -> Array:
-        """``log P(T > x)``; for ``x < 0`` it is ``log(1 - P(T > |x|))``."""
-        x = jnp.asarray(x)
-        lt = self._log_half_tail(jnp.abs(x))
-        pos = x >= 0
-        return jnp.where(pos, lt, jnp.log1p(-jnp.exp(jnp.where(pos, -1.0, lt))))
-
-    def sf(self, x: ArrayLike) -> Array:
-        return jnp.exp(self.log_sf(x))
-
-    def cdf(self, x: ArrayLike) -> Array:
-        return jnp.exp(self.log_sf(-jnp.asarray(x)))
+    log_sf = _shared.log_sf
+    sf = _shared.sf
+    cdf = _shared.cdf
 
     def quantile(self, u: ArrayLike) -> Array:
-        r"""``G^{-1}(u) = sgn(u - 1/2) rho h(k, log(2 min(u, 1 - u)))`` (``h``: tail inverse)."""
+        r"""``G^{-1}(u) = sgn(u - 1/2) rho h(k, log(2 min(u, 1 - u)))`` (``h``: tail inverse).
+
+        Args:
+          u: probabilities in ``(0, 1)``.
+        """
         u = jnp.asarray(u)
         upper = u >= 0.5
         tail = jnp.where(upper, 1.0 - u, u)
@@ -150,27 +181,31 @@ class OSGT(NamedTuple):
         return jnp.where(upper, 1.0, -1.0) * self.rho * h
 
     def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True) -> Array:
-        r"""``|x| = rho h(k, log U)`` with ``P(|T| > |x|) = U`` (``L(h) = log U``), in the dtype
-        of ``log_u`` (``log U = log1p(-(1 - U))`` keeps small ``h`` accurate; ``deep``
-        unused: one formula is accurate everywhere)."""
+        r"""``|x| = rho h(k, log U)`` with ``P(|T| > |x|) = U`` (``L(h) = log U``).
+
+        Computed in the dtype of ``log_u`` (``log U = log1p(-(1 - U))`` keeps small ``h``
+        accurate).
+
+        Args:
+          log_u: ``log U``.
+          one_minus_u: ``1 - U`` (unused).
+          deep: unused (one formula is accurate everywhere).
+        """
         log_u = jnp.asarray(log_u)
         work = log_u.dtype
         h = osgt_unit_tail_inverse(jnp.asarray(self.shape_k).astype(work), log_u)
         return jnp.asarray(self.rho).astype(work) * h
 
-    def from_bits(self, bits: ArrayLike, dtype=None) -> Array:
-        """Samples as a deterministic function of their random words (:mod:`dpjax.noise._tail`)."""
-        return symmetric_from_bits(bits, dtype, self.abs_isf)
-
-    def sample(self, key: Array, shape: tuple[int, ...] = (), dtype=None) -> Array:
-        """Exact inversion ``|T| = rho h(k, log U)`` with an independent sign, ``U`` tail-exact
-        down to ``tail_floor(dtype)`` (:mod:`dpjax.noise._tail`); float32 work for float32 and
-        narrower output, float64 for float64.
-        """
-        return symmetric_sample(key, shape, dtype, self.abs_isf)
+    from_bits = _shared.from_bits
+    sample = _shared.sample
 
     def privacy_loss(self, t: ArrayLike, sensitivity: ArrayLike) -> Array:
-        r"""``zeta_d(t) = ((|t + d| + vartheta)^2 - (|t| + vartheta)^2) / (2 rho^2)``."""
+        r"""``zeta_d(t) = ((|t + d| + vartheta)^2 - (|t| + vartheta)^2) / (2 rho^2)`` (Sec. II-C).
+
+        Args:
+          t: points.
+          sensitivity: the shift ``d``.
+        """
         t, d = jnp.asarray(t), jnp.asarray(sensitivity)
         a = jnp.abs(t + d) + self.vartheta
         b = jnp.abs(t) + self.vartheta

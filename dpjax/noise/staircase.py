@@ -43,7 +43,7 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.noise._tail import symmetric_from_bits, symmetric_sample
+from dpjax.noise import _shared
 
 
 def staircase_optimal_gamma(decay: ArrayLike) -> Array:
@@ -58,6 +58,9 @@ def staircase_optimal_gamma(decay: ArrayLike) -> Array:
 
     which has no cancellation (``-> 1/2 - epsilon/12 + epsilon^5/12960`` as
     ``epsilon -> 0``; below ``1e-4`` that expansion is used).
+
+    Args:
+      decay: GV's ``epsilon > 0`` (``b = e^{-decay}``).
     """
     e = jnp.asarray(decay)
     small = e < 1e-4
@@ -68,7 +71,15 @@ def staircase_optimal_gamma(decay: ArrayLike) -> Array:
 
 
 def staircase_unit_variance(decay: ArrayLike, gamma: ArrayLike) -> Array:
-    """Variance of the staircase with ``width = 1`` (module docstring)."""
+    r"""Variance of the staircase with ``width = 1`` (GV 2016; module docstring).
+
+    .. math:: \sigma^2 = 2a\Big[\gamma S_2 + \gamma^2 S_1 + \tfrac{\gamma^3}{3} S_0
+              + b\big((1-\gamma) S_2 + (1-\gamma^2) S_1 + \tfrac{1-\gamma^3}{3} S_0\big)\Big]
+
+    Args:
+      decay: GV's ``epsilon > 0`` (``b = e^{-decay}``).
+      gamma: the high fraction ``gamma`` in ``[0, 1]``.
+    """
     e, g = jnp.asarray(decay), jnp.asarray(gamma)
     b = jnp.exp(-e)
     omb = -jnp.expm1(-e)
@@ -86,14 +97,33 @@ def staircase_unit_variance(decay: ArrayLike, gamma: ArrayLike) -> Array:
 
 
 class Staircase(NamedTuple):
-    """Staircase noise with step decay ``decay``, period ``width`` and high fraction ``gamma``."""
+    r"""Staircase noise (dpjax name ``staircase``; Geng & Viswanath 2016, GV eq. (11)).
+
+    .. math:: g(x) = a(\gamma)\, b^{k}\,\bigl(\mathbf 1[r < \gamma\Delta]
+              + b\,\mathbf 1[r \ge \gamma\Delta]\bigr),\quad |x| = k\Delta + r,
+              \quad b = e^{-\epsilon}
+
+    Attributes:
+      decay: GV's ``epsilon > 0``, the log-ratio between consecutive steps.
+      width: GV's ``Delta > 0``, the period.
+      gamma: the fraction of each period at the higher level, in ``[0, 1]``.
+
+    Example:
+      >>> noise = Staircase(decay=1.0, width=1.0, gamma=0.5)
+      >>> float(noise.sf(0.0))
+      0.5
+    """
 
     decay: ArrayLike
     width: ArrayLike
     gamma: ArrayLike
 
+    name = "staircase"
+    constraints = {"decay": "> 0", "width": "> 0", "gamma": "in [0, 1]"}
+
     @property
     def variance(self) -> Array:
+        """``width^2 v(decay, gamma)`` (:func:`staircase_unit_variance`)."""
         return jnp.square(jnp.asarray(self.width)) * staircase_unit_variance(self.decay, self.gamma)
 
     def _b(self) -> Array:
@@ -115,6 +145,11 @@ class Staircase(NamedTuple):
         return k, r
 
     def logpdf(self, x: ArrayLike) -> Array:
+        """``log g(x) = log a(gamma) - decay (k + 1[r >= gamma width])`` (GV eq. (11)).
+
+        Args:
+          x: points.
+        """
         k, r = self._split(jnp.abs(jnp.asarray(x)))
         level = k + jnp.where(r >= self.gamma * self.width, 1.0, 0.0)
         return self._log_a() - self.decay * level
@@ -126,21 +161,17 @@ class Staircase(NamedTuple):
         mass = jnp.exp(self._log_a()) * (jnp.minimum(r, gw) + self._b() * jnp.maximum(r - gw, 0.0))
         return -k * self.decay + jnp.log(0.5 - mass)
 
-    def log_sf(self, x: ArrayLike) -> Array:
-        x = jnp.asarray(x)
-        lt = self._log_half_tail(jnp.abs(x))
-        pos = x >= 0
-        return jnp.where(pos, lt, jnp.log1p(-jnp.exp(jnp.where(pos, -1.0, lt))))
-
-    def sf(self, x: ArrayLike) -> Array:
-        return jnp.exp(self.log_sf(x))
-
-    def cdf(self, x: ArrayLike) -> Array:
-        return jnp.exp(self.log_sf(-jnp.asarray(x)))
+    log_sf = _shared.log_sf
+    sf = _shared.sf
+    cdf = _shared.cdf
 
     def quantile(self, u: ArrayLike) -> Array:
         r"""Inverse of the survival function: ``k = floor(-log(2p) / decay)``, ``p = min(u, 1-u)``,
-        then the offset inside period ``k`` from the mass ``1/2 - p e^{k decay}`` it must hold."""
+        then the offset inside period ``k`` from the mass ``1/2 - p e^{k decay}`` it must hold.
+
+        Args:
+          u: probabilities in ``(0, 1)``.
+        """
         u = jnp.asarray(u)
         upper = u >= 0.5
         p = jnp.where(upper, 1.0 - u, u)
@@ -162,6 +193,11 @@ class Staircase(NamedTuple):
         ``m = expm1(t) / expm1(-decay)`` of the period.  With ``s = gamma + (1 - gamma) b``
         (the period's mass in units of ``a width``) the offset is
         ``r / width = m s`` if ``m s <= gamma``, else ``gamma + (m s - gamma) / b``.
+
+        Args:
+          log_u: ``log U``.
+          one_minus_u: ``1 - U`` (unused).
+          deep: unused (exact inversion everywhere).
         """
         log_u = jnp.asarray(log_u)
         work = log_u.dtype
@@ -175,16 +211,7 @@ class Staircase(NamedTuple):
         r = jnp.where(low, ms, gamma + (ms - gamma) / jnp.where(low | (b == 0), 1.0, b))
         return jnp.asarray(self.width).astype(work) * (k + jnp.clip(r, 0.0, 1.0))
 
-    def from_bits(self, bits: ArrayLike, dtype=None) -> Array:
-        """Samples as a deterministic function of their random words (:mod:`dpjax.noise._tail`)."""
-        return symmetric_from_bits(bits, dtype, self.abs_isf)
+    from_bits = _shared.from_bits
+    sample = _shared.sample
 
-    def sample(self, key: Array, shape: tuple[int, ...] = (), dtype=None) -> Array:
-        """Exact inversion of ``|T|`` (:meth:`abs_isf`) with an independent sign, ``U``
-        tail-exact down to ``tail_floor(dtype)`` (:mod:`dpjax.noise._tail`)."""
-        return symmetric_sample(key, shape, dtype, self.abs_isf)
-
-    def privacy_loss(self, t: ArrayLike, sensitivity: ArrayLike) -> Array:
-        """``log g(t) - log g(t + d)`` (piecewise constant)."""
-        t = jnp.asarray(t)
-        return self.logpdf(t) - self.logpdf(t + sensitivity)
+    privacy_loss = _shared.log_density_ratio

@@ -31,6 +31,7 @@ from jax import Array
 from jax.scipy.special import gammainc
 from jax.typing import ArrayLike
 
+from dpjax.noise import _shared
 from dpjax.noise._base import sample_dtype
 from dpjax.noise._tail import (
     log1p_negative,
@@ -44,16 +45,37 @@ _LOG2 = 0.6931471805599453
 
 
 def truncated_laplace_unit_variance(c: ArrayLike) -> Array:
-    r"""``v(c) = 2 P(3, c) / (1 - e^{-c})``: the variance of ``TL(1, c)`` (-> 2 as c grows)."""
+    r"""``v(c) = 2 P(3, c) / (1 - e^{-c})``: the variance of ``TL(1, c)`` (-> 2 as c grows).
+
+    ``P`` is the regularised lower incomplete gamma function (GDGK 2020; module docstring).
+
+    Args:
+      c: shape ``c = A / lambda > 0``.
+    """
     c = jnp.asarray(c)
     return 2.0 * gammainc(3.0, c) / (-jnp.expm1(-c))
 
 
 class TruncatedLaplace(NamedTuple):
-    """Laplace noise of scale ``scale`` (lambda) truncated to ``[-bound, bound]`` (A)."""
+    r"""Laplace noise truncated to ``[-A, A]`` (dpjax name ``truncated-laplace``; GDGK 2020).
+
+    .. math:: g(t) = \frac{e^{-|t|/\lambda}}{2\lambda(1 - e^{-A/\lambda})}\,\mathbf 1[|t| \le A]
+
+    Attributes:
+      scale: GDGK's ``lambda > 0``, the Laplace scale.
+      bound: GDGK's ``A > 0``, the truncation point.
+
+    Example:
+      >>> noise = TruncatedLaplace(scale=1.0, bound=2.0)
+      >>> float(noise.sf(2.0))
+      0.0
+    """
 
     scale: ArrayLike
     bound: ArrayLike
+
+    name = "truncated-laplace"
+    constraints = {"scale": "> 0", "bound": "> 0"}
 
     @property
     def shape_c(self) -> Array:
@@ -62,6 +84,7 @@ class TruncatedLaplace(NamedTuple):
 
     @property
     def variance(self) -> Array:
+        """``lambda^2 v(c)`` (:func:`truncated_laplace_unit_variance`)."""
         return jnp.square(jnp.asarray(self.scale)) * truncated_laplace_unit_variance(self.shape_c)
 
     def _log_norm(self) -> Array:
@@ -69,7 +92,11 @@ class TruncatedLaplace(NamedTuple):
         return _LOG2 + jnp.log(self.scale) + log1mexp(-self.shape_c)
 
     def logpdf(self, x: ArrayLike) -> Array:
-        """``-|x| / lambda - log(2 lambda D)`` on ``[-A, A]``, ``-inf`` outside."""
+        """``log g(x) = -|x| / lambda - log(2 lambda D)`` on ``[-A, A]``, ``-inf`` outside.
+
+        Args:
+          x: points.
+        """
         ax = jnp.abs(jnp.asarray(x))
         return jnp.where(ax <= self.bound, -ax / self.scale - self._log_norm(), -jnp.inf)
 
@@ -85,17 +112,9 @@ class TruncatedLaplace(NamedTuple):
         )
         return jnp.where(inside, core, -jnp.inf)
 
-    def log_sf(self, x: ArrayLike) -> Array:
-        x = jnp.asarray(x)
-        lt = self._log_half_tail(jnp.abs(x))
-        pos = x >= 0
-        return jnp.where(pos, lt, jnp.log1p(-jnp.exp(jnp.where(pos, -jnp.inf, lt))))
-
-    def sf(self, x: ArrayLike) -> Array:
-        return jnp.exp(self.log_sf(x))
-
-    def cdf(self, x: ArrayLike) -> Array:
-        return jnp.exp(self.log_sf(-jnp.asarray(x)))
+    log_sf = _shared.log_sf
+    sf = _shared.sf
+    cdf = _shared.cdf
 
     def _abs_quantile(self, w: Array) -> Array:
         """``-lambda log(e^{-c} + w D)``, ``w`` in ``[0, 1]``: quantile of ``|T|`` at ``1 - w``."""
@@ -115,7 +134,11 @@ class TruncatedLaplace(NamedTuple):
         return self.scale * jnp.where(big_w, near_one, far)
 
     def quantile(self, u: ArrayLike) -> Array:
-        r"""``G^{-1}(u) = sgn(u - 1/2) (-lambda) log(e^{-c} + 2 min(u, 1-u) D)``."""
+        r"""``G^{-1}(u) = sgn(u - 1/2) (-lambda) log(e^{-c} + 2 min(u, 1-u) D)``.
+
+        Args:
+          u: probabilities in ``(0, 1)``.
+        """
         u = jnp.asarray(u)
         upper = u >= 0.5
         tail = jnp.where(upper, 1.0 - u, u)
@@ -132,7 +155,12 @@ class TruncatedLaplace(NamedTuple):
                   c - \mathrm{log1p}(e^{v}) & v \le 0 \end{cases}
 
         (no cancellation: ``|x|`` is accurate near 0, near the bound ``A`` and for
-        ``c`` up to the largest float), clipped to ``[0, A]``; ``deep`` is unused.
+        ``c`` up to the largest float), clipped to ``[0, A]``.
+
+        Args:
+          log_u: ``log U``.
+          one_minus_u: ``1 - U``.
+          deep: unused.
         """
         log_u, omu = jnp.asarray(log_u), jnp.asarray(one_minus_u)
         work = log_u.dtype
@@ -154,6 +182,10 @@ class TruncatedLaplace(NamedTuple):
 
         ``|x|`` is clipped to the largest value of ``dtype`` that is ``<= A``, so a
         rounded sample never leaves the support ``[-A, A]``.
+
+        Args:
+          bits: the :class:`~dpjax.noise.TailWords` of the batch.
+          dtype: output dtype (default: JAX's default float).
         """
         dtype = sample_dtype(dtype)
         x = symmetric_from_bits(bits, dtype, self.abs_isf)
@@ -165,13 +197,14 @@ class TruncatedLaplace(NamedTuple):
 
     def sample(self, key: Array, shape: tuple[int, ...] = (), dtype=None) -> Array:
         """Exact inversion (module docstring), ``U`` tail-exact (:mod:`dpjax.noise._tail`), in
-        ``dtype``; never outside ``[-A, A]``."""
+        ``dtype``; never outside ``[-A, A]``.
+
+        Args:
+          key: a JAX PRNG key.
+          shape: the sample shape.
+          dtype: output dtype (default: JAX's default float).
+        """
         dtype = sample_dtype(dtype)
         return self.from_bits(random_words(key, shape, dtype), dtype)
 
-    def privacy_loss(self, t: ArrayLike, sensitivity: ArrayLike) -> Array:
-        """``log g(t) - log g(t + d)``: ``(|t + d| - |t|) / lambda`` where both lie in the
-        support, ``+inf`` where only ``t`` does, ``-inf`` where only ``t + d`` does.
-        """
-        t = jnp.asarray(t)
-        return self.logpdf(t) - self.logpdf(t + sensitivity)
+    privacy_loss = _shared.log_density_ratio

@@ -66,8 +66,9 @@ def gaussian_epsilons(ks, sigma=SIGMA, delta=DELTA, q=Q):
       Epsilons, one per ``k``.
     """
     from dpjax.accounting.pld import engine
+    from dpjax.noise import Gaussian
 
-    return np.array([float(engine.epsilon(engine.gaussian_noise, sigma, 1.0, 1.0, delta,
+    return np.array([float(engine.epsilon(Gaussian.from_scale, sigma, 1.0, 1.0, delta,
                                               int(k), q)) for k in ks])
 
 

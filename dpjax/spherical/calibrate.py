@@ -1,5 +1,6 @@
-r"""Least-cost spherical mechanism meeting one ``(epsilon, delta)``: the spherical row of
-``dpjax design``.
+r"""Least-cost spherical mechanism meeting one ``(epsilon, delta)``: the ``spherical`` entry
+of the mechanism registry (``dpjax.calibrate("spherical", ...)``, the spherical row of
+``dpjax.design``).
 
 The spherical programme (spherical-kl-optimal-mechanisms, Thm 4) minimises the KL
 for a cost budget ``C = E|Z|^2`` at unit ``l2`` sensitivity; privacy is a property of
@@ -52,8 +53,29 @@ def _plan(m: int, n: int, budget: float) -> tuple[int, float]:
 def calibrate_spherical(
     epsilon: float, delta: float, dim: int, l2: float, n: int = SHELLS, steps: int = STEPS
 ) -> Calibration:
-    """Least certified budget (see module docstring); a :class:`Calibration` whose
-    ``params`` are ``budget`` (``E|Z|^2`` at sensitivity ``l2``), ``n``, ``N``, ``r``."""
+    r"""Least certified cost budget of the spherical mechanism meeting ``(epsilon, delta)``.
+
+    .. math:: \min C \quad\text{s.t.}\quad \delta_{Z_C}(\epsilon) \le \delta (1 - \mathrm{MARGIN}),
+
+    ``Z_C`` the KL-optimal monotone radial noise of budget ``C = E|Z|^2`` (Theorem 4 of
+    spherical-kl-optimal-mechanisms) and ``delta_{Z_C}`` its exact cell PLD at the worst
+    shift (Lemma 1); bisection on ``log C`` (module docstring).
+
+    Args:
+      epsilon: target ``epsilon > 0``.
+      delta: target ``delta`` in ``(0, 1)``.
+      dim: dimension ``m = K``.
+      l2: the ``l2`` sensitivity (the budget scales with ``l2^2``).
+      n: shells per unit of sensitivity.
+      steps: bisection steps on ``log C``.
+
+    Returns:
+      A :class:`Calibration` whose ``params`` are ``budget`` (``E|Z|^2`` at sensitivity
+      ``l2``), ``n``, ``N``, ``r``.
+
+    Raises:
+      InfeasibleTargetError: no certified budget up to ``1.5`` times the Gaussian's.
+    """
     from dpjax.calibration.gaussian import sigma_gaussian
     from dpjax.spherical import design as de
 

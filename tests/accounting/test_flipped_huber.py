@@ -11,8 +11,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dpjax.accounting.flipped_huber import (
-    centred_privacy_loss,
-    centred_privacy_loss_inverse,
     epsilon_flipped_huber,
     log_delta_flipped_huber,
     log_delta_flipped_huber_generic,
@@ -23,7 +21,12 @@ from dpjax.accounting.flipped_huber_kdim import (
     r_delta_inverse,
     zcdp_flipped_huber,
 )
-from dpjax.noise.flipped_huber import standard_log_sf, theta_over_gamma
+from dpjax.noise.flipped_huber import (
+    centred_privacy_loss,
+    centred_privacy_loss_inverse,
+    standard_log_sf,
+    theta_over_gamma,
+)
 from dpjax.numerics import log_Q
 
 _vec = padded_jit

@@ -7,16 +7,17 @@ import numpy as np
 from dpjax.accounting.gaussian import delta_gaussian
 from dpjax.accounting.pld import engine
 from dpjax.calibration import scale_search
+from dpjax.noise.gaussian import Gaussian
 
 
 def test_calibration_certificate_is_the_profile_at_the_returned_scale():
     eps = np.array([0.5, 1.0, 2.0])
     res = scale_search.calibrate_scale(
-        engine.gaussian_noise, 0.0, 1.0, eps, 1e-6, 3, None, 1e-3, upper=20.0, lower=1.0
+        Gaussian.from_scale, 0.0, 1.0, eps, 1e-6, 3, None, 1e-3, upper=20.0, lower=1.0
     )
     assert np.all(res.certified)
     again = [
-        engine.profile(engine.gaussian_noise, s, 0.0, 1.0, e, 3, None, 1e-3)
+        engine.profile(Gaussian.from_scale, s, 0.0, 1.0, e, 3, None, 1e-3)
         for s, e in zip(res.scale, eps, strict=True)
     ]
     # the same engine at the same scale (sizes may differ: the window only moves bounded tails)
@@ -32,8 +33,8 @@ def test_coarse_to_fine_agrees_with_a_search_at_full_resolution():
 
     kw = dict(upper=100.0, lower=4.0, tolerance=1e-8)
     eps = np.array([0.3, 1.0])
-    two = scale_search.calibrate_scale(engine.gaussian_noise, 0.0, 1.0, eps, 1e-8, 5, None, 1e-3, **kw)
-    one = scale_search.calibrate_scale(engine.gaussian_noise, 0.0, 1.0, eps, 1e-8, 5, None, 1e-3, coarsen=1, **kw)
+    two = scale_search.calibrate_scale(Gaussian.from_scale, 0.0, 1.0, eps, 1e-8, 5, None, 1e-3, **kw)
+    one = scale_search.calibrate_scale(Gaussian.from_scale, 0.0, 1.0, eps, 1e-8, 5, None, 1e-3, coarsen=1, **kw)
     assert np.all(two.certified) and np.all(one.certified)
     # both are pessimistic: above the exact answer (5-fold Gaussian = Gaussian, l2 = sqrt 5)
     exact = np.asarray(sigma_gaussian(eps, 1e-8, np.sqrt(5.0))[0])

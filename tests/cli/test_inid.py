@@ -67,7 +67,7 @@ def test_design_with_profile_shows_inid_options(capsys, monkeypatch):
     ``compare`` (every registered mechanism, tested elsewhere and slow at dim 20) is
     replaced by a stub that records the query it receives.
     """
-    import dpjax.cli.design as design_cli
+    import dpjax.comparison as design_lib
 
     seen = {}
 
@@ -75,7 +75,7 @@ def test_design_with_profile_shows_inid_options(capsys, monkeypatch):
         seen.update(query)
         return [], []
 
-    monkeypatch.setattr(design_cli, "compare", stub)
+    monkeypatch.setattr(design_lib, "compare", stub)
     out = _json(capsys, ["design", "--epsilon", "0.5", "--delta", "1e-6",
                          "--profile-kind", "exponential", "--dim", "20", "--json"])
     assert seen["dim"] == 20 and seen["l2"] == pytest.approx(1.0)

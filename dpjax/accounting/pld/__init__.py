@@ -1,11 +1,11 @@
 """Privacy-loss-distribution engine: discretise, compose (FFT, iterative), subsample, query."""
 
 from dpjax.accounting.pld._pld import LAMBDAS, PLD
+from dpjax.accounting.pld.atoms import from_atoms
 from dpjax.accounting.pld.compose import compose, self_compose, self_compose_size
 from dpjax.accounting.pld.discretise import (
     MonotonePair,
     discretise_pair,
-    from_atoms,
     from_gaussian,
     from_laplace,
     from_noise,

@@ -1,4 +1,4 @@
-r"""Constructors: pessimistic PLDs of 1-D pairs with a monotone privacy loss, and of atoms.
+r"""Constructors: pessimistic PLDs of 1-D pairs with a monotone privacy loss.
 
 A :class:`MonotonePair` describes two 1-D laws ``P``, ``Q`` whose privacy loss
 ``L(t) = log p(t) / q(t)`` is non-decreasing in ``t`` (true for every
@@ -36,6 +36,10 @@ they sit inside a bin and the chord formula integrates them exactly.
 ``pessimistic=False`` instead rounds every loss *down* to the grid (bin mass
 at the left end, the top tail at the last point, the bottom tail dropped): a
 lower bound, used as the lower half of brackets in tests.
+
+A noise family's pair asks the family for its loss, the loss's inverse and the
+range's end (:mod:`dpjax.noise.privacy_loss`: closed forms where the family has
+them, bisection otherwise).  Pairs given as atoms are in :mod:`.atoms`.
 """
 
 from __future__ import annotations
@@ -47,12 +51,12 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import Array
 
 from dpjax.accounting.pld._pld import PLD, make
 from dpjax.noise.gaussian import Gaussian
 from dpjax.noise.laplace import Laplace
+from dpjax.noise.privacy_loss import privacy_loss_inverse, tail_point
 from dpjax.numerics import float64_kernel
 
 #: Default probability left outside the ``t`` range of a pair (each side):
@@ -83,46 +87,14 @@ class MonotonePair(NamedTuple):
 
     def all_tails(self, t):
         """``(log_sf_p, log_cdf_p, log_sf_q, log_cdf_q)`` at ``t``, jointly when the pair can
-        (one special-function call on stacked arguments: a 4x smaller program to compile)."""
+        (one special-function call on stacked arguments: a 4x smaller program to compile).
+
+        Args:
+          t: points (1-D).
+        """
         if self.tails is not None:
             return self.tails(t)
         return self.log_sf_p(t), self.log_cdf_p(t), self.log_sf_q(t), self.log_cdf_q(t)
-
-
-def _bisect_inverse(loss, t_lo, t_hi, num_iterations=110):
-    """``eps -> sup{t in [t_lo, t_hi] : loss(t) <= eps}`` by fixed-iteration bisection."""
-
-    def inverse(eps):
-        eps = jnp.asarray(eps)
-        lo = jnp.broadcast_to(jnp.asarray(t_lo, jnp.float64), eps.shape)
-        hi = jnp.broadcast_to(jnp.asarray(t_hi, jnp.float64), eps.shape)
-
-        def body(_, c):
-            a, b = c
-            m = 0.5 * (a + b)
-            ok = loss(m) <= eps
-            return jnp.where(ok, m, a), jnp.where(ok, b, m)
-
-        a, b = jax.lax.fori_loop(0, num_iterations, body, (lo, hi))
-        a = jnp.where(loss(hi) <= eps, hi, a)
-        return jnp.where(loss(lo) > eps, lo, a)
-
-    return inverse
-
-
-def _upper_tail_point(log_sf, scale, tail=TAIL):
-    """A ``t >= 0`` with ``log_sf(t) <= log(tail)`` (bisection on ``[0, 400 scale]``)."""
-    target = math.log(tail)
-    lo, hi = jnp.zeros_like(scale), 400.0 * scale
-
-    def body(_, c):
-        a, b = c
-        m = 0.5 * (a + b)
-        ok = log_sf(m) <= target
-        return jnp.where(ok, a, m), jnp.where(ok, m, b)
-
-    _, b = jax.lax.fori_loop(0, 80, body, (lo, hi))
-    return b
 
 
 @float64_kernel
@@ -130,48 +102,34 @@ def noise_pair(noise, sensitivity, tail=TAIL) -> MonotonePair:
     r"""The pair ``P = T``, ``Q = T - Delta`` of a symmetric log-concave noise family.
 
     The loss is the family's ``privacy_loss(t, Delta) = log g(t) - log g(t + Delta)``,
-    non-decreasing in ``t`` for log-concave ``g``.  Gaussian and Laplace use
-    their closed-form inverses; any other family (flipped Huber, OSGT,
-    truncated Laplace, ...) a bisection on its ``privacy_loss``.
+    non-decreasing in ``t`` for log-concave ``g`` (Sec. II-C of flipped-huber-mechanism).
+    Its inverse and the range's upper end are asked of the family
+    (:mod:`dpjax.noise.privacy_loss`): closed forms where the family has them
+    (Gaussian, Laplace, flipped Huber eq. (15)), bisection otherwise, so any family of
+    :mod:`dpjax.noise` plugs in.
+
+    Args:
+      noise: a symmetric log-concave noise family (:class:`dpjax.noise.NoiseFamily`).
+      sensitivity: the shift ``Delta > 0``.
+      tail: mass of ``P`` (and of ``Q``) allowed outside ``[t_lo, t_hi]`` on each side.
+
+    Returns:
+      The :class:`MonotonePair`, with ``t_hi`` a point where ``P(T > t_hi) <= tail`` and
+      ``t_lo = -t_hi - Delta``.
     """
     d = jnp.asarray(sensitivity, jnp.float64)
 
     def log_cdf(t):
         return noise.log_sf(-t)
 
-    if isinstance(noise, Gaussian):
-        s = jnp.asarray(noise.sigma, jnp.float64)
-        t_hi = -s * jnp.asarray(_gauss_tail(tail))
-    else:
-        t_hi = _upper_tail_point(noise.log_sf, jnp.sqrt(noise.variance), tail)
+    t_hi = tail_point(noise, tail)
     t_lo = -t_hi - d
 
     def loss(t):
         return noise.privacy_loss(t, d)
 
-    if isinstance(noise, Gaussian):
-        s2 = jnp.square(jnp.asarray(noise.sigma, jnp.float64))
-
-        def inverse(eps):
-            return eps * s2 / d - 0.5 * d
-
-    elif isinstance(noise, Laplace):
-        b = jnp.asarray(noise.scale, jnp.float64)
-
-        def inverse(eps):
-            t = 0.5 * (b * eps - d)
-            big = 1e300
-            return jnp.where(eps >= d / b, big, jnp.where(eps < -d / b, -big, t))
-
-    elif _is_flipped_huber(noise):
-        from dpjax.accounting.flipped_huber import centred_privacy_loss_inverse
-
-        def inverse(eps):
-            # zeta_d(t) = zeta~_d(t + d/2): t(eps) = zeta~^{-1}(eps) - d/2 (eq. (15))
-            return centred_privacy_loss_inverse(eps, d, noise.alpha, noise.gamma) - 0.5 * d
-
-    else:
-        inverse = _bisect_inverse(loss, t_lo, t_hi)
+    def inverse(eps):
+        return privacy_loss_inverse(noise, eps, d, t_lo, t_hi)
 
     def tails(t):
         # symmetric noise: log sf(-u) = log cdf(u) = log(1 - sf(|u|)) for u >= 0, so one
@@ -195,20 +153,6 @@ def noise_pair(noise, sensitivity, tail=TAIL) -> MonotonePair:
         t_hi=t_hi,
         tails=tails,
     )
-
-
-def _is_flipped_huber(noise) -> bool:
-    try:
-        from dpjax.noise.flipped_huber import FlippedHuber
-    except ImportError:  # pragma: no cover - family not installed
-        return False
-    return isinstance(noise, FlippedHuber)
-
-
-def _gauss_tail(tail):
-    from scipy.special import ndtri_exp
-
-    return float(ndtri_exp(math.log(tail)))  # = -Q^{-1}(tail) < 0
 
 
 def _materialise(x):
@@ -238,7 +182,15 @@ def _intervals(ls, lc, log_scale=0.0):
 
 @float64_kernel
 def pair_grid(pair: MonotonePair, bin_width: float) -> tuple[int, int]:
-    """Host helper: ``(lower, size)`` of a grid covering ``[L(t_lo), L(t_hi)]`` (concrete pair)."""
+    """Host helper: ``(lower, size)`` of a grid covering ``[L(t_lo), L(t_hi)]`` (concrete pair).
+
+    Args:
+      pair: a concrete :class:`MonotonePair`.
+      bin_width: the loss-grid width ``h``.
+
+    Returns:
+      ``(lower, size)``: the grid is ``(lower + i) h``, ``i < size``.
+    """
     lo = float(pair.loss(jnp.asarray(pair.t_lo)))
     hi = float(pair.loss(jnp.asarray(pair.t_hi)))
     lower = math.floor(lo / bin_width) - 1
@@ -270,9 +222,18 @@ def discretise_pair(
 ) -> PLD:
     r"""PLD of ``pair`` on the grid ``(lower + i) * bin_width``, ``i < size`` (jittable).
 
-    Pessimistic connect-the-dots by default (module docstring); the grid
-    need not cover the loss range: mass above the top goes to ``+infinity``
-    (``inf_mass = delta(eps_top)``), mass below is lumped onto the bottom.
+    Pessimistic connect-the-dots by default (module docstring): atoms
+    ``p_i = e^{eps_i}(B_{i-1} - B_i)`` through the exact ``delta(eps_i)`` of eq. (14)/(16) of
+    flipped-huber-mechanism.  The grid need not cover the loss range: mass above the top
+    goes to ``+infinity`` (``inf_mass = delta(eps_top)``), mass below is lumped onto the
+    bottom.
+
+    Args:
+      pair: the :class:`MonotonePair`.
+      bin_width: the loss-grid width ``h``.
+      lower: index of the grid's first point (``eps_0 = lower h``).
+      size: number of grid points (static).
+      pessimistic: connect-the-dots upper bound (default) or rounding down (lower bound).
     """
     h = jnp.asarray(bin_width, jnp.float64)
     eps = (jnp.asarray(lower, jnp.float64) + jnp.arange(size, dtype=jnp.float64)) * h
@@ -297,7 +258,13 @@ def discretise_pair(
 
 @float64_kernel
 def from_pair(pair: MonotonePair, bin_width: float, pessimistic: bool = True) -> PLD:
-    """PLD of a concrete pair on a grid covering its loss range (host sizing, jitted kernel)."""
+    """PLD of a concrete pair on a grid covering its loss range (host sizing, jitted kernel).
+
+    Args:
+      pair: a concrete :class:`MonotonePair`.
+      bin_width: the loss-grid width ``h``.
+      pessimistic: connect-the-dots upper bound (default) or rounding down.
+    """
     lower, size = pair_grid(pair, bin_width)
     return discretise_pair(pair, bin_width, lower, size, pessimistic)
 
@@ -313,13 +280,28 @@ def _noise_loss_range(noise, sensitivity):
 def discretise_noise(
     noise, sensitivity, bin_width, lower, size: int, pessimistic: bool = True
 ) -> PLD:
-    """:func:`discretise_pair` of :func:`noise_pair` (jitted; ``size`` static)."""
+    """:func:`discretise_pair` of :func:`noise_pair` (jitted; ``size`` static).
+
+    Args:
+      noise: a symmetric log-concave noise family.
+      sensitivity: the shift ``Delta``.
+      bin_width: the loss-grid width ``h``.
+      lower: index of the grid's first point.
+      size: number of grid points (static).
+      pessimistic: connect-the-dots upper bound (default) or rounding down.
+    """
     return discretise_pair(noise_pair(noise, sensitivity), bin_width, lower, size, pessimistic)
 
 
 @float64_kernel
 def noise_grid(noise, sensitivity: float, bin_width: float) -> tuple[int, int]:
-    """Host helper: ``(lower, size)`` of a grid covering the loss range of a concrete noise pair."""
+    """Host helper: ``(lower, size)`` of a grid covering the loss range of a concrete noise pair.
+
+    Args:
+      noise: a concrete noise family.
+      sensitivity: the shift ``Delta``.
+      bin_width: the loss-grid width ``h``.
+    """
     lo, hi = (float(v) for v in _noise_loss_range(noise, jnp.asarray(sensitivity, jnp.float64)))
     lower = math.floor(lo / bin_width) - 1
     return lower, math.ceil(hi / bin_width) + 1 - lower + 1
@@ -332,7 +314,14 @@ def from_noise(
     r"""PLD of the additive noise mechanism ``f(D) + T`` at shift ``Delta = sensitivity``.
 
     Any 1-D symmetric log-concave family of :mod:`dpjax.noise` (Gaussian,
-    Laplace, flipped Huber, OSGT, truncated Laplace): their loss is monotone.
+    Laplace, flipped Huber, OSGT, ...): their loss ``zeta_Delta(t)`` (Sec. II-C of
+    flipped-huber-mechanism) is monotone; discretised as :func:`discretise_pair`.
+
+    Args:
+      noise: a concrete noise family.
+      sensitivity: the shift ``Delta``.
+      bin_width: the loss-grid width ``h``.
+      pessimistic: connect-the-dots upper bound (default) or rounding down.
     """
     lower, size = noise_grid(noise, sensitivity, bin_width)
     return discretise_noise(
@@ -353,8 +342,14 @@ def from_gaussian(
 
     The loss ``L = (2 t Delta + Delta^2) / (2 sigma^2)`` is ``N(mu, 2 mu)`` under
     ``P`` with ``mu = Delta^2 / (2 sigma^2)``, and ``delta(eps) = Q(eps/m - m/2)
-    - e^eps Q(eps/m + m/2)``, ``m = Delta / sigma`` (Balle & Wang 2018, Thm 8);
-    discretised by connect-the-dots through these exact values.
+    - e^eps Q(eps/m + m/2)``, ``m = Delta / sigma`` (Balle & Wang 2018, Thm 8; eq. (29) of
+    flipped-huber-mechanism); discretised by connect-the-dots through these exact values.
+
+    Args:
+      sigma: the standard deviation.
+      sensitivity: the shift ``Delta``.
+      bin_width: the loss-grid width ``h``.
+      pessimistic: connect-the-dots upper bound (default) or rounding down.
     """
     return from_noise(
         Gaussian(jnp.asarray(sigma, jnp.float64)), sensitivity, bin_width, pessimistic
@@ -365,63 +360,18 @@ def from_gaussian(
 def from_laplace(
     scale: float, sensitivity: float = 1.0, bin_width: float = 1e-4, pessimistic: bool = True
 ) -> PLD:
-    """PLD of the Laplace mechanism (loss in ``[-Delta/b, Delta/b]`` with atoms at both ends)."""
-    return from_noise(Laplace(jnp.asarray(scale, jnp.float64)), sensitivity, bin_width, pessimistic)
+    r"""PLD of the Laplace mechanism: loss ``(|t + Delta| - |t|) / b`` in ``[-Delta/b, Delta/b]``.
 
+    The loss has atoms at both ends (App. F(b) of flipped-huber-mechanism), which the
+    chord formula integrates exactly.
 
-def _bucket(n: int) -> int:
-    """Round ``n`` up to ``{1, 1.25, 1.5, 1.75} * 2^k``."""
-    n = max(int(n), 8)
-    p = 1 << (n.bit_length() - 1)
-    return next(int(p * f) for f in (1.0, 1.25, 1.5, 1.75, 2.0) if n <= int(p * f))
-
-
-@float64_kernel
-def from_atoms(losses, probabilities, bin_width: float = 1e-4, pessimistic: bool = True) -> PLD:
-    r"""PLD of a pair given as atoms ``(l_k, p_k)`` of its loss under ``P`` (``l_k <= +inf``).
-
-    The ``Q``-masses are ``p_k e^{-l_k}`` (carried scaled, ``p_k e^{eps_i - l_k}``, so that
-    losses beyond ``709`` do not overflow); connect-the-dots on the grid
-    spanning the finite atoms (exact at grid points, chord in between), or
-    rounding down when ``pessimistic=False``.  Host function (concrete
-    input).  Mass of ``+inf`` atoms goes to ``inf_mass``.
+    Args:
+      scale: the Laplace scale ``b``.
+      sensitivity: the shift ``Delta``.
+      bin_width: the loss-grid width ``h``.
+      pessimistic: connect-the-dots upper bound (default) or rounding down.
     """
-    losses = np.asarray(losses, np.float64).ravel()
-    probs = np.asarray(probabilities, np.float64).ravel()
-    if losses.shape != probs.shape:
-        raise ValueError("losses and probabilities must have the same length")
-    if np.any(probs < 0) or not np.all(np.isfinite(probs)):
-        raise ValueError("probabilities must be finite and >= 0")
-    if np.any(np.isnan(losses)) or np.any(losses == -np.inf):
-        raise ValueError("losses must be real or +inf (an atom with L = -inf has P-mass 0)")
-    fin = np.isfinite(losses)
-    inf_mass = float(probs[~fin].sum())
-    lf, pf = losses[fin], probs[fin]
-    h = float(bin_width)
-    if lf.size == 0:
-        return make(h, 0, np.zeros(1), inf_mass, pessimistic=pessimistic)
-    lower = math.floor(lf.min() / h)
-    # grid sizes rounded up to few distinct values (zero mass on top): few compiles downstream
-    size = _bucket(math.ceil(lf.max() / h) - lower + 1)
-    grid = (lower + np.arange(size)) * h
-    if not pessimistic:
-        idx = np.clip(np.floor(lf / h).astype(np.int64) - lower, 0, size - 1)
-        pmf = np.bincount(idx, weights=pf, minlength=size)
-        return make(h, lower, pmf, inf_mass, pessimistic=False)
-    # bins (eps_i, eps_{i+1}]: the bin of each atom; atoms at or below eps_0 -> "below"
-    idx = np.ceil(lf / h - 1e-12).astype(np.int64) - lower - 1
-    below = idx < 0
-    idx = np.clip(idx, 0, size - 2) if size > 1 else np.zeros_like(idx)
-    if size == 1:
-        return make(h, lower, np.array([pf.sum()]), inf_mass, pessimistic=True)
-    # scaled Q-mass of each atom in its bin: e^{eps_i} p_k e^{-l_k} = p_k e^{eps_i - l_k} <= p_k
-    qsf = pf * np.exp(np.minimum(grid[idx] - lf, 0.0))
-    p_bin = np.bincount(idx[~below], weights=pf[~below], minlength=size - 1).astype(np.float64)
-    qs = np.bincount(idx[~below], weights=qsf[~below], minlength=size - 1).astype(np.float64)
-    p_below = np.float64(pf[below].sum())
-    zero = np.float64(0.0)
-    pmf, _ = _connect_dots(p_bin, qs, zero, zero, p_below, np.float64(h))
-    return make(h, lower, pmf, inf_mass, pessimistic=True)
+    return from_noise(Laplace(jnp.asarray(scale, jnp.float64)), sensitivity, bin_width, pessimistic)
 
 
 __all__ = [
@@ -429,7 +379,6 @@ __all__ = [
     "MonotonePair",
     "discretise_noise",
     "discretise_pair",
-    "from_atoms",
     "from_gaussian",
     "from_laplace",
     "from_noise",

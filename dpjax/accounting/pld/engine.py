@@ -12,7 +12,10 @@ kernel of the *scale* (traced) with static grid and FFT sizes, so a calibration
 that vmaps over targets or noise shapes.
 
 ``noise_fn(scale, shape)`` builds the family (``shape`` a traced array, e.g.
-``alpha / gamma`` of flipped Huber; ignored by one-parameter families).
+``alpha / gamma`` of flipped Huber; ignored by one-parameter families): the family's
+own ``from_scale`` classmethod (e.g. ``Gaussian.from_scale``,
+``FlippedHuber.from_scale``; :class:`dpjax.noise.ScaleFamily`), so the engine lists no
+family and any family of :mod:`dpjax.noise` plugs in.
 
 **Memory is bounded by a cap, not by ``K``.**  Grid and FFT lengths never exceed
 :func:`max_grid_points` (a share of the device's memory, or ``DPJAX_MAX_GRID_POINTS``).
@@ -246,29 +249,6 @@ def epsilon(
         epsilon_kernel, noise_fn, scale, shape, sensitivity, delta, compositions,
         sampling_rate, bin_width,
     )
-
-
-def gaussian_noise(scale, shape):
-    """``noise_fn`` of the Gaussian family (``shape`` unused)."""
-    from dpjax.noise.gaussian import Gaussian
-
-    del shape
-    return Gaussian(scale)
-
-
-def laplace_noise(scale, shape):
-    """``noise_fn`` of the Laplace family (``shape`` unused)."""
-    from dpjax.noise.laplace import Laplace
-
-    del shape
-    return Laplace(scale)
-
-
-def flipped_huber_noise(scale, shape):
-    """``noise_fn`` of flipped Huber: ``FH(alpha = shape * scale, gamma = scale)``."""
-    from dpjax.noise.flipped_huber import FlippedHuber
-
-    return FlippedHuber(shape * scale, scale)
 
 
 @float64_kernel

@@ -53,6 +53,7 @@ from dpjax.accounting.pld.subsample import (
 from dpjax.mechanisms import gaussian as gaussian_mech
 from dpjax.mechanisms import laplace as laplace_mech
 from dpjax.noise.gaussian import Gaussian
+from dpjax.noise.laplace import Laplace
 
 H = 1e-3  # the façade's bin width in this module (accuracy at 1e-4 is covered elsewhere)
 
@@ -359,7 +360,7 @@ def test_gaussian_q_one_is_exact(coarse, sigma, compositions):
     eps = _account("gaussian", sigma, 1.0, compositions, 1e-5)
     assert gdp_delta(eps, mu) <= 1e-5 and gdp_delta(eps - 1e-6, mu) > 1e-5
     if compositions > 1:
-        got = float(engine.epsilon(engine.gaussian_noise, sigma, 0.0, 1.0, 1e-5, compositions, 1.0, H))
+        got = float(engine.epsilon(Gaussian.from_scale, sigma, 0.0, 1.0, 1e-5, compositions, 1.0, H))
         assert got >= eps and got / eps - 1 < 1e-4
 
 
@@ -382,7 +383,7 @@ def test_plan_is_bounded_by_the_cap_not_by_t(monkeypatch):
     monkeypatch.setenv(pld_plan.MAX_POINTS_ENV, "100000")
     assert pld_plan.max_grid_points() == 100000
     for t in (10**6, 10**7, 10**8, 10**9, 7962624000, 10**30):
-        p = pld_plan.plan(engine.laplace_noise, 1.0, 0.0, 1.0, None, t, 1e-4)
+        p = pld_plan.plan(Laplace.from_scale, 1.0, 0.0, 1.0, None, t, 1e-4)
         assert p.note is not None
         if p.sizes is not None:
             assert p.sizes.grid <= 100000 and p.sizes.fft <= 100000
@@ -400,7 +401,7 @@ def test_capped_engine_stays_certified(monkeypatch):
     (q = 1 Gaussian through the engine; Laplace against the exact profile)."""
     monkeypatch.setenv(pld_plan.MAX_POINTS_ENV, "4096")
     with pytest.warns(pld_plan.EngineNote, match="coarsened"):
-        eps = float(engine.epsilon(engine.gaussian_noise, 1.0, 0.0, 1.0, 1e-5, 800, 1.0, 1e-4))
+        eps = float(engine.epsilon(Gaussian.from_scale, 1.0, 0.0, 1.0, 1e-5, 800, 1.0, 1e-4))
     exact = 519.6981942303136  # mpmath, checked here
     assert gdp_delta(exact, math.sqrt(800)) <= 1e-5 * (1 + 1e-12)
     # bin width 0.2 at this cap (was 1e-4): measured +0.6 %

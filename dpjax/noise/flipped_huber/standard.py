@@ -1,4 +1,4 @@
-r"""Flipped Huber noise ``FH(alpha, gamma^2)`` (flipped-huber-mechanism, Sec. III).
+r"""The standard shape ``FH(b, 1)`` of flipped Huber noise (flipped-huber-mechanism, Sec. III).
 
 Loss (eq. (7)) and density (eqs. (8)-(9)):
 
@@ -9,11 +9,11 @@ Loss (eq. (7)) and density (eqs. (8)-(9)):
 
 .. math:: \omega = 2\left[\sqrt{2\pi}\,Q(b) + \tfrac{2}{b}\sinh(b^2/2)\right].
 
-A Laplace centre (scale ``gamma^2 / alpha``) grafted onto Gaussian tails
-(``N(0, gamma^2)``).  It is a scale family: ``FH(b gamma, gamma^2) = gamma *
-FH(b, 1)``, so every quantity below is computed for the standard shape
-``FH(b, 1)`` and rescaled.  Never form ``omega`` (it overflows for ``b > 37``):
-with the half-masses
+A scale family: ``FH(b gamma, gamma^2) = gamma * FH(b, 1)``, so every quantity
+is computed here for the standard shape ``FH(b, 1)`` (pure kernels shared with
+:mod:`dpjax.accounting.flipped_huber` and :mod:`dpjax.calibration.flipped_huber`)
+and rescaled by :class:`~dpjax.noise.flipped_huber.FlippedHuber`.  Never form
+``omega`` (it overflows for ``b > 37``): with the half-masses
 
 .. math:: A = \frac{1 - e^{-b^2}}{b} = \int_0^b e^{-bx}dx,\qquad
           B = \sqrt{2\pi}\,Q(b)\,e^{-b^2/2} = e^{-b^2} R(b) = \int_b^\infty e^{-(x^2+b^2)/2}dx
@@ -29,30 +29,21 @@ where ``P(3, y) = 1 - e^{-y}(1 + y + y^2/2)`` (regularised incomplete gamma)
 uses its power series for ``y < 1``; eq. (11) itself subtracts nearly equal
 terms for small ``b``.  Fisher information (eq. (12)):
 ``gamma^2 I = (b + B) / (A + B)``.
-
-``alpha = 0`` is the Gaussian ``N(0, gamma^2)``; ``b -> inf`` with
-``gamma^2 / alpha`` fixed is Laplace.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.noise._tail import log1p_negative, log_q_inv, symmetric_from_bits, symmetric_sample
+from dpjax.noise._tail import log1p_negative, log_q_inv
 from dpjax.numerics import log1mexp, log_mills, log_Q, log_Q_inv, logaddexp
 
 _HALF_LOG_2PI = 0.9189385332046727  # log(2 pi) / 2
 _LOG_2 = 0.6931471805599453
-
-
-# ---------------------------------------------------------------------------
-# Standard shape FH(b, 1): pure kernels shared with dpjax.accounting.flipped_huber
-# ---------------------------------------------------------------------------
 
 
 def _safe_b(b: Array) -> tuple[Array, Array]:
@@ -62,48 +53,91 @@ def _safe_b(b: Array) -> tuple[Array, Array]:
 
 
 def log_half_laplace_mass(b: ArrayLike) -> Array:
-    r"""``log A``, ``A = (1 - e^{-b^2}) / b`` (``-inf`` at ``b = 0``)."""
+    r"""``log A``, the half-mass of the Laplace centre of ``exp(-rho_b)`` (eq. (9)).
+
+    .. math:: A = \frac{1 - e^{-b^2}}{b} = \int_0^b e^{-bx}\,dx
+
+    Args:
+      b: shape ``b = alpha / gamma >= 0`` (``-inf`` at ``b = 0``).
+    """
     b = jnp.asarray(b)
     pos, bs = _safe_b(b)
     return jnp.where(pos, jnp.log(-jnp.expm1(-bs * bs)) - jnp.log(bs), -jnp.inf)
 
 
 def log_half_gauss_mass(b: ArrayLike) -> Array:
-    r"""``log B``, ``B = sqrt(2 pi) Q(b) e^{-b^2/2}``."""
+    r"""``log B``, the half-mass of the Gaussian tails of ``exp(-rho_b)`` (eq. (9)).
+
+    .. math:: B = \sqrt{2\pi}\,Q(b)\,e^{-b^2/2} = \int_b^\infty e^{-(x^2 + b^2)/2}\,dx
+
+    Args:
+      b: shape ``b = alpha / gamma >= 0``.
+    """
     b = jnp.asarray(b)
     return _HALF_LOG_2PI + log_Q(b) - 0.5 * b * b
 
 
 def log_normaliser(b: ArrayLike) -> Array:
-    r"""``log Z(b)`` with ``Z = int exp(-rho_b) = 2 (A + B) = omega e^{-b^2/2}`` (eq. (9))."""
+    r"""``log Z(b)``, the normaliser of ``exp(-rho_b)`` (eq. (9) of flipped-huber-mechanism).
+
+    .. math:: Z = \int e^{-\rho_b(x)}\,dx = 2 (A + B) = \omega\, e^{-b^2/2}
+
+    Args:
+      b: shape ``b = alpha / gamma >= 0``.
+    """
     return _LOG_2 + logaddexp(log_half_laplace_mass(b), log_half_gauss_mass(b))
 
 
 def log_omega(b: ArrayLike) -> Array:
-    r"""``log omega`` of eq. (9), evaluated as ``log Z + b^2/2`` (no overflow)."""
+    r"""``log omega`` of eq. (9) of flipped-huber-mechanism, as ``log Z + b^2/2`` (no overflow).
+
+    .. math:: \omega = 2\left[\sqrt{2\pi}\,Q(b) + \tfrac{2}{b}\sinh(b^2/2)\right]
+
+    Args:
+      b: shape ``b = alpha / gamma >= 0``.
+    """
     b = jnp.asarray(b)
     return log_normaliser(b) + 0.5 * b * b
 
 
 def standard_loss(x: ArrayLike, b: ArrayLike) -> Array:
-    r"""``rho_b(x)`` of eq. (7) (the loss with ``gamma = 1``)."""
+    r"""The flipped Huber loss ``rho_b(x)`` of eq. (7) of flipped-huber-mechanism.
+
+    .. math:: \rho_b(x) = b|x| \ (|x| \le b),\qquad (x^2 + b^2)/2 \ (|x| > b)
+
+    Args:
+      x: points.
+      b: transition ``b >= 0`` (``alpha`` in the paper's units, or ``alpha / gamma``).
+    """
     x, b = jnp.asarray(x), jnp.asarray(b)
     ax = jnp.abs(x)
     return jnp.where(ax <= b, b * ax, 0.5 * (x * x + b * b))
 
 
 def flipped_huber_loss(t: ArrayLike, alpha: ArrayLike) -> Array:
-    r"""The flipped Huber loss ``rho_alpha(t)`` of eq. (7)."""
+    r"""The flipped Huber loss ``rho_alpha(t)`` of eq. (7) of flipped-huber-mechanism.
+
+    .. math:: \rho_\alpha(t) = \alpha|t| \ (|t| \le \alpha),\qquad
+              (t^2 + \alpha^2)/2 \ (|t| > \alpha)
+
+    Args:
+      t: points.
+      alpha: transition ``alpha >= 0``.
+    """
     return standard_loss(t, alpha)
 
 
 def standard_log_sf(y: ArrayLike, b: ArrayLike) -> Array:
-    r"""``log P(T > y)`` for ``T ~ FH(b, 1)`` (eq. (10)).
+    r"""``log P(T > y)`` for ``T ~ FH(b, 1)`` (eq. (10) of flipped-huber-mechanism).
 
     .. math:: Z\,P(T > y) = \begin{cases}
         e^{-b^2/2}\sqrt{2\pi}\,Q(y) & y > b \\
         e^{-by}(1 - e^{-b(b - y)})/b + B & 0 \le y \le b \\
         Z - Z P(T > -y) & y < 0 \end{cases}
+
+    Args:
+      y: points (standard units, ``x / gamma``).
+      b: shape ``b = alpha / gamma >= 0``.
     """
     y, b = jnp.broadcast_arrays(jnp.asarray(y), jnp.asarray(b))
     log_z = log_normaliser(b)
@@ -185,11 +219,17 @@ def _standard_isf(log_p: Array, q: Array, c: _IsfConstants, deep: bool = True) -
 
 
 def standard_isf_log(log_p: ArrayLike, b: ArrayLike) -> Array:
-    r"""Inverse survival of ``FH(b, 1)`` from ``log p`` (``p <= 1/2``): the ``y >= 0`` with
-    ``P(T > y) = p`` (eq. (23)); accurate for ``p`` down to ``exp(-1e7)``.
+    r"""Inverse survival of ``FH(b, 1)`` from ``log p`` (eq. (23) of flipped-huber-mechanism).
+
+    The ``y >= 0`` with ``P(T > y) = p`` for ``p <= 1/2``, accurate for ``p`` down to
+    ``exp(-1e7)``:
 
     .. math:: y = \begin{cases} Q^{-1}\!\big(p\,Z e^{b^2/2}/\sqrt{2\pi}\big) & p \le P(T > b) \\
               -\log\!\big(1 - b(A+B)(1 - 2p)\big)/b & \text{otherwise} \end{cases}
+
+    Args:
+      log_p: ``log p`` (``0`` is returned for ``p >= 1/2``).
+      b: shape ``b = alpha / gamma >= 0``.
     """
     log_p, b = jnp.broadcast_arrays(jnp.asarray(log_p), jnp.asarray(b))
     q = 1.0 - 2.0 * jnp.exp(jnp.minimum(log_p, -_LOG_2))
@@ -221,7 +261,15 @@ def _lower_gamma3_ratio(y: Array) -> Array:
 
 
 def standard_variance(b: ArrayLike) -> Array:
-    r"""Variance of ``FH(b, 1)`` (eq. (11)), cancellation-free form of the module docstring."""
+    r"""Variance of ``FH(b, 1)`` (eq. (11) of flipped-huber-mechanism), cancellation-free.
+
+    .. math:: \sigma^2/\gamma^2 = \frac{(2/b^3)\,P(3, b^2) + B + b e^{-b^2}}{A + B}
+
+    with ``P(3, y) = 1 - e^{-y}(1 + y + y^2/2)`` by its power series for ``y < 1``.
+
+    Args:
+      b: shape ``b = alpha / gamma >= 0``.
+    """
     b = jnp.asarray(b)
     pos, bs = _safe_b(b)
     log_a = log_half_laplace_mass(b)
@@ -232,7 +280,13 @@ def standard_variance(b: ArrayLike) -> Array:
 
 
 def standard_fisher_information(b: ArrayLike) -> Array:
-    r"""Fisher information of ``FH(b, 1)`` (eq. (12)): ``(b + B) / (A + B)``."""
+    r"""Location Fisher information of ``FH(b, 1)`` (eq. (12) of flipped-huber-mechanism).
+
+    .. math:: \gamma^2 I = \frac{b + B}{A + B}
+
+    Args:
+      b: shape ``b = alpha / gamma >= 0``.
+    """
     b = jnp.asarray(b)
     log_a = log_half_laplace_mass(b)
     log_bm = log_half_gauss_mass(b)
@@ -252,10 +306,14 @@ def _log_exprel_integral(c: Array, b: Array) -> Array:
 
 
 def standard_log_mgf(s: ArrayLike, b: ArrayLike) -> Array:
-    r"""``log E[e^{sT}]`` for ``T ~ FH(b, 1)`` (Sec. III-B.2):
+    r"""``log E[e^{sT}]`` for ``T ~ FH(b, 1)`` (Sec. III-B.2 of flipped-huber-mechanism).
 
     .. math:: Z\,\mathbb{M}(s) = \int_0^b (e^{(s-b)x} + e^{-(s+b)x})dx
               + \sqrt{2\pi}\, e^{(s^2 - b^2)/2}\,[Q(b - s) + Q(b + s)].
+
+    Args:
+      s: argument of the moment generating function (standard units).
+      b: shape ``b = alpha / gamma >= 0``.
     """
     s, b = jnp.broadcast_arrays(jnp.asarray(s), jnp.asarray(b))
     pos, bs = _safe_b(b)
@@ -269,134 +327,13 @@ def standard_log_mgf(s: ArrayLike, b: ArrayLike) -> Array:
 
 
 def theta_over_gamma(b: ArrayLike) -> Array:
-    r"""``theta / gamma = Q^{-1}(sqrt(pi/2) / omega)`` of Lemma 6 / eq. (22), from ``log omega``."""
-    return log_Q_inv(0.5 * jnp.log(jnp.pi / 2.0) - log_omega(b))
+    r"""The stochastic-dominance shift of Lemma 6 / eq. (22) of flipped-huber-mechanism.
 
+    .. math:: \theta / \gamma = Q^{-1}\!\big(\sqrt{\pi/2} / \omega\big)
 
-# ---------------------------------------------------------------------------
-# The noise family
-# ---------------------------------------------------------------------------
+    (``FH <=_st N(theta, gamma^2)``), evaluated from ``log omega``.
 
-
-class FlippedHuber(NamedTuple):
-    r"""Flipped Huber noise ``FH(alpha, gamma^2)`` (transition ``alpha >= 0``, scale ``gamma > 0``).
-
-    See the module docstring for the formulas.  ``shape = alpha / gamma`` is
-    the scale-free parameter ``b``; ``FH(alpha, gamma^2) = gamma FH(b, 1)``.
-
-    Example:
-      >>> import jax, jax.numpy as jnp
-      >>> fh = FlippedHuber(alpha=2.0, gamma=1.0)
-      >>> x = fh.sample(jax.random.key(0), (4,), dtype=jnp.float32)
-      >>> x.dtype
-      dtype('float32')
+    Args:
+      b: shape ``b = alpha / gamma >= 0``.
     """
-
-    alpha: ArrayLike
-    gamma: ArrayLike
-
-    @property
-    def shape_parameter(self) -> Array:
-        """``b = alpha / gamma``."""
-        return jnp.asarray(self.alpha) / jnp.asarray(self.gamma)
-
-    @property
-    def variance(self) -> Array:
-        """``sigma^2`` of eq. (11) (stable form; see module docstring)."""
-        return jnp.square(jnp.asarray(self.gamma)) * standard_variance(self.shape_parameter)
-
-    @property
-    def fisher_information(self) -> Array:
-        """Location Fisher information of eq. (12)."""
-        return standard_fisher_information(self.shape_parameter) / jnp.square(
-            jnp.asarray(self.gamma)
-        )
-
-    @property
-    def normalised_fisher_information(self) -> Array:
-        """``I * sigma^2`` (Sec. II-D; between 1 (Gaussian) and 2 (Laplace), Fig. 2)."""
-        b = self.shape_parameter
-        return standard_fisher_information(b) * standard_variance(b)
-
-    def loss(self, t: ArrayLike) -> Array:
-        """``rho_alpha(t)`` of eq. (7)."""
-        return flipped_huber_loss(t, self.alpha)
-
-    def logpdf(self, x: ArrayLike) -> Array:
-        """``-rho_alpha(x)/gamma^2 - log kappa`` (eq. (8)), ``log kappa = log gamma + log Z(b)``."""
-        gamma = jnp.asarray(self.gamma)
-        b = self.shape_parameter
-        return -standard_loss(jnp.asarray(x) / gamma, b) - jnp.log(gamma) - log_normaliser(b)
-
-    def pdf(self, x: ArrayLike) -> Array:
-        return jnp.exp(self.logpdf(x))
-
-    def log_sf(self, x: ArrayLike) -> Array:
-        """``log P(T > x)`` (eq. (10)), accurate far into both tails."""
-        return standard_log_sf(jnp.asarray(x) / self.gamma, self.shape_parameter)
-
-    def sf(self, x: ArrayLike) -> Array:
-        return jnp.exp(self.log_sf(x))
-
-    def log_cdf(self, x: ArrayLike) -> Array:
-        return self.log_sf(-jnp.asarray(x))
-
-    def cdf(self, x: ArrayLike) -> Array:
-        """``G(x)`` of eq. (10) (``= P(T > -x)`` by symmetry)."""
-        return jnp.exp(self.log_cdf(x))
-
-    def isf_log(self, log_p: ArrayLike) -> Array:
-        """``x`` with ``log P(T > x) = log_p``, for ``log_p <= log(1/2)`` (far-tail quantile)."""
-        return jnp.asarray(self.gamma) * standard_isf_log(log_p, self.shape_parameter)
-
-    def quantile(self, u: ArrayLike) -> Array:
-        """``G^{-1}(u)`` of eq. (23); ``min(u, 1-u)`` is inverted in log space."""
-        u = jnp.asarray(u)
-        upper = u > 0.5
-        p = jnp.where(upper, 1.0 - u, u)
-        y = standard_isf_log(jnp.log(p), self.shape_parameter)
-        return jnp.asarray(self.gamma) * jnp.where(upper, y, -y)
-
-    def mgf(self, s: ArrayLike) -> Array:
-        """``E[e^{sT}]`` (Sec. III-B.2)."""
-        return jnp.exp(self.log_mgf(s))
-
-    def log_mgf(self, s: ArrayLike) -> Array:
-        """``log E[e^{sT}] = log M_b(gamma s)`` for the standard shape ``M_b``."""
-        return standard_log_mgf(jnp.asarray(s) * self.gamma, self.shape_parameter)
-
-    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True) -> Array:
-        r"""``|x|`` with ``P(|T| > |x|) = U``: ``gamma y`` with ``P(T/gamma > y) = U/2``
-        (eq. (23); ``1 - 2p = 1 - U`` is passed exactly).  Computed in the dtype of
-        ``log_u``; the per-shape constants in the parameters' dtype, then cast.
-        ``deep=False`` promises ``U >= 2^-12``.
-        """
-        log_u, omu = jnp.asarray(log_u), jnp.asarray(one_minus_u)
-        work = log_u.dtype
-        consts = jax.tree_util.tree_map(
-            lambda v: v.astype(work) if jnp.issubdtype(v.dtype, jnp.floating) else v,
-            _isf_constants(self.shape_parameter),
-        )
-        y = _standard_isf(log_u - _LOG_2, omu, consts, deep)
-        return jnp.asarray(self.gamma).astype(work) * y
-
-    def from_bits(self, bits: ArrayLike, dtype=None) -> Array:
-        """Samples as a deterministic function of their random words (:mod:`dpjax.noise._tail`)."""
-        return symmetric_from_bits(bits, dtype, self.abs_isf)
-
-    def sample(self, key: Array, shape: tuple[int, ...] = (), dtype=None) -> Array:
-        r"""Inversion sampling (App. A) in ``dtype``, tails exact down to ``tail_floor(dtype)``.
-
-        ``|T| = gamma y`` with ``P(T > gamma y) = U / 2`` for a tail-exact uniform
-        ``U`` (:mod:`dpjax.noise._tail`): ``y = Q^{-1}(p c)`` (from ``log p`` for deep draws) in the
-        Gaussian tails, ``-log(1 - k (1 - U)) / b`` in the Laplace centre (formed as
-        ``(1 - k) + k U`` in log space when it is small).  Computed in float32 for
-        float32/bfloat16/float16 output and in float64 for float64 output.
-        """
-        return symmetric_sample(key, shape, dtype, self.abs_isf)
-
-    def privacy_loss(self, t: ArrayLike, sensitivity: ArrayLike) -> Array:
-        r"""``zeta_d(t) = (rho_alpha(t + d) - rho_alpha(t)) / gamma^2`` (Sec. II-C)."""
-        t, d = jnp.asarray(t), jnp.asarray(sensitivity)
-        gamma2 = jnp.square(jnp.asarray(self.gamma))
-        return (flipped_huber_loss(t + d, self.alpha) - flipped_huber_loss(t, self.alpha)) / gamma2
+    return log_Q_inv(0.5 * jnp.log(jnp.pi / 2.0) - log_omega(b))

@@ -1,0 +1,77 @@
+r"""Constructor: the pessimistic PLD of a pair given as atoms of its privacy loss.
+
+A discrete pair ``(P, Q)`` (e.g. the cells of the spherical mechanism, Lemma 1 of
+spherical-kl-optimal-mechanisms, or randomized response) is its loss atoms
+``(l_k, p_k)`` under ``P``; the ``Q``-masses are ``p_k e^{-l_k}``.  The PLD on the grid
+``eps_i = (lower + i) h`` is the connect-the-dots discretisation of
+:mod:`.discretise` (exact at the grid points, the chord of ``delta(e^eps)`` in between:
+pessimistic), or rounding every loss down (``pessimistic=False``, a lower bound).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpjax._batching import bucket
+from dpjax.accounting.pld._pld import PLD, make
+from dpjax.accounting.pld.discretise import _connect_dots
+from dpjax.numerics import float64_kernel
+
+
+@float64_kernel
+def from_atoms(losses, probabilities, bin_width: float = 1e-4, pessimistic: bool = True) -> PLD:
+    r"""PLD of a pair given as atoms ``(l_k, p_k)`` of its loss under ``P`` (``l_k <= +inf``).
+
+    The ``Q``-masses are ``p_k e^{-l_k}`` (carried scaled, ``p_k e^{eps_i - l_k}``, so that
+    losses beyond ``709`` do not overflow); connect-the-dots on the grid
+    spanning the finite atoms (exact at grid points, chord in between), or
+    rounding down when ``pessimistic=False``.  Host function (concrete
+    input).  Mass of ``+inf`` atoms goes to ``inf_mass``.
+
+    Args:
+      losses: the atoms' losses ``l_k`` (real or ``+inf``).
+      probabilities: their ``P``-masses ``p_k >= 0``.
+      bin_width: the loss-grid width ``h``.
+      pessimistic: connect-the-dots upper bound (default) or rounding down.
+    """
+    losses = np.asarray(losses, np.float64).ravel()
+    probs = np.asarray(probabilities, np.float64).ravel()
+    if losses.shape != probs.shape:
+        raise ValueError("losses and probabilities must have the same length")
+    if np.any(probs < 0) or not np.all(np.isfinite(probs)):
+        raise ValueError("probabilities must be finite and >= 0")
+    if np.any(np.isnan(losses)) or np.any(losses == -np.inf):
+        raise ValueError("losses must be real or +inf (an atom with L = -inf has P-mass 0)")
+    fin = np.isfinite(losses)
+    inf_mass = float(probs[~fin].sum())
+    lf, pf = losses[fin], probs[fin]
+    h = float(bin_width)
+    if lf.size == 0:
+        return make(h, 0, np.zeros(1), inf_mass, pessimistic=pessimistic)
+    lower = math.floor(lf.min() / h)
+    # grid sizes rounded up to few distinct values (zero mass on top): few compiles downstream
+    size = bucket(math.ceil(lf.max() / h) - lower + 1)
+    grid = (lower + np.arange(size)) * h
+    if not pessimistic:
+        idx = np.clip(np.floor(lf / h).astype(np.int64) - lower, 0, size - 1)
+        pmf = np.bincount(idx, weights=pf, minlength=size)
+        return make(h, lower, pmf, inf_mass, pessimistic=False)
+    # bins (eps_i, eps_{i+1}]: the bin of each atom; atoms at or below eps_0 -> "below"
+    idx = np.ceil(lf / h - 1e-12).astype(np.int64) - lower - 1
+    below = idx < 0
+    idx = np.clip(idx, 0, size - 2) if size > 1 else np.zeros_like(idx)
+    if size == 1:
+        return make(h, lower, np.array([pf.sum()]), inf_mass, pessimistic=True)
+    # scaled Q-mass of each atom in its bin: e^{eps_i} p_k e^{-l_k} = p_k e^{eps_i - l_k} <= p_k
+    qsf = pf * np.exp(np.minimum(grid[idx] - lf, 0.0))
+    p_bin = np.bincount(idx[~below], weights=pf[~below], minlength=size - 1).astype(np.float64)
+    qs = np.bincount(idx[~below], weights=qsf[~below], minlength=size - 1).astype(np.float64)
+    p_below = np.float64(pf[below].sum())
+    zero = np.float64(0.0)
+    pmf, _ = _connect_dots(p_bin, qs, zero, zero, p_below, np.float64(h))
+    return make(h, lower, pmf, inf_mass, pessimistic=True)
+
+
+__all__ = ["from_atoms"]

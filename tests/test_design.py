@@ -1,0 +1,127 @@
+"""``dpjax.design``: every mechanism calibrated, certified and ranked; the CLI prints it."""
+
+import numpy as np
+import pytest
+
+import dpjax
+import dpjax.comparison as design_lib
+from dpjax.cli import main
+from dpjax.cli._common import print_json
+
+ONE_DIM = ("gaussian", "laplace", "flipped-huber", "osgt", "truncated-laplace", "staircase")
+
+
+@pytest.fixture(scope="module")
+def default():
+    """The target of ``dpjax design`` without arguments (Fig. 3a of flipped-huber-mechanism)."""
+    return dpjax.design(epsilon=0.3, delta=1e-6, linf=1.0)
+
+
+def _json_text(capsys, obj) -> str:
+    print_json(obj)
+    return capsys.readouterr().out
+
+
+def test_rows_are_ranked_and_certified(default):
+    assert {r.mechanism for r in default.rows} == set(ONE_DIM)  # spherical needs dim >= 2
+    assert default.skipped == ()
+    mses = [r.mse for r in default.rows]
+    assert mses == sorted(mses) and default.best is default.rows[0]
+    for r in default.rows:
+        assert r.delta_at_params <= 1e-6 and not r.inid and r.condition == "exact"
+        assert r.mse == r.variance  # one coordinate
+        assert set(r.params) == set(dpjax.mechanisms.get(r.mechanism).param_names)
+    # the paper's Fig. 3a numbers at epsilon = 0.3: Gaussian 168.80, flipped Huber 22.21
+    rows = {r.mechanism: r for r in default.rows}
+    assert round(rows["gaussian"].variance, 2) == 168.80
+    assert round(rows["flipped-huber"].variance, 2) == 22.21
+    assert rows["gaussian"] is default.rows[-1]
+
+
+def test_each_row_is_the_facade_calibration(default):
+    for r in default.rows:
+        cal = dpjax.calibrate(r.mechanism, epsilon=0.3, delta=1e-6, linf=1.0)
+        assert r.result.to_json() == cal.to_json()
+        assert r.params == {k: float(v) for k, v in cal.params.items()}
+
+
+def test_cli_prints_the_library_design(default, capsys):
+    assert main(["design", "--json"]) == 0
+    assert capsys.readouterr().out == _json_text(capsys, default.to_json())
+    data = default.to_json()
+    assert list(data) == ["epsilon", "delta", "query", "best", "results", "skipped"]
+    assert data["best"] == default.best.mechanism == data["results"][0]["mechanism"]
+    assert data["query"] == {"dim": 1, "l1": None, "l2": None, "linf": 1.0, "compositions": 1,
+                             "sampling_rate": None}
+    assert main(["design"]) == 0
+    table = capsys.readouterr().out
+    for r in default.rows:
+        assert r.mechanism in table
+    assert f"best: {default.best.mechanism} " in table
+
+
+def test_skipped_mechanisms_say_why(monkeypatch):
+    monkeypatch.setattr(
+        design_lib, "names", lambda: ("gaussian", "osgt", "flipped-huber", "spherical")
+    )
+    d = dpjax.design(epsilon=1.0, delta=1e-6, dim=3, l2=1.0, compositions=2)
+    assert [r.mechanism for r in d.rows] == ["gaussian"]
+    reasons = {s.mechanism: s.reason for s in d.skipped}
+    assert list(reasons) == ["osgt", "flipped-huber", "spherical"]
+    assert "dim > 1 or compositions > 1" in reasons["osgt"]
+    assert "compositions > 1" in reasons["flipped-huber"]
+    assert "SphericalMechanism.epsilon" in reasons["spherical"]
+    # an infeasible target is a reason too; in one dimension spherical is not compared
+    d = dpjax.design(epsilon=1.0, delta=0.0, l1=1.0)
+    assert d.rows == ()
+    assert [s.mechanism for s in d.skipped] == ["gaussian", "osgt", "flipped-huber"]
+    assert all("delta = 0 is infeasible" in s.reason for s in d.skipped)
+    assert d.best is None and d.to_json()["best"] is None
+
+
+def test_profile_adds_inid_designs_to_the_ranking(monkeypatch, capsys):
+    monkeypatch.setattr(design_lib, "names", lambda: ("gaussian", "staircase"))
+    d = dpjax.design(epsilon=0.5, delta=1e-6, profile=[3.0, 4.0])
+    assert d.query == {"dim": 2, "l1": 7.0, "l2": 5.0, "linf": 4.0, "compositions": 1,
+                       "sampling_rate": None}
+    mses = [r.mse for r in d.rows]
+    assert mses == sorted(mses) and len(d.rows) == 5
+    inid = [r for r in d.rows if r.inid]
+    assert [(x.mechanism, x.delta) for x in d.inid] == [
+        ("gaussian", 1e-6), ("laplace", 0.0), ("laplace", 1e-6)
+    ]
+    assert {id(r.result) for r in inid} == {id(x) for x in d.inid}
+    for r in d.rows:
+        assert r.delta_at_params <= 1e-6
+    g_iid = next(r for r in d.rows if r.mechanism == "gaussian" and not r.inid)
+    g_inid = next(r for r in inid if r.mechanism == "gaussian")
+    assert g_inid.mse < g_iid.mse  # the profile helps (Theorem 4)
+    np.testing.assert_allclose(g_inid.variance, np.asarray(g_inid.result.scales) ** 2)
+    assert float(np.sum(g_inid.variance)) == pytest.approx(g_inid.mse, rel=1e-12)
+    data = d.to_json()
+    assert list(data) == ["epsilon", "delta", "query", "profile", "results", "inid", "skipped"]
+    assert [c["mechanism"] for c in data["results"]] == [c.mechanism for c in d.results]
+    assert main(["design", "--epsilon", "0.5", "--delta", "1e-6", "--profile", "3,4",
+                 "--json"]) == 0
+    assert capsys.readouterr().out == _json_text(capsys, data)
+    # composed or subsampled: the i.n.i.d. designs are left out, with the reason
+    d = dpjax.design(epsilon=0.5, delta=1e-6, profile=[3.0, 4.0], compositions=2)
+    assert not any(r.inid for r in d.rows) and d.skipped[-1].mechanism == "i.n.i.d."
+    assert "single release" in d.skipped[-1].reason
+
+
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(epsilon=[0.1, 0.2], delta=1e-6, linf=1.0), "one target"),
+        (dict(epsilon=1.0, delta=1.5, linf=1.0), "delta must lie in"),
+        (dict(epsilon=1.0, delta=1e-6, linf=1.0, condition="maybe"), "condition must be one of"),
+        (dict(epsilon=1.0, delta=1e-6, l2=1.0, profile=[1.0, 2.0]), "either a sensitivity profile"),
+        (dict(epsilon=1.0, delta=1e-6, dim=3, profile=[1.0, 2.0]), "either a sensitivity profile"),
+        (dict(epsilon=1.0, delta=1e-6), "give a sensitivity"),
+        (dict(epsilon=1.0, delta=1e-6, dim=2, l2=1.0, l1=3.0), "inconsistent sensitivities"),
+    ],
+)
+def test_bad_input_raises_value_error(kw, match):
+    with pytest.raises(ValueError, match=match):
+        dpjax.design(**kw)

@@ -74,7 +74,9 @@ def add_sensitivity_args(p: argparse.ArgumentParser, *, dim: bool = True) -> Non
       dim: whether to add ``--dim`` too.
     """
     g = p.add_argument_group(
-        "query sensitivity (give at least one; missing ones are bounded soundly)"
+        "query sensitivity (every subcommand: none given in one dimension means 1, the "
+        "parameters are then noise multipliers; with --dim > 1 give at least one; missing "
+        "ones are bounded soundly from the given ones)"
     )
     if dim:
         g.add_argument("--dim", type=int, default=1, help="number of coordinates K (default 1)")
@@ -108,10 +110,22 @@ def sensitivity_kwargs(args) -> dict:
     Args:
       args: the parsed ``argparse.Namespace``.
 
+    The same default in every subcommand: in one dimension, no sensitivity given means
+    sensitivity 1 (the parameters are then noise multipliers); with ``dim > 1`` one must
+    be given.
+
     Returns:
       ``{"dim": ..., "l1": ..., "l2": ..., "linf": ...}`` (``dim = 1`` when absent).
+
+    Raises:
+      ValueError: ``dim > 1`` and no sensitivity given.
     """
-    return {"dim": getattr(args, "dim", 1), "l1": args.l1, "l2": args.l2, "linf": args.linf}
+    dim = getattr(args, "dim", 1)
+    if args.l1 is None and args.l2 is None and args.linf is None:
+        if dim != 1:
+            raise ValueError(f"--dim {dim}: give a sensitivity (--l1, --l2 or --linf)")
+        return {"dim": 1, "l1": 1.0, "l2": 1.0, "linf": 1.0}
+    return {"dim": dim, "l1": args.l1, "l2": args.l2, "linf": args.linf}
 
 
 def scalar_or_list(values: Sequence[float]):
@@ -231,4 +245,96 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence], title: str | N
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths)))
     print("  ".join("-" * w for w in widths))
     for r in cells:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
+
+
+#: what the columns every subcommand prints mean (one vocabulary for tables and JSON)
+COLUMNS = (
+    "variance: per coordinate; mse: total over the dim coordinates; delta_at_params: the "
+    "certified delta of the returned parameters at the target epsilon; condition: exact = "
+    "the mechanism's necessary and sufficient profile, sufficient = a sufficient bound"
+)
+
+
+def params_text(params: dict) -> str:
+    """Parameters as ``name=value, ...`` (never a Python dict repr).
+
+    Args:
+      params: parameter name -> number or array.
+
+    Returns:
+      The text.
+
+    Example:
+      >>> params_text({"alpha": 0.5, "gamma": 2.0})
+      'alpha=0.5, gamma=2'
+    """
+    return ", ".join(f"{k}={fmt(v)}" for k, v in params.items())
+
+
+def query_fields(args, sens: dict | None = None) -> dict:
+    """The query of a subcommand, in the JSON vocabulary: ``dim``, ``l1``, ``l2``, ``linf``,
+    ``compositions``, ``sampling_rate``.
+
+    Args:
+      args: the parsed arguments.
+      sens: the sensitivities used (default :func:`sensitivity_kwargs` of ``args``).
+
+    Returns:
+      The dict (``None`` for what was not given).
+    """
+    sens = sensitivity_kwargs(args) if sens is None else sens
+    return {
+        "dim": sens.get("dim", 1),
+        "l1": sens.get("l1"),
+        "l2": sens.get("l2"),
+        "linf": sens.get("linf"),
+        "compositions": getattr(args, "compositions", 1),
+        "sampling_rate": getattr(args, "sampling_rate", None),
+    }
+
+
+def query_text(query: dict) -> str:
+    """The given parts of a query as ``dim=20, linf=1, compositions=1`` (no ``None``).
+
+    Args:
+      query: :func:`query_fields`' dict.
+
+    Returns:
+      The text.
+
+    Example:
+      >>> query_text({"dim": 1, "l1": None, "l2": 1.0, "compositions": 1})
+      'dim=1, l2=1, compositions=1'
+    """
+    return ", ".join(f"{k}={fmt(v)}" for k, v in query.items() if v is not None)
+
+
+def note_lines(mechanism: str, notes) -> list[str]:
+    """Notes as printed lines, each naming its mechanism; a leading ``"<mechanism>: "`` in
+    the note itself is not repeated.
+
+    Args:
+      mechanism: the mechanism the notes belong to.
+      notes: the note texts.
+
+    Returns:
+      ``["note (gaussian): ...", ...]``.
+    """
+    prefix = f"{mechanism}: "
+    return [f"note ({mechanism}): {n[len(prefix):] if n.startswith(prefix) else n}"
+            for n in notes]
+
+
+def skipped_line(mechanism: str, reason: str) -> str:
+    """``skipped osgt: <reason>`` without repeating the mechanism's name.
+
+    Args:
+      mechanism: the skipped mechanism.
+      reason: why.
+
+    Returns:
+      The line.
+    """
+    prefix = f"{mechanism}: "
+    return f"skipped {mechanism}: {reason[len(prefix):] if reason.startswith(prefix) else reason}"

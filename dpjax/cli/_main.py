@@ -9,7 +9,9 @@ import sys
 from dpjax.errors import CertificationError
 
 #: subcommand modules under dpjax.cli, each with ``add_parser(subparsers)``
-COMMANDS = ("design", "calibrate", "profile", "account", "reproduce", "inid", "spherical")
+COMMANDS = (
+    "design", "calibrate", "profile", "account", "mechanisms", "reproduce", "inid", "spherical"
+)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dpjax
 from dpjax.cli import _common as c
-from dpjax.mechanisms import names
+from dpjax.mechanisms import names, parameter_help
 
 
 def add_parser(sub) -> None:
@@ -15,7 +15,9 @@ def add_parser(sub) -> None:
     """
     p = sub.add_parser("account", help="epsilon (or delta) after T uses of given parameters")
     p.add_argument("mechanism", choices=names())
-    p.add_argument("--param", type=c.param, action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--param", type=c.param, action="append", default=[], metavar="NAME=VALUE",
+                   help="a parameter, repeated for each (see dpjax mechanisms): "
+                   + parameter_help())
     c.add_use_args(p)
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--epsilon", type=float, help="report delta at this epsilon")
@@ -37,8 +39,6 @@ def run(args) -> None:
     """
     params = dict(args.param)
     sens = c.sensitivity_kwargs(args)
-    if sens["l1"] is None and sens["l2"] is None and sens["linf"] is None and sens["dim"] == 1:
-        sens = {}  # unit sensitivity: params are noise multipliers
     value = dpjax.account(
         args.mechanism,
         params,
@@ -49,27 +49,10 @@ def run(args) -> None:
         **sens,
     )
     eps, delta = (value, args.delta) if args.delta is not None else (args.epsilon, value)
-    out = {
-        "mechanism": args.mechanism,
-        "params": params,
-        "epsilon": eps,
-        "delta": delta,
-        "compositions": args.compositions,
-        "sampling_rate": args.sampling_rate,
-    }
+    query = c.query_fields(args, sens)
     if args.json:
-        c.print_json(out)
+        c.print_json({"mechanism": args.mechanism, "params": params, **query,
+                      "epsilon": eps, "delta": delta})
         return
-    c.print_table(
-        ["mechanism", "params", "compositions", "sampling_rate", "epsilon", "delta"],
-        [
-            [
-                args.mechanism,
-                str(params),
-                str(args.compositions),
-                str(args.sampling_rate),
-                eps,
-                delta,
-            ]
-        ],
-    )
+    c.print_table(["epsilon", "delta"], [[eps, delta]],
+                  title=f"{args.mechanism} ({c.params_text(params)}; {c.query_text(query)})")

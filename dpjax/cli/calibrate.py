@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dpjax
 from dpjax.cli import _common as c
-from dpjax.mechanisms import names
+from dpjax.mechanisms import names, parameter_help
 
 
 def add_parser(sub) -> None:
@@ -14,7 +14,9 @@ def add_parser(sub) -> None:
       sub: the subparsers object of the ``dpjax`` parser, to add ``calibrate`` to.
     """
     p = sub.add_parser("calibrate", help="least-error certified parameters for a target")
-    p.add_argument("mechanism", choices=names())
+    p.add_argument("mechanism", choices=names(),
+                   help="which mechanism (parameters, support: dpjax mechanisms): "
+                   + parameter_help())
     p.add_argument("--epsilon", type=c.float_list, required=True, help="epsilon (comma list ok)")
     p.add_argument("--delta", type=c.float_list, required=True, help="delta (comma list ok)")
     c.add_sensitivity_args(p)
@@ -52,9 +54,11 @@ def run(args) -> None:
     cols = np.broadcast_arrays(
         cal.epsilon, cal.delta, *cal.params.values(), cal.variance, cal.mse, cal.delta_at_params
     )
-    rows = list(zip(*(np.atleast_1d(col) for col in cols)))
+    rows = list(zip(*(np.atleast_1d(col) for col in cols), strict=True))
     c.print_table(
-        headers, rows, title=f"{cal.mechanism} (dim={cal.dim}, condition={cal.condition})"
+        headers, rows, title=f"{cal.mechanism} (condition={cal.condition}; "
+        + c.query_text(c.query_fields(args)) + ")"
     )
-    for note in cal.notes:
-        print(f"note: {note}")
+    print(f"({c.COLUMNS})")
+    for line in c.note_lines(cal.mechanism, cal.notes):
+        print(line)

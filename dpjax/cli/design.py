@@ -55,9 +55,9 @@ def run(args) -> None:
     """
     if args.profile is not None or args.profile_file is not None or args.profile_kind is not None:
         return run_with_profile(args)
+    if args.l1 is None and args.l2 is None and args.linf is None:
+        args.linf = DEFAULTS["linf"]
     sens = c.sensitivity_kwargs(args)
-    if sens["l1"] is None and sens["l2"] is None and sens["linf"] is None:
-        sens["linf"] = DEFAULTS["linf"]
     d = dpjax.design(
         args.epsilon, args.delta, compositions=args.compositions,
         sampling_rate=args.sampling_rate, condition=args.condition, **sens,
@@ -69,24 +69,23 @@ def run(args) -> None:
         [r.mechanism, _params(r), r.variance, r.mse, r.delta_at_params, r.condition]
         for r in d.rows
     ]
-    title = (
-        f"target epsilon={args.epsilon!r}, delta={args.delta!r}; dim={sens['dim']}, "
-        f"l1={sens['l1']}, l2={sens['l2']}, linf={sens['linf']}, compositions={args.compositions}"
-        + (f", sampling_rate={args.sampling_rate}" if args.sampling_rate else "")
-    )
+    title = (f"target epsilon={c.fmt(args.epsilon)}, delta={c.fmt(args.delta)}; "
+             + c.query_text(c.query_fields(args, sens)))
     c.print_table(
-        ["mechanism", "parameters", "variance/coord", "total MSE", "certified delta", "condition"],
+        ["mechanism", "params", "variance", "mse", "delta_at_params", "condition"],
         rows,
         title=title,
     )
+    print(f"({c.COLUMNS})")
     for s in d.skipped:
-        print(f"skipped {s.mechanism}: {s.reason}")
-    for note in sorted({n for r in d.rows for n in r.notes}):
-        print(f"note: {note}")
+        print(c.skipped_line(s.mechanism, s.reason))
+    for r in d.rows:
+        for line in c.note_lines(r.mechanism, r.notes):
+            print(line)
     if d.rows:
         best, worst = d.rows[0], d.rows[-1]
         ratio = worst.mse / best.mse
-        print(f"best: {best.mechanism} (total MSE {c.fmt(best.mse)}; {ratio:.3g}x below the worst)")
+        print(f"best: {best.mechanism} (mse {c.fmt(best.mse)}; {ratio:.3g}x below the worst)")
 
 
 def run_with_profile(args) -> None:
@@ -117,11 +116,13 @@ def run_with_profile(args) -> None:
             name, condition = r.mechanism + " (i.i.d.)", r.condition
         rows.append([name, _params(r), r.mse, r.delta_at_params, condition])
     q = d.query
-    c.print_table(["mechanism", "parameters", "total MSE", "certified delta", "condition"], rows,
-                  title=f"target epsilon={args.epsilon!r}, delta={args.delta!r}; profile K="
-                  f"{q['dim']}, ||lambda||_1={c.fmt(q['l1'])}, ||lambda||_2={c.fmt(q['l2'])}")
+    c.print_table(["mechanism", "params", "mse", "delta_at_params", "condition"], rows,
+                  title=f"target epsilon={c.fmt(args.epsilon)}, delta={c.fmt(args.delta)}; "
+                  f"profile dim={q['dim']}, ||lambda||_1={c.fmt(q['l1'])}, "
+                  f"||lambda||_2={c.fmt(q['l2'])}")
+    print(f"({c.COLUMNS})")
     for s in d.skipped:
-        print(f"skipped {s.mechanism}: {s.reason}")
+        print(c.skipped_line(s.mechanism, s.reason))
     print("note: i.i.d. rows use Delta_p = ||lambda||_p (an upper bound, Remark 1)")
     if rows:
-        print(f"best: {rows[0][0]} (total MSE {c.fmt(rows[0][2])})")
+        print(f"best: {rows[0][0]} (mse {c.fmt(rows[0][2])})")

@@ -6,7 +6,7 @@ import numpy as np
 
 import dpjax
 from dpjax.cli import _common as c
-from dpjax.mechanisms import names
+from dpjax.mechanisms import names, parameter_help
 
 
 def add_parser(sub) -> None:
@@ -17,7 +17,9 @@ def add_parser(sub) -> None:
     """
     p = sub.add_parser("profile", help="privacy profile delta(epsilon) of given parameters")
     p.add_argument("mechanism", choices=names())
-    p.add_argument("--param", type=c.param, action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--param", type=c.param, action="append", default=[], metavar="NAME=VALUE",
+                   help="a parameter, repeated for each (see dpjax mechanisms): "
+                   + parameter_help())
     p.add_argument("--epsilon", type=c.float_list, required=True, help="epsilons, comma-separated")
     c.add_sensitivity_args(p)
     c.add_use_args(p)
@@ -36,6 +38,7 @@ def run(args) -> None:
     """
     params = dict(args.param)
     eps = np.asarray(args.epsilon, dtype=np.float64)
+    sens = c.sensitivity_kwargs(args)
     delta = np.atleast_1d(
         dpjax.profile(
             args.mechanism,
@@ -43,12 +46,13 @@ def run(args) -> None:
             eps,
             compositions=args.compositions,
             sampling_rate=args.sampling_rate,
-            **c.sensitivity_kwargs(args),
+            **sens,
         )
     )
+    query = c.query_fields(args, sens)
     if args.json:
-        c.print_json(
-            {"mechanism": args.mechanism, "params": params, "epsilon": eps, "delta": delta}
-        )
+        c.print_json({"mechanism": args.mechanism, "params": params, **query,
+                      "epsilon": eps, "delta": delta})
         return
-    c.print_table(["epsilon", "delta"], list(zip(eps, delta)), title=f"{args.mechanism} {params}")
+    c.print_table(["epsilon", "delta"], list(zip(eps, delta, strict=True)),
+                  title=f"{args.mechanism} ({c.params_text(params)}; {c.query_text(query)})")

@@ -18,7 +18,7 @@ import importlib
 
 from dpjax.mechanisms._spec import Mechanism, Query
 
-__all__ = ["ELSEWHERE", "Mechanism", "Query", "get", "names"]
+__all__ = ["ELSEWHERE", "Mechanism", "Query", "describe", "get", "names", "parameter_help"]
 
 _MODULES = {
     "gaussian": "dpjax.mechanisms.gaussian",
@@ -67,3 +67,53 @@ def get(name: str) -> Mechanism:
     if name not in _MODULES:
         raise ValueError(f"unknown mechanism {name!r}; known: {', '.join(_MODULES)}")
     return importlib.import_module(_MODULES[name]).MECHANISM
+
+
+def describe(name: str | None = None) -> list[dict]:
+    """What each mechanism is, takes and supports: the data behind ``dpjax mechanisms``.
+
+    Args:
+      name: one mechanism (default: all, in display order).
+
+    Returns:
+      One dict per mechanism: ``name``, ``summary``, ``parameters`` (name -> constraint,
+      in the papers' notation), ``sensitivities`` (the norms it uses), ``conditions``
+      (what ``condition=`` may be), ``min_dim``, ``supports`` and ``paper`` (the full
+      citation, :func:`dpjax.papers.cite`).
+
+    Raises:
+      ValueError: an unknown name (as :func:`get`).
+
+    Example:
+      >>> d = describe("gaussian")[0]
+      >>> d["parameters"], d["sensitivities"]
+      ({'sigma': '> 0'}, ['l2'])
+    """
+    from dpjax.papers import cite
+
+    out = []
+    for n in (name,) if name is not None else names():
+        m = get(n)
+        out.append({
+            "name": m.name,
+            "summary": m.summary,
+            "parameters": dict(m.constraints),
+            "sensitivities": list(m.sensitivities),
+            "conditions": list(m.conditions),
+            "min_dim": m.min_dim,
+            "supports": m.supports,
+            "paper": cite(m.paper) if m.paper else "",
+        })
+    return out
+
+
+def parameter_help() -> str:
+    """One line per mechanism, ``name: param (constraint), ...``, for the CLI's ``--param``.
+
+    Returns:
+      The text (``; ``-separated).
+    """
+    return "; ".join(
+        f"{d['name']}: " + ", ".join(f"{p} {c}" for p, c in d["parameters"].items())
+        for d in describe()
+    )

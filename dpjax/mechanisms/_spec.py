@@ -65,6 +65,9 @@ class Mechanism:
       conditions: the values ``query.condition`` may take.
       min_dim: the least dimension the mechanism applies to (``dpjax.design`` leaves it
         out below).
+      paper: the slug of the paper that specifies it (:data:`dpjax.papers.CITATIONS`).
+      sensitivities: the sensitivity norms it uses (others are converted soundly).
+      supports: what it supports beyond one 1-D release (dims, compositions, subsampling).
     """
 
     name: str
@@ -76,6 +79,9 @@ class Mechanism:
     constraints: Mapping[str, str] = field(default_factory=dict)
     conditions: tuple[str, ...] = ("exact",)
     min_dim: int = 1
+    paper: str = ""
+    sensitivities: tuple[str, ...] = ()
+    supports: str = ""
 
     def __post_init__(self):
         if self.noise is not None:

@@ -191,4 +191,7 @@ SUMMARY = (
 MECHANISM = Mechanism(
     NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=FlippedHuber,
     conditions=("exact", "sufficient"),
+    paper="flipped-huber-mechanism",
+    sensitivities=("linf", "l1", "l2"),
+    supports="1-D exact (Thm 3); K dims: exact (PLD engine) or Thm 8; compositions",
 )

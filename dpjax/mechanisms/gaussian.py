@@ -192,4 +192,9 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
 
 
 SUMMARY = "Gaussian N(0, sigma^2) per coordinate; exact profile (Balle & Wang 2018), l2"
-MECHANISM = Mechanism(NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=Gaussian)
+MECHANISM = Mechanism(
+    NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=Gaussian,
+    paper="inid-noise-laplace-beats-gaussian",
+    sensitivities=("l2",),
+    supports="any dim (l2); T uses exact; Poisson subsampling (PLD engine, min with RDP)",
+)

@@ -206,4 +206,9 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
 
 
 SUMMARY = "Laplace Lap(b) per coordinate; exact 1-D (eps, delta), PLD engine in K dims / T uses"
-MECHANISM = Mechanism(NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=Laplace)
+MECHANISM = Mechanism(
+    NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=Laplace,
+    paper="flipped-huber-mechanism",
+    sensitivities=("l1", "linf"),
+    supports="any dim, T compositions and Poisson subsampling by the PLD engine (min with pure DP)",
+)

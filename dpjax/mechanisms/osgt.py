@@ -65,4 +65,9 @@ profile, epsilon_for_delta = exact_1d_accounting(
 )
 
 SUMMARY = "OSGT (offset symmetric Gaussian tails, Sadeghi & Korki 2022); exact 1-D profile"
-MECHANISM = Mechanism(NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=OSGT)
+MECHANISM = Mechanism(
+    NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=OSGT,
+    paper="flipped-huber-mechanism",
+    sensitivities=("linf",),
+    supports="one 1-D release only",
+)

@@ -106,5 +106,8 @@ SUMMARY = (
 #: shell, tail ratio).
 CONSTRAINTS = {"budget": "> 0", "n": "integer >= 1", "N": "integer >= 2", "r": "in (0, 1)"}
 MECHANISM = Mechanism(
-    NAME, SUMMARY, calibrate, _designed_only, _designed_only, constraints=CONSTRAINTS, min_dim=2
+    NAME, SUMMARY, calibrate, _designed_only, _designed_only, constraints=CONSTRAINTS, min_dim=2,
+    paper="spherical-kl-optimal-mechanisms",
+    sensitivities=("l2",),
+    supports="one release in K >= 2 dims (l2); compositions via dpjax spherical account",
 )

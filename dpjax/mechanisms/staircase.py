@@ -172,4 +172,9 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
 
 
 SUMMARY = "staircase (Geng & Viswanath 2016), optimal eps-DP; exact 1-D, per coordinate in K-D"
-MECHANISM = Mechanism(NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=Staircase)
+MECHANISM = Mechanism(
+    NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=Staircase,
+    paper="flipped-huber-mechanism",
+    sensitivities=("linf",),
+    supports="any dim and T compositions (per-coordinate budget split; pure DP)",
+)

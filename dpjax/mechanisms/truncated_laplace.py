@@ -66,4 +66,9 @@ profile, epsilon_for_delta = exact_1d_accounting(
 )
 
 SUMMARY = "truncated Laplace on [-A, A] (Geng, Ding, Guo & Kumar 2020); exact 1-D profile"
-MECHANISM = Mechanism(NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=TruncatedLaplace)
+MECHANISM = Mechanism(
+    NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=TruncatedLaplace,
+    paper="flipped-huber-mechanism",
+    sensitivities=("linf",),
+    supports="one 1-D release only",
+)

@@ -83,7 +83,10 @@ def test_design_json(capsys):
         (["calibrate", "gaussian", "--epsilon", "-1", "--delta", "1e-6", "--l2", "1"], "epsilon must be"),
         (["calibrate", "gaussian", "--epsilon", "1", "--delta", "2", "--l2", "1"], "delta must lie"),
         (["calibrate", "gaussian", "--epsilon", "1", "--delta", "0", "--l2", "1"], "infeasible"),
-        (["calibrate", "gaussian", "--epsilon", "1", "--delta", "1e-5"], "give a sensitivity"),
+        # one dimension defaults to unit sensitivity in every subcommand (issue 12); more
+        # dimensions need one
+        (["calibrate", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--dim", "3"],
+         "give a sensitivity"),
         (["profile", "gaussian", "--param", "sigma=-1", "--epsilon", "1"], "sigma must be"),
         (["calibrate", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--dim", "4",
           "--l1", "1", "--l2", "2"], "inconsistent sensitivities"),

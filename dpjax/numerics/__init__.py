@@ -31,13 +31,12 @@ from dpjax.numerics.roots import (
     Root,
     Status,
     bisect_bracket,
-    bisect_host,
     bisect_monotone,
     illinois,
     least_feasible,
-    newton_host,
     warm_bracket,
 )
+from dpjax.numerics.roots_host import bisect_host, newton_host
 
 __all__ = [
     "BisectionResult",

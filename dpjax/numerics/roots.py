@@ -4,8 +4,10 @@ Every search here is pure and jit/vmap-safe, and reports a :class:`Status` per p
 (``dpjax.numerics.Status``, the enum shared with :mod:`solvers`) instead of raising, so
 one infeasible point does not kill a grid (cf. ``optimistix/_solver/bisection.py``).
 
-**Fixed-iteration bisection** (:func:`bisect_bracket`, :func:`bisect_monotone`;
-:func:`bisect_host` for predicates that cannot be traced).  Calibration asks "the least
+**Fixed-iteration bisection** (:func:`bisect_bracket`, :func:`bisect_monotone`; for
+predicates that cannot be traced, or a first call that should compile only the predicate,
+the host-driven :func:`dpjax.numerics.roots_host.bisect_host` and
+:func:`~dpjax.numerics.roots_host.newton_host`).  Calibration asks "the least
 scale at which the target is met" for a whole grid of targets at once.  A fixed number
 of halvings does the same work at every grid point (no data-dependent trip count under
 ``vmap``), and the ``good`` end, where the predicate holds, is the answer, so it is
@@ -27,11 +29,10 @@ call site in each loop (one compile).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
@@ -173,102 +174,6 @@ def least_feasible(
                           num_iterations=num_iterations)
     x = jnp.where(res.status == Status.OPTIMAL, res.good, jnp.inf)
     return jnp.where(res.status == Status.BRACKET_TOO_SMALL, 0.0, x)
-
-def bisect_host(
-    evaluate: Callable[[float], tuple[bool, Any]], good: float, bad: float,
-    num_iterations: int, good_aux: Any = None,
-) -> tuple[float, Any, float]:
-    r""":func:`bisect_bracket` (same formula) as a Python loop, for predicates that cannot be
-    traced (e.g. a PLD composition whose grid size depends on the point).  No end checks.
-
-    Args:
-      evaluate: ``evaluate(x) -> (holds, aux)`` on a Python float.
-      good: end where the predicate holds.
-      bad: end where it fails.
-      num_iterations: number of halvings.
-      good_aux: ``aux`` at ``good`` (returned if ``good`` never moves).
-
-    Returns:
-      ``(good, aux at good, bad)``.
-
-    Example:
-      >>> bisect_host(lambda x: (x * x <= 2.0, x * x), 0.0, 2.0, 30)[0]
-      1.4142135605216026
-    """
-    good, bad = float(good), float(bad)
-    for _ in range(num_iterations):
-        mid = 0.5 * (good + bad)
-        holds, aux = evaluate(mid)
-        if holds:
-            good, good_aux = mid, aux
-        else:
-            bad = mid
-    return good, good_aux, bad
-
-
-def newton_host(
-    evaluate: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
-    x0: np.ndarray,
-    good: np.ndarray,
-    bad: np.ndarray,
-    tol: float = 1e-12,
-    max_iterations: int = 60,
-) -> tuple[np.ndarray, np.ndarray]:
-    r"""Safeguarded Newton on ``F(x) <= 0`` (feasible above the root) driven from the host.
-
-    .. math:: x_{k+1} = x_k - F(x_k) / F'(x_k)
-
-    kept inside the bracket ``(bad, good)`` that every evaluation tightens (a point with
-    ``F <= 0`` becomes ``good``, one with ``F > 0`` becomes ``bad``); a step leaving the
-    bracket is replaced by the midpoint (at most one unit above ``bad``); every step moves
-    by at least ``tol / 2`` (down from a feasible point, up from an infeasible one: near
-    the root the sign of ``F`` is float noise and ulp-sized steps stall).  A point has
-    converged when its bracket is narrower than ``tol`` or ``F(good - tol) > 0`` (one last
-    evaluation verifies it).  ``F`` need not be monotone, only change sign once.  Only
-    ``good`` is returned: a point where ``F`` was evaluated and held.  One jitted ``evaluate`` (a vector kernel, compiled once) serves
-    every iteration, so the compile is that of ``F`` alone.  Generic numerics (no paper
-    equation).
-
-    Args:
-      evaluate: ``x -> (F(x), F'(x))`` on a float64 vector (elementwise).
-      x0: start points.
-      good: feasible ends (``F <= 0``; ``inf`` allowed when unknown).
-      bad: infeasible ends (``F > 0``).
-      tol: bracket width at which a point has converged.
-      max_iterations: most evaluations.
-
-    Returns:
-      ``(good, converged)``: the least feasible point found and whether it is within
-      ``tol`` of the root (verified by an evaluation on each side).
-
-    Example:
-      >>> import numpy as np
-      >>> f = lambda x: (2.0 - x * x, -2.0 * x)  # feasible above sqrt(2)
-      >>> g, ok = newton_host(f, np.array([2.0]), np.array([2.0]), np.array([0.0]))
-      >>> round(float(g[0]), 12), bool(ok[0])
-      (1.414213562373, True)
-    """
-    x = np.asarray(x0, dtype=np.float64).copy()
-    good = np.asarray(good, dtype=np.float64).copy()
-    bad = np.asarray(bad, dtype=np.float64).copy()
-    held = np.zeros(x.shape, dtype=bool)  # F(good) <= 0 was evaluated, not assumed
-    for _ in range(max_iterations):
-        gap, slope = (np.asarray(v, dtype=np.float64) for v in evaluate(x))
-        ok = gap <= 0
-        held |= ok
-        good = np.where(ok, np.minimum(good, x), good)
-        bad = np.where(ok, bad, np.maximum(bad, x))
-        if np.all(good - bad <= tol):
-            break
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            step = x - gap / slope
-        step = np.where(ok, np.minimum(step, x - 0.5 * tol), np.maximum(step, x + 0.5 * tol))
-        inside = (step > bad) & (step < good) & np.isfinite(step)
-        fallback = np.minimum(0.5 * (bad + good), bad + 1.0)
-        x = np.where(inside, step, fallback)
-    below, _ = evaluate(good - tol)
-    return good, held & ((good - bad <= tol) | (np.asarray(below) > 0))
-
 
 class Root(NamedTuple):
     """Result of :func:`illinois` and :func:`warm_bracket`.

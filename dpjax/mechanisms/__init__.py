@@ -98,11 +98,11 @@ def describe(name: str | None = None) -> list[dict]:
             "name": m.name,
             "summary": m.summary,
             "parameters": dict(m.constraints),
-            "sensitivities": list(m.sensitivities),
+            "sensitivities": list(m.about.sensitivities),
             "conditions": list(m.conditions),
             "min_dim": m.min_dim,
-            "supports": m.supports,
-            "paper": cite(m.paper) if m.paper else "",
+            "supports": m.about.supports,
+            "paper": cite(m.about.paper) if m.about.paper else "",
         })
     return out
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -48,6 +49,20 @@ class Query:
         return self.sensitivity.dim
 
 
+class About(NamedTuple):
+    """What ``dpjax mechanisms`` says about a mechanism beyond its parameters.
+
+    Attributes:
+      paper: the slug of the paper that specifies it (:data:`dpjax.papers.CITATIONS`).
+      sensitivities: the sensitivity norms it uses (others are converted soundly).
+      supports: what it supports beyond one 1-D release (dims, compositions, subsampling).
+    """
+
+    paper: str = ""
+    sensitivities: tuple[str, ...] = ()
+    supports: str = ""
+
+
 @dataclass(frozen=True)
 class Mechanism:
     """One noise mechanism as the façade sees it.
@@ -65,9 +80,7 @@ class Mechanism:
       conditions: the values ``query.condition`` may take.
       min_dim: the least dimension the mechanism applies to (``dpjax.design`` leaves it
         out below).
-      paper: the slug of the paper that specifies it (:data:`dpjax.papers.CITATIONS`).
-      sensitivities: the sensitivity norms it uses (others are converted soundly).
-      supports: what it supports beyond one 1-D release (dims, compositions, subsampling).
+      about: its paper, sensitivities and support (:class:`About`, for ``dpjax mechanisms``).
     """
 
     name: str
@@ -79,9 +92,7 @@ class Mechanism:
     constraints: Mapping[str, str] = field(default_factory=dict)
     conditions: tuple[str, ...] = ("exact",)
     min_dim: int = 1
-    paper: str = ""
-    sensitivities: tuple[str, ...] = ()
-    supports: str = ""
+    about: About = About()
 
     def __post_init__(self):
         if self.noise is not None:

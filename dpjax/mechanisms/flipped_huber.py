@@ -30,7 +30,7 @@ from dpjax.calibration.flipped_huber import (
 from dpjax.calibration.result import Calibration
 from dpjax.certificate import reported_delta, require_certified
 from dpjax.errors import InfeasibleTargetError
-from dpjax.mechanisms._spec import Mechanism, Query, calibration, unsupported
+from dpjax.mechanisms._spec import About, Mechanism, Query, calibration, unsupported
 from dpjax.noise.flipped_huber import FlippedHuber
 
 NAME = "flipped-huber"
@@ -188,10 +188,11 @@ SUMMARY = (
     "flipped Huber FH(alpha, gamma^2): Laplace centre, Gaussian tails; exact 1-D (Thm 3), "
     "sufficient K-dim (Thm 8)"
 )
+ABOUT = About(
+    "flipped-huber-mechanism", ("linf", "l1", "l2"),
+    "1-D exact (Thm 3); K dims exact (PLD engine) or Thm 8; one use",
+)
 MECHANISM = Mechanism(
     NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=FlippedHuber,
-    conditions=("exact", "sufficient"),
-    paper="flipped-huber-mechanism",
-    sensitivities=("linf", "l1", "l2"),
-    supports="1-D exact (Thm 3); K dims: exact (PLD engine) or Thm 8; compositions",
+    conditions=("exact", "sufficient"), about=ABOUT
 )

@@ -33,7 +33,7 @@ from dpjax.calibration.scale_search import calibrate_scale
 from dpjax.certificate import MARGIN, require_certified
 from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms._composition import composed_sensitivity
-from dpjax.mechanisms._spec import Mechanism, Query, calibration
+from dpjax.mechanisms._spec import About, Mechanism, Query, calibration
 from dpjax.noise.gaussian import Gaussian
 
 NAME = "gaussian"
@@ -192,9 +192,10 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
 
 
 SUMMARY = "Gaussian N(0, sigma^2) per coordinate; exact profile (Balle & Wang 2018), l2"
+ABOUT = About(
+    "inid-noise-laplace-beats-gaussian", ("l2",),
+    "any dim (l2); T uses exact; Poisson subsampling (PLD engine, min with RDP)",
+)
 MECHANISM = Mechanism(
-    NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=Gaussian,
-    paper="inid-noise-laplace-beats-gaussian",
-    sensitivities=("l2",),
-    supports="any dim (l2); T uses exact; Poisson subsampling (PLD engine, min with RDP)",
+    NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=Gaussian, about=ABOUT
 )

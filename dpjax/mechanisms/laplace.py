@@ -40,7 +40,7 @@ from dpjax.calibration.scale_search import calibrate_scale
 from dpjax.certificate import require_certified
 from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms._composition import composed_budget, pure_dp_delta
-from dpjax.mechanisms._spec import Mechanism, Query, calibration, unsupported
+from dpjax.mechanisms._spec import About, Mechanism, Query, calibration, unsupported
 from dpjax.noise.laplace import Laplace
 
 NAME = "laplace"
@@ -206,9 +206,10 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
 
 
 SUMMARY = "Laplace Lap(b) per coordinate; exact 1-D (eps, delta), PLD engine in K dims / T uses"
+ABOUT = About(
+    "flipped-huber-mechanism", ("l1", "linf"),
+    "any dim, T uses, Poisson subsampling (PLD engine, min with pure DP)",
+)
 MECHANISM = Mechanism(
-    NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=Laplace,
-    paper="flipped-huber-mechanism",
-    sensitivities=("l1", "linf"),
-    supports="any dim, T compositions and Poisson subsampling by the PLD engine (min with pure DP)",
+    NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=Laplace, about=ABOUT
 )

@@ -20,6 +20,7 @@ from dpjax.calibration.result import Calibration
 from dpjax.certificate import require_certified
 from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms._spec import (
+    About,
     Mechanism,
     Query,
     calibration,
@@ -65,9 +66,7 @@ profile, epsilon_for_delta = exact_1d_accounting(
 )
 
 SUMMARY = "OSGT (offset symmetric Gaussian tails, Sadeghi & Korki 2022); exact 1-D profile"
+ABOUT = About("flipped-huber-mechanism", ("linf",), "one release in one dimension")
 MECHANISM = Mechanism(
-    NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=OSGT,
-    paper="flipped-huber-mechanism",
-    sensitivities=("linf",),
-    supports="one 1-D release only",
+    NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=OSGT, about=ABOUT
 )

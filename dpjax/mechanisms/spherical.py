@@ -25,7 +25,7 @@ import dataclasses
 import numpy as np
 
 from dpjax.calibration.result import Calibration
-from dpjax.mechanisms._spec import Mechanism, Query, unsupported
+from dpjax.mechanisms._spec import About, Mechanism, Query, unsupported
 
 NAME = "spherical"
 #: What calibrating needs of a query, for the error messages.
@@ -105,9 +105,11 @@ SUMMARY = (
 #: The calibration's parameters (budget at sensitivity ``l2``, shells per unit, last free
 #: shell, tail ratio).
 CONSTRAINTS = {"budget": "> 0", "n": "integer >= 1", "N": "integer >= 2", "r": "in (0, 1)"}
+ABOUT = About(
+    "spherical-kl-optimal-mechanisms", ("l2",),
+    "one release in K >= 2 dims (l2); composition: dpjax spherical account",
+)
 MECHANISM = Mechanism(
-    NAME, SUMMARY, calibrate, _designed_only, _designed_only, constraints=CONSTRAINTS, min_dim=2,
-    paper="spherical-kl-optimal-mechanisms",
-    sensitivities=("l2",),
-    supports="one release in K >= 2 dims (l2); compositions via dpjax spherical account",
+    NAME, SUMMARY, calibrate, _designed_only, _designed_only, constraints=CONSTRAINTS,
+    min_dim=2, about=ABOUT
 )

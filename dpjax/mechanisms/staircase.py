@@ -33,7 +33,7 @@ from dpjax.calibration.staircase import staircase_pure
 from dpjax.certificate import log_target, reported_delta, require_certified
 from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms._composition import composed_budget, pure_dp_delta
-from dpjax.mechanisms._spec import Mechanism, Query, calibration, unsupported
+from dpjax.mechanisms._spec import About, Mechanism, Query, calibration, unsupported
 from dpjax.noise.staircase import Staircase
 from dpjax.numerics import bisect_monotone
 
@@ -172,9 +172,10 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
 
 
 SUMMARY = "staircase (Geng & Viswanath 2016), optimal eps-DP; exact 1-D, per coordinate in K-D"
+ABOUT = About(
+    "flipped-huber-mechanism", ("linf",),
+    "any dim and T uses (per-coordinate budget split; pure DP)",
+)
 MECHANISM = Mechanism(
-    NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=Staircase,
-    paper="flipped-huber-mechanism",
-    sensitivities=("linf",),
-    supports="any dim and T compositions (per-coordinate budget split; pure DP)",
+    NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=Staircase, about=ABOUT
 )

@@ -20,6 +20,7 @@ from dpjax.calibration.truncated_laplace import truncated_laplace_least_variance
 from dpjax.certificate import require_certified
 from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms._spec import (
+    About,
     Mechanism,
     Query,
     calibration,
@@ -66,9 +67,8 @@ profile, epsilon_for_delta = exact_1d_accounting(
 )
 
 SUMMARY = "truncated Laplace on [-A, A] (Geng, Ding, Guo & Kumar 2020); exact 1-D profile"
+ABOUT = About("flipped-huber-mechanism", ("linf",), "one release in one dimension")
 MECHANISM = Mechanism(
-    NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=TruncatedLaplace,
-    paper="flipped-huber-mechanism",
-    sensitivities=("linf",),
-    supports="one 1-D release only",
+    NAME, SUMMARY, calibrate, profile, epsilon_for_delta,
+    noise=TruncatedLaplace, about=ABOUT
 )

@@ -207,6 +207,10 @@ _EXEMPT = {
     "dpjax.spherical.io.save": "host file I/O of a designed mechanism, no privacy value",
     "dpjax.spherical.io.load": "host file I/O of a designed mechanism, no privacy value",
     "dpjax.certificate.kernel_error": "host declaration of a constant (checked at import)",
+    "dpjax.calibration.gaussian.calibrate_sigma": (
+        "host driver: its only kernel (_gap_and_slope) is float64_kernel-guarded and runs "
+        "inside jax.enable_x64(True); NumPy float64 in and out"
+    ),
     "dpjax.certificate.certify_epsilon": "host function; the profile it calls is guarded",
     # i.n.i.d.: errors (not privacy), NumPy validation, and functions that scope x64 themselves
     "dpjax.inid._kernels.gaussian_abs_moment": "error moment, not privacy",

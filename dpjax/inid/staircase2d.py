@@ -33,6 +33,7 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
+from dpjax.noise.staircase import geometric_sums
 from dpjax.numerics import golden_section
 
 
@@ -52,12 +53,8 @@ def staircase_2d_mae(
     Returns:
       ``E||X||_1``, broadcast over the inputs.
     """
-    epsilon, gamma = jnp.asarray(epsilon), jnp.asarray(gamma)
-    q = jnp.exp(-epsilon)
-    omq = -jnp.expm1(-epsilon)
-    s0 = 1.0 / omq
-    s1 = q / omq**2
-    s2 = q * (1.0 + q) / omq**3
+    gamma = jnp.asarray(gamma)
+    q, omq, s0, s1, s2 = geometric_sums(epsilon)
     n = 0.5 * omq * (2.0 * gamma * s1 + gamma**2 * s0) + 0.5 * q * (2.0 * s1 + s0)
     m = omq / 3.0 * (3.0 * gamma * s2 + 3.0 * gamma**2 * s1 + gamma**3 * s0) + q / 3.0 * (
         3.0 * s2 + 3.0 * s1 + s0

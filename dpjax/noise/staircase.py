@@ -70,6 +70,28 @@ def staircase_optimal_gamma(decay: ArrayLike) -> Array:
     return jnp.where(small, 0.5 - e / 12.0 + e**5 / 12960.0, g)
 
 
+def geometric_sums(decay: ArrayLike) -> tuple[Array, Array, Array, Array, Array]:
+    r"""``(b, 1 - b, S_0, S_1, S_2)`` with ``b = e^{-decay}``: the sums of the staircase.
+
+    .. math:: S_n = \sum_{k \ge 0} k^n b^k:\quad S_0 = \frac{1}{1-b},\quad
+              S_1 = \frac{b}{(1-b)^2},\quad S_2 = \frac{b(1+b)}{(1-b)^3}
+
+    (``1 - b`` as ``-expm1(-decay)``, accurate for small ``decay``; Geng & Viswanath 2016,
+    used by the 1-D variance here and the 2-D staircase of inid-noise-laplace-beats-gaussian,
+    Table II).
+
+    Args:
+      decay: ``decay > 0`` (array).
+
+    Returns:
+      The five arrays, shaped like ``decay``.
+    """
+    e = jnp.asarray(decay)
+    b = jnp.exp(-e)
+    omb = -jnp.expm1(-e)
+    return b, omb, 1.0 / omb, b / omb**2, b * (1.0 + b) / omb**3
+
+
 def staircase_unit_variance(decay: ArrayLike, gamma: ArrayLike) -> Array:
     r"""Variance of the staircase with ``width = 1`` (GV 2016; module docstring).
 
@@ -80,12 +102,8 @@ def staircase_unit_variance(decay: ArrayLike, gamma: ArrayLike) -> Array:
       decay: GV's ``epsilon > 0`` (``b = e^{-decay}``).
       gamma: the high fraction ``gamma`` in ``[0, 1]``.
     """
-    e, g = jnp.asarray(decay), jnp.asarray(gamma)
-    b = jnp.exp(-e)
-    omb = -jnp.expm1(-e)
-    s0 = 1.0 / omb
-    s1 = b / omb**2
-    s2 = b * (1.0 + b) / omb**3
+    g = jnp.asarray(gamma)
+    b, omb, s0, s1, s2 = geometric_sums(decay)
     a = omb / (2.0 * (g + (1.0 - g) * b))
     inner = (
         g * s2

@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
 
     Example:
       >>> main(["profile", "laplace", "--param", "scale=1", "--epsilon", "0", "--l1", "1"])
-      laplace {'scale': 1.0}
+      laplace (scale=1; dim=1, l1=1, compositions=1)
       epsilon  delta
       -------  --------
       0.0      0.393469

@@ -1,28 +1,29 @@
-r"""Privacy events: a small, frozen, pytree-friendly algebra named after dp_accounting's ``DpEvent``.
+r"""Privacy events: a small frozen pytree algebra named after dp_accounting's ``DpEvent``.
 
 An event describes *what was released*; an accountant
 (:class:`dpjax.accounting.accountant.PLDAccountant`) turns it into a certified
 ``(epsilon, delta)`` under a neighbouring relation (``"add_remove"``, ``"add"``,
 ``"remove"``, ``"replace_one"``).  Parameters are in units of the sensitivity unless the
-event has a ``sensitivity`` field (as in dp_accounting):
+event has a ``sensitivity`` field (as in dp_accounting).  Event, mechanism, relations:
 
-=========================  ================================================  ==========================
-event                      mechanism                                         relations
-=========================  ================================================  ==========================
-``Gaussian(m)``            ``f(D) + N(0, m^2)``, ``|f(D) - f(D')|_2 <= 1``    all (replace-one: shift 2)
-``Laplace(m)``             ``f(D) + Lap(m)``, ``|f(D) - f(D')|_1 <= 1``       all (replace-one: shift 2)
-``Noise(name, params)``    ``f(D) + T`` for any 1-D family of ``dpjax.noise``  all (replace-one: shift 2)
-``DiscreteLaplace(a, s)``  integer ``f`` + ``DLap(a)``, pmf ``∝ e^{-a|k|}``  all (replace-one: 2 s)
-``DiscreteGaussian(σ, s)`` integer ``f`` + ``N_Z(0, σ^2)``                    all (replace-one: 2 s)
-``RandomizedResponse``     keep the bucket w.p. ``1 - p``, else uniform of k  replace-one
-``MixtureOfGaussians``     ``N(0, σ^2)`` vs ``sum_i p_i N(c_i, σ^2)``           add, remove, add_remove
-``EpsilonDelta(ε, δ)``     any ``(ε, δ)``-DP mechanism                         all
-``ZCDP(ρ)``                any ``ρ``-zCDP mechanism                            all
-``PoissonSampled(q, e)``   each record kept w.p. ``q``, then ``e``             all (replace-one: noise)
-``SampledWithoutReplacement(n, m, e)``  ``m`` distinct of ``n``, then ``e``    replace-one
-``SampledWithReplacement(n, m, e)``     ``m`` draws of ``n``, then ``e``       not supported (raises)
-``Composed([e1, ...])``, ``SelfComposed(e, k)``, ``NoOp()``, ``NonPrivate()``   all
-=========================  ================================================  ==========================
+* ``Gaussian(m)``: ``f(D) + N(0, m^2)`` with ``|f(D) - f(D')|_2 <= 1``; all relations
+  (replace-one: shift 2);
+* ``Laplace(m)``: ``f(D) + Lap(m)`` with ``|f(D) - f(D')|_1 <= 1``; all (replace-one: shift 2);
+* ``Noise(name, params)``: ``f(D) + T`` for any 1-D family of :mod:`dpjax.noise`; all;
+* ``DiscreteLaplace(a, s)``: integer ``f`` plus ``DLap(a)`` (pmf ``tanh(a/2) e^{-a|k|}``); all
+  (replace-one: shift ``2 s``);
+* ``DiscreteGaussian(sigma, s)``: integer ``f`` plus ``N_Z(0, sigma^2)``; all (``2 s``);
+* ``RandomizedResponse(p, k)``: the true bucket w.p. ``1 - p``, else uniform; replace-one;
+* ``MixtureOfGaussians(sigma, c, p)``: ``N(0, sigma^2)`` vs ``sum_i p_i N(c_i, sigma^2)``;
+  add, remove, add_remove;
+* ``EpsilonDelta(epsilon, delta)``: any ``(epsilon, delta)``-DP mechanism; all;
+* ``ZCDP(rho)``: any ``rho``-zCDP mechanism; all;
+* ``PoissonSampled(q, e)``: each record kept w.p. ``q``, then ``e``; all (replace-one: additive
+  noise events only);
+* ``SampledWithoutReplacement(n, m, e)``: ``m`` distinct records of ``n``, then ``e``;
+  replace-one;
+* ``SampledWithReplacement(n, m, e)``: ``m`` draws of ``n``: expressible, not accounted (raises);
+* ``Composed([e1, ...])``, ``SelfComposed(e, k)``, ``NoOp()``, ``NonPrivate()``: all.
 
 Every event is a frozen dataclass registered as a JAX pytree: real parameters are leaves
 (``jax.tree_util.tree_map`` rescales them), counts, sizes and names are static.
@@ -139,7 +140,10 @@ class Noise(Event):
 
 @_event
 class DiscreteLaplace(Event):
-    """Discrete Laplace ``P(k) = tanh(a/2) e^{-a|k|}`` on integer queries (``DiscreteLaplaceDpEvent``)."""
+    """Discrete Laplace ``P(k) = tanh(a/2) e^{-a|k|}`` on integer queries.
+
+    dp_accounting's ``DiscreteLaplaceDpEvent``.
+    """
 
     noise_parameter: float
     sensitivity: int = _static(default=1)
@@ -151,7 +155,8 @@ class DiscreteLaplace(Event):
 
 @_event
 class DiscreteGaussian(Event):
-    """Discrete Gaussian ``P(k) ∝ e^{-k^2 / (2 sigma^2)}`` on integer queries (Canonne et al. 2020)."""
+    """Discrete Gaussian ``P(k) ∝ e^{-k^2 / (2 sigma^2)}`` on integer queries (Canonne et al. 2020).
+    """
 
     sigma: float
     sensitivity: int = _static(default=1)
@@ -175,7 +180,10 @@ class RandomizedResponse(Event):
 
 @_event
 class MixtureOfGaussians(Event):
-    """``N(0, sigma^2)`` vs ``sum_i p_i N(c_i, sigma^2)`` (``MixtureOfGaussiansDpEvent``), ``c_i >= 0``."""
+    """``N(0, sigma^2)`` vs ``sum_i p_i N(c_i, sigma^2)``, ``c_i >= 0``.
+
+    dp_accounting's ``MixtureOfGaussiansDpEvent``.
+    """
 
     standard_deviation: float
     sensitivities: tuple
@@ -271,7 +279,8 @@ class SampledWithoutReplacement(Event):
 
 @_event
 class SampledWithReplacement(Event):
-    """``sample_size`` uniform draws (with repetition) of ``source_dataset_size``, then ``event``."""
+    """``sample_size`` uniform draws (with repetition) of ``source_dataset_size``, then ``event``.
+    """
 
     source_dataset_size: int = _static()
     sample_size: int = _static()

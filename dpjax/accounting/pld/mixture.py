@@ -36,7 +36,7 @@ __all__ = ["mixture_of_gaussians_plds", "replace_one_poisson_pld", "shift_mixtur
 
 
 def _log_mix(fn, shifts, log_w):
-    return lambda t: _logsumexp([lw + fn(t - a) for a, lw in zip(shifts, log_w)])
+    return lambda t: _logsumexp([lw + fn(t - a) for a, lw in zip(shifts, log_w, strict=True)])
 
 
 def _logsumexp(terms):

@@ -35,8 +35,10 @@ _POINTS = 4001
 def _lower_hull(x, y):
     """Vertices of the lower convex hull of points sorted by ``x`` (monotone chain)."""
     hx, hy = [], []
-    for a, b in zip(x, y):
-        while len(hx) >= 2 and (hy[-1] - hy[-2]) * (a - hx[-2]) >= (b - hy[-2]) * (hx[-1] - hx[-2]):
+    for a, b in zip(x, y, strict=True):
+        while len(hx) >= 2 and (hy[-1] - hy[-2]) * (a - hx[-2]) >= (b - hy[-2]) * (
+            hx[-1] - hx[-2]
+        ):
             hx.pop()
             hy.pop()
         hx.append(a)

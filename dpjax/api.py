@@ -149,8 +149,8 @@ def profile(
 
 
 def account(
-    mechanism: str,
-    params: dict,
+    mechanism,
+    params: dict | None = None,
     *,
     compositions: int = 1,
     sampling_rate: float | None = None,
@@ -160,8 +160,14 @@ def account(
     l1: float | None = None,
     l2: float | None = None,
     linf: float | None = None,
+    relation: str = "add_remove",
 ) -> np.ndarray | float:
-    """Privacy of ``params`` after ``compositions`` uses (optionally subsampled).
+    """Privacy of ``params`` after ``compositions`` uses (optionally subsampled), or of an event.
+
+    ``mechanism`` may instead be an event of :mod:`dpjax.accounting.events` (or a
+    dp_accounting ``DpEvent``): it is then accounted by
+    :class:`dpjax.accounting.PLDAccountant` under ``relation`` (``params``, ``compositions``,
+    ``sampling_rate`` and the sensitivities are not used: the event carries them).
 
     Give exactly one of ``delta`` (returns the least certified ``epsilon``)
     or ``epsilon`` (returns ``delta``).  Sensitivity defaults to 1 (so
@@ -171,9 +177,23 @@ def account(
       >>> import dpjax
       >>> round(float(dpjax.account("gaussian", {"sigma": 1.0}, delta=1e-5)), 4)
       4.3772
+      >>> from dpjax.accounting import events as ev
+      >>> round(dpjax.account(ev.Composed([ev.Gaussian(3.0), ev.Gaussian(4.0)]), delta=1e-5), 4)
+      1.627
     """
     if (epsilon is None) == (delta is None):
         raise ValueError("give exactly one of epsilon (to get delta) or delta (to get epsilon)")
+    if not isinstance(mechanism, str):
+        from dpjax.accounting import PLDAccountant
+
+        acc = PLDAccountant(relation).compose(mechanism)
+        if delta is not None:
+            values = np.vectorize(acc.get_epsilon, otypes=[float])(_validate.delta(delta))
+            return _output(values, "epsilon")
+        values = np.vectorize(acc.get_delta, otypes=[float])(_validate.epsilon(epsilon))
+        return _output(values, "delta")
+    if params is None:
+        raise ValueError(f"{mechanism}: give params (e.g. {{'sigma': 1.0}})")
     mech = get(mechanism)
     params = mech.validate_params(params)
     query = _query(dim, l1, l2, linf, compositions, sampling_rate, "exact", mech, True)

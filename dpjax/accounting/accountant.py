@@ -36,8 +36,10 @@ from dpjax.accounting import events as ev
 from dpjax.accounting.event_plds import (
     NonPrivateEvent,
     UnsupportedEventError,
-    compose_directions,
+    compose_table,
     flatten,
+    leaf_table,
+    pure_epsilon,
 )
 from dpjax.certificate import certify_epsilon
 from dpjax.errors import CertificationError
@@ -108,24 +110,14 @@ class PLDAccountant:
         return True
 
     def _check(self, event):
-        from dpjax.accounting.event_plds import unsupported
+        from dpjax.accounting.event_plds import check_leaf
 
         try:
             leaves = flatten(event)
         except NonPrivateEvent:
             return
         for leaf, _ in leaves:
-            probe = leaf.event if isinstance(leaf, (ev.PoissonSampled,)) else leaf
-            if isinstance(leaf, ev.SampledWithReplacement):
-                raise unsupported(leaf, self.relation, "sampling with replacement")
-            if isinstance(probe, (ev.Composed, ev.SelfComposed, ev.PoissonSampled)):
-                raise unsupported(leaf, self.relation, "sampling of a composition")
-            if self.relation == "replace_one" and isinstance(leaf, ev.MixtureOfGaussians):
-                raise unsupported(leaf, self.relation, "use add_remove, add or remove")
-            if self.relation != "replace_one" and isinstance(
-                leaf, (ev.RandomizedResponse, ev.SampledWithoutReplacement)
-            ):
-                raise unsupported(leaf, self.relation, "defined for replace_one")
+            check_leaf(leaf, self.relation)
 
     def compose(self, event, count: int = 1) -> PLDAccountant:
         """Add ``count`` adaptive repetitions of ``event`` to the ledger.
@@ -149,19 +141,37 @@ class PLDAccountant:
             self._cache.clear()
         return self
 
-    def _plds(self, pessimistic: bool = True):
-        """``{direction: PLD or None}`` of the ledger, or ``None`` if it is non-private."""
-        if pessimistic not in self._cache:
+    def _table(self, pessimistic: bool = True):
+        """The leaf PLD table of the ledger, or ``None`` if it is non-private (cached)."""
+        key = ("table", pessimistic)
+        if key not in self._cache:
             try:
                 leaves = flatten(self.ledger)
             except NonPrivateEvent:
-                self._cache[pessimistic] = None
+                self._cache[key] = None
                 return None
             with jax.enable_x64(True):
-                self._cache[pessimistic] = compose_directions(
-                    leaves, self.relation, self.bin_width, pessimistic
+                self._cache[key] = leaf_table(leaves, self.relation, self.bin_width, pessimistic)
+        return self._cache[key]
+
+    def _plds(self, pessimistic: bool = True):
+        """``{direction: PLD or None}`` of the ledger, or ``None`` if it is non-private."""
+        key = ("plds", pessimistic)
+        if key not in self._cache:
+            table = self._table(pessimistic)
+            with jax.enable_x64(True):
+                self._cache[key] = None if table is None else compose_table(table, self.relation)
+        return self._cache[key]
+
+    def _pure(self) -> float:
+        """Pure-DP epsilon of the ledger (``inf`` if some event is not pure DP)."""
+        if "pure" not in self._cache:
+            table = self._table()
+            with jax.enable_x64(True):
+                self._cache["pure"] = math.inf if table is None else pure_epsilon(
+                    table, self.relation
                 )
-        return self._cache[pessimistic]
+        return self._cache["pure"]
 
     def get_delta(self, epsilon: float) -> float:
         """Certified upper bound on ``delta`` at ``epsilon``.
@@ -180,6 +190,8 @@ class PLDAccountant:
         plds = self._plds()
         if plds is None:
             return 1.0
+        if eps >= self._pure():
+            return 0.0
         with jax.enable_x64(True):
             values = [float(delta_for_epsilon(p, eps)) for p in plds.values() if p is not None]
         out = max(values, default=0.0)
@@ -189,6 +201,10 @@ class PLDAccountant:
 
     def get_epsilon(self, delta: float) -> float:
         """Least certified ``epsilon`` with ``delta(epsilon) <= delta``; ``inf`` if none.
+
+        The minimum of the composed PLD's certified epsilon and, when every event is pure
+        DP, the pure-DP composition ``sum_j count_j epsilon_j`` of the discretised pairs
+        (``delta = 0`` is answered by the latter alone).
 
         Args:
           delta: ``delta`` in ``[0, 1)``.
@@ -205,10 +221,13 @@ class PLDAccountant:
         if plds is None:
             return math.inf
         live = [p for p in plds.values() if p is not None]
-        if not live:
-            return 0.0
+        pure = self._pure()
+        if not live or dlt == 0.0:
+            return pure if live else 0.0
         with jax.enable_x64(True):
             eps = max(float(epsilon_for_delta(p, dlt)) for p in live)
+            if pure <= eps:
+                return pure
 
             def profile(e):
                 return max(float(delta_for_epsilon(p, float(e))) for p in live)

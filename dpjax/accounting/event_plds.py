@@ -33,6 +33,7 @@ from dpjax.accounting.pld.discretise import from_noise
 from dpjax.accounting.pld.profile_pair import from_profile
 from dpjax.accounting.pld.query import delta_for_epsilon
 from dpjax.accounting.pld.subsample import from_subsampled_noise
+from dpjax.numerics import float64_kernel
 
 DIRECTIONS = {
     "add_remove": ("remove", "add"),
@@ -107,6 +108,39 @@ def flatten(event, count: int = 1) -> list[tuple[ev.Event, int]]:
     return out
 
 
+_ADDITIVE = (ev.Gaussian, ev.Laplace, ev.Noise)
+_PAIRS = (ev.DiscreteLaplace, ev.DiscreteGaussian, ev.EpsilonDelta)
+
+
+def check_leaf(leaf, relation: str) -> None:
+    """Raise :class:`UnsupportedEventError` unless :func:`leaf_plds` can account ``leaf``.
+
+    Args:
+      leaf: a leaf event (:func:`flatten`).
+      relation: the neighbouring relation.
+    """
+    replace = relation == "replace_one"
+    if isinstance(leaf, ev.SampledWithReplacement):
+        raise unsupported(leaf, relation, "sampling with replacement is not accounted yet")
+    if isinstance(leaf, ev.RandomizedResponse) and not replace:
+        raise unsupported(leaf, relation, "randomized response is defined for replace_one")
+    if isinstance(leaf, ev.MixtureOfGaussians) and replace:
+        raise unsupported(leaf, relation, "use add_remove, add or remove")
+    if isinstance(leaf, ev.SampledWithoutReplacement):
+        if not replace:
+            raise unsupported(leaf, relation, "sampling without replacement is accounted under "
+                              "replace_one (fixed-size batches)")
+        if not isinstance(leaf.event, _ADDITIVE + _PAIRS + (ev.RandomizedResponse,)):
+            raise unsupported(leaf, relation, f"sampling of {type(leaf.event).__name__}")
+    if isinstance(leaf, ev.PoissonSampled):
+        base = leaf.event
+        allowed = _ADDITIVE if replace else _ADDITIVE + _PAIRS + (ev.MixtureOfGaussians,)
+        if not isinstance(base, allowed):
+            raise unsupported(leaf, relation, f"Poisson sampling of {type(base).__name__}")
+    if isinstance(leaf, (ev.Composed, ev.SelfComposed, ev.NoOp, ev.NonPrivate)):
+        raise unsupported(leaf, relation, "not a leaf event")
+
+
 def _noise(event):
     """The :mod:`dpjax.noise` instance of an additive event, or ``None``."""
     from dpjax import noise
@@ -142,6 +176,7 @@ def _same(pld, relation):
     return {d: pld for d in DIRECTIONS[relation]}
 
 
+@float64_kernel
 def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True):
     """``{direction: PLD}`` of one leaf event (module docstring).
 
@@ -158,6 +193,7 @@ def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True):
     Raises:
       UnsupportedEventError: the event cannot be accounted under ``relation``.
     """
+    check_leaf(event, relation)
     h = float(bin_width)
     dirs = DIRECTIONS[relation]
     noise = _noise(event)
@@ -229,7 +265,7 @@ def _without_replacement(event: ev.SampledWithoutReplacement, relation, h, pessi
     if not pessimistic:
         return None
     base = leaf_plds(event.event, relation, h, True)["replace"]
-    top_base = float((base.lower + base.size) * base.bin_width)
+    top_base = (int(base.lower) + base.size) * float(base.bin_width)
 
     def bound(eps):  # Balle, Barthe & Gaboardi 2018, Thm 9: delta'(eps') <= gamma delta(eps)
         inner = np.log1p(np.expm1(np.asarray(eps, np.float64)) / gamma)
@@ -239,8 +275,9 @@ def _without_replacement(event: ev.SampledWithoutReplacement, relation, h, pessi
     return _same(from_profile(bound, top, h), relation)
 
 
-def compose_directions(leaves, relation: str, bin_width: float, pessimistic: bool = True):
-    """Compose the leaves per direction: ``{direction: PLD or None}``.
+@float64_kernel
+def leaf_table(leaves, relation: str, bin_width: float, pessimistic: bool = True):
+    """``[({direction: PLD}, count), ...]`` of flattened leaves (those without a PLD omitted).
 
     Args:
       leaves: ``[(leaf event, count), ...]`` (:func:`flatten`).
@@ -250,17 +287,67 @@ def compose_directions(leaves, relation: str, bin_width: float, pessimistic: boo
         are left out: a sub-composition is a lower bound on the whole).
 
     Returns:
+      The table.
+    """
+    table = []
+    for leaf, count in leaves:
+        plds = leaf_plds(leaf, relation, bin_width, pessimistic)
+        if plds is not None:
+            table.append((plds, count))
+    return table
+
+
+@float64_kernel
+def compose_table(table, relation: str):
+    """Compose a :func:`leaf_table` per direction: ``{direction: PLD or None}``.
+
+    Self-compositions by FFT powers, then one heterogeneous FFT product
+    (:func:`dpjax.accounting.pld.compose`).
+
+    Args:
+      table: ``[({direction: PLD}, count), ...]``.
+      relation: the neighbouring relation.
+
+    Returns:
       ``{direction: PLD}``; ``None`` for a direction with nothing to compose.
     """
     from dpjax.accounting.pld.compose import compose, self_compose, self_compose_size
 
     parts: dict[str, list[PLD]] = {d: [] for d in DIRECTIONS[relation]}
-    for leaf, count in leaves:
-        plds = leaf_plds(leaf, relation, bin_width, pessimistic)
-        if plds is None:
-            continue
+    for plds, count in table:
         for d, pld in plds.items():
             if count > 1:
                 pld = self_compose(pld, count, self_compose_size(pld, count))
             parts[d].append(pld)
     return {d: (compose(ps) if len(ps) > 1 else ps[0] if ps else None) for d, ps in parts.items()}
+
+
+@float64_kernel
+def pure_epsilon(table, relation: str) -> float:
+    r"""Pure-DP epsilon of a :func:`leaf_table`: ``max_direction sum_j count_j top_j``.
+
+    .. math:: \epsilon_0 = \max_{d} \sum_j k_j\, \max\{l : p_j(l) > 0\}
+
+    where ``top_j`` is the largest grid loss carrying mass of leaf ``j``'s pessimistic PLD
+    (``inf`` if it has mass at ``+infinity``): the composed discretised pair has no loss
+    above the sum, so ``delta = 0`` there (pure-DP composition, exact for the grid).
+
+    Args:
+      table: ``[({direction: PLD}, count), ...]`` (pessimistic PLDs).
+      relation: the neighbouring relation.
+
+    Returns:
+      ``epsilon_0`` (``inf`` when some leaf is not pure DP).
+    """
+    totals = dict.fromkeys(DIRECTIONS[relation], 0.0)
+    for plds, count in table:
+        for d, pld in plds.items():
+            pmf = np.asarray(pld.pmf)
+            if float(pld.inf_mass) > 0.0 or not np.all(np.isfinite(pmf)):
+                totals[d] = math.inf
+                continue
+            nz = np.flatnonzero(pmf > 0.0)
+            top = (int(pld.lower) + int(nz[-1])) * float(pld.bin_width) if nz.size else 0.0
+            # rounding of the grid value: one ulp-scale pad per use
+            totals[d] += count * max(top, 0.0) * (1.0 + 2.0**-40)
+    return max(totals.values(), default=0.0)

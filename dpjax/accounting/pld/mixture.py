@@ -20,6 +20,10 @@ accountings need it:
 
 from __future__ import annotations
 
+import functools
+import math
+
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -27,50 +31,48 @@ from dpjax.accounting.pld._pld import PLD
 from dpjax.accounting.pld.discretise import (
     MonotonePair,
     _bisect_inverse,
+    _bucket,
     _upper_tail_point,
-    from_pair,
+    discretise_pair,
 )
 from dpjax.numerics import float64_kernel
 
-__all__ = ["mixture_of_gaussians_plds", "replace_one_poisson_pld", "shift_mixture_pair"]
+__all__ = [
+    "check_shifts",
+    "mixture_of_gaussians_plds",
+    "replace_one_poisson_pld",
+    "shift_mixture_pair",
+]
 
 
 def _log_mix(fn, shifts, log_w):
-    return lambda t: _logsumexp([lw + fn(t - a) for a, lw in zip(shifts, log_w, strict=True)])
+    """``t -> log sum_i w_i f(t - a_i)`` (one stacked call of ``f``, any shape of ``t``)."""
 
+    def mixed(t):
+        t = jnp.asarray(t)
+        a = shifts.reshape((-1,) + (1,) * t.ndim)
+        return jax.scipy.special.logsumexp(log_w.reshape(a.shape) + fn(t - a), axis=0)
 
-def _logsumexp(terms):
-    x = jnp.stack(jnp.broadcast_arrays(*terms))
-    m = jnp.max(x, axis=0)
-    safe = jnp.where(jnp.isfinite(m), m, 0.0)
-    return safe + jnp.log(jnp.sum(jnp.exp(x - safe), axis=0))
+    return mixed
 
 
 @float64_kernel
-def shift_mixture_pair(noise, p_shifts, p_weights, q_shifts, q_weights) -> MonotonePair:
+def shift_mixture_pair(noise, p_shifts, p_log_weights, q_shifts, q_log_weights) -> MonotonePair:
     r"""The :class:`~dpjax.accounting.pld.MonotonePair` of two shift mixtures (module docstring).
+
+    Traceable: shifts and log-weights are arrays (the caller checks ``min a >= max b``,
+    :func:`check_shifts`).
 
     Args:
       noise: a symmetric log-concave family of :mod:`dpjax.noise` (``logpdf``, ``log_sf``).
-      p_shifts, p_weights: the shifts ``a_i`` and weights ``w_i`` (summing to 1) of ``P``.
-      q_shifts, q_weights: those of ``Q``; ``min a >= max b`` (checked).
+      p_shifts, p_log_weights: the shifts ``a_i`` and log-weights ``log w_i`` of ``P``.
+      q_shifts, q_log_weights: those of ``Q``.
 
     Returns:
-      The pair (host function: concrete shifts and weights).
-
-    Raises:
-      ValueError: ``min a < max b`` (the loss would not be monotone).
+      The pair.
     """
-    a = [float(x) for x in p_shifts]
-    b = [float(x) for x in q_shifts]
-    if min(a) < max(b):
-        raise ValueError("shift_mixture_pair needs min(p_shifts) >= max(q_shifts)")
-    with np.errstate(divide="ignore"):
-        lw = [float(np.log(w)) for w in p_weights]
-        lv = [float(np.log(v)) for v in q_weights]
-
-    def log_sf(t):
-        return noise.log_sf(t)
+    a, lw = jnp.asarray(p_shifts), jnp.asarray(p_log_weights)
+    b, lv = jnp.asarray(q_shifts), jnp.asarray(q_log_weights)
 
     def log_cdf(t):
         return noise.log_sf(-t)
@@ -80,19 +82,50 @@ def shift_mixture_pair(noise, p_shifts, p_weights, q_shifts, q_weights) -> Monot
     def loss(t):
         return log_p(t) - log_q(t)
 
-    spread = max(abs(x) for x in a + b)
+    spread = jnp.maximum(jnp.max(jnp.abs(a)), jnp.max(jnp.abs(b)))
     tail = _upper_tail_point(noise.log_sf, jnp.sqrt(jnp.asarray(noise.variance, jnp.float64)))
     t_lo, t_hi = -tail - spread, tail + spread
     return MonotonePair(
-        log_sf_p=_log_mix(log_sf, a, lw),
+        log_sf_p=_log_mix(noise.log_sf, a, lw),
         log_cdf_p=_log_mix(log_cdf, a, lw),
-        log_sf_q=_log_mix(log_sf, b, lv),
+        log_sf_q=_log_mix(noise.log_sf, b, lv),
         log_cdf_q=_log_mix(log_cdf, b, lv),
         loss=loss,
         loss_inverse=_bisect_inverse(loss, t_lo, t_hi),
         t_lo=t_lo,
         t_hi=t_hi,
     )
+
+
+def check_shifts(p_shifts, q_shifts) -> None:
+    """``ValueError`` unless ``min(p_shifts) >= max(q_shifts)`` (monotone loss)."""
+    if min(float(x) for x in p_shifts) < max(float(x) for x in q_shifts):
+        raise ValueError("a shift-mixture pair needs min(p_shifts) >= max(q_shifts)")
+
+
+@jax.jit
+def _loss_range(noise, a, lw, b, lv):
+    pair = shift_mixture_pair(noise, a, lw, b, lv)
+    return pair.loss(pair.t_lo), pair.loss(pair.t_hi)
+
+
+@functools.partial(jax.jit, static_argnames=("size", "pessimistic"))
+def _discretise(noise, a, lw, b, lv, h, lower, size, pessimistic):
+    return discretise_pair(shift_mixture_pair(noise, a, lw, b, lv), h, lower, size, pessimistic)
+
+
+def _mixture_pld(noise, p_shifts, p_weights, q_shifts, q_weights, h, pessimistic) -> PLD:
+    """Jitted connect-the-dots of a shift-mixture pair on a bucketed grid (few compiles)."""
+    check_shifts(p_shifts, q_shifts)
+    with np.errstate(divide="ignore"):
+        args = [
+            jnp.asarray(np.asarray(x, np.float64))
+            for x in (p_shifts, np.log(p_weights), q_shifts, np.log(q_weights))
+        ]
+    lo, hi = (float(v) for v in _loss_range(noise, *args))
+    lower = math.floor(lo / h) - 1
+    size = _bucket(math.ceil(hi / h) + 1 - lower + 1)
+    return _discretise(noise, *args, jnp.asarray(h, jnp.float64), lower, size, pessimistic)
 
 
 @float64_kernel
@@ -120,11 +153,10 @@ def mixture_of_gaussians_plds(
     noise = Gaussian(jnp.asarray(standard_deviation, jnp.float64))
     c = [float(x) for x in sensitivities]
     w = [float(x) for x in sampling_probs]
-    remove = shift_mixture_pair(noise, c, w, [0.0], [1.0])
-    add = shift_mixture_pair(noise, [0.0], [1.0], [-x for x in c], w)
+    h = float(bin_width)
     return {
-        "remove": from_pair(remove, bin_width, pessimistic),
-        "add": from_pair(add, bin_width, pessimistic),
+        "remove": _mixture_pld(noise, c, w, [0.0], [1.0], h, pessimistic),
+        "add": _mixture_pld(noise, [0.0], [1.0], [-x for x in c], w, h, pessimistic),
     }
 
 
@@ -150,5 +182,5 @@ def replace_one_poisson_pld(
       The PLD (symmetric pair: both orders of the neighbours).
     """
     q, d = float(sampling_rate), float(sensitivity)
-    pair = shift_mixture_pair(noise, [0.0, d], [1.0 - q, q], [0.0, -d], [1.0 - q, q])
-    return from_pair(pair, bin_width, pessimistic)
+    w = [1.0 - q, q]
+    return _mixture_pld(noise, [0.0, d], w, [0.0, -d], w, float(bin_width), pessimistic)

@@ -166,11 +166,10 @@ class PLDAccountant:
     def _pure(self) -> float:
         """Pure-DP epsilon of the ledger (``inf`` if some event is not pure DP)."""
         if "pure" not in self._cache:
-            table = self._table()
-            with jax.enable_x64(True):
-                self._cache["pure"] = math.inf if table is None else pure_epsilon(
-                    table, self.relation
-                )
+            try:
+                self._cache["pure"] = pure_epsilon(flatten(self.ledger), self.relation)
+            except NonPrivateEvent:
+                self._cache["pure"] = math.inf
         return self._cache["pure"]
 
     def get_delta(self, epsilon: float) -> float:
@@ -203,8 +202,8 @@ class PLDAccountant:
         """Least certified ``epsilon`` with ``delta(epsilon) <= delta``; ``inf`` if none.
 
         The minimum of the composed PLD's certified epsilon and, when every event is pure
-        DP, the pure-DP composition ``sum_j count_j epsilon_j`` of the discretised pairs
-        (``delta = 0`` is answered by the latter alone).
+        DP, the pure-DP composition ``sum_j count_j epsilon_j`` of the exact pairs
+        (:func:`~dpjax.accounting.event_plds.pure_epsilon`; ``delta = 0`` is answered by it).
 
         Args:
           delta: ``delta`` in ``[0, 1)``.

@@ -21,6 +21,7 @@ Anything else raises :class:`UnsupportedEventError` naming the event and the rel
 
 from __future__ import annotations
 
+import functools
 import math
 
 import jax.numpy as jnp
@@ -29,10 +30,10 @@ import numpy as np
 from dpjax.accounting import events as ev
 from dpjax.accounting.pld import discrete, mixture
 from dpjax.accounting.pld._pld import PLD
-from dpjax.accounting.pld.discretise import from_noise
+from dpjax.accounting.pld.discretise import _bucket, discretise_noise, noise_grid
 from dpjax.accounting.pld.profile_pair import from_profile
 from dpjax.accounting.pld.query import delta_for_epsilon
-from dpjax.accounting.pld.subsample import from_subsampled_noise
+from dpjax.accounting.pld.subsample import discretise_subsampled, subsampled_grid
 from dpjax.numerics import float64_kernel
 
 DIRECTIONS = {
@@ -172,6 +173,30 @@ def _discrete_pair(event, relation: str):
     return None
 
 
+def _noise_pld(noise, shift: float, h: float, pessimistic: bool) -> PLD:
+    """Connect-the-dots PLD of ``(T, T - shift)`` on a grid rounded up to a few sizes (the
+    extra points carry the exact, vanishing, masses): few compiles across events."""
+    lower, size = noise_grid(noise, shift, h)
+    f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
+    return discretise_noise(noise, f64(shift), f64(h), lower, _bucket(size), pessimistic)
+
+
+def _subsampled_plds(noise, q: float, h: float, pessimistic: bool, directions) -> dict:
+    """Poisson-subsampled PLDs per direction (:mod:`.pld.subsample`), bucketed grids."""
+    grids = subsampled_grid(noise, 1.0, q, h)
+    f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
+    return {
+        d: discretise_subsampled(
+            noise, f64(1.0), f64(q), d, f64(h), grids[d][0], _bucket(grids[d][1]), pessimistic
+        )
+        for d in directions
+    }
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(int(n) - 1, 1).bit_length()
+
+
 def _same(pld, relation):
     return {d: pld for d in DIRECTIONS[relation]}
 
@@ -199,7 +224,7 @@ def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True):
     noise = _noise(event)
     if noise is not None:
         shift = 2.0 if relation == "replace_one" else 1.0
-        return _same(from_noise(noise, shift, h, pessimistic), relation)
+        return _same(_noise_pld(noise, shift, h, pessimistic), relation)
     pair = _discrete_pair(event, relation)
     if pair is not None:
         return _same(discrete.discrete_pld(*pair, h, pessimistic), relation)
@@ -237,8 +262,7 @@ def _poisson(event: ev.PoissonSampled, relation, h, pessimistic):
     if noise is not None:
         if relation == "replace_one":
             return _same(mixture.replace_one_poisson_pld(noise, q, 1.0, h, pessimistic), relation)
-        plds = from_subsampled_noise(noise, 1.0, q, h, pessimistic)
-        return {d: plds[d] for d in DIRECTIONS[relation]}
+        return _subsampled_plds(noise, q, h, pessimistic, DIRECTIONS[relation])
     if relation == "replace_one":
         raise unsupported(event, relation, "replace_one Poisson sampling needs additive noise")
     if isinstance(base, ev.MixtureOfGaussians):
@@ -311,43 +335,74 @@ def compose_table(table, relation: str):
     Returns:
       ``{direction: PLD}``; ``None`` for a direction with nothing to compose.
     """
-    from dpjax.accounting.pld.compose import compose, self_compose, self_compose_size
+    from dpjax.accounting.pld.compose import compose, self_compose, self_compose_size, window_size
 
     parts: dict[str, list[PLD]] = {d: [] for d in DIRECTIONS[relation]}
     for plds, count in table:
         for d, pld in plds.items():
-            if count > 1:
-                pld = self_compose(pld, count, self_compose_size(pld, count))
+            if count > 1:  # FFT lengths rounded up to powers of two: few compiles
+                pld = self_compose(pld, count, _pow2(self_compose_size(pld, count)))
             parts[d].append(pld)
-    return {d: (compose(ps) if len(ps) > 1 else ps[0] if ps else None) for d, ps in parts.items()}
+
+    def product(ps):
+        log_mgf = np.asarray(sum(p.log_mgf for p in ps))
+        return compose(ps, _pow2(window_size(log_mgf, float(ps[0].bin_width))))
+
+    return {d: (product(ps) if len(ps) > 1 else ps[0] if ps else None) for d, ps in parts.items()}
 
 
-@float64_kernel
-def pure_epsilon(table, relation: str) -> float:
-    r"""Pure-DP epsilon of a :func:`leaf_table`: ``max_direction sum_j count_j top_j``.
+def _pair_max_loss(p, q) -> float:
+    p, q = np.asarray(p, np.float64), np.asarray(q, np.float64)
+    on = p > 0
+    if np.any(on & (q <= 0)):
+        return math.inf
+    return float(np.max(np.log(p[on]) - np.log(q[on]), initial=0.0))
 
-    .. math:: \epsilon_0 = \max_{d} \sum_j k_j\, \max\{l : p_j(l) > 0\}
 
-    where ``top_j`` is the largest grid loss carrying mass of leaf ``j``'s pessimistic PLD
-    (``inf`` if it has mass at ``+infinity``): the composed discretised pair has no loss
-    above the sum, so ``delta = 0`` there (pure-DP composition, exact for the grid).
+def _leaf_pure_epsilon(leaf, relation: str) -> dict:
+    """``{direction: epsilon_0}`` of a leaf's exact pair (``inf`` if it is not pure DP)."""
+    dirs = DIRECTIONS[relation]
+    shift = 2.0 if relation == "replace_one" else 1.0
+    if isinstance(leaf, ev.Laplace):
+        return dict.fromkeys(dirs, shift / float(leaf.noise_multiplier))
+    pair = None if isinstance(leaf, (ev.PoissonSampled, ev.SampledWithoutReplacement)) else (
+        _discrete_pair(leaf, relation)
+    )
+    if pair is not None:
+        return dict.fromkeys(dirs, _pair_max_loss(*pair))
+    if isinstance(leaf, ev.PoissonSampled) and relation != "replace_one":
+        q, base = float(leaf.sampling_probability), leaf.event
+        if isinstance(base, ev.Laplace):  # Balle, Barthe & Gaboardi 2018, Thm 10 (and add)
+            e0 = 1.0 / float(base.noise_multiplier)
+            return {
+                "remove": math.log1p(q * math.expm1(e0)),
+                "add": -math.log1p(-q * -math.expm1(-e0)),
+            }
+        if isinstance(base, _PAIRS):
+            pair = _discrete_pair(base, relation)
+            return {d: _pair_max_loss(*discrete.poisson_subsampled_pair(*pair, q, d)) for d in dirs}
+    return dict.fromkeys(dirs, math.inf)
+
+
+def pure_epsilon(leaves, relation: str) -> float:
+    r"""Pure-DP epsilon of flattened leaves: ``max_direction sum_j count_j epsilon_j``.
+
+    .. math:: \epsilon_0 = \max_{d} \sum_j k_j \sup L_j^{(d)}
+
+    with ``sup L`` the largest loss of each leaf's *exact* pair: ``Delta / b`` for Laplace,
+    ``log(1 + q (e^{1/b} - 1))`` (remove) and ``-log(1 - q + q e^{-1/b})`` (add) under Poisson
+    subsampling (Balle, Barthe & Gaboardi 2018, Thm 10), the largest atom of a discrete pair.
+    Pure DP composes by summing (Dwork & Roth 2014, Thm 3.14); padded by ``2^-40`` relative.
 
     Args:
-      table: ``[({direction: PLD}, count), ...]`` (pessimistic PLDs).
+      leaves: ``[(leaf event, count), ...]``.
       relation: the neighbouring relation.
 
     Returns:
-      ``epsilon_0`` (``inf`` when some leaf is not pure DP).
+      ``epsilon_0`` (``inf`` when some leaf is not known to be pure DP).
     """
     totals = dict.fromkeys(DIRECTIONS[relation], 0.0)
-    for plds, count in table:
-        for d, pld in plds.items():
-            pmf = np.asarray(pld.pmf)
-            if float(pld.inf_mass) > 0.0 or not np.all(np.isfinite(pmf)):
-                totals[d] = math.inf
-                continue
-            nz = np.flatnonzero(pmf > 0.0)
-            top = (int(pld.lower) + int(nz[-1])) * float(pld.bin_width) if nz.size else 0.0
-            # rounding of the grid value: one ulp-scale pad per use
-            totals[d] += count * max(top, 0.0) * (1.0 + 2.0**-40)
-    return max(totals.values(), default=0.0)
+    for leaf, count in leaves:
+        for d, e0 in _leaf_pure_epsilon(leaf, relation).items():
+            totals[d] += count * e0
+    return max(totals.values(), default=0.0) * (1.0 + 2.0**-40)

@@ -58,9 +58,12 @@ def _quad_delta(logp, logq, lo=-40.0, hi=40.0):
 
 
 def _mix(shifts, weights, sigma=1.0):
-    return lambda t: float(
-        np.log(sum(w * norm.pdf(t, s, sigma) for s, w in zip(shifts, weights, strict=True)))
-    )
+    def log_density(t):
+        with np.errstate(divide="ignore"):  # log 0 = -inf far in the tails
+            pairs = zip(shifts, weights, strict=True)
+            return float(np.log(sum(w * norm.pdf(t, s, sigma) for s, w in pairs)))
+
+    return log_density
 
 
 # ------------------------------------------------------------------ closed forms

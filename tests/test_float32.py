@@ -207,6 +207,16 @@ _EXEMPT = {
         ).split()
     },
     "dpjax.accounting.pld.compose.max_grid_points": "host configuration (memory cap), no privacy value",
+    # events: data and their conversions (the accountant scopes x64 for its kernels)
+    "dpjax.accounting.event_json.event_from_json": "parses JSON into events, no privacy value",
+    "dpjax.accounting.event_json.event_to_json": "serialises events, no privacy value",
+    "dpjax.accounting.from_dp_accounting.from_dp_accounting": "converts events, no privacy value",
+    "dpjax.accounting.event_plds.flatten": "flattens the event tree, no privacy value",
+    "dpjax.accounting.event_plds.unsupported": "builds an error message",
+    "dpjax.accounting.event_plds.check_leaf": "host check of an event's structure",
+    "dpjax.accounting.event_plds.pure_epsilon": "host float arithmetic on event parameters "
+    "(pure-DP composition), no JAX kernel",
+    "dpjax.accounting.pld.mixture.check_shifts": "host check of the shifts",
     "dpjax.certificate.kernel_error": "host declaration of a constant (checked at import)",
     "dpjax.certificate.certify_epsilon": "host function; the profile it calls is guarded",
     # i.n.i.d.: errors (not privacy), NumPy validation, and functions that scope x64 themselves

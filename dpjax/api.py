@@ -148,8 +148,8 @@ def profile(
 
 
 def account(
-    mechanism: str,
-    params: dict,
+    mechanism,
+    params: dict | None = None,
     *,
     compositions: int = 1,
     sampling_rate: float | None = None,
@@ -159,8 +159,14 @@ def account(
     l1: float | None = None,
     l2: float | None = None,
     linf: float | None = None,
+    relation: str = "add_remove",
 ) -> np.ndarray | float:
-    r"""Privacy of ``params`` after ``compositions`` uses (optionally subsampled).
+    r"""Privacy of ``params`` after ``compositions`` uses (optionally subsampled), or of an event.
+
+    ``mechanism`` may instead be an event of :mod:`dpjax.accounting.events` (or a
+    dp_accounting ``DpEvent``): it is then accounted by
+    :class:`dpjax.accounting.PLDAccountant` under ``relation`` (``params``, ``compositions``,
+    ``sampling_rate`` and the sensitivities are not used: the event carries them).
 
     Give exactly one of ``delta`` (returns the least certified
     ``epsilon = min{eps : delta(eps) <= delta}``, re-checked at the boundary) or
@@ -168,14 +174,16 @@ def account(
     1 (so ``sigma`` is the noise multiplier, as in DP-SGD).
 
     Args:
-      mechanism: a registry name (:func:`dpjax.mechanisms.names`).
-      params: parameter name -> value, in the papers' notation.
+      mechanism: a registry name (:func:`dpjax.mechanisms.names`), or an event.
+      params: parameter name -> value, in the papers' notation (not for events).
       compositions: number of uses ``T``.
       sampling_rate: Poisson subsampling rate ``q`` in ``(0, 1]``, or ``None``.
       epsilon: the epsilon to evaluate ``delta`` at (or ``None``).
       delta: the delta to find the least certified ``epsilon`` for (or ``None``).
       dim: number of coordinates ``K``.
       l1, l2, linf: the query's sensitivities.
+      relation: for events, the neighbouring relation (``"add_remove"``, ``"add"``,
+        ``"remove"``, ``"replace_one"``).
 
     Returns:
       ``epsilon`` (given ``delta``) or ``delta`` (given ``epsilon``).
@@ -184,9 +192,23 @@ def account(
       >>> import dpjax
       >>> round(float(dpjax.account("gaussian", {"sigma": 1.0}, delta=1e-5)), 4)
       4.3772
+      >>> from dpjax.accounting import events as ev
+      >>> round(dpjax.account(ev.Composed([ev.Gaussian(3.0), ev.Gaussian(4.0)]), delta=1e-5), 4)
+      1.627
     """
     if (epsilon is None) == (delta is None):
         raise ValueError("give exactly one of epsilon (to get delta) or delta (to get epsilon)")
+    if not isinstance(mechanism, str):
+        from dpjax.accounting import PLDAccountant
+
+        acc = PLDAccountant(relation).compose(mechanism)
+        if delta is not None:
+            values = np.vectorize(acc.get_epsilon, otypes=[float])(_validate.delta(delta))
+            return _output(values, "epsilon")
+        values = np.vectorize(acc.get_delta, otypes=[float])(_validate.epsilon(epsilon))
+        return _output(values, "delta")
+    if params is None:
+        raise ValueError(f"{mechanism}: give params (e.g. {{'sigma': 1.0}})")
     mech = get(mechanism)
     params = mech.validate_params(params)
     query = make_query(mech, _use(dim, l1, l2, linf, compositions, sampling_rate), "exact", True)

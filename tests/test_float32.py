@@ -206,6 +206,16 @@ _EXEMPT = {
     "dpjax.accounting.pld.compose.max_grid_points": "host configuration (memory cap), no privacy value",
     "dpjax.spherical.io.save": "host file I/O of a designed mechanism, no privacy value",
     "dpjax.spherical.io.load": "host file I/O of a designed mechanism, no privacy value",
+    # events: data and their conversions (the accountant scopes x64 for its kernels)
+    "dpjax.accounting.event_json.event_from_json": "parses JSON into events, no privacy value",
+    "dpjax.accounting.event_json.event_to_json": "serialises events, no privacy value",
+    "dpjax.accounting.from_dp_accounting.from_dp_accounting": "converts events, no privacy value",
+    "dpjax.accounting.event_plds.flatten": "flattens the event tree, no privacy value",
+    "dpjax.accounting.event_plds.unsupported": "builds an error message",
+    "dpjax.accounting.event_plds.check_leaf": "host check of an event's structure",
+    "dpjax.accounting.event_plds.pure_epsilon": "host float arithmetic on event parameters "
+    "(pure-DP composition), no JAX kernel",
+    "dpjax.accounting.pld.mixture.check_shifts": "host check of the shifts",
     "dpjax.certificate.kernel_error": "host declaration of a constant (checked at import)",
     "dpjax.calibration.gaussian.calibrate_sigma": (
         "host driver: its only kernel (_gap_and_slope) is float64_kernel-guarded and runs "

@@ -1,5 +1,8 @@
-"""Privacy profiles and conversions (exact 1-D profiles, zCDP)."""
+"""Privacy profiles and conversions (exact 1-D profiles, zCDP), events and their accountant."""
 
+from dpjax.accounting import events
+from dpjax.accounting.accountant import PLDAccountant, UnsupportedEventError
+from dpjax.accounting.from_dp_accounting import from_dp_accounting
 from dpjax.accounting.gaussian import (
     delta_gaussian,
     epsilon_gaussian,
@@ -21,6 +24,10 @@ from dpjax.accounting.zcdp import (
 )
 
 __all__ = [
+    "PLDAccountant",
+    "UnsupportedEventError",
+    "events",
+    "from_dp_accounting",
     "delta_from_zcdp",
     "delta_gaussian",
     "delta_laplace",

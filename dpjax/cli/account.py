@@ -14,7 +14,16 @@ def add_parser(sub) -> None:
       sub: the ``dpjax`` parser's subparsers.
     """
     p = sub.add_parser("account", help="epsilon (or delta) after T uses of given parameters")
-    p.add_argument("mechanism", choices=names())
+    p.add_argument("mechanism", nargs="?", choices=names())
+    p.add_argument(
+        "--events", metavar="FILE.json",
+        help="account the events in this JSON file instead of a mechanism (see README)",
+    )
+    p.add_argument(
+        "--relation", choices=("add_remove", "add", "remove", "replace_one"), default=None,
+        help="neighbouring relation for --events (default: the file's, else add_remove)",
+    )
+    p.add_argument("--bin-width", type=float, default=None, help="PLD grid spacing for --events")
     p.add_argument("--param", type=c.param, action="append", default=[], metavar="NAME=VALUE",
                    help="a parameter, repeated for each (see dpjax mechanisms): "
                    + parameter_help())
@@ -37,6 +46,13 @@ def run(args) -> None:
     Args:
       args: the parsed arguments.
     """
+    if args.events is not None:
+        if args.mechanism is not None:
+            raise ValueError("give either a MECHANISM or --events FILE, not both")
+        _run_events(args)
+        return
+    if args.mechanism is None:
+        raise ValueError("give a MECHANISM or --events FILE")
     params = dict(args.param)
     sens = c.sensitivity_kwargs(args)
     value = dpjax.account(
@@ -56,3 +72,40 @@ def run(args) -> None:
         return
     c.print_table(["epsilon", "delta"], [[eps, delta]],
                   title=f"{args.mechanism} ({c.params_text(params)}; {c.query_text(query)})")
+
+
+def _run_events(args) -> None:
+    """Account the events of ``args.events`` with :class:`dpjax.accounting.PLDAccountant`."""
+    import json
+
+    from dpjax.accounting import PLDAccountant
+    from dpjax.accounting.event_json import event_from_json, event_to_json
+
+    try:
+        with open(args.events, encoding="utf-8") as f:
+            doc = json.load(f)
+    except OSError as err:
+        raise ValueError(f"cannot read --events {args.events}: {err.strerror}") from None
+    except json.JSONDecodeError as err:
+        raise ValueError(f"--events {args.events} is not valid JSON: {err}") from None
+    settings = doc if isinstance(doc, dict) and "events" in doc and "type" not in doc else {}
+    event = event_from_json(settings.get("events", doc))
+    relation = args.relation or settings.get("relation", "add_remove")
+    bin_width = args.bin_width or settings.get("bin_width", 1e-4)
+    acc = PLDAccountant(relation, bin_width).compose(event)
+    if args.delta is not None:
+        eps, delta = acc.get_epsilon(args.delta), args.delta
+    else:
+        eps, delta = args.epsilon, acc.get_delta(args.epsilon)
+    out = {
+        "events": event_to_json(event),
+        "relation": relation,
+        "bin_width": bin_width,
+        "epsilon": eps,
+        "delta": delta,
+    }
+    if args.json:
+        c.print_json(out)
+        return
+    c.print_table(["epsilon", "delta"], [[eps, delta]],
+                  title=f"events {args.events} (relation={relation}, bin_width={c.fmt(bin_width)})")

@@ -102,6 +102,18 @@ def _pure_epsilon(scale, query: Query) -> np.ndarray:
     return float(query.compositions) * per_use * (1.0 + 2.0**-49)
 
 
+def _pure_scale(epsilon, l1: float, query: Query) -> np.ndarray:
+    r"""Least scale whose pure-DP epsilon (:func:`_pure_epsilon`) is ``epsilon``: ``T Delta_1 /
+    epsilon``, or with Poisson subsampling the inverse of the amplified bound,
+    ``b = Delta_1 / log(1 + (e^{epsilon/T} - 1) / q)`` (Balle, Barthe, Gaboardi 2018, Thm 10),
+    widened by ``2^-45`` to absorb the padding of :func:`_pure_epsilon`."""
+    q = query.sampling_rate
+    if q is None or q >= 1.0:
+        return np.asarray(scale_laplace_pure(epsilon, float(query.compositions) * l1))
+    per_use = np.asarray(epsilon, np.float64) / float(query.compositions)
+    return l1 / np.log1p(np.expm1(per_use) / q) * (1.0 + 2.0**-45)
+
+
 def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
     r"""Least scale ``b`` meeting the target, certified.
 
@@ -133,13 +145,11 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
                 "epsilon > 0"
             )
         l1, notes = query.sensitivity.resolve("l1")
-        b = np.asarray(scale_laplace_pure(epsilon, float(query.compositions) * l1))
-        for _ in range(8):  # rounding: make sure T * l1 / b, rounded up, is <= epsilon
-            over = composed_budget(query.compositions, l1, b) > epsilon
+        b = _pure_scale(epsilon, l1, query)
+        for _ in range(8):  # rounding: make sure the pure-DP epsilon, rounded up, is <= epsilon
+            over = _pure_epsilon(b, query) > epsilon
             b = np.where(over, np.nextafter(b, np.inf), b)
-        delta_at = np.broadcast_to(
-            pure_dp_delta(epsilon, composed_budget(query.compositions, l1, b)), b.shape
-        )
+        delta_at = np.broadcast_to(pure_dp_delta(epsilon, _pure_epsilon(b, query)), b.shape)
         linf, uses, _ = _engine_uses(query)
         res = calibrate_scale(
             Laplace.from_scale, 0.0, linf, epsilon, delta, uses, query.sampling_rate,

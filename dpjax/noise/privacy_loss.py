@@ -19,6 +19,7 @@ needs only ``privacy_loss`` and ``log_sf`` to plug into the engine.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import jax.numpy as jnp
 from jax import Array
@@ -64,12 +65,40 @@ def privacy_loss_inverse(
     """
     if isinstance(noise, InvertibleLoss):
         return noise.privacy_loss_inverse(epsilon, sensitivity)
+    return monotone_inverse(
+        lambda t: noise.privacy_loss(t, sensitivity), epsilon, t_lo, t_hi, num_iterations
+    )
+
+
+def monotone_inverse(
+    loss: Callable[[Array], Array],
+    epsilon: ArrayLike,
+    t_lo: ArrayLike,
+    t_hi: ArrayLike,
+    num_iterations: int = INVERSE_ITERATIONS,
+) -> Array:
+    r"""``sup{t in [t_lo, t_hi] : loss(t) <= epsilon}`` of a non-decreasing ``loss``.
+
+    .. math:: t(\epsilon) = \sup\{t \in [t_\text{lo}, t_\text{hi}] : \zeta(t) \le \epsilon\}
+
+    by fixed-iteration bisection (:func:`dpjax.numerics.bisect_monotone`): ``t_hi`` if the
+    whole bracket qualifies, ``t_lo`` if none of it does.  The fallback of
+    :func:`privacy_loss_inverse`, and the inverse of losses that are not one family's
+    (e.g. a mixture's).
+
+    Args:
+      loss: elementwise non-decreasing ``t -> zeta(t)`` (traceable).
+      epsilon: loss levels.
+      t_lo, t_hi: the bracket.
+      num_iterations: static number of halvings.
+
+    Returns:
+      ``t(epsilon)``, shaped like ``epsilon``.
+    """
     epsilon = jnp.asarray(epsilon)
     lo = jnp.broadcast_to(jnp.asarray(t_lo, jnp.float64), epsilon.shape)
     hi = jnp.broadcast_to(jnp.asarray(t_hi, jnp.float64), epsilon.shape)
-    res = bisect_monotone(
-        lambda t: noise.privacy_loss(t, sensitivity) <= epsilon, lo, hi, num_iterations
-    )
+    res = bisect_monotone(lambda t: loss(t) <= epsilon, lo, hi, num_iterations)
     return jnp.where(res.status == Status.BRACKET_TOO_SMALL, hi, res.good)
 
 
@@ -97,4 +126,4 @@ def tail_point(noise: NoiseFamily, tail: float) -> Array:
     return res.good
 
 
-__all__ = ["privacy_loss_inverse", "tail_point"]
+__all__ = ["monotone_inverse", "privacy_loss_inverse", "tail_point"]

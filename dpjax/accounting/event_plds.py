@@ -1,0 +1,409 @@
+r"""From events to PLDs: one dominating pair per direction of the neighbouring relation.
+
+Directions: ``"add_remove"`` accounts both ``"remove"`` (the neighbour lacks the record) and
+``"add"`` and reports the worse (Zhu, Dong & Wang 2022, Thm 11, as dp_accounting does);
+``"remove"`` / ``"add"`` one of them (remove-only / add-only adjacency); ``"replace_one"`` one
+symmetric ``"replace"`` pair.  Each leaf event becomes a PLD per direction:
+
+* additive noise (``Gaussian``, ``Laplace``, ``Noise``): the shift pair ``(T, T - Delta)``,
+  ``Delta = 1`` (add/remove) or ``2`` (replace-one: one record moves anywhere in the ball);
+* ``PoissonSampled`` of additive noise: :mod:`.pld.subsample` (add/remove),
+  :func:`.pld.mixture.replace_one_poisson_pld` (replace-one); of a discrete pair or of a
+  mixture of Gaussians: the mixed pair (exact; pure DP gets ``log(1 + q (e^eps - 1))``);
+* discrete events: :mod:`.pld.discrete` (exact atoms), mixtures of Gaussians
+  :mod:`.pld.mixture`;
+* ``ZCDP`` and ``SampledWithoutReplacement`` (replace-one): :func:`.pld.profile_pair.from_profile`
+  of a certified profile bound (Canonne, Kamath & Steinke 2020; Balle, Barthe & Gaboardi 2018,
+  Thm 9 with ``gamma = m / n``).
+
+Anything else raises :class:`UnsupportedEventError` naming the event and the relation.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import jax.numpy as jnp
+import numpy as np
+
+from dpjax._batching import bucket as _bucket
+from dpjax.accounting import events as ev
+from dpjax.accounting.pld import discrete, mixture
+from dpjax.accounting.pld._pld import PLD
+from dpjax.accounting.pld.discretise import discretise_noise, noise_grid
+from dpjax.accounting.pld.profile_pair import from_profile
+from dpjax.accounting.pld.query import delta_for_epsilon
+from dpjax.accounting.pld.subsample import discretise_subsampled, subsampled_grid
+from dpjax.numerics import float64_kernel
+
+DIRECTIONS = {
+    "add_remove": ("remove", "add"),
+    "remove": ("remove",),
+    "add": ("add",),
+    "replace_one": ("replace",),
+}
+#: Profile-bound PLDs stop where the bound is below this (the rest goes to ``+infinity``).
+_PROFILE_FLOOR = 1e-40
+
+
+class UnsupportedEventError(ValueError):
+    """An event (or an event under a relation) that dpjax cannot account."""
+
+
+class NonPrivateEvent(Exception):
+    """Raised while flattening: the events contain :class:`~.events.NonPrivate`."""
+
+
+def unsupported(event, relation: str, why: str = "") -> UnsupportedEventError:
+    """The error for an event dpjax cannot account under ``relation``.
+
+    Args:
+      event: the event.
+      relation: the neighbouring relation.
+      why: what is missing (appended).
+
+    Returns:
+      An :class:`UnsupportedEventError` naming the event type and the relation.
+    """
+    name = type(event).__name__
+    return UnsupportedEventError(
+        f"dpjax cannot account {name} under relation {relation!r}{': ' + why if why else ''}"
+    )
+
+
+def flatten(event, count: int = 1) -> list[tuple[ev.Event, int]]:
+    """Leaf events with their repetition counts (equal leaves merged, order kept).
+
+    Args:
+      event: an event.
+      count: repetitions of ``event``.
+
+    Returns:
+      ``[(leaf, count), ...]`` without ``NoOp`` and zero counts.
+
+    Raises:
+      NonPrivateEvent: a ``NonPrivate`` leaf with a positive count.
+    """
+    out: list[tuple[ev.Event, int]] = []
+
+    def walk(e, k):
+        if k == 0 or isinstance(e, ev.NoOp):
+            return
+        if isinstance(e, ev.NonPrivate):
+            raise NonPrivateEvent()
+        if isinstance(e, ev.Composed):
+            for sub in e.events:
+                walk(sub, k)
+        elif isinstance(e, ev.SelfComposed):
+            walk(e.event, k * e.count)
+        else:
+            if not isinstance(e, ev.Event):
+                raise TypeError(f"not a dpjax event: {type(e).__name__}")
+            for i, (leaf, n) in enumerate(out):
+                if type(leaf) is type(e) and leaf == e:
+                    out[i] = (leaf, n + k)
+                    return
+            out.append((e, k))
+
+    walk(event, int(count))
+    return out
+
+
+_ADDITIVE = (ev.Gaussian, ev.Laplace, ev.Noise)
+_PAIRS = (ev.DiscreteLaplace, ev.DiscreteGaussian, ev.EpsilonDelta)
+
+
+def check_leaf(leaf, relation: str) -> None:
+    """Raise :class:`UnsupportedEventError` unless :func:`leaf_plds` can account ``leaf``.
+
+    Args:
+      leaf: a leaf event (:func:`flatten`).
+      relation: the neighbouring relation.
+    """
+    replace = relation == "replace_one"
+    if isinstance(leaf, ev.SampledWithReplacement):
+        raise unsupported(leaf, relation, "sampling with replacement is not accounted yet")
+    if isinstance(leaf, ev.RandomizedResponse) and not replace:
+        raise unsupported(leaf, relation, "randomized response is defined for replace_one")
+    if isinstance(leaf, ev.MixtureOfGaussians) and replace:
+        raise unsupported(leaf, relation, "use add_remove, add or remove")
+    if isinstance(leaf, ev.SampledWithoutReplacement):
+        if not replace:
+            raise unsupported(leaf, relation, "sampling without replacement is accounted under "
+                              "replace_one (fixed-size batches)")
+        if not isinstance(leaf.event, _ADDITIVE + _PAIRS + (ev.RandomizedResponse,)):
+            raise unsupported(leaf, relation, f"sampling of {type(leaf.event).__name__}")
+    if isinstance(leaf, ev.PoissonSampled):
+        base = leaf.event
+        allowed = _ADDITIVE if replace else _ADDITIVE + _PAIRS + (ev.MixtureOfGaussians,)
+        if not isinstance(base, allowed):
+            raise unsupported(leaf, relation, f"Poisson sampling of {type(base).__name__}")
+    if isinstance(leaf, (ev.Composed, ev.SelfComposed, ev.NoOp, ev.NonPrivate)):
+        raise unsupported(leaf, relation, "not a leaf event")
+
+
+def _noise(event):
+    """The :mod:`dpjax.noise` instance of an additive event, or ``None``."""
+    from dpjax import noise
+
+    if isinstance(event, ev.Gaussian):
+        return noise.Gaussian(jnp.asarray(float(event.noise_multiplier), jnp.float64))
+    if isinstance(event, ev.Laplace):
+        return noise.Laplace(jnp.asarray(float(event.noise_multiplier), jnp.float64))
+    if isinstance(event, ev.Noise):
+        return noise.make(event.mechanism, **{k: float(v) for k, v in event.params.items()})
+    return None
+
+
+def _discrete_pair(event, relation: str):
+    """``(p, q)`` of a discrete leaf under ``relation``, or ``None``."""
+    shift = 2 if relation == "replace_one" else 1
+    if isinstance(event, ev.DiscreteLaplace):
+        return discrete.discrete_laplace_pair(event.noise_parameter, shift * event.sensitivity)
+    if isinstance(event, ev.DiscreteGaussian):
+        return discrete.discrete_gaussian_pair(event.sigma, shift * event.sensitivity)
+    if isinstance(event, ev.EpsilonDelta):
+        return discrete.epsilon_delta_pair(event.epsilon, event.delta)
+    if isinstance(event, ev.RandomizedResponse):
+        if relation != "replace_one":
+            raise unsupported(event, relation, "randomized response is defined for replace_one")
+        if event.num_buckets == 1:
+            return np.ones(1), np.ones(1)
+        return discrete.randomized_response_pair(event.noise_parameter, event.num_buckets)
+    return None
+
+
+def _noise_pld(noise, shift: float, h: float, pessimistic: bool) -> PLD:
+    """Connect-the-dots PLD of ``(T, T - shift)`` on a grid rounded up to a few sizes (the
+    extra points carry the exact, vanishing, masses): few compiles across events."""
+    lower, size = noise_grid(noise, shift, h)
+    f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
+    return discretise_noise(noise, f64(shift), f64(h), lower, _bucket(size), pessimistic)
+
+
+def _subsampled_plds(noise, q: float, h: float, pessimistic: bool, directions) -> dict:
+    """Poisson-subsampled PLDs per direction (:mod:`.pld.subsample`), bucketed grids."""
+    grids = subsampled_grid(noise, 1.0, q, h)
+    f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
+    return {
+        d: discretise_subsampled(
+            noise, f64(1.0), f64(q), d, f64(h), grids[d][0], _bucket(grids[d][1]), pessimistic
+        )
+        for d in directions
+    }
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(int(n) - 1, 1).bit_length()
+
+
+def _same(pld, relation):
+    return {d: pld for d in DIRECTIONS[relation]}
+
+
+@float64_kernel
+def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True):
+    """``{direction: PLD}`` of one leaf event (module docstring).
+
+    Args:
+      event: a leaf event (not ``Composed`` / ``SelfComposed`` / ``NoOp`` / ``NonPrivate``).
+      relation: one of :data:`~.events.RELATIONS`.
+      bin_width: grid spacing of every PLD.
+      pessimistic: upper (default) or lower discretisation; ``False`` returns ``None`` for
+        the events accounted through a profile bound (no lower bound is known there).
+
+    Returns:
+      ``{direction: PLD}`` (or ``None``).
+
+    Raises:
+      UnsupportedEventError: the event cannot be accounted under ``relation``.
+    """
+    check_leaf(event, relation)
+    h = float(bin_width)
+    dirs = DIRECTIONS[relation]
+    noise = _noise(event)
+    if noise is not None:
+        shift = 2.0 if relation == "replace_one" else 1.0
+        return _same(_noise_pld(noise, shift, h, pessimistic), relation)
+    pair = _discrete_pair(event, relation)
+    if pair is not None:
+        return _same(discrete.discrete_pld(*pair, h, pessimistic), relation)
+    if isinstance(event, ev.MixtureOfGaussians):
+        if relation == "replace_one":
+            raise unsupported(event, relation, "use add_remove, add or remove")
+        plds = mixture.mixture_of_gaussians_plds(
+            event.standard_deviation, event.sensitivities, event.sampling_probs, h, pessimistic
+        )
+        return {d: plds[d] for d in dirs}
+    if isinstance(event, ev.PoissonSampled):
+        return _poisson(event, relation, h, pessimistic)
+    if isinstance(event, ev.ZCDP):
+        if not pessimistic:
+            return None
+        from dpjax.accounting.zcdp import delta_from_zcdp
+
+        rho = float(event.rho)
+        top = rho + 2.0 * math.sqrt(rho * math.log(1.0 / _PROFILE_FLOOR)) + 1.0
+        return _same(from_profile(lambda e: np.asarray(delta_from_zcdp(rho, e)), top, h), relation)
+    if isinstance(event, ev.SampledWithoutReplacement):
+        return _without_replacement(event, relation, h, pessimistic)
+    if isinstance(event, ev.SampledWithReplacement):
+        raise unsupported(event, relation, "sampling with replacement is not accounted yet")
+    raise unsupported(event, relation)
+
+
+def _poisson(event: ev.PoissonSampled, relation, h, pessimistic):
+    q, base = float(event.sampling_probability), event.event
+    if q == 0.0:
+        return {}
+    if q == 1.0:
+        return leaf_plds(base, relation, h, pessimistic)
+    noise = _noise(base)
+    if noise is not None:
+        if relation == "replace_one":
+            return _same(mixture.replace_one_poisson_pld(noise, q, 1.0, h, pessimistic), relation)
+        return _subsampled_plds(noise, q, h, pessimistic, DIRECTIONS[relation])
+    if relation == "replace_one":
+        raise unsupported(event, relation, "replace_one Poisson sampling needs additive noise")
+    if isinstance(base, ev.MixtureOfGaussians):
+        c = (0.0,) + tuple(float(x) for x in base.sensitivities)
+        w = (1.0 - q,) + tuple(q * float(x) for x in base.sampling_probs)
+        mixed = ev.MixtureOfGaussians(float(base.standard_deviation), c, w)
+        return leaf_plds(mixed, relation, h, pessimistic)
+    pair = _discrete_pair(base, relation) if not isinstance(base, ev.RandomizedResponse) else None
+    if pair is None:
+        raise unsupported(event, relation, f"Poisson sampling of {type(base).__name__}")
+    return {
+        d: discrete.discrete_pld(*discrete.poisson_subsampled_pair(*pair, q, d), h, pessimistic)
+        for d in DIRECTIONS[relation]
+    }
+
+
+def _without_replacement(event: ev.SampledWithoutReplacement, relation, h, pessimistic):
+    if relation != "replace_one":
+        raise unsupported(event, relation, "sampling without replacement is accounted under "
+                          "replace_one (fixed-size batches)")
+    gamma = event.sample_size / event.source_dataset_size
+    if gamma >= 1.0:
+        return leaf_plds(event.event, relation, h, pessimistic)
+    if not pessimistic:
+        return None
+    base = leaf_plds(event.event, relation, h, True)["replace"]
+    top_base = (int(base.lower) + base.size) * float(base.bin_width)
+
+    def bound(eps):  # Balle, Barthe & Gaboardi 2018, Thm 9: delta'(eps') <= gamma delta(eps)
+        inner = np.log1p(np.expm1(np.asarray(eps, np.float64)) / gamma)
+        return gamma * np.asarray(delta_for_epsilon(base, jnp.asarray(inner)))
+
+    top = math.log1p(gamma * math.expm1(max(top_base, h)))
+    return _same(from_profile(bound, top, h), relation)
+
+
+@float64_kernel
+def leaf_table(leaves, relation: str, bin_width: float, pessimistic: bool = True):
+    """``[({direction: PLD}, count), ...]`` of flattened leaves (those without a PLD omitted).
+
+    Args:
+      leaves: ``[(leaf event, count), ...]`` (:func:`flatten`).
+      relation: the neighbouring relation.
+      bin_width: grid spacing.
+      pessimistic: upper (default) or lower discretisation (leaves without a lower bound
+        are left out: a sub-composition is a lower bound on the whole).
+
+    Returns:
+      The table.
+    """
+    table = []
+    for leaf, count in leaves:
+        plds = leaf_plds(leaf, relation, bin_width, pessimistic)
+        if plds is not None:
+            table.append((plds, count))
+    return table
+
+
+@float64_kernel
+def compose_table(table, relation: str):
+    """Compose a :func:`leaf_table` per direction: ``{direction: PLD or None}``.
+
+    Self-compositions by FFT powers, then one heterogeneous FFT product
+    (:func:`dpjax.accounting.pld.compose`).
+
+    Args:
+      table: ``[({direction: PLD}, count), ...]``.
+      relation: the neighbouring relation.
+
+    Returns:
+      ``{direction: PLD}``; ``None`` for a direction with nothing to compose.
+    """
+    from dpjax.accounting.pld.compose import compose, self_compose, self_compose_size, window_size
+
+    parts: dict[str, list[PLD]] = {d: [] for d in DIRECTIONS[relation]}
+    for plds, count in table:
+        for d, pld in plds.items():
+            if count > 1:  # FFT lengths rounded up to powers of two: few compiles
+                pld = self_compose(pld, count, _pow2(self_compose_size(pld, count)))
+            parts[d].append(pld)
+
+    def product(ps):
+        log_mgf = np.asarray(sum(p.log_mgf for p in ps))
+        return compose(ps, _pow2(window_size(log_mgf, float(ps[0].bin_width))))
+
+    return {d: (product(ps) if len(ps) > 1 else ps[0] if ps else None) for d, ps in parts.items()}
+
+
+def _pair_max_loss(p, q) -> float:
+    p, q = np.asarray(p, np.float64), np.asarray(q, np.float64)
+    on = p > 0
+    if np.any(on & (q <= 0)):
+        return math.inf
+    return float(np.max(np.log(p[on]) - np.log(q[on]), initial=0.0))
+
+
+def _leaf_pure_epsilon(leaf, relation: str) -> dict:
+    """``{direction: epsilon_0}`` of a leaf's exact pair (``inf`` if it is not pure DP)."""
+    dirs = DIRECTIONS[relation]
+    shift = 2.0 if relation == "replace_one" else 1.0
+    if isinstance(leaf, ev.Laplace):
+        return dict.fromkeys(dirs, shift / float(leaf.noise_multiplier))
+    pair = None if isinstance(leaf, (ev.PoissonSampled, ev.SampledWithoutReplacement)) else (
+        _discrete_pair(leaf, relation)
+    )
+    if pair is not None:
+        return dict.fromkeys(dirs, _pair_max_loss(*pair))
+    if isinstance(leaf, ev.PoissonSampled) and relation != "replace_one":
+        q, base = float(leaf.sampling_probability), leaf.event
+        if isinstance(base, ev.Laplace):  # Balle, Barthe & Gaboardi 2018, Thm 10 (and add)
+            e0 = 1.0 / float(base.noise_multiplier)
+            return {
+                "remove": math.log1p(q * math.expm1(e0)),
+                "add": -math.log1p(-q * -math.expm1(-e0)),
+            }
+        if isinstance(base, _PAIRS):
+            pair = _discrete_pair(base, relation)
+            return {d: _pair_max_loss(*discrete.poisson_subsampled_pair(*pair, q, d)) for d in dirs}
+    return dict.fromkeys(dirs, math.inf)
+
+
+def pure_epsilon(leaves, relation: str) -> float:
+    r"""Pure-DP epsilon of flattened leaves: ``max_direction sum_j count_j epsilon_j``.
+
+    .. math:: \epsilon_0 = \max_{d} \sum_j k_j \sup L_j^{(d)}
+
+    with ``sup L`` the largest loss of each leaf's *exact* pair: ``Delta / b`` for Laplace,
+    ``log(1 + q (e^{1/b} - 1))`` (remove) and ``-log(1 - q + q e^{-1/b})`` (add) under Poisson
+    subsampling (Balle, Barthe & Gaboardi 2018, Thm 10), the largest atom of a discrete pair.
+    Pure DP composes by summing (Dwork & Roth 2014, Thm 3.14); padded by ``2^-40`` relative.
+
+    Args:
+      leaves: ``[(leaf event, count), ...]``.
+      relation: the neighbouring relation.
+
+    Returns:
+      ``epsilon_0`` (``inf`` when some leaf is not known to be pure DP).
+    """
+    totals = dict.fromkeys(DIRECTIONS[relation], 0.0)
+    for leaf, count in leaves:
+        for d, e0 in _leaf_pure_epsilon(leaf, relation).items():
+            totals[d] += count * e0
+    return max(totals.values(), default=0.0) * (1.0 + 2.0**-40)

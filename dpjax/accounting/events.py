@@ -1,0 +1,309 @@
+r"""Privacy events: a small frozen pytree algebra named after dp_accounting's ``DpEvent``.
+
+An event describes *what was released*; an accountant
+(:class:`dpjax.accounting.accountant.PLDAccountant`) turns it into a certified
+``(epsilon, delta)`` under a neighbouring relation (``"add_remove"``, ``"add"``,
+``"remove"``, ``"replace_one"``).  Parameters are in units of the sensitivity unless the
+event has a ``sensitivity`` field (as in dp_accounting).  Event, mechanism, relations:
+
+* ``Gaussian(m)``: ``f(D) + N(0, m^2)`` with ``|f(D) - f(D')|_2 <= 1``; all relations
+  (replace-one: shift 2);
+* ``Laplace(m)``: ``f(D) + Lap(m)`` with ``|f(D) - f(D')|_1 <= 1``; all (replace-one: shift 2);
+* ``Noise(name, params)``: ``f(D) + T`` for any 1-D family of :mod:`dpjax.noise`; all;
+* ``DiscreteLaplace(a, s)``: integer ``f`` plus ``DLap(a)`` (pmf ``tanh(a/2) e^{-a|k|}``); all
+  (replace-one: shift ``2 s``);
+* ``DiscreteGaussian(sigma, s)``: integer ``f`` plus ``N_Z(0, sigma^2)``; all (``2 s``);
+* ``RandomizedResponse(p, k)``: the true bucket w.p. ``1 - p``, else uniform; replace-one;
+* ``MixtureOfGaussians(sigma, c, p)``: ``N(0, sigma^2)`` vs ``sum_i p_i N(c_i, sigma^2)``;
+  add, remove, add_remove;
+* ``EpsilonDelta(epsilon, delta)``: any ``(epsilon, delta)``-DP mechanism; all;
+* ``ZCDP(rho)``: any ``rho``-zCDP mechanism; all;
+* ``PoissonSampled(q, e)``: each record kept w.p. ``q``, then ``e``; all (replace-one: additive
+  noise events only);
+* ``SampledWithoutReplacement(n, m, e)``: ``m`` distinct records of ``n``, then ``e``;
+  replace-one;
+* ``SampledWithReplacement(n, m, e)``: ``m`` draws of ``n``: expressible, not accounted (raises);
+* ``Composed([e1, ...])``, ``SelfComposed(e, k)``, ``NoOp()``, ``NonPrivate()``: all.
+
+Every event is a frozen dataclass registered as a JAX pytree: real parameters are leaves
+(``jax.tree_util.tree_map`` rescales them), counts, sizes and names are static.
+
+Example:
+  >>> from dpjax.accounting import events as ev
+  >>> step = ev.PoissonSampled(0.01, ev.Gaussian(1.0))
+  >>> ev.Composed([ev.Laplace(2.0), ev.SelfComposed(step, 1000)])  # doctest: +ELLIPSIS
+  Composed(events=(Laplace(noise_multiplier=2.0), SelfComposed(...count=1000)))
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import jax
+
+__all__ = [
+    "RELATIONS",
+    "Composed",
+    "DiscreteGaussian",
+    "DiscreteLaplace",
+    "EpsilonDelta",
+    "Event",
+    "Gaussian",
+    "Laplace",
+    "MixtureOfGaussians",
+    "NoOp",
+    "NonPrivate",
+    "Noise",
+    "PoissonSampled",
+    "RandomizedResponse",
+    "SampledWithReplacement",
+    "SampledWithoutReplacement",
+    "SelfComposed",
+    "ZCDP",
+]
+
+#: The neighbouring relations an accountant can account under.
+RELATIONS = ("add_remove", "add", "remove", "replace_one")
+
+
+def _static(**kw):
+    return field(metadata={"static": True}, **kw)
+
+
+def _concrete(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _check(name: str, value, lo: float, hi: float = math.inf, lo_open=False, hi_open=False):
+    """``ValueError`` unless ``lo <(=) value <(=) hi`` (skipped for traced / array leaves)."""
+    if not _concrete(value):
+        return
+    v = float(value)
+    ok = math.isfinite(v) or (hi == math.inf and v == math.inf and not hi_open)
+    ok = ok and (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
+    if not ok:
+        lo_s = f"{'>' if lo_open else '>='} {lo}"
+        hi_s = "" if hi == math.inf else f" and {'<' if hi_open else '<='} {hi}"
+        raise ValueError(f"{name} must be {lo_s}{hi_s}, got {value!r}")
+
+
+class Event:
+    """Base class of the events (a marker: every event is a frozen pytree dataclass)."""
+
+
+def _event(cls):
+    return jax.tree_util.register_dataclass(dataclass(frozen=True)(cls))
+
+
+@_event
+class NoOp(Event):
+    """Releases nothing (zero privacy loss)."""
+
+
+@_event
+class NonPrivate(Event):
+    """Releases something without any guarantee: every accountant answers ``epsilon = inf``."""
+
+
+@_event
+class Gaussian(Event):
+    """Gaussian mechanism with noise multiplier ``m = sigma / Delta_2`` (``GaussianDpEvent``)."""
+
+    noise_multiplier: float
+
+    def __post_init__(self):
+        _check("Gaussian.noise_multiplier", self.noise_multiplier, 0.0, lo_open=True)
+
+
+@_event
+class Laplace(Event):
+    """Laplace mechanism with scale in units of ``Delta_1`` (``LaplaceDpEvent``)."""
+
+    noise_multiplier: float
+
+    def __post_init__(self):
+        _check("Laplace.noise_multiplier", self.noise_multiplier, 0.0, lo_open=True)
+
+
+@_event
+class Noise(Event):
+    """Additive noise of any 1-D family of :mod:`dpjax.noise`, parameters in sensitivity units.
+
+    ``Noise("flipped-huber", {"alpha": 2.0, "gamma": 1.0})`` is ``f(D) + T`` with
+    ``|f(D) - f(D')| <= 1``.
+    """
+
+    mechanism: str = _static()
+    params: dict = field(default_factory=dict)
+
+
+@_event
+class DiscreteLaplace(Event):
+    """Discrete Laplace ``P(k) = tanh(a/2) e^{-a|k|}`` on integer queries.
+
+    dp_accounting's ``DiscreteLaplaceDpEvent``.
+    """
+
+    noise_parameter: float
+    sensitivity: int = _static(default=1)
+
+    def __post_init__(self):
+        _check("DiscreteLaplace.noise_parameter", self.noise_parameter, 0.0, lo_open=True)
+        _positive_int("DiscreteLaplace.sensitivity", self.sensitivity)
+
+
+@_event
+class DiscreteGaussian(Event):
+    """Discrete Gaussian ``P(k) ∝ e^{-k^2 / (2 sigma^2)}`` on integer queries (Canonne et al. 2020).
+    """
+
+    sigma: float
+    sensitivity: int = _static(default=1)
+
+    def __post_init__(self):
+        _check("DiscreteGaussian.sigma", self.sigma, 0.0, 1e5, lo_open=True)
+        _positive_int("DiscreteGaussian.sensitivity", self.sensitivity)
+
+
+@_event
+class RandomizedResponse(Event):
+    """k-ary randomized response: the true bucket w.p. ``1 - p``, else uniform over ``k``."""
+
+    noise_parameter: float
+    num_buckets: int = _static()
+
+    def __post_init__(self):
+        _check("RandomizedResponse.noise_parameter", self.noise_parameter, 0.0, 1.0)
+        _positive_int("RandomizedResponse.num_buckets", self.num_buckets)
+
+
+@_event
+class MixtureOfGaussians(Event):
+    """``N(0, sigma^2)`` vs ``sum_i p_i N(c_i, sigma^2)``, ``c_i >= 0``.
+
+    dp_accounting's ``MixtureOfGaussiansDpEvent``.
+    """
+
+    standard_deviation: float
+    sensitivities: tuple
+    sampling_probs: tuple
+
+    def __post_init__(self):
+        _check("MixtureOfGaussians.standard_deviation", self.standard_deviation, 0, lo_open=True)
+        c, p = tuple(self.sensitivities), tuple(self.sampling_probs)
+        object.__setattr__(self, "sensitivities", c)
+        object.__setattr__(self, "sampling_probs", p)
+        if all(_concrete(x) for x in c + p):
+            if len(c) != len(p) or not c:
+                raise ValueError("MixtureOfGaussians: sensitivities and sampling_probs must be "
+                                 "non-empty and of the same length")
+            for x in c:
+                _check("MixtureOfGaussians.sensitivities", x, 0.0)
+            for x in p:
+                _check("MixtureOfGaussians.sampling_probs", x, 0.0, 1.0)
+            if abs(sum(p) - 1.0) > 1e-9:
+                raise ValueError(f"MixtureOfGaussians.sampling_probs must sum to 1, got {sum(p)}")
+
+
+@_event
+class EpsilonDelta(Event):
+    """Any ``(epsilon, delta)``-DP mechanism (dominated by generalised randomized response)."""
+
+    epsilon: float
+    delta: float = 0.0
+
+    def __post_init__(self):
+        _check("EpsilonDelta.epsilon", self.epsilon, 0.0)
+        _check("EpsilonDelta.delta", self.delta, 0.0, 1.0)
+
+
+@_event
+class ZCDP(Event):
+    """Any ``rho``-zCDP mechanism (Bun & Steinke 2016) (``ZCDpEvent`` with ``xi = 0``)."""
+
+    rho: float
+
+    def __post_init__(self):
+        _check("ZCDP.rho", self.rho, 0.0, lo_open=True)
+
+
+@_event
+class Composed(Event):
+    """Adaptive composition of events, in any order (``ComposedDpEvent``)."""
+
+    events: tuple
+
+    def __post_init__(self):
+        object.__setattr__(self, "events", tuple(self.events))
+        for e in self.events:
+            _is_event("Composed.events", e)
+
+
+@_event
+class SelfComposed(Event):
+    """``count`` adaptive repetitions of ``event`` (``SelfComposedDpEvent``)."""
+
+    event: Event
+    count: int = _static()
+
+    def __post_init__(self):
+        _is_event("SelfComposed.event", self.event)
+        _positive_int("SelfComposed.count", self.count, allow_zero=True)
+
+
+@_event
+class PoissonSampled(Event):
+    """Each record kept independently w.p. ``sampling_probability``, then ``event``."""
+
+    sampling_probability: float
+    event: Event
+
+    def __post_init__(self):
+        _check("PoissonSampled.sampling_probability", self.sampling_probability, 0.0, 1.0)
+        _is_event("PoissonSampled.event", self.event)
+
+
+@_event
+class SampledWithoutReplacement(Event):
+    """``sample_size`` distinct records of ``source_dataset_size``, uniformly, then ``event``."""
+
+    source_dataset_size: int = _static()
+    sample_size: int = _static()
+    event: Event = None
+
+    def __post_init__(self):
+        _sizes("SampledWithoutReplacement", self.source_dataset_size, self.sample_size)
+        _is_event("SampledWithoutReplacement.event", self.event)
+
+
+@_event
+class SampledWithReplacement(Event):
+    """``sample_size`` uniform draws (with repetition) of ``source_dataset_size``, then ``event``.
+    """
+
+    source_dataset_size: int = _static()
+    sample_size: int = _static()
+    event: Event = None
+
+    def __post_init__(self):
+        _sizes("SampledWithReplacement", self.source_dataset_size, self.sample_size)
+        _is_event("SampledWithReplacement.event", self.event)
+
+
+def _positive_int(name, value, allow_zero=False):
+    if isinstance(value, bool) or not isinstance(value, int) or value < (0 if allow_zero else 1):
+        raise ValueError(f"{name} must be an integer >= {0 if allow_zero else 1}, got {value!r}")
+
+
+def _sizes(name, n, m):
+    _positive_int(f"{name}.source_dataset_size", n)
+    _positive_int(f"{name}.sample_size", m)
+    if m > n:
+        raise ValueError(f"{name}: sample_size ({m}) must be <= source_dataset_size ({n})")
+
+
+def _is_event(name, e):
+    if not isinstance(e, Event):
+        raise TypeError(f"{name} must be a dpjax event, got {type(e).__name__}")
+

@@ -1,0 +1,197 @@
+r"""Dominating pairs with finitely many outcomes, and their pessimistic PLDs.
+
+A discrete pair is two arrays ``(p, q)`` of probabilities over the same outcomes; its
+privacy loss is ``log(p / q)`` (``+inf`` where ``q = 0``; outcomes with ``p = 0`` carry no
+``P``-mass and drop out of ``delta``).  The pairs here are exact:
+
+* discrete Laplace ``DLap(a)`` at integer shift ``s`` (pmf ``tanh(a/2) e^{-a|k|}``;
+  Ghazi et al. 2022 "Connect the dots", dp_accounting ``DiscreteLaplacePrivacyLoss``):
+  losses ``a (|k - s| - |k|)`` with the two half-lines summed in closed form;
+* discrete Gaussian ``N_Z(0, sigma^2)`` (Canonne, Kamath & Steinke 2020, Def. 1) at integer
+  shift ``s``: losses ``(s^2 - 2 k s) / (2 sigma^2)`` on ``|k| <= K``; the mass beyond ``K``
+  (``<= 2 e^{-K^2 / (2 sigma^2)} / (1 - e^{-K/sigma^2})``, below ``1e-300``) is put at
+  ``+infinity`` (pessimistic);
+* k-ary randomized response (replace-one; dp_accounting ``from_randomized_response``);
+* generalised randomized response, the pair dominating every ``(epsilon, delta)``-DP mechanism
+  (Kairouz, Oh & Viswanath 2015, Thm 2.4).
+
+Poisson subsampling mixes the arrays (Zhu, Dong & Wang 2022, Thm 11): remove
+``(q p + (1 - q) q_, q_)``, add ``(p, (1 - q) p + q q_)``; for pure DP this contains the
+amplification ``log(1 + q (e^eps - 1))`` of Balle, Barthe & Gaboardi (2018, Thm 10) and is
+exact.  :func:`discrete_pld` hands the atoms to the connect-the-dots constructor.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpjax.accounting.pld._pld import PLD
+from dpjax.accounting.pld.discretise import from_atoms
+from dpjax.numerics import float64_kernel
+
+__all__ = [
+    "discrete_gaussian_pair",
+    "discrete_laplace_pair",
+    "discrete_pld",
+    "epsilon_delta_pair",
+    "poisson_subsampled_pair",
+    "randomized_response_pair",
+]
+
+
+@float64_kernel
+def discrete_laplace_pair(noise_parameter: float, sensitivity: int = 1):
+    r"""``(p, q)`` of ``DLap(a)`` vs ``s + DLap(a)``, exact (module docstring).
+
+    .. math:: P(k \le 0) = \frac{1}{1 + e^{-a}},\quad P(k \ge s) = \frac{e^{-a s}}{1 + e^{-a}},
+              \quad P(k) = \tanh(a/2) e^{-a k}\ (0 < k < s)
+
+    Args:
+      noise_parameter: ``a > 0``.
+      sensitivity: integer shift ``s >= 1``.
+
+    Returns:
+      ``(p, q)``: NumPy float64 arrays over the outcomes ``k <= 0``, ``0 < k < s``, ``k >= s``.
+    """
+    a, s = float(noise_parameter), int(sensitivity)
+    head = 1.0 / (1.0 + math.exp(-a))
+    tail = math.exp(-a * s) * head
+    k = np.arange(1, s, dtype=np.float64)
+    mid_p = math.tanh(a / 2.0) * np.exp(-a * k)
+    mid_q = math.tanh(a / 2.0) * np.exp(-a * (s - k))
+    p = np.concatenate([[head], mid_p, [tail]])
+    q = np.concatenate([[tail], mid_q, [head]])
+    return p, q
+
+
+@float64_kernel
+def discrete_gaussian_pair(sigma: float, sensitivity: int = 1):
+    r"""``(p, q)`` of ``N_Z(0, sigma^2)`` vs ``s + N_Z(0, sigma^2)`` on ``|k| <= K`` plus a ``+inf``
+    outcome holding a bound on the mass beyond ``K`` (module docstring).
+
+    .. math:: p_k = e^{-k^2/(2\sigma^2)} / Z,\qquad q_k = e^{-(k-s)^2/(2\sigma^2)} / Z
+
+    ``Z`` is summed over ``|k| <= K`` (a lower bound: both masses are over-stated by the same
+    factor ``<= 1 + 1e-300``, which only raises ``delta``).
+
+    Args:
+      sigma: ``sigma > 0`` (at most ``1e5``: the pmf is materialised).
+      sensitivity: integer shift ``s >= 1``.
+
+    Returns:
+      ``(p, q)``: NumPy float64 arrays.
+    """
+    sigma, s = float(sigma), int(sensitivity)
+    half = int(math.ceil(38.0 * sigma)) + s + 2  # e^{-K^2/2sigma^2} < 1e-313
+    k = np.arange(-half, half + s + 1, dtype=np.float64)
+    log_z = _log_sum_exp(-np.square(np.arange(-half, half + 1.0)) / (2.0 * sigma**2))
+    p = np.exp(-np.square(k) / (2.0 * sigma**2) - log_z)
+    q = np.exp(-np.square(k - s) / (2.0 * sigma**2) - log_z)
+    tail = 2.0 * math.exp(-(half**2) / (2.0 * sigma**2) - log_z) / -math.expm1(-half / sigma**2)
+    return np.append(p, tail), np.append(q, 0.0)
+
+
+def _log_sum_exp(x):
+    m = float(np.max(x))
+    return m + math.log(float(np.sum(np.exp(x - m))))
+
+
+@float64_kernel
+def randomized_response_pair(noise_parameter: float, num_buckets: int):
+    r"""``(p, q)`` of k-ary randomized response on inputs ``x != x'`` (replace-one).
+
+    .. math:: p = (1 - \rho + \rho/k,\ \rho/k,\ (k-2)\rho/k),\qquad
+              q = (\rho/k,\ 1 - \rho + \rho/k,\ (k-2)\rho/k)
+
+    over the outputs ``x``, ``x'`` and the others (dp_accounting ``from_randomized_response``).
+
+    Args:
+      noise_parameter: ``rho`` in ``[0, 1]`` (``0``: no privacy, a loss ``+inf``).
+      num_buckets: ``k >= 2``.
+
+    Returns:
+      ``(p, q)``: NumPy float64 arrays.
+    """
+    r, k = float(noise_parameter), int(num_buckets)
+    keep, other = 1.0 - r + r / k, r / k
+    return np.array([keep, other, (k - 2) * other]), np.array([other, keep, (k - 2) * other])
+
+
+@float64_kernel
+def epsilon_delta_pair(epsilon: float, delta: float = 0.0):
+    r"""``(p, q)`` dominating every ``(epsilon, delta)``-DP mechanism (Kairouz et al. 2015).
+
+    .. math:: p = (\delta,\ \tfrac{(1-\delta) e^\epsilon}{1 + e^\epsilon},\
+              \tfrac{1-\delta}{1 + e^\epsilon},\ 0),\qquad q = \text{reversed } p
+
+    Args:
+      epsilon: ``epsilon >= 0``.
+      delta: ``delta`` in ``[0, 1]``.
+
+    Returns:
+      ``(p, q)``: NumPy float64 arrays (symmetric: ``q`` is ``p`` reversed).
+    """
+    e, d = float(epsilon), float(delta)
+    hi = (1.0 - d) / (1.0 + math.exp(-e))  # no overflow of e^eps
+    lo = (1.0 - d) - hi
+    p = np.array([d, hi, lo, 0.0])
+    return p, p[::-1].copy()
+
+
+@float64_kernel
+def poisson_subsampled_pair(p, q, sampling_rate: float, direction: str):
+    r"""The Poisson-subsampled pair of a symmetric discrete pair (Zhu, Dong & Wang 2022, Thm 11).
+
+    .. math:: \text{remove}: (r p + (1 - r) q,\ q),\qquad \text{add}: (p,\ (1 - r) p + r q)
+
+    Args:
+      p, q: the base pair (dominating in both directions).
+      sampling_rate: ``r`` in ``[0, 1]``.
+      direction: ``"remove"`` or ``"add"``.
+
+    Returns:
+      The subsampled ``(p, q)``.
+    """
+    r = float(sampling_rate)
+    p, q = np.asarray(p, np.float64), np.asarray(q, np.float64)
+    if direction == "remove":
+        return r * p + (1.0 - r) * q, q
+    if direction == "add":
+        return p, (1.0 - r) * p + r * q
+    raise ValueError(f"direction must be 'remove' or 'add', got {direction!r}")
+
+
+@float64_kernel
+def discrete_pld(p, q, bin_width: float = 1e-4, pessimistic: bool = True) -> PLD:
+    r"""PLD of a discrete pair: atoms ``(log(p_i / q_i), p_i)`` by connect-the-dots.
+
+    .. math:: \delta(\epsilon) = \sum_i (p_i - e^\epsilon q_i)_+
+
+    is reproduced exactly at the grid points and by chords in between (an upper bound,
+    :func:`dpjax.accounting.pld.from_atoms`); ``pessimistic=False`` rounds losses down.
+
+    Args:
+      p, q: probabilities over the same outcomes (``q_i = 0 < p_i``: loss ``+inf``).
+      bin_width: grid spacing ``h > 0``.
+      pessimistic: upper (default) or lower discretisation.
+
+    Returns:
+      The :class:`~dpjax.accounting.pld.PLD`.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> from dpjax.accounting.pld import delta_for_epsilon
+      >>> pld = discrete_pld(*epsilon_delta_pair(1.0, 1e-6), bin_width=1e-3)
+      >>> round(float(delta_for_epsilon(pld, 1.0)), 9)
+      1e-06
+    """
+    p, q = np.asarray(p, np.float64), np.asarray(q, np.float64)
+    if p.shape != q.shape or np.any(~np.isfinite(p)) or np.any(p < 0) or np.any(q < 0):
+        raise ValueError("p and q must be arrays of finite probabilities of one shape")
+    keep = p > 0
+    p, q = p[keep], q[keep]
+    with np.errstate(divide="ignore"):
+        losses = np.where(q > 0, np.log(p) - np.log(np.where(q > 0, q, 1.0)), np.inf)
+    return from_atoms(losses, p, bin_width, pessimistic)

@@ -1,0 +1,182 @@
+r"""Pairs of shift mixtures of one symmetric log-concave noise, and their PLDs.
+
+For a noise ``T`` with log-concave density ``g`` and weights ``w, v`` the pair
+
+.. math:: P = \sum_i w_i\,(T + a_i),\qquad Q = \sum_j v_j\,(T + b_j),\qquad
+          L(t) = \log \sum_i w_i g(t - a_i) - \log \sum_j v_j g(t - b_j)
+
+has a loss non-decreasing in ``t`` whenever ``min_i a_i >= max_j b_j``: ``L'(t)`` is a
+posterior average of ``psi(t - a_i) - psi(t - b_j) >= 0`` with ``psi = (log g)'``
+non-increasing.  So the connect-the-dots constructor applies (inverse by bisection).  Two
+accountings need it:
+
+* the mixture-of-Gaussians mechanism (dp_accounting ``MixtureOfGaussiansDpEvent``;
+  Choquette-Choo et al. 2023): remove ``(sum_i p_i N(c_i), N(0))``, add ``(N(0),
+  sum_i p_i N(-c_i))`` (reflected), ``c_i >= 0``;
+* Poisson subsampling under replace-one adjacency (Zhu, Dong & Wang 2022, Sec. 5;
+  dp_accounting ``AdjacencyType.REPLACE``): ``((1 - q) T + q (T + Delta), (1 - q) T +
+  q (T - Delta))``, symmetric.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from dpjax._batching import bucket as _bucket
+from dpjax.accounting.pld._pld import PLD
+from dpjax.accounting.pld.discretise import TAIL, MonotonePair, discretise_pair
+from dpjax.noise.privacy_loss import monotone_inverse, tail_point
+from dpjax.numerics import float64_kernel
+
+__all__ = [
+    "check_shifts",
+    "mixture_of_gaussians_plds",
+    "replace_one_poisson_pld",
+    "shift_mixture_pair",
+]
+
+
+def _log_mix(fn, shifts, log_w):
+    """``t -> log sum_i w_i f(t - a_i)`` (one stacked call of ``f``, any shape of ``t``)."""
+
+    def mixed(t):
+        t = jnp.asarray(t)
+        a = shifts.reshape((-1,) + (1,) * t.ndim)
+        return jax.scipy.special.logsumexp(log_w.reshape(a.shape) + fn(t - a), axis=0)
+
+    return mixed
+
+
+@float64_kernel
+def shift_mixture_pair(noise, p_shifts, p_log_weights, q_shifts, q_log_weights) -> MonotonePair:
+    r"""The :class:`~dpjax.accounting.pld.MonotonePair` of two shift mixtures (module docstring).
+
+    Traceable: shifts and log-weights are arrays (the caller checks ``min a >= max b``,
+    :func:`check_shifts`).
+
+    Args:
+      noise: a symmetric log-concave family of :mod:`dpjax.noise` (``logpdf``, ``log_sf``).
+      p_shifts, p_log_weights: the shifts ``a_i`` and log-weights ``log w_i`` of ``P``.
+      q_shifts, q_log_weights: those of ``Q``.
+
+    Returns:
+      The pair.
+    """
+    a, lw = jnp.asarray(p_shifts), jnp.asarray(p_log_weights)
+    b, lv = jnp.asarray(q_shifts), jnp.asarray(q_log_weights)
+
+    def log_cdf(t):
+        return noise.log_sf(-t)
+
+    log_p, log_q = _log_mix(noise.logpdf, a, lw), _log_mix(noise.logpdf, b, lv)
+
+    def loss(t):
+        return log_p(t) - log_q(t)
+
+    spread = jnp.maximum(jnp.max(jnp.abs(a)), jnp.max(jnp.abs(b)))
+    tail = tail_point(noise, TAIL)
+    t_lo, t_hi = -tail - spread, tail + spread
+    return MonotonePair(
+        log_sf_p=_log_mix(noise.log_sf, a, lw),
+        log_cdf_p=_log_mix(log_cdf, a, lw),
+        log_sf_q=_log_mix(noise.log_sf, b, lv),
+        log_cdf_q=_log_mix(log_cdf, b, lv),
+        loss=loss,
+        loss_inverse=lambda eps: monotone_inverse(loss, eps, t_lo, t_hi),
+        t_lo=t_lo,
+        t_hi=t_hi,
+    )
+
+
+def check_shifts(p_shifts, q_shifts) -> None:
+    """``ValueError`` unless ``min(p_shifts) >= max(q_shifts)`` (monotone loss)."""
+    if min(float(x) for x in p_shifts) < max(float(x) for x in q_shifts):
+        raise ValueError("a shift-mixture pair needs min(p_shifts) >= max(q_shifts)")
+
+
+@jax.jit
+def _loss_range(noise, a, lw, b, lv):
+    pair = shift_mixture_pair(noise, a, lw, b, lv)
+    return pair.loss(pair.t_lo), pair.loss(pair.t_hi)
+
+
+@functools.partial(jax.jit, static_argnames=("size", "pessimistic"))
+def _discretise(noise, a, lw, b, lv, h, lower, size, pessimistic):
+    return discretise_pair(shift_mixture_pair(noise, a, lw, b, lv), h, lower, size, pessimistic)
+
+
+def _mixture_pld(noise, p_shifts, p_weights, q_shifts, q_weights, h, pessimistic) -> PLD:
+    """Jitted connect-the-dots of a shift-mixture pair on a bucketed grid (few compiles)."""
+    check_shifts(p_shifts, q_shifts)
+    with np.errstate(divide="ignore"):
+        args = [
+            jnp.asarray(np.asarray(x, np.float64))
+            for x in (p_shifts, np.log(p_weights), q_shifts, np.log(q_weights))
+        ]
+    lo, hi = (float(v) for v in _loss_range(noise, *args))
+    lower = math.floor(lo / h) - 1
+    size = _bucket(math.ceil(hi / h) + 1 - lower + 1)
+    return _discretise(noise, *args, jnp.asarray(h, jnp.float64), lower, size, pessimistic)
+
+
+@float64_kernel
+def mixture_of_gaussians_plds(
+    standard_deviation, sensitivities, sampling_probs, bin_width=1e-4, pessimistic=True
+) -> dict[str, PLD]:
+    r"""``{"remove": PLD, "add": PLD}`` of ``N(0, sigma^2)`` vs ``sum_i p_i N(c_i, sigma^2)``.
+
+    .. math:: L_{\text{remove}}(t) = \log \sum_i p_i\, e^{(2 t c_i - c_i^2) / (2\sigma^2)}
+
+    (dp_accounting ``from_mixture_gaussian_mechanism``; module docstring).
+
+    Args:
+      standard_deviation: ``sigma > 0``.
+      sensitivities: ``c_i >= 0``.
+      sampling_probs: ``p_i`` (summing to 1).
+      bin_width: grid spacing.
+      pessimistic: upper (default) or lower discretisation.
+
+    Returns:
+      One PLD per adjacency.
+    """
+    from dpjax.noise.gaussian import Gaussian
+
+    noise = Gaussian(jnp.asarray(standard_deviation, jnp.float64))
+    c = [float(x) for x in sensitivities]
+    w = [float(x) for x in sampling_probs]
+    h = float(bin_width)
+    return {
+        "remove": _mixture_pld(noise, c, w, [0.0], [1.0], h, pessimistic),
+        "add": _mixture_pld(noise, [0.0], [1.0], [-x for x in c], w, h, pessimistic),
+    }
+
+
+@float64_kernel
+def replace_one_poisson_pld(
+    noise, sampling_rate, sensitivity=1.0, bin_width=1e-4, pessimistic=True
+) -> PLD:
+    r"""PLD of one Poisson-subsampled use of additive ``noise`` under replace-one adjacency.
+
+    .. math:: P = (1 - q)\,T + q\,(T + \Delta),\qquad Q = (1 - q)\,T + q\,(T - \Delta)
+
+    (Zhu, Dong & Wang 2022; dp_accounting's ``REPLACE`` adjacency of a subsampled additive
+    mechanism, whose ``q = 1`` case is the shift ``2 Delta``).
+
+    Args:
+      noise: a symmetric log-concave family of :mod:`dpjax.noise`.
+      sampling_rate: ``q`` in ``(0, 1)``.
+      sensitivity: ``Delta > 0`` (the norm bound of one record's contribution).
+      bin_width: grid spacing.
+      pessimistic: upper (default) or lower discretisation.
+
+    Returns:
+      The PLD (symmetric pair: both orders of the neighbours).
+    """
+    q, d = float(sampling_rate), float(sensitivity)
+    w = [1.0 - q, q]
+    return _mixture_pld(noise, [0.0, d], w, [0.0, -d], w, float(bin_width), pessimistic)

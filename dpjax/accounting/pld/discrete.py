@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from dpjax.accounting.pld._pld import PLD
-from dpjax.accounting.pld.discretise import from_atoms
+from dpjax.accounting.pld.atoms import from_atoms
 from dpjax.numerics import float64_kernel
 
 __all__ = [

@@ -121,9 +121,10 @@ def privunit_parameters(epsilon, dim, radius) -> ChannelParameters:
 
     The cap mass actually realised, ``P = I_{(1-gamma)/2}((m-1)/2, (m-1)/2)``, is
     recomputed from ``gamma``; the remaining budget ``a_0 = a - log((1-P)/P)``,
-    less ``1e-12 (1 + a)`` against rounding, sets ``p``.  So the channel's exact
-    density ratio ``p (1 - P) / ((1 - p) P)`` is at most ``e^a``.  For ``m = 1``
-    the sphere is ``{-1, +1}`` and the channel is randomized response.
+    less ``1e-12 a + 1e-15`` against rounding, sets ``p``; the split ``a_1 = 0``
+    (``gamma = 0``, ``P = 1/2`` exactly, ``a_0 = a (1 - 1e-12)``) is always a
+    candidate.  So the channel's exact density ratio ``p (1 - P) / ((1 - p) P)`` is
+    at most ``e^a``.  For ``m = 1`` the sphere is ``{-1, +1}``: randomized response.
 
     Args:
       epsilon: LDP level ``a > 0``.
@@ -145,24 +146,25 @@ def privunit_parameters(epsilon, dim, radius) -> ChannelParameters:
     keep = np.empty_like(a)
     gamma = np.zeros_like(a)
     cap = np.full_like(a, 0.5)
-    slack = 1e-12 * (1.0 + a)
+    slack = 1e-12 * a + 1e-15  # against rounding in the realised cap mass
     for j in range(a.size):
+        a_in = a[j] * (1 - 1e-12)
         if m[j] == 1:
-            keep[j] = sps.expit(a[j] - slack[j])
+            keep[j] = sps.expit(a_in)
             norm[j] = r[j] / (2.0 * keep[j] - 1.0)
             continue
-        best = None
+        # split 0: the hemisphere (gamma = 0, P = 1/2 exactly by symmetry), always valid
+        log_gain0, _, _ = _privunit_log_gain(a_in, 0.0, m[j])
+        best = (log_gain0, 0.0, 0.5, sps.expit(a_in))
         for f in _SPLIT_GRID:
             a1 = f * a[j]
-            log_gain, g, pc = _privunit_log_gain(0.0, a1, m[j])  # gamma, P of this split
+            _, g, pc = _privunit_log_gain(0.0, a1, m[j])  # gamma, P of this split
             a0 = a[j] - np.log((1.0 - pc) / pc) - slack[j]
             if a0 <= 0:
                 continue
             log_gain, _, _ = _privunit_log_gain(a0, a1, m[j])
-            if np.isfinite(log_gain) and (best is None or log_gain > best[0]):
+            if np.isfinite(log_gain) and log_gain > best[0]:
                 best = (log_gain, g, pc, sps.expit(a0))
-        if best is None:  # pragma: no cover - every grid split leaves a0 > 0 for a > 0
-            raise ValueError(f"PrivUnit2: no valid budget split for epsilon={a[j]}")
         norm[j] = r[j] * np.exp(-best[0])
         gamma[j], cap[j], keep[j] = best[1], best[2], best[3]
     out = [x.reshape(shape) for x in (a, m, r, norm, keep, gamma, cap)]

@@ -181,7 +181,7 @@ def duchi_parameters(epsilon, dim, radius) -> ChannelParameters:
 
     Example:
       >>> round(float(duchi_parameters(1.0, 3, 1.0).norm), 6)  # 2 coth(1/2)
-      4.327906
+      4.327907
     """
     a, m, r = _check(epsilon, dim, radius)
     return ChannelParameters(a, m, r, np.exp(log_duchi_norm(a, m, r)), sps.expit(a),

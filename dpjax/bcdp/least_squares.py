@@ -161,4 +161,4 @@ def theorem3_bound(c, n: int, radius: float) -> float:
     with np.errstate(divide="ignore"):
         r2 = float(np.sum(np.where(total > 0, 1.0 / total, np.inf)))
     rate = np.log(d) / np.sqrt(n) * (r2 + np.sqrt(r2) * d)
-    return (radius**2 + radius) * min(rate, d)
+    return float((radius**2 + radius) * min(rate, d))

@@ -55,7 +55,7 @@ def plan(c, channel="duchi") -> MeanPlan:
     Example:
       >>> p = plan([0.5, 0.2])
       >>> p.order.tolist(), [round(w, 6) for w in p.weights.tolist()]
-      [[1, 0], [0.02, 0.09]]
+      ([1, 0], [0.02, 0.09])
     """
     chan = ch.get_channel(channel)
     c = np.atleast_1d(np.asarray(c, dtype=np.float64))

@@ -228,7 +228,7 @@ def run(out_dir: Path, quick: bool = False) -> Path:
         sizes, ls_trials = (1_000, 10_000), 5
     else:
         Q_GRID = np.round(np.linspace(0.0, 1.0, 6), 2)
-        trials = {"duchi": 1000, "privunit": 6}
+        trials = {"duchi": 500, "privunit": 6}
         sizes, ls_trials = (1_000, 10_000, 100_000), 50
     try:
         fig3 = figure3(trials)

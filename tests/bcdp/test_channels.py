@@ -9,7 +9,7 @@ from scipy import special as sps
 from dpjax.bcdp import channels as ch
 from dpjax.bcdp import mean as mm
 
-N = 40_000
+N = 20_000
 
 
 @pytest.fixture(scope="module", params=["duchi", "privunit"])
@@ -39,7 +39,8 @@ def test_norm_and_total_variance(draws):
 def test_coordinate_second_moment_bound(draws):
     chan, prm, _, z = draws
     bound = float(mm.coordinate_second_moment(prm, chan.name == "duchi"))
-    assert np.all((z**2).mean(0) <= bound * 1.03)
+    se = (z**2).std(0) / np.sqrt(N)
+    assert np.all((z**2).mean(0) <= bound + 5 * se)
 
 
 def test_exact_density_ratio(draws):
@@ -69,12 +70,12 @@ def test_constants_finite_at_large_dimension(name):
 
 
 def test_privunit_large_dimension_sample_unbiased():
-    m = 20_000
+    m = 5_000
     prm = ch.privunit_parameters(2.0, m, 1.0)
-    v = jnp.zeros((400, m)).at[:, 0].set(1.0)
+    v = jnp.zeros((200, m)).at[:, 0].set(1.0)
     z = ch.sample(jax.random.key(3), v, prm)
-    # the first coordinate's standard error is at most |Z| sqrt(E t^2) / sqrt(400)
-    se = float(prm.norm) * np.sqrt(float(mm._privunit_t2(prm))) / 20
+    # the first coordinate's standard error is at most |Z| sqrt(E t^2) / sqrt(200)
+    se = float(prm.norm) * np.sqrt(float(mm._privunit_t2(prm))) / np.sqrt(200)
     assert abs(float(z[:, 0].mean()) - 1.0) < 5 * se
 
 

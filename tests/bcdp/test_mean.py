@@ -7,7 +7,7 @@ import pytest
 
 from dpjax.bcdp import budget, mean
 
-N = 20_000
+N = 8_000
 
 
 @pytest.fixture(scope="module", params=["duchi", "privunit"])

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
+
 import numpy as np
 
 from dpjax.cli import _common as c
 
 
 def _numbers(text: str, name: str) -> list[float]:
+    """``float_list`` with a one-line ``ValueError`` (exit status 2) instead of argparse's usage."""
     try:
-        values = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise ValueError(f"{name}: expected comma-separated numbers, got {text!r}") from None
-    if not values:
-        raise ValueError(f"{name}: expected at least one number")
-    return values
+        return c.float_list(text)
+    except argparse.ArgumentTypeError as err:
+        raise ValueError(f"{name}: {err}") from None
 
 
 def add_parser(sub) -> None:

@@ -207,17 +207,21 @@ def _plot_least_squares(lsq: dict, path: Path) -> Path:
     return save_figure(fig, path)
 
 
-def run(out_dir: Path, quick: bool = False) -> Path:
+def run(out_dir: Path, quick: bool = False, *, trials: dict | None = None,
+        ls_trials: int | None = None) -> Path:
     """Write Figure 3 (Appendix B.1), the least-squares run, the report and ``summary.json``.
 
     Args:
       out_dir: output directory.
       quick: fewer trials and grid points (minutes become seconds).
+      trials: override the trials per channel, e.g. ``{"duchi": 100, "privunit": 2}``.
+      ls_trials: override the least-squares trials per size.
 
     Returns:
       The path of the markdown report.
     """
     global Q_GRID
+    trials_arg, ls_trials_arg = trials, ls_trials
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
@@ -230,6 +234,8 @@ def run(out_dir: Path, quick: bool = False) -> Path:
         Q_GRID = np.round(np.linspace(0.0, 1.0, 6), 2)
         trials = {"duchi": 500, "privunit": 6}
         sizes, ls_trials = (1_000, 10_000, 100_000), 50
+    trials = trials_arg or trials
+    ls_trials = ls_trials_arg or ls_trials
     try:
         fig3 = figure3(trials)
     finally:

@@ -7,7 +7,19 @@ data in {-1, 1}^10.  dpjax is timed after a compile warm-up with ``block_until_r
 (median of ``--repeats``); the loop runs once on ``--loop-users`` users and is scaled
 linearly to ``--users``.  Both use the unbiased Duchi constant.
 
-Usage: python bench/bench_bcdp.py [--users 10000] [--loop-users 500] [--repeats 5]
+Usage: PYTHONPATH=. python bench/bench_bcdp.py [--users 10000] [--loop-users 500] [--repeats 5]
+
+Measured 2026-11-23 (one run, 2 CPU cores shared with other jobs, load ~13, jax 0.10.2,
+``--users 10000 --loop-users 200 --repeats 3``)::
+
+  dpjax M_mean duchi     0.177 s
+  dpjax M_mean privunit  16.096 s
+  numpy per-user loop    1.519 s (scaled from 200 users)
+  speed-up duchi vs loop 8.6x; privunit costs 90.8x duchi
+
+PrivUnit2's cost is its inverse-CDF cap sampler: JAX's ``betainc`` costs microseconds
+per evaluation on CPU for half-integer shapes and the safeguarded Newton search takes
+about ten of them per report.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ from solvers.barrier_newton import BarrierNewton
 from solvers.closed_form import ClosedForm
 from solvers.cvxpy_reference import CvxpyModel, CvxpySolver
 from solvers.kkt_polish import KKTPolish
+from solvers.linear_program import LinearProgram
 from solvers.spherical_kl import SphericalKL
 
 for _solver in (DefaultJaxSolver(), CvxpySolver(), ClosedForm(), BarrierNewton(), KKTPolish()):
@@ -47,6 +48,7 @@ __all__ = [
     "DefaultJaxSolver",
     "IterativeSolver",
     "KKTPolish",
+    "LinearProgram",
     "PowerAllocation",
     "RawResult",
     "Residual",

@@ -10,7 +10,8 @@ from dpjax.errors import CertificationError
 
 #: subcommand modules under dpjax.cli, each with ``add_parser(subparsers)``
 COMMANDS = (
-    "design", "calibrate", "profile", "account", "mechanisms", "reproduce", "inid", "spherical"
+    "design", "calibrate", "profile", "account", "mechanisms", "reproduce", "inid", "spherical",
+    "bcdp",
 )
 
 

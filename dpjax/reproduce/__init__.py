@@ -37,19 +37,20 @@ class Reproduction(NamedTuple):
 
 PAPERS: dict[str, Reproduction] = {
     "gaussian-baseline": Reproduction(
-        "dpjax.reproduce.gaussian_baseline", "inid-noise-laplace-beats-gaussian", "EXPECTED"
+        "dpjax.reproduce.gaussian_baseline", "inid-noise-laplace-beats-gaussian", "under 30 s"
     ),
     "inid": Reproduction(
-        "dpjax.reproduce.inid", "inid-noise-laplace-beats-gaussian", "EXPECTED"
+        "dpjax.reproduce.inid", "inid-noise-laplace-beats-gaussian", "under 5 min"
     ),
     "spherical": Reproduction(
-        "dpjax.reproduce.spherical", "spherical-kl-optimal-mechanisms", "EXPECTED"
+        "dpjax.reproduce.spherical", "spherical-kl-optimal-mechanisms", "under 6 min"
     ),
     "flipped-huber": Reproduction(
-        "dpjax.reproduce.flipped_huber", "flipped-huber-mechanism", "EXPECTED"
+        "dpjax.reproduce.flipped_huber", "flipped-huber-mechanism", "about 10 min (--quick: under 1 min)"
     ),
+    "bcdp": Reproduction("dpjax.reproduce.bcdp", "bayesian-coordinate-dp", "EXPECTED"),
     "flipped-huber-kdim": Reproduction(
-        "dpjax.reproduce.flipped_huber_kdim", "flipped-huber-mechanism", "EXPECTED"
+        "dpjax.reproduce.flipped_huber_kdim", "flipped-huber-mechanism", "tens of minutes"
     ),
 }
 

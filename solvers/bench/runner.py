@@ -66,8 +66,13 @@ class Run(NamedTuple):
     error: str = ""
 
 
-def _cast(problem, dtype):
-    """``problem`` with every floating array leaf cast to ``dtype``."""
+def cast_problem(problem, dtype):
+    """``problem`` with every floating array leaf cast to ``dtype``.
+
+    Args:
+      problem: a problem pytree.
+      dtype: e.g. ``jnp.float32``.
+    """
     def cast(a):
         a = jnp.asarray(a)
         return a.astype(dtype) if jnp.issubdtype(a.dtype, jnp.floating) else a
@@ -101,7 +106,13 @@ class JaxBackend:
     def name(self) -> str:
         return "jax-f64" if self.dtype == "float64" else "jax-f32"
 
-    def _program(self, problem, batched: bool = False):
+    def compiled_program(self, problem, batched: bool = False):
+        """``(compiled, compile_s)``: the solve compiled for ``problem``'s shapes (cached).
+
+        Args:
+          problem: the problem (already cast to this backend's dtype), or a stack.
+          batched: compile the ``jax.vmap`` of the solve over the leading axis.
+        """
         key = (_shape_key(problem), batched)
         if key in self._compiled:
             return self._compiled[key], 0.0
@@ -128,8 +139,8 @@ class JaxBackend:
           batched: ``problem`` is a stack of problems; solve them under ``jax.vmap``.
         """
         if self.dtype == "float32":
-            problem = _cast(problem, jnp.float32)
-        compiled, compile_s = self._program(problem, batched)
+            problem = cast_problem(problem, jnp.float32)
+        compiled, compile_s = self.compiled_program(problem, batched)
         times = []
         for _ in range(max(1, repeats)):
             t = time.perf_counter()
@@ -425,5 +436,6 @@ def batched_throughput(instances, host_backend=None, time_limit: float = 300.0,
     return out
 
 
-__all__ = ["TOLERANCES", "CvxpyBackend", "JaxBackend", "Run", "available_backends",
-           "batched_throughput", "run_benchmark", "stack", "verify"]
+__all__ = ["CVXPY_SETTINGS", "TOLERANCES", "CvxpyBackend", "JaxBackend", "Run",
+           "available_backends", "batched_throughput", "cast_problem", "run_benchmark", "stack",
+           "verify"]

@@ -64,8 +64,10 @@ def _run(load, dataset_file, dataset_params, solver_file, solver_params):
     return objective, objective.evaluate_result(**solver.get_result())
 
 
-@pytest.mark.parametrize("solver_file,params", [("solvers/jax_solve.py", {"dtype": "float64"}),
-                                                ("solvers/cvxpy_solve.py", {"solver": "CLARABEL"})])
+@pytest.mark.parametrize("solver_file,params", [
+    ("solvers/jax_solve.py", {"dtype": "float64"}),
+    ("solvers/cvxpy_solve.py", {"solver": "CLARABEL"}),
+])
 def test_allocation_through_the_protocol(load, solver_file, params):
     _, out = _run(load, "datasets/allocation.py", {"profile": "lognormal", "K": 8},
                   solver_file, params)
@@ -73,8 +75,8 @@ def test_allocation_through_the_protocol(load, solver_file, params):
 
 
 def test_spherical_kl_dataset_and_one_result(load):
-    objective, out = _run(load, "datasets/spherical_kl.py", {"size": "6,18"}, "solvers/jax_solve.py",
-                          {"dtype": "float64"})
+    objective, out = _run(load, "datasets/spherical_kl.py", {"size": "6,18"},
+                          "solvers/jax_solve.py", {"dtype": "float64"})
     assert out["solved_1e-08"] == 1.0
     start = objective.evaluate_result(**objective.get_one_result())  # the start: not optimal
     assert start["solved_1e-06"] == 0.0 and start["value"] > out["value"]

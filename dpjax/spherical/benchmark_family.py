@@ -6,13 +6,14 @@ Importing this module registers the families (the shell geometry lives in
 * ``spherical-kl``: the monotone programme of Theorem 4 of
   spherical-kl-optimal-mechanisms (eqs. 28-30) at ``m = 10``, cost
   ``|x|^2``, ``r = 0.9``, size label ``"n,N"``; seed 0 is the paper's
-  budget ``C = 2.5``, other seeds draw ``C`` log-uniformly in ``[0.8 C, 1.2 C]`` (same
-  shapes: a batch of seeds can be stacked and vmapped);
+  budget ``C = 2.5``, other seeds draw ``C`` log-uniformly in
+  ``[0.8 C, 1.2 C]`` (same shapes: a batch of seeds can be stacked and vmapped);
 * hard corners: ``spherical-kl-r-near-1`` (``r = 0.99``: a slowly decaying
   tail, many rows), ``spherical-kl-cap`` (the single-step loss cap
-  ``L_max = 5`` active), ``spherical-kl-large-m`` (``m = 1000``, ``C = m / 4``,
-  the junction-slope ``r``: shell masses down to ``e^-80`` relative, tiny
-  masses in the inner shells).
+  ``L_max = 8``, binding: the uncapped optimum violates it at these sizes),
+  ``spherical-kl-large-m`` (``m = 1000``, ``C = m / 4``, the junction-slope
+  ``r``: shell masses down to ``e^-80`` relative, tiny masses in the inner
+  shells).
 
 Example:
   >>> import dpjax.spherical.benchmark_family  # registers the families
@@ -78,8 +79,8 @@ register_family(Family("spherical-kl", _kl_builder(DIMENSION, RATIO, None), SIZE
                        "Theorem 4 programme, m = 10, C = 2.5 (seed 0), r = 0.9"))
 register_family(Family("spherical-kl-r-near-1", _kl_builder(DIMENSION, 0.99, None),
                        ("20,60", "50,150", "100,300"), "hard corner: r = 0.99 (long tail)"))
-register_family(Family("spherical-kl-cap", _kl_builder(DIMENSION, RATIO, 5.0),
-                       ("20,60", "50,150", "100,300"), "hard corner: loss cap L_max = 5"))
+register_family(Family("spherical-kl-cap", _kl_builder(DIMENSION, RATIO, 8.0),
+                       ("20,60", "50,150", "100,300"), "hard corner: active loss cap L_max = 8"))
 register_family(Family("spherical-kl-large-m", _large_m_build, ("50,932", "100,1864"),
                        "hard corner: m = 1000, C = m / 4, inner masses down to e^-80"))
 

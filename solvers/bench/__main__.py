@@ -42,6 +42,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--out", default="bench-out/solvers", help="output folder")
     ap.add_argument("--list", action="store_true", help="list families and backends, then exit")
     ap.add_argument("--json", action="store_true", help="print results.json")
+    ap.add_argument("--report-from", metavar="RESULTS_JSON",
+                    help="re-render the report of an earlier run into --out (no solving)")
     return ap
 
 
@@ -77,6 +79,13 @@ def main(argv=None) -> int:
             f = get_family(name)
             print(f"{name}: {f.description} (sizes {'; '.join(f.sizes)})")
         print("backends:", ", ".join(b.name for b in backends))
+        return 0
+    if args.report_from:
+        try:
+            path = report.report_from_json(args.report_from, Path(args.out), args.baseline)
+        except (OSError, ValueError, KeyError) as err:
+            return _fail(f"cannot read {args.report_from}: {err}")
+        print(f"report: {path}")
         return 0
     if not args.family:
         return _fail("--family is required (--list shows the families)")

@@ -225,8 +225,57 @@ def _markdown(rows, lines, prov, throughput) -> str:
                 + (f"; {th['host_backend']} loop {th['host_instances_per_s']:.4g} instances/s "
                    f"(solved at 1e-8: {th['host_solved_1e-08']}/{th['batch']}); ratio "
                    f"{th['throughput_ratio']:.4g}x" if "host_backend" in th else ""))
+    out += ["", "## Closing note", ""] + _closing_note(rows, lines, throughput)
     out += ["", "## Provenance", "", "```json", json.dumps(prov, indent=1), "```", ""]
     return "\n".join(out)
+
+
+def _closing_note(rows, lines, throughput) -> list[str]:
+    """The headline: ``jax-f64`` against the baseline at the tightest tolerance, and throughput."""
+    tol = TOLERANCES[-1]
+    base = lines[0]["baseline"]
+    line = next((ln for ln in lines if ln["backend"] == "jax-f64" and ln["tol"] == tol), None)
+    if line is None or base == "jax-f64":
+        return ["(no jax-f64 / baseline pair in this run)"]
+    out = [f"- jax-f64 against {base} at residual <= {tol:g}: shifted geometric mean ratio "
+           f"{line['ratio_10']:.3g} (shift 10 s), {line['ratio_0.001']:.3g} (shift 1 ms); "
+           f"solved {line['solved']}/{line['instances']}, {base} "
+           + next(f"{ln['solved']}/{ln['instances']}" for ln in lines
+                  if ln["backend"] == base and ln["tol"] == tol) + "."]
+    both = {}
+    for r in rows:
+        if r["backend"] in ("jax-f64", base) and r[f"solved_{tol:g}"]:
+            both.setdefault(r["instance"], {})[r["backend"]] = r["time_s"]
+    speed = [v[base] / v["jax-f64"] for v in both.values() if len(v) == 2]
+    if speed:
+        out.append(f"- where both solved ({len(speed)} instances): {base} time / jax-f64 time "
+                   f"from {min(speed):.3g} to {max(speed):.3g} (geometric mean "
+                   f"{math.exp(np.mean(np.log(speed))):.3g}).")
+    for th in throughput:
+        if "host_backend" in th:
+            out.append(f"- batched ({th['family']} {th['size']}, {th['batch']} instances): "
+                       f"{th['jax_instances_per_s']:.4g} instances/s vmapped against "
+                       f"{th['host_instances_per_s']:.4g}/s for the {th['host_backend']} loop "
+                       f"({th['throughput_ratio']:.4g}x).")
+    return out
+
+
+def report_from_json(path, out_dir: Path, baseline: str = "cvxpy-clarabel") -> Path:
+    """Re-render the report of an earlier run from its ``results.json`` (no solving).
+
+    Args:
+      path: a ``results.json`` written by :func:`write_report`.
+      out_dir: output folder.
+      baseline: backend of the ratios.
+    """
+    doc = json.loads(Path(path).read_text())
+
+    def undo(v):  # JSON null stood for inf (residual, times) or nan (objective)
+        return math.inf if v is None else v
+
+    rows = [{k: (undo(v) if k in ("residual", "time_s", "time_min_s", "time_max_s") else
+                 (math.nan if v is None else v)) for k, v in r.items()} for r in doc["rows"]]
+    return write_report(rows, out_dir, doc["provenance"], doc.get("throughput", ()), baseline)
 
 
 def write_report(rows, out_dir: Path, prov: dict, throughput=(), baseline="cvxpy-clarabel"):
@@ -257,5 +306,5 @@ def write_report(rows, out_dir: Path, prov: dict, throughput=(), baseline="cvxpy
     return path
 
 
-__all__ = ["SHIFTS", "performance_profile", "provenance", "shifted_geometric_mean", "summary",
-           "write_report"]
+__all__ = ["SHIFTS", "performance_profile", "provenance", "report_from_json",
+           "shifted_geometric_mean", "summary", "write_report"]

@@ -89,3 +89,7 @@ def test_cli(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["rows"][0]["solved_1e-08"] and doc["throughput"][0]["batch"] == 2
     assert (out / "report.md").exists()
+    again = tmp_path / "again"
+    assert main(["--report-from", str(out / "results.json"), "--out", str(again)]) == 0
+    assert "Closing note" in (again / "report.md").read_text()
+    assert main(["--report-from", str(tmp_path / "missing.json")]) == 2

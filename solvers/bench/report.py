@@ -1,0 +1,310 @@
+r"""Reports of a benchmark run: shifted geometric means, performance profiles, files.
+
+Shifted geometric mean (Mittelmann's benchmarks, qpbenchmark) of the times
+``t_i`` of one backend, failures counted at the time limit:
+
+.. math:: \mathrm{sgm}_s(t) = \exp\Big(\frac1n \sum_i \log(t_i + s)\Big) - s,
+
+reported as the ratio to a baseline backend (``> 1``: slower than the
+baseline).  The conventional shift ``s = 10`` s flattens sub-second
+differences, so a small shift (1 ms) is reported beside it.  Dolan--Moré
+performance profile (Dolan and Moré, Math. Program. 91, 2002): for each
+backend ``b``, the share of instances it solves within a factor ``tau`` of the
+fastest backend on that instance,
+
+.. math:: \rho_b(\tau) = \frac{|\{i : t_{i,b} \le \tau \min_{b'} t_{i,b'}\}|}{n},
+
+with unsolved instances at ``t = inf``.  Files: ``results.csv`` and
+``results.json`` (rows plus provenance), ``profile.png``, ``report.md``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from solvers.bench.runner import TOLERANCES
+
+#: the conventional shift (seconds) and the small one reported beside it
+SHIFTS = (10.0, 1e-3)
+
+
+def shifted_geometric_mean(times, shift: float) -> float:
+    """``exp(mean(log(t + shift))) - shift`` (module docstring).
+
+    Args:
+      times: positive times (failures already set to the time limit).
+      shift: ``s >= 0``.
+
+    Example:
+      >>> round(shifted_geometric_mean([1.0, 100.0], 0.0), 6)
+      10.0
+    """
+    t = np.asarray(times, dtype=np.float64)
+    if t.size == 0 or shift < 0:
+        raise ValueError("need at least one time and shift >= 0")
+    return float(np.exp(np.mean(np.log(t + shift))) - shift)
+
+
+def _times_at(rows, backend, tol, limit):
+    """``{instance: time}`` of ``backend`` with unsolved instances at ``limit``."""
+    return {r["instance"]: (r["time_s"] if r[f"solved_{tol:g}"] else limit)
+            for r in rows if r["backend"] == backend}
+
+
+def summary(rows, time_limit: float, baseline: str = "cvxpy-clarabel") -> list[dict]:
+    """One line per (backend, tolerance): solved count and shifted-geometric-mean ratios.
+
+    Args:
+      rows: rows of :func:`solvers.bench.runner.run_benchmark`.
+      time_limit: the run's time limit (failures are counted at it).
+      baseline: the backend the ratios are taken against (first backend if absent).
+    """
+    names = list(dict.fromkeys(r["backend"] for r in rows))
+    base = baseline if baseline in names else names[0]
+    out = []
+    for tol in TOLERANCES:
+        ref = _times_at(rows, base, tol, time_limit)
+        for name in names:
+            t = _times_at(rows, name, tol, time_limit)
+            line = {"backend": name, "tol": tol, "solved": sum(
+                r[f"solved_{tol:g}"] for r in rows if r["backend"] == name), "instances": len(t),
+                "baseline": base}
+            for s in SHIFTS:
+                keys = sorted(t)
+                own = shifted_geometric_mean([t[k] for k in keys], s)
+                other = shifted_geometric_mean([ref[k] for k in keys], s)
+                line[f"sgm_{s:g}"] = own
+                line[f"ratio_{s:g}"] = own / other
+            out.append(line)
+    return out
+
+
+def performance_profile(rows, tol: float, taus=None) -> tuple[np.ndarray, dict]:
+    """Dolan--Moré profile at ``tol``: ``(taus, {backend: rho(taus)})``.
+
+    Args:
+      rows: benchmark rows.
+      tol: success tolerance (unsolved instances count as ``inf``).
+      taus: ratios at which to evaluate (default: log-spaced 1..1e4).
+    """
+    taus = np.logspace(0, 4, 200) if taus is None else np.asarray(taus, dtype=np.float64)
+    names = list(dict.fromkeys(r["backend"] for r in rows))
+    inst = list(dict.fromkeys(r["instance"] for r in rows))
+    t = np.full((len(inst), len(names)), np.inf)
+    for r in rows:
+        if r[f"solved_{tol:g}"]:
+            t[inst.index(r["instance"]), names.index(r["backend"])] = max(r["time_s"], 1e-12)
+    best = np.min(t, axis=1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        ratio = np.where(np.isfinite(best), t / best, np.inf)
+    return taus, {b: np.mean(ratio[:, j][:, None] <= taus[None, :], axis=0)
+                  for j, b in enumerate(names)}
+
+
+def provenance(seeds, time_limit, repeats, host_repeats, argv=None) -> dict:
+    """Versions, precision, device, CPU, threads, seeds and settings of a run.
+
+    Args:
+      seeds: the seeds used.
+      time_limit: seconds per solve.
+      repeats: JAX repetitions.
+      host_repeats: host repetitions.
+      argv: the command line (default ``sys.argv``).
+    """
+    import importlib.metadata as md
+
+    import jax
+
+    versions = {}
+    for pkg in ("jax", "jaxlib", "numpy", "scipy", "cvxpy", "clarabel", "scs", "ecos"):
+        try:
+            versions[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            versions[pkg] = None
+    cpu = platform.processor()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            cpu = next((ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")),
+                       cpu)
+    except OSError:
+        pass
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                                timeout=10, check=False).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        commit = None
+    return {
+        "python": sys.version.split()[0], "versions": versions,
+        "x64": bool(jax.config.jax_enable_x64), "device": str(jax.devices()[0]),
+        "platform": platform.platform(), "cpu": cpu, "cpu_count": os.cpu_count(),
+        "threads": {k: os.environ.get(k) for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                                   "MKL_NUM_THREADS", "XLA_FLAGS")},
+        "seeds": list(seeds), "time_limit_s": time_limit, "repeats": repeats,
+        "host_repeats": host_repeats, "tolerances": list(TOLERANCES), "shifts_s": list(SHIFTS),
+        "git_commit": commit, "argv": list(sys.argv if argv is None else argv),
+    }
+
+
+def _finite(obj):
+    """JSON-safe copy: NumPy scalars as Python numbers, ``inf``/``nan`` as ``None``."""
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    if isinstance(obj, (np.floating, float)):
+        return float(obj) if math.isfinite(obj) else None
+    if isinstance(obj, np.integer):
+        return int(obj)
+    return obj
+
+
+def _plot_profiles(rows, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(TOLERANCES), figsize=(5 * len(TOLERANCES), 4), sharey=True)
+    for ax, tol in zip(np.atleast_1d(axes), TOLERANCES, strict=True):
+        taus, rho = performance_profile(rows, tol)
+        for name, curve in rho.items():
+            ax.step(taus, curve, where="post", label=name)
+        ax.set_xscale("log")
+        ax.set_xlabel(r"$\tau$ (time / fastest)")
+        ax.set_title(f"solved to KKT residual <= {tol:g}")
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=0.3)
+    np.atleast_1d(axes)[0].set_ylabel("share of instances")
+    np.atleast_1d(axes)[-1].legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _markdown(rows, lines, prov, throughput) -> str:
+    out = ["# Solver benchmark", "",
+           f"Time limit {prov['time_limit_s']:g} s per solve (failures counted at it); "
+           f"JAX: median of {prov['repeats']} solves after an ahead-of-time compile (compile "
+           f"reported apart); host solvers: {prov['host_repeats']} solve(s), canonicalisation "
+           "included.  Success = the problem's own KKT residual (float64) <= tol; the "
+           "backend's status is not trusted.", "",
+           "## Shifted geometric means (ratio to the baseline; < 1 is faster)", "",
+           "| backend | tol | solved | sgm (s=10 s) | ratio (s=10 s) | sgm (s=1 ms) "
+           "| ratio (s=1 ms) |", "|---|---|---|---|---|---|---|"]
+    for ln in lines:
+        out.append(f"| {ln['backend']} | {ln['tol']:g} | {ln['solved']}/{ln['instances']} | "
+                   f"{ln['sgm_10']:.4g} | {ln['ratio_10']:.3g} | {ln['sgm_0.001']:.4g} | "
+                   f"{ln['ratio_0.001']:.3g} |")
+    out += ["", f"Baseline: {lines[0]['baseline']}.", "", "## Results", "",
+            "| instance | backend | time s (min-max) | compile s | reported | residual "
+            "| objective | 1e-6 | 1e-8 |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        flag = " (time limit)" if r["timed_out"] else ""
+        err = f" {r['error'][:60]}" if r["error"] else ""
+        out.append(
+            f"| {r['instance']} | {r['backend']} | {r['time_s']:.4g} ({r['time_min_s']:.3g}-"
+            f"{r['time_max_s']:.3g}){flag} | {r['compile_s']:.3g} | {r['reported_status']}{err} "
+            f"| {r['residual']:.2e} | {r['objective']:.12g} | "
+            + " | ".join("yes" if r[f"solved_{tol:g}"] else "no" for tol in TOLERANCES) + " |")
+    if throughput:
+        out += ["", "## Batched throughput (one vmapped solve vs a loop of host solves)", ""]
+        for th in throughput:
+            out.append(
+                f"- {th['family']} at {th['size']}, batch {th['batch']}: JAX "
+                f"{th['jax_instances_per_s']:.4g} instances/s (compile {th['jax_compile_s']:.3g} "
+                f"s, solved at 1e-8: {th['jax_solved_1e-08']}/{th['batch']})"
+                + (f"; {th['host_backend']} loop {th['host_instances_per_s']:.4g} instances/s "
+                   f"(solved at 1e-8: {th['host_solved_1e-08']}/{th['batch']}); ratio "
+                   f"{th['throughput_ratio']:.4g}x" if "host_backend" in th else ""))
+    out += ["", "## Closing note", ""] + _closing_note(rows, lines, throughput)
+    out += ["", "## Provenance", "", "```json", json.dumps(prov, indent=1), "```", ""]
+    return "\n".join(out)
+
+
+def _closing_note(rows, lines, throughput) -> list[str]:
+    """The headline: ``jax-f64`` against the baseline at the tightest tolerance, and throughput."""
+    tol = TOLERANCES[-1]
+    base = lines[0]["baseline"]
+    line = next((ln for ln in lines if ln["backend"] == "jax-f64" and ln["tol"] == tol), None)
+    if line is None or base == "jax-f64":
+        return ["(no jax-f64 / baseline pair in this run)"]
+    out = [f"- jax-f64 against {base} at residual <= {tol:g}: shifted geometric mean ratio "
+           f"{line['ratio_10']:.3g} (shift 10 s), {line['ratio_0.001']:.3g} (shift 1 ms); "
+           f"solved {line['solved']}/{line['instances']}, {base} "
+           + next(f"{ln['solved']}/{ln['instances']}" for ln in lines
+                  if ln["backend"] == base and ln["tol"] == tol) + "."]
+    both = {}
+    for r in rows:
+        if r["backend"] in ("jax-f64", base) and r[f"solved_{tol:g}"]:
+            both.setdefault(r["instance"], {})[r["backend"]] = r["time_s"]
+    speed = [v[base] / v["jax-f64"] for v in both.values() if len(v) == 2]
+    if speed:
+        out.append(f"- where both solved ({len(speed)} instances): {base} time / jax-f64 time "
+                   f"from {min(speed):.3g} to {max(speed):.3g} (geometric mean "
+                   f"{math.exp(np.mean(np.log(speed))):.3g}).")
+    for th in throughput:
+        if "host_backend" in th:
+            out.append(f"- batched ({th['family']} {th['size']}, {th['batch']} instances): "
+                       f"{th['jax_instances_per_s']:.4g} instances/s vmapped against "
+                       f"{th['host_instances_per_s']:.4g}/s for the {th['host_backend']} loop "
+                       f"({th['throughput_ratio']:.4g}x).")
+    return out
+
+
+def report_from_json(path, out_dir: Path, baseline: str = "cvxpy-clarabel") -> Path:
+    """Re-render the report of an earlier run from its ``results.json`` (no solving).
+
+    Args:
+      path: a ``results.json`` written by :func:`write_report`.
+      out_dir: output folder.
+      baseline: backend of the ratios.
+    """
+    doc = json.loads(Path(path).read_text())
+
+    def undo(v):  # JSON null stood for inf (residual, times) or nan (objective)
+        return math.inf if v is None else v
+
+    rows = [{k: (undo(v) if k in ("residual", "time_s", "time_min_s", "time_max_s") else
+                 (math.nan if v is None else v)) for k, v in r.items()} for r in doc["rows"]]
+    return write_report(rows, out_dir, doc["provenance"], doc.get("throughput", ()), baseline)
+
+
+def write_report(rows, out_dir: Path, prov: dict, throughput=(), baseline="cvxpy-clarabel"):
+    """Write ``results.csv``, ``results.json``, ``profile.png`` and ``report.md``.
+
+    Args:
+      rows: benchmark rows.
+      out_dir: output folder (created).
+      prov: :func:`provenance`.
+      throughput: results of :func:`solvers.bench.runner.batched_throughput`.
+      baseline: backend of the ratios.
+
+    Returns:
+      The path of ``report.md``.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    lines = summary(rows, prov["time_limit_s"], baseline)
+    with open(out_dir / "results.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    doc = {"provenance": prov, "summary": lines, "rows": rows, "throughput": list(throughput)}
+    (out_dir / "results.json").write_text(json.dumps(_finite(doc), indent=1))
+    _plot_profiles(rows, out_dir / "profile.png")
+    path = out_dir / "report.md"
+    path.write_text(_markdown(rows, lines, prov, list(throughput)))
+    return path
+
+
+__all__ = ["SHIFTS", "performance_profile", "provenance", "report_from_json",
+           "shifted_geometric_mean", "summary", "write_report"]

@@ -1,0 +1,441 @@
+r"""The benchmark runner: every backend on every instance, verified by the shared KKT residual.
+
+Rules (those of benchopt, Mittelmann's and qpbenchmark's reports):
+
+* **verification from the problem data only** -- each returned point and its
+  multipliers are judged by the problem's own KKT residual
+  (:meth:`solvers.ConvexProblem.residual`, evaluated in float64 on the float64
+  problem); the backend's status is recorded but never trusted: a backend
+  that says "optimal" at a wrong point is a failure;
+* **success at a matched accuracy** -- an instance is solved at ``tol`` when
+  the residual is finite and ``<= tol`` (columns for 1e-6 and 1e-8) *and* the
+  solve took at most the time limit;
+* **compile time separate** -- JAX backends are lowered and compiled ahead of
+  time (``jax.jit(...).lower(problem).compile()``, one compile per shape and
+  dtype, timed on its own); the solve times are of the compiled programme
+  (``block_until_ready``);
+* **time limit** -- host solvers get it as their own option where they have
+  one (Clarabel ``time_limit``, SCS ``time_limit_secs``); any solve whose wall
+  time exceeds it is a failure recorded *at the limit*;
+* **repetitions** -- median, min and max over ``repeats`` solves (host
+  solvers, whose solves take seconds, ``host_repeats``); cvxpy times include
+  canonicalisation, which a user pays on every solve.
+
+Backends (:func:`available_backends`): ``jax-f64`` / ``jax-f32`` (the
+problem's default JAX solver in float64 / on the problem cast to float32),
+``cvxpy-clarabel``, ``cvxpy-scs``, ``cvxpy-ecos`` (where installed).  A
+backend is an object with ``name``, ``kind`` and ``run(problem, time_limit,
+repeats) -> Run``; :func:`run_benchmark` accepts any such object (the tests
+use one that lies).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from solvers._registry import resolve
+
+#: success tolerances of the tables (residual columns)
+TOLERANCES = (1e-6, 1e-8)
+
+
+class Run(NamedTuple):
+    """What a backend hands back for one instance (before verification).
+
+    Attributes:
+      x, inequality_multipliers, equality_multipliers: the point and multipliers.
+      reported_status: the backend's own status code (recorded, never trusted).
+      times: wall seconds of each repetition.
+      compile_s: compile time (``nan`` for host backends; ``0`` when reused).
+      error: an exception message, or ``""``.
+    """
+
+    x: Any
+    inequality_multipliers: Any
+    equality_multipliers: Any
+    reported_status: int
+    times: tuple
+    compile_s: float = math.nan
+    error: str = ""
+
+
+def cast_problem(problem, dtype):
+    """``problem`` with every floating array leaf cast to ``dtype``.
+
+    Args:
+      problem: a problem pytree.
+      dtype: e.g. ``jnp.float32``.
+    """
+    def cast(a):
+        a = jnp.asarray(a)
+        return a.astype(dtype) if jnp.issubdtype(a.dtype, jnp.floating) else a
+
+    return jax.tree_util.tree_map(cast, problem)
+
+
+def _shape_key(problem) -> tuple:
+    leaves, treedef = jax.tree_util.tree_flatten(problem)
+    return (treedef, tuple((np.shape(v), str(jnp.asarray(v).dtype)) for v in leaves))
+
+
+@dataclasses.dataclass
+class JaxBackend:
+    """The problem's default JAX solver (``solve(problem, "jax")``), compiled ahead of time.
+
+    Args:
+      dtype: ``"float64"`` or ``"float32"`` (the problem's arrays are cast; the
+        answer is still verified on the float64 problem).
+    """
+
+    dtype: str = "float64"
+    kind = "jax"
+
+    def __post_init__(self):
+        if self.dtype not in ("float64", "float32"):
+            raise ValueError(f"dtype must be 'float64' or 'float32', got {self.dtype!r}")
+        self._compiled: dict = {}
+
+    @property
+    def name(self) -> str:
+        return "jax-f64" if self.dtype == "float64" else "jax-f32"
+
+    def compiled_program(self, problem, batched: bool = False):
+        """``(compiled, compile_s)``: the solve compiled for ``problem``'s shapes (cached).
+
+        Args:
+          problem: the problem (already cast to this backend's dtype), or a stack.
+          batched: compile the ``jax.vmap`` of the solve over the leading axis.
+        """
+        key = (_shape_key(problem), batched)
+        if key in self._compiled:
+            return self._compiled[key], 0.0
+        solver = resolve("jax")
+
+        def one(p):
+            raw = solver.solve(p)
+            return raw.x, raw.inequality_multipliers, raw.equality_multipliers, raw.status
+
+        fn = jax.vmap(one) if batched else one
+        t = time.perf_counter()
+        compiled = jax.jit(fn).lower(problem).compile()
+        compile_s = time.perf_counter() - t
+        self._compiled[key] = compiled
+        return compiled, compile_s
+
+    def run(self, problem, time_limit: float, repeats: int, batched: bool = False) -> Run:
+        """Compile (once per shape), then solve ``repeats`` times.
+
+        Args:
+          problem: the (float64) problem, or a stacked batch when ``batched``.
+          time_limit: seconds (a JAX solve cannot be interrupted: checked afterwards).
+          repeats: timed solves.
+          batched: ``problem`` is a stack of problems; solve them under ``jax.vmap``.
+        """
+        if self.dtype == "float32":
+            problem = cast_problem(problem, jnp.float32)
+        compiled, compile_s = self.compiled_program(problem, batched)
+        times = []
+        for _ in range(max(1, repeats)):
+            t = time.perf_counter()
+            out = jax.block_until_ready(compiled(problem))
+            times.append(time.perf_counter() - t)
+            if times[-1] > time_limit:
+                break
+        x, lam, nu, status = (np.asarray(v) for v in out)
+        return Run(x, lam, nu, status if batched else int(status), tuple(times), compile_s)
+
+
+#: cvxpy solver -> (its time-limit option, tight tolerances used for the benchmark)
+CVXPY_SETTINGS = {
+    "CLARABEL": ("time_limit", {}),  # solvers.CvxpySolver's own tight defaults
+    "SCS": ("time_limit_secs", {"eps_abs": 1e-9, "eps_rel": 1e-9, "max_iters": 100_000}),
+    "ECOS": (None, {"abstol": 1e-10, "reltol": 1e-10, "feastol": 1e-10, "max_iters": 400}),
+}
+
+
+@dataclasses.dataclass
+class CvxpyBackend:
+    """cvxpy with one conic solver (:class:`solvers.CvxpySolver`), at tight tolerances.
+
+    The problem's ``cvxpy_polish`` choice is kept (the allocation programmes
+    Newton-polish the IPM point; the spherical KL programme does not).
+
+    Args:
+      solver: the cvxpy solver name (``CLARABEL``, ``SCS``, ``ECOS``).
+    """
+
+    solver: str = "CLARABEL"
+    kind = "host"
+
+    @property
+    def name(self) -> str:
+        return f"cvxpy-{self.solver.lower()}"
+
+    isolate: bool = True
+
+    def run(self, problem, time_limit: float, repeats: int) -> Run:
+        """Solve ``repeats`` times (canonicalisation included in each time).
+
+        With ``isolate`` (the default) the solves run in a child process
+        (``spawn``) that is killed once it has spent ``time_limit`` per solve
+        after its start-up: a hard limit also for solvers without a time-limit
+        option (ECOS) and for canonicalisation.
+
+        Args:
+          problem: the problem (needs the ``cvxpy_model`` hook).
+          time_limit: seconds, passed as the solver's own limit where it has one.
+          repeats: timed solves.
+        """
+        limit_opt, tight = CVXPY_SETTINGS.get(self.solver.upper(), (None, {}))
+        opts = dict(tight)
+        if limit_opt is not None and math.isfinite(time_limit):
+            opts[limit_opt] = float(time_limit)
+        args = (problem, self.solver, tuple(opts.items()), max(1, repeats), time_limit)
+        if not self.isolate or not math.isfinite(time_limit):
+            return _host_solves(*args)
+        return _in_child(args, time_limit * max(1, repeats))
+
+
+def _host_solves(problem, solver_name, options, repeats, time_limit) -> Run:
+    """``repeats`` timed cvxpy solves (stops after one that exceeds ``time_limit``)."""
+    from solvers.cvxpy_reference import CvxpySolver
+
+    solver = CvxpySolver(solver=solver_name, options=options)
+    times, raw = [], None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        raw = solver.solve(problem)
+        times.append(time.perf_counter() - t)
+        if times[-1] > time_limit:
+            break
+    return Run(np.asarray(raw.x), np.asarray(raw.inequality_multipliers),
+               np.asarray(raw.equality_multipliers), int(raw.status), tuple(times))
+
+
+def _warm_up(problem, solver_name: str) -> None:
+    """Warm-up left out of the timing: cvxpy's and the solver's lazy imports (one tiny
+    exponential-cone solve) and the first build of the problem's model (its JAX ops compile)."""
+    import warnings
+
+    import cvxpy as cp
+
+    problem.cvxpy_model(cp)
+    y = cp.Variable(2, pos=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            cp.Problem(cp.Minimize(cp.sum(cp.rel_entr(y, np.ones(2)))),
+                       [cp.sum(y) == 1]).solve(solver=solver_name)
+        except cp.error.SolverError:
+            pass
+
+
+def _child(conn, args) -> None:  # pragma: no cover - runs in the child process
+    import jax as _jax
+
+    _jax.config.update("jax_enable_x64", True)
+    _warm_up(args[0], args[1])
+    conn.send("ready")
+    try:
+        conn.send(_host_solves(*args))
+    except Exception as err:  # noqa: BLE001 - reported to the parent as a failure
+        conn.send(f"{type(err).__name__}: {err}")
+    conn.close()
+
+
+def _in_child(args, budget: float) -> Run:
+    """Run :func:`_host_solves` in a spawned child; kill it after ``budget`` s of solving."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    parent, child = ctx.Pipe()
+    problem = jax.tree_util.tree_map(np.asarray, args[0])  # host arrays pickle cheaply
+    proc = ctx.Process(target=_child, args=(child, (problem, *args[1:])), daemon=True)
+    proc.start()
+    try:
+        if not parent.poll(600.0):  # start-up (imports, unpickling) is not timed
+            return Run(None, None, None, 5, (math.inf,), error="child did not start")
+        parent.recv()
+        if not parent.poll(budget + 1.0):
+            return Run(None, None, None, 5, (math.inf,), error="killed at the time limit")
+        out = parent.recv()
+    except EOFError:
+        return Run(None, None, None, 5, (math.inf,), error="child died")
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join()
+    if isinstance(out, str):
+        return Run(None, None, None, 5, (math.inf,), error=out)
+    return out
+
+
+def available_backends(names: str | None = None) -> list:
+    """The backends to run: both JAX precisions and every installed cvxpy solver.
+
+    Args:
+      names: comma-separated backend names to keep (``None``: all available).
+
+    Raises:
+      ValueError: a requested name is not available.
+    """
+    out: list = [JaxBackend("float64"), JaxBackend("float32")]
+    try:
+        import cvxpy as cp
+
+        installed = set(cp.installed_solvers())
+        out += [CvxpyBackend(s) for s in CVXPY_SETTINGS if s in installed]
+    except ImportError:  # pragma: no cover - depends on the environment
+        pass
+    if names is None:
+        return out
+    wanted = [v.strip() for v in names.split(",") if v.strip()]
+    known = {b.name: b for b in out}
+    missing = [w for w in wanted if w not in known]
+    if missing:
+        raise ValueError(f"backend(s) not available: {', '.join(missing)}; "
+                         f"available: {', '.join(known)}")
+    return [known[w] for w in wanted]
+
+
+@jax.jit
+def _verify(problem, x, lam, nu):
+    res = problem.residual(x, lam, nu)
+    return res.total, problem.objective(x), jnp.all(jnp.isfinite(x))
+
+
+def verify(problem, x, lam, nu) -> tuple[float, float]:
+    """``(residual, objective)`` of a returned point on the float64 problem (``inf`` if unusable).
+
+    Args:
+      problem: the float64 problem.
+      x, lam, nu: the point and multipliers as returned (any float dtype).
+    """
+    try:
+        x = jnp.asarray(x, jnp.float64)
+        lam = jnp.asarray(lam, jnp.float64)
+        nu = jnp.asarray(nu, jnp.float64)
+        total, value, finite = _verify(problem, x, lam, nu)
+    except Exception:  # noqa: BLE001 - malformed answers (wrong shape) are failures
+        return math.inf, math.nan
+    total = float(total)
+    if not bool(finite) or not math.isfinite(total):
+        return math.inf, math.nan
+    return total, float(value)
+
+
+def run_benchmark(instances, backends, time_limit: float = 300.0, repeats: int = 3,
+                  host_repeats: int = 1, progress=None) -> list[dict]:
+    """Run every backend on every instance; one verified row per (instance, backend).
+
+    Args:
+      instances: :class:`solvers.bench.families.Instance` objects.
+      backends: backend objects (:func:`available_backends`).
+      time_limit: seconds per solve; slower solves fail, recorded at the limit.
+      repeats: timed solves of JAX backends.
+      host_repeats: timed solves of host backends.
+      progress: ``progress(row)`` called after each row (e.g. to print it).
+
+    Returns:
+      Rows (dicts): ``instance, family, size, seed, backend, time_s`` (median, or
+      the limit on failure), ``time_min_s, time_max_s, compile_s, reported_status,
+      residual, objective, error`` and ``solved_<tol>`` for each of :data:`TOLERANCES`.
+    """
+    if not time_limit > 0:
+        raise ValueError(f"time_limit must be > 0, got {time_limit}")
+    rows = []
+    for inst in instances:
+        for backend in backends:
+            reps = repeats if backend.kind == "jax" else host_repeats
+            try:
+                run = backend.run(inst.problem, time_limit, reps)
+            except Exception as err:  # noqa: BLE001 - a crash is a failure, not an abort
+                run = Run(None, None, None, 5, (math.inf,), error=f"{type(err).__name__}: {err}")
+            residual, value = (math.inf, math.nan) if run.x is None else verify(
+                inst.problem, run.x, run.inequality_multipliers, run.equality_multipliers)
+            med = float(np.median(run.times))
+            in_time = med <= time_limit
+            row = {
+                "instance": inst.name, "family": inst.family, "size": inst.size,
+                "seed": inst.seed, "backend": backend.name,
+                "time_s": med if in_time else float(time_limit),
+                "time_min_s": float(np.min(run.times)), "time_max_s": float(np.max(run.times)),
+                "repeats": len(run.times), "compile_s": float(run.compile_s),
+                "reported_status": int(run.reported_status), "residual": residual,
+                "objective": value, "timed_out": not in_time, "error": run.error,
+            }
+            for tol in TOLERANCES:
+                row[f"solved_{tol:g}"] = bool(in_time and residual <= tol)
+            rows.append(row)
+            if progress is not None:
+                progress(row)
+    return rows
+
+
+def stack(problems):
+    """One batched problem from problems of equal shapes (leading batch axis on every array).
+
+    Args:
+      problems: problems of one family and size.
+
+    Raises:
+      ValueError: shapes or static fields differ.
+    """
+    keys = {_shape_key(p) for p in problems}
+    if len(keys) != 1:
+        raise ValueError("problems to batch must share every shape and static field")
+    return jax.tree_util.tree_map(lambda *a: jnp.stack([jnp.asarray(v) for v in a]), *problems)
+
+
+def batched_throughput(instances, host_backend=None, time_limit: float = 300.0,
+                       repeats: int = 3) -> dict:
+    """Instances per second: one ``vmap``-ed JAX solve of the batch vs a loop of host solves.
+
+    Every answer is verified (:func:`verify`); throughputs count all instances,
+    and the number verified at each tolerance is reported beside them.
+
+    Args:
+      instances: instances of one family and size (equal shapes).
+      host_backend: the peer looped over the batch (default ``cvxpy-clarabel``; ``None``
+        skips it when cvxpy is missing).
+      time_limit: seconds per host solve.
+      repeats: timed batched solves (median).
+    """
+    batch = stack([i.problem for i in instances])
+    jaxb = JaxBackend("float64")
+    run = jaxb.run(batch, math.inf, repeats, batched=True)
+    jax_s = float(np.median(run.times))
+    res = [verify(inst.problem, run.x[k], run.inequality_multipliers[k],
+                  run.equality_multipliers[k])[0] for k, inst in enumerate(instances)]
+    out = {"family": instances[0].family, "size": instances[0].size, "batch": len(instances),
+           "jax_compile_s": run.compile_s, "jax_batch_s": jax_s,
+           "jax_instances_per_s": len(instances) / jax_s,
+           "jax_max_residual": float(max(res))}
+    for tol in TOLERANCES:
+        out[f"jax_solved_{tol:g}"] = int(sum(r <= tol for r in res))
+    if host_backend is None:
+        try:
+            host_backend = available_backends("cvxpy-clarabel")[0]
+        except ValueError:
+            return out
+    host_rows = run_benchmark(instances, [host_backend], time_limit, 1, 1)
+    host_s = float(sum(r["time_s"] for r in host_rows))
+    out.update({"host_backend": host_backend.name, "host_loop_s": host_s,
+                "host_instances_per_s": len(instances) / host_s,
+                "host_max_residual": float(max(r["residual"] for r in host_rows)),
+                "throughput_ratio": (len(instances) / jax_s) / (len(instances) / host_s)})
+    for tol in TOLERANCES:
+        out[f"host_solved_{tol:g}"] = int(sum(r[f"solved_{tol:g}"] for r in host_rows))
+    return out
+
+
+__all__ = ["CVXPY_SETTINGS", "TOLERANCES", "CvxpyBackend", "JaxBackend", "Run",
+           "available_backends", "batched_throughput", "cast_problem", "run_benchmark", "stack",
+           "verify"]

@@ -1,0 +1,119 @@
+"""solvers.bench.runner: verification by the shared residual, never by the backend's status."""
+
+import math
+
+import jax
+import numpy as np
+import pytest
+
+from solvers.bench import get_family
+from solvers.bench.runner import (
+    CvxpyBackend,
+    JaxBackend,
+    Run,
+    available_backends,
+    batched_throughput,
+    run_benchmark,
+)
+
+
+@pytest.fixture(scope="module")
+def instances():
+    import dpjax.spherical.benchmark_family  # noqa: F401 - registers the KL families
+
+    return [get_family("allocation-lognormal").make("8", 1),
+            get_family("spherical-kl").make("6,18", 0)]
+
+
+@pytest.fixture(scope="module")
+def rows(instances):
+    return run_benchmark(instances, [JaxBackend("float64"), CvxpyBackend("CLARABEL",
+                                                                         isolate=False)],
+                         time_limit=120.0, repeats=2)
+
+
+def test_both_backends_solve_both_instances(rows, instances):
+    assert len(rows) == 4
+    for row in rows:
+        assert row["solved_1e-06"], row
+        assert row["error"] == "" and not row["timed_out"]
+    jax_rows = [r for r in rows if r["backend"] == "jax-f64"]
+    assert all(r["compile_s"] > 0 and r["repeats"] == 2 for r in jax_rows)
+    for inst in instances:  # the two backends agree on the optimal value
+        vals = [r["objective"] for r in rows if r["instance"] == inst.name]
+        assert vals[0] == pytest.approx(vals[1], rel=1e-7)
+
+
+class LyingBackend:
+    """Returns the problem's start (feasible, not optimal) and says 'optimal'."""
+
+    name, kind = "liar", "host"
+
+    def run(self, problem, time_limit, repeats):
+        x = np.asarray(problem.reference()) if hasattr(problem, "reference") else \
+            2.0 * np.ones(problem.num_variables)
+        return Run(x, np.zeros(0), np.zeros(0), 0, (0.001,))
+
+
+def test_wrong_point_with_status_optimal_is_a_failure(instances):
+    rows = run_benchmark(instances, [LyingBackend()], time_limit=10.0)
+    for row in rows:
+        assert row["reported_status"] == 0
+        assert row["residual"] > 1e-6
+        assert not row["solved_1e-06"] and not row["solved_1e-08"]
+
+
+class SlowBackend(LyingBackend):
+    name = "slow"
+
+    def run(self, problem, time_limit, repeats):
+        sol = JaxBackend("float64").run(problem, math.inf, 1)
+        return sol._replace(times=(2.0 * time_limit,))
+
+
+def test_solve_over_the_time_limit_fails_at_the_limit(instances):
+    row = run_benchmark(instances[:1], [SlowBackend()], time_limit=0.5)[0]
+    assert row["residual"] < 1e-8  # correct, but too late
+    assert row["timed_out"] and row["time_s"] == 0.5 and not row["solved_1e-08"]
+
+
+def test_crash_is_a_failure_not_an_abort(instances):
+    class Crash(LyingBackend):
+        def run(self, problem, time_limit, repeats):
+            raise RuntimeError("boom")
+
+    row = run_benchmark(instances[:1], [Crash()], time_limit=1.0)[0]
+    assert "boom" in row["error"] and row["residual"] == math.inf and not row["solved_1e-06"]
+
+
+def test_float32_is_verified_in_float64(instances):
+    row = run_benchmark(instances[:1], [JaxBackend("float32")], time_limit=60.0, repeats=1)[0]
+    assert row["backend"] == "jax-f32" and math.isfinite(row["residual"])
+    assert row["residual"] > 1e-12  # float32 rounding is visible to the float64 residual
+
+
+def test_isolated_host_solve_and_kill_at_the_limit(instances):
+    prob = instances[0].problem
+    run = CvxpyBackend("CLARABEL").run(prob, 60.0, 1)
+    assert run.error == "" and run.reported_status == 0 and len(run.times) == 1
+    assert run.x.shape == (8,)
+
+
+def test_batched_throughput(instances):
+    fam = get_family("allocation-lognormal")
+    batch = [fam.make("8", s) for s in range(3)]
+    shapes = {tuple(np.shape(v) for v in jax.tree_util.tree_leaves(b.problem)) for b in batch}
+    assert len(shapes) == 1
+    out = batched_throughput(batch, CvxpyBackend("CLARABEL", isolate=False), repeats=1)
+    assert out["batch"] == 3 and out["jax_solved_1e-08"] == 3 and out["host_solved_1e-06"] == 3
+    assert out["jax_instances_per_s"] > 0 and out["host_instances_per_s"] > 0
+
+
+def test_backend_selection():
+    names = [b.name for b in available_backends()]
+    assert names[:2] == ["jax-f64", "jax-f32"] and "cvxpy-clarabel" in names
+    assert [b.name for b in available_backends("jax-f64")] == ["jax-f64"]
+    with pytest.raises(ValueError, match="not available"):
+        available_backends("jax-f64,nonsense")
+    with pytest.raises(ValueError, match="dtype"):
+        JaxBackend("float16")

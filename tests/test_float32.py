@@ -206,6 +206,10 @@ _EXEMPT = {
             "cells_beta.log_cell_volumes_beta tails.log_tail_sum tails.tail_rows tails.tail_sums"
         ).split()
     },
+    **{
+        f"dpjax.spherical.windowed.{n}": "designs the density (privacy via SphericalMechanism)"
+        for n in "slope_rule_r default_last_shell design_windowed mechanism_from_window".split()
+    },
     "dpjax.accounting.pld.compose.max_grid_points": "host configuration (memory cap), no privacy value",
     "dpjax.certificate.kernel_error": "host declaration of a constant (checked at import)",
     "dpjax.certificate.certify_epsilon": "host function; the profile it calls is guarded",

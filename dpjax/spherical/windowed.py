@@ -57,7 +57,7 @@ def slope_rule_r(m: int, n: int, N: int, budget: float) -> float:
 
     Example:
       >>> round(slope_rule_r(10, 100, 300, 2.5), 6)
-      0.98807
+      0.88692
     """
     _check(m, n, N, budget)
     return math.exp(-(N / n) / (n * budget / m))

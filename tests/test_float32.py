@@ -207,6 +207,12 @@ _EXEMPT = {
         ).split()
     },
     **{
+        f"dpjax.inid.groups.{n}": "runs its kernels in a scoped jax.enable_x64(True)"
+        for n in "grouped_pld grouped_delta grouped_epsilon calibrate_grouped".split()
+    },
+    "dpjax.inid.groups.group_coordinates": "NumPy grouping, no privacy value",
+    "dpjax.inid.groups.default_bin_width": "grid sizing, no privacy value",
+    **{
         f"dpjax.spherical.windowed.{n}": "designs the density (privacy via SphericalMechanism)"
         for n in "slope_rule_r default_last_shell design_windowed mechanism_from_window".split()
     },

@@ -196,7 +196,7 @@ def grouped_epsilon(groups: Groups, delta: float, bin_width: float | None = None
 def calibrate_grouped(profile, scales, epsilon: float, delta: float, shapes=None,
                       num_groups: int = 16, num_iterations: int = 10,
                       bin_width: float | None = None) -> tuple[float, float, Groups]:
-    r"""Least multiplier ``c`` with ``c * scales`` ``(epsilon, delta)``-private, exactly (by groups).
+    r"""Least multiplier ``c`` with ``c * scales`` ``(epsilon, delta)``-private, by groups.
 
     .. math:: c^* = \min\{c > 0 : \delta_{c s}(\epsilon) \le \delta (1 - \mathrm{MARGIN})\},
 

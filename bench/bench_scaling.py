@@ -67,7 +67,7 @@ def spherical_rows(dims, n, samples):
     rows = []
     for m in dims:
         (mech, info), t_design, mem_design = _measure(lambda m=m: design_windowed(m, float(m), n))
-        mech.sample(jax.random.key(0), (8,)).block_until_ready()  # compile
+        mech.sample(jax.random.key(1), (samples,)).block_until_ready()  # compile
         _, t_sample, mem_sample = _measure(
             lambda mech=mech: mech.sample(jax.random.key(0), (samples,)).block_until_ready())
         eps, t_pld, mem_pld = _measure(lambda mech=mech: mech.epsilon(1e-5))

@@ -91,15 +91,7 @@ def run_design(args) -> None:
         "dim": args.dim, "n": args.n, "N": args.N, "cost": args.cost,
         "cost_power": args.cost_power,
     }
-    if args.out is not None:
-        np.savez(args.out, m=mech.m, n=mech.n, N=mech.N, r=mech.r, log_p=mech.log_p,
-                 log_w=mech.log_w, log_v=mech.log_v, budget=mech.budget, kl=mech.kl)
-        out["file"] = str(args.out)
-    if args.json:
-        c.print_json(out)
-        return
-    c.print_table(["quantity", "value"], [[k, v if not isinstance(v, bool) else str(v)]
-                                          for k, v in out.items()])
+    _save_and_print(args, mech, out)
 
 
 def _run_slope_design(args) -> None:

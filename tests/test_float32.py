@@ -203,6 +203,16 @@ _EXEMPT = {
             "cells_beta.log_cell_volumes_beta tails.log_tail_sum tails.tail_rows tails.tail_sums"
         ).split()
     },
+    **{
+        f"dpjax.inid.groups.{n}": "runs its kernels in a scoped jax.enable_x64(True)"
+        for n in "grouped_pld grouped_delta grouped_epsilon calibrate_grouped".split()
+    },
+    "dpjax.inid.groups.group_coordinates": "NumPy grouping, no privacy value",
+    "dpjax.inid.groups.default_bin_width": "grid sizing, no privacy value",
+    **{
+        f"dpjax.spherical.windowed.{n}": "designs the density (privacy via SphericalMechanism)"
+        for n in "slope_rule_r default_last_shell design_windowed mechanism_from_window".split()
+    },
     "dpjax.accounting.pld.compose.max_grid_points": "host configuration (memory cap), no privacy value",
     "dpjax.spherical.io.save": "host file I/O of a designed mechanism, no privacy value",
     "dpjax.spherical.io.load": "host file I/O of a designed mechanism, no privacy value",

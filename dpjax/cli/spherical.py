@@ -46,8 +46,13 @@ def add_parser(sub) -> None:
     d.add_argument("--cost", type=float, required=True, help="budget C on E|Z|^a")
     d.add_argument("--cost-power", type=float, default=2.0, help="a (default 2)")
     d.add_argument("--n", type=int, default=100, help="shells per unit radius")
-    d.add_argument("--N", type=int, default=300, help="last free shell")
-    d.add_argument("--r", default="0.9", help="tail ratio in (0, 1), or 'auto' (outer search)")
+    d.add_argument("--N", type=int, default=None,
+                   help="last free shell (default: 8 Gaussian radius deviations past sqrt(C) "
+                   "with --r slope, else 300)")
+    d.add_argument("--r", default="slope",
+                   help="tail ratio in (0, 1), 'slope' (default: the Gaussian's log-density "
+                   "slope at the junction; windowed log-space design, any m, cost power 2), "
+                   "or 'auto' (outer search)")
     d.add_argument("--loss-cap", type=float, help="cap on log p_i - log p_{i+n}")
     d.add_argument("--solver", choices=("jax", "cvxpy"), default="jax")
     d.add_argument("--auto-delta", type=float, default=None,
@@ -74,6 +79,9 @@ def run_design(args) -> None:
     """
     from dpjax.spherical import design as de
 
+    if str(args.r).lower() == "slope":
+        return _run_slope_design(args)
+    args.N = 300 if args.N is None else args.N
     if args.dim < 1 or args.n < 1 or args.N < 2 or args.cost <= 0:
         raise ValueError("need --dim >= 1, --n >= 1, --N >= 2, --cost > 0")
     auto = str(args.r).lower() == "auto"
@@ -103,6 +111,27 @@ def run_design(args) -> None:
         "dim": args.dim, "n": args.n, "N": args.N, "cost": args.cost,
         "cost_power": args.cost_power,
     }
+    _save_and_print(args, mech, out)
+
+
+def _run_slope_design(args) -> None:
+    from dpjax.spherical.windowed import design_windowed
+
+    if args.cost_power != 2.0 or args.loss_cap is not None or args.solver != "jax":
+        raise ValueError("--r slope designs for --cost-power 2 with the jax solver and no "
+                         "--loss-cap; give a numeric --r or 'auto' otherwise")
+    start = time.perf_counter()
+    mech, info = design_windowed(args.dim, args.cost, args.n, args.N)
+    sec = time.perf_counter() - start
+    out = {"kl": mech.kl, "gaussian_kl": gaussian_kl(args.dim, args.cost, 2.0),
+           "grid_gaussian_kl": info["grid_gaussian_kl"], "r": mech.r,
+           "residual": info["residual"], "monotone": bool(np.all(np.diff(mech.log_p) <= 1e-12)),
+           "solve_seconds": sec, "solver": "jax", "dim": args.dim, "n": args.n, "N": mech.N,
+           "first": info["first"], "cost": args.cost, "cost_power": 2.0}
+    _save_and_print(args, mech, out)
+
+
+def _save_and_print(args, mech, out) -> None:
     if args.out is not None:
         from dpjax.spherical.io import save
 

@@ -78,21 +78,29 @@ def _log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def run(out_dir: Path) -> Path:
+def run(out_dir: Path, quick: bool = False) -> Path:
     """Write the report of Figs. 1-2 of spherical-kl-optimal-mechanisms into ``out_dir``.
 
     Designs the KL-optimal spherical mechanism (Theorem 4) at the paper's ``r = 0.9`` and
     at the ``r`` dpjax chooses, and certifies its epsilon against the Gaussian's
     (module docstring).  Enables x64 for the process.
 
+    Then the (m, q, k) map of where the designed mechanism pays against the subsampled
+    Gaussian (:mod:`dpjax.reproduce.spherical_map`); ``summary.json`` holds the Fig. 2
+    epsilons and the map.
+
     Args:
       out_dir: output directory.
+      quick: the map's small grid.
 
     Returns:
       The path of the markdown report.
     """
+    import json
+
     import jax
 
+    from dpjax.reproduce.spherical_map import map_section
     from dpjax.spherical import design as de
 
     jax.config.update("jax_enable_x64", True)
@@ -183,6 +191,14 @@ def run(out_dir: Path) -> Path:
         "![Fig. 1](spherical_fig1.png)\n",
         "![Fig. 2](spherical_fig2.png)\n",
     ]
+    map_lines, map_rows = map_section(out_dir, quick)
+    lines += map_lines
+    (out_dir / "summary.json").write_text(json.dumps({
+        "fig2": {"ks": list(KS), "paper_r": PAPER_R, "dpjax_r": r_star,
+                 "epsilon_paper_r": [float(v) for v in e09],
+                 "epsilon_dpjax_r": [float(v) for v in ebest],
+                 "epsilon_gaussian": [float(v) for v in egauss]},
+        "map": map_rows}, indent=1))
     report = out_dir / "spherical.md"
     report.write_text("\n".join(lines))
     return report

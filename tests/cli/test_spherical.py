@@ -45,3 +45,16 @@ def test_gaussian_references():
     assert m2 == pytest.approx(2.5, rel=1e-10)
     assert "spherical" in PAPERS
     assert np.isfinite(gaussian_radial_pdf(np.array([0.0, 1.0]))).all()
+
+
+def test_slope_rule_is_the_default(tmp_path, capsys):
+    # no --r, no --N: the windowed log-space design with the slope-rule tail; a subsampled,
+    # composed use of the saved mechanism has a finite certified epsilon
+    out = tmp_path / "slope.npz"
+    assert main(["spherical", "design", "--dim", "10", "--cost", "2.5", "--n", "12",
+                 "--out", str(out), "--json"]) in (0, None)
+    d = json.loads(capsys.readouterr().out)
+    assert d["monotone"] is True and d["residual"] < 1e-10 and 0 < d["r"] < 1
+    assert main(["spherical", "account", str(out), "--compositions", "10", "--sampling-rate",
+                 "0.1", "--delta", "1e-6", "--json"]) in (0, None)
+    assert 0 < json.loads(capsys.readouterr().out)["epsilon"] < math.inf

@@ -1,0 +1,185 @@
+"""Scaling of mechanism design at gradient dimension: time and peak memory against m and K.
+
+Spherical (against m): the windowed log-space design (coefficients by the incomplete beta +
+the barrier-Newton solve, :func:`dpjax.spherical.windowed.design_windowed`), the exact
+sampler (``--samples`` draws in R^m) and the certified PLD epsilon (one use, delta = 1e-5).
+i.n.i.d. (against K): the closed-form Laplace design of inid-noise-laplace-beats-gaussian
+(Theorem 5) in one vectorised call, and the exact grouped PLD epsilon of that allocation
+(:mod:`dpjax.inid.groups`, 16 groups) and of a flipped Huber allocation with the same
+scales (shape b = 1).  Each row: wall seconds (after a warm-up of the compiled kernels
+where the step compiles) and the host peak memory of the step (``tracemalloc``: NumPy and
+Python allocations; XLA's buffers are not traced).  The growth exponent is the slope of
+log time against log m (log K), least squares over the rows.
+
+Sharded (``--sharded``): the sampler over 8 CPU devices
+(``XLA_FLAGS=--xla_force_host_platform_device_count=8``, set by this script in a child
+process) against one device, same key: speed-up and bit-identity of the draws.
+
+    python bench/bench_scaling.py [--dims 10,100,1000,10000] [--ks 10000,100000,1000000]
+                                  [--sharded] [--device]
+
+Measured results are reported in the issue's closing note (2 shared CPU cores, no GPU).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+import tracemalloc
+
+import numpy as np
+
+
+def _measure(fn):
+    tracemalloc.start()
+    start = time.perf_counter()
+    out = fn()
+    sec = time.perf_counter() - start
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return out, sec, peak / 2**20
+
+
+def _exponent(xs, ts):
+    xs, ts = np.asarray(xs, float), np.asarray(ts, float)
+    if xs.size < 2:
+        return float("nan")
+    return float(np.polyfit(np.log(xs), np.log(np.maximum(ts, 1e-9)), 1)[0])
+
+
+def device_report() -> dict:
+    import jax
+
+    return {"backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()],
+            "x64": bool(jax.config.jax_enable_x64), "jax": jax.__version__,
+            "cpu_count": os.cpu_count()}
+
+
+def spherical_rows(dims, n, samples):
+    import jax
+
+    from dpjax.spherical.windowed import design_windowed
+
+    rows = []
+    for m in dims:
+        (mech, info), t_design, mem_design = _measure(lambda m=m: design_windowed(m, float(m), n))
+        mech.sample(jax.random.key(1), (samples,)).block_until_ready()  # compile
+        _, t_sample, mem_sample = _measure(
+            lambda mech=mech: mech.sample(jax.random.key(0), (samples,)).block_until_ready())
+        eps, t_pld, mem_pld = _measure(lambda mech=mech: mech.epsilon(1e-5))
+        rows.append({"m": m, "n": n, "N": mech.N, "first": info["first"], "kl": info["kl"],
+                     "gaussian_kl": info["gaussian_kl"], "epsilon": eps,
+                     "design_s": t_design, "design_MiB": mem_design, "sample_s": t_sample,
+                     "sample_MiB": mem_sample, "pld_s": t_pld, "pld_MiB": mem_pld})
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def inid_rows(ks):
+    import jax
+
+    from dpjax.inid import design
+    from dpjax.inid.groups import group_coordinates, grouped_epsilon
+
+    rows = []
+    rng = np.random.default_rng(0)
+    for k in ks:
+        lam = rng.pareto(2.0, k) + 0.1
+        lam = lam / np.linalg.norm(lam, 1)  # unit l1 sensitivity
+        with jax.enable_x64(True):
+            des, t_closed, mem_closed = _measure(lambda lam=lam: design("laplace", lam, 1.0,
+                                                                         1e-6))
+        scales = np.asarray(des.scales, float)
+        g = group_coordinates(lam, scales)
+        eps_l, t_lap, mem_lap = _measure(lambda g=g: grouped_epsilon(g, 1e-6))
+        gf = group_coordinates(lam, scales, shapes=1.0)
+        eps_f, t_fh, mem_fh = _measure(lambda gf=gf: grouped_epsilon(gf, 1e-6))
+        rows.append({"K": k, "closed_form_s": t_closed, "closed_form_MiB": mem_closed,
+                     "laplace_epsilon": eps_l, "laplace_pld_s": t_lap, "laplace_MiB": mem_lap,
+                     "fh_epsilon": eps_f, "fh_pld_s": t_fh, "fh_MiB": mem_fh,
+                     "groups_exact": bool(g.exact)})
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+_SHARDED_CHILD = r"""
+import json, time, jax, numpy as np
+jax.config.update("jax_enable_x64", True)
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+m, size = {m}, {size}
+def draw(key):  # directions uniform on the sphere, the sampler's O(size m) part
+    g = jax.random.normal(key, (size, m), jax.numpy.float64)
+    return g * jax.lax.rsqrt(jax.numpy.sum(g * g, axis=-1, keepdims=True))
+key = jax.random.key(0)
+one = jax.jit(draw)
+mesh = Mesh(np.array(jax.devices()), ("d",))
+many = jax.jit(draw, out_shardings=NamedSharding(mesh, P("d", None)))
+raw_one = jax.jit(lambda k: jax.random.normal(k, (size, m), jax.numpy.float64))
+raw_many = jax.jit(lambda k: jax.random.normal(k, (size, m), jax.numpy.float64),
+                   out_shardings=NamedSharding(mesh, P("d", None)))
+same_normals = bool(np.array_equal(np.asarray(raw_one(key)), np.asarray(raw_many(key))))
+out = {{}}
+for name, f in (("one", one), ("sharded", many)):
+    f(key).block_until_ready()
+    t = time.perf_counter()
+    for _ in range(3):
+        z = f(key).block_until_ready()
+    out[name + "_s"] = (time.perf_counter() - t) / 3
+    out[name] = np.asarray(z)
+print(json.dumps({{"devices": len(jax.devices()), "one_s": out["one_s"],
+                   "sharded_s": out["sharded_s"], "speedup": out["one_s"] / out["sharded_s"],
+                   "identical_normals": same_normals,
+                   "identical": bool(np.array_equal(out["one"], out["sharded"])),
+                   "max_abs_diff": float(np.max(np.abs(out["one"] - out["sharded"])))}}))
+"""
+
+
+def sharded_run(m=1000, size=20000):
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8")
+    res = subprocess.run([sys.executable, "-c", _SHARDED_CHILD.format(m=m, size=size)],
+                         env=env, capture_output=True, text=True, check=True)
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    out.update({"m": m, "draws": size})
+    return out
+
+
+def _table(rows, x, cols):
+    print(" | ".join([x] + cols))
+    for r in rows:
+        print(" | ".join([str(r[x])] + [f"{r[c]:.4g}" for c in cols]))
+    print(f"growth exponent (time ~ {x}^p): " + ", ".join(
+        f"{c}: {_exponent([r[x] for r in rows], [r[c] for r in rows]):.2f}"
+        for c in cols if c.endswith("_s")))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dims", default="10,100,1000,10000")
+    ap.add_argument("--n", type=int, default=20, help="shells per unit radius")
+    ap.add_argument("--samples", type=int, default=1000)
+    ap.add_argument("--ks", default="10000,100000,1000000")
+    ap.add_argument("--sharded", action="store_true")
+    ap.add_argument("--device", action="store_true", help="print the device report")
+    args = ap.parse_args()
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    if args.device:
+        print("device:", json.dumps(device_report()))
+    if args.dims:
+        rows = spherical_rows([int(v) for v in args.dims.split(",")], args.n, args.samples)
+        _table(rows, "m", ["design_s", "sample_s", "pld_s", "design_MiB", "pld_MiB", "epsilon"])
+    if args.ks:
+        rows = inid_rows([int(v) for v in args.ks.split(",")])
+        _table(rows, "K", ["closed_form_s", "laplace_pld_s", "fh_pld_s", "laplace_MiB",
+                           "laplace_epsilon", "fh_epsilon"])
+    if args.sharded:
+        print("sharded:", json.dumps(sharded_run()))
+
+
+if __name__ == "__main__":
+    main()

@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
@@ -75,35 +76,45 @@ def subsampled_log_moments(xi, eta, sampling_rate: float, orders=RDP_ORDERS):
     r"""Upper bounds on ``(a - 1) epsilon_q(a)`` of one Poisson-subsampled step (module docstring).
 
     Args:
-      xi, eta: zCDP parameters of one step (scalars).
+      xi, eta: zCDP parameters of one step (arrays of one shape ``S``).
       sampling_rate: ``q`` in ``(0, 1]``.
       orders: integer Rényi orders ``a >= 2``.
 
     Returns:
-      ``(lambdas, log_moments)`` with ``lambdas = orders - 1`` (NumPy), rounding padded up.
+      ``(lambdas, log_moments)``: ``lambdas = orders - 1`` and an array ``S + (orders,)``
+      (NumPy), rounding padded up.
     """
     q = float(sampling_rate)
+    xi = np.asarray(xi, np.float64)[..., None, None]
+    eta = np.asarray(eta, np.float64)[..., None, None]
     a = np.asarray(orders, np.float64)
-    base = (a - 1.0) * (xi + a * eta)  # no amplification
-    if q >= 1.0:
-        return a - 1.0, base * (1.0 + 64 * _U) + 64 * _U
-    lq, l1q = math.log(q), math.log1p(-q)
-    l = np.arange(int(a.max()) + 2, dtype=np.float64)[None, :]  # noqa: E741
     a2 = a[:, None]
+    base = ((a2 - 1.0) * (xi + a2 * eta))[..., 0]  # no amplification
+    base = base * (1.0 + 64 * _U) + 64 * _U
+    if q >= 1.0:
+        return a - 1.0, base
+    lq, l1q = math.log(q), math.log1p(-q)
+    l = np.arange(int(a.max()) + 1, dtype=np.float64)[None, :]  # noqa: E741
     logc = gammaln(a2 + 1) - gammaln(l + 1) - gammaln(np.maximum(a2 - l, 0) + 1)
     weight = logc + l * lq + np.maximum(a2 - l, 0.0) * l1q
-    m_l = np.maximum(
-        math.log(3.0) + (l - 1.0) * (xi + l * eta), l * (xi + (l + 1.0) * eta)
-    )
+    m_l = np.maximum(math.log(3.0) + (l - 1.0) * (xi + l * eta), l * (xi + (l + 1.0) * eta))
     terms = np.where((l >= 3) & (l <= a2), weight + m_l, -np.inf)
-    first = (a2 - 1.0) * l1q + np.log1p((a2 - 1.0) * q)
-    second = np.log(a2 * (a2 - 1.0) / 2.0) + 2 * lq + (a2 - 2.0) * l1q + (
-        xi + 2.0 * eta
-    )
-    allt = np.concatenate([first, second, terms], axis=1)
-    mag = np.abs(np.where(np.isfinite(allt), allt, 0.0)).max(axis=1)
-    log_a = logsumexp(allt, axis=1) + 256 * _U * (mag + 1.0) + math.log1p(1024 * _U)
-    return a - 1.0, np.minimum(log_a, base * (1.0 + 64 * _U) + 64 * _U)
+    first = np.broadcast_to((a2 - 1.0) * l1q + np.log1p((a2 - 1.0) * q), terms[..., :1].shape)
+    second = np.log(a2 * (a2 - 1.0) / 2.0) + 2 * lq + (a2 - 2.0) * l1q + (xi + 2.0 * eta)
+    allt = np.concatenate([first, np.broadcast_to(second, first.shape), terms], axis=-1)
+    mag = np.abs(np.where(np.isfinite(allt), allt, 0.0)).max(axis=-1)
+    log_a = logsumexp(allt, axis=-1) + 256 * _U * (mag + 1.0) + math.log1p(1024 * _U)
+    return a - 1.0, np.minimum(log_a, base)
+
+
+def _epsilons(alpha, gamma, dim, clip_norm, sampling_rate, steps, delta) -> np.ndarray:
+    """:func:`epsilon_flipped_huber` elementwise over arrays ``alpha``, ``gamma``."""
+    xi, eta = zcdp_parameters(alpha, gamma, dim, clip_norm)
+    lam, log_a = subsampled_log_moments(xi, eta, sampling_rate)
+    with jax.enable_x64(True):
+        eps = _epsilon_chernoff(float(steps) * log_a, float(log_target(delta)), lam)
+    eps = np.asarray(eps, np.float64)
+    return np.where(np.isnan(eps), np.inf, eps)
 
 
 def epsilon_flipped_huber(alpha, gamma, dim, clip_norm, sampling_rate, steps, delta) -> float:
@@ -129,36 +140,31 @@ def epsilon_flipped_huber(alpha, gamma, dim, clip_norm, sampling_rate, steps, de
       >>> 4.0 < e < 5.5
       True
     """
-    xi, eta = zcdp_parameters(alpha, gamma, dim, clip_norm)
-    lam, log_a = subsampled_log_moments(float(xi), float(eta), sampling_rate)
-    with jax.enable_x64(True):
-        eps = _epsilon_chernoff(float(steps) * log_a, float(log_target(delta)), lam)
-    eps = float(np.asarray(eps))
-    return math.inf if math.isnan(eps) else eps
+    return float(_epsilons(alpha, gamma, dim, clip_norm, sampling_rate, steps, delta))
 
 
 #: Grid of ``sqrt(d) alpha / gamma`` searched by :func:`calibrate_flipped_huber` (0: Gaussian).
 SHAPE_GRID = np.concatenate([[0.0], np.logspace(-3.0, 1.5, 28)])
 
 
-def _least_gamma(shape, dim, clip_norm, q, steps, epsilon, delta, iterations=64):
-    """Least ``gamma`` (geometric bisection) with ``alpha = shape gamma`` meeting the target;
-    privacy improves with ``gamma`` at fixed shape (``xi`` and ``eta`` non-increasing)."""
+def _least_gammas(shapes, dim, clip_norm, q, steps, epsilon, delta, iterations=64):
+    """Least ``gamma`` per shape (``alpha = shape gamma``) meeting the target, by geometric
+    bisection over all shapes at once; privacy improves with ``gamma`` at fixed shape
+    (``xi`` and ``eta`` non-increasing).  ``inf`` where ``gamma <= 1e8 C`` fails."""
 
     def ok(g):
-        return epsilon_flipped_huber(shape * g, g, dim, clip_norm, q, steps, delta) <= epsilon
+        return _epsilons(shapes * g, g, dim, clip_norm, q, steps, delta) <= epsilon
 
-    lo, hi = 1e-3 * clip_norm, 1e-3 * clip_norm
-    while not ok(hi):
-        lo, hi = hi, hi * 4.0
-        if hi > 1e8 * clip_norm:
-            return math.inf
+    lo = np.full(shapes.shape, 1e-4 * clip_norm)
+    hi = np.full(shapes.shape, 1e8 * clip_norm)
+    feasible = ok(hi)
     for _ in range(iterations):
-        mid = math.sqrt(lo * hi)
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
-        if hi / lo - 1.0 < 1e-7:
+        mid = np.sqrt(lo * hi)
+        good = ok(mid)
+        lo, hi = np.where(good, lo, mid), np.where(good, mid, hi)
+        if np.all(hi / lo - 1.0 < 1e-8):
             break
-    return hi
+    return np.where(feasible, hi, np.inf)
 
 
 def calibrate_flipped_huber(dim, clip_norm, sampling_rate, steps, epsilon, delta):
@@ -184,19 +190,14 @@ def calibrate_flipped_huber(dim, clip_norm, sampling_rate, steps, epsilon, delta
     """
     from dpjax.noise.flipped_huber import standard_variance
 
-    best = None
-    for s in SHAPE_GRID:
-        shape = s / math.sqrt(dim)
-        gamma = _least_gamma(shape, dim, clip_norm, sampling_rate, steps, epsilon, delta)
-        if not math.isfinite(gamma):
-            continue
-        with jax.enable_x64(True):
-            var = gamma**2 * float(standard_variance(np.float64(shape)))
-        if best is None or var < best[2]:
-            best = (shape * gamma, gamma, var)
-    if best is None:
+    shapes = SHAPE_GRID / math.sqrt(dim)
+    gammas = _least_gammas(shapes, dim, clip_norm, sampling_rate, steps, epsilon, delta)
+    if not np.any(np.isfinite(gammas)):
         raise ValueError("flipped Huber: no certified noise found for this target")
-    alpha, gamma, var = best
+    with jax.enable_x64(True):
+        var = gammas**2 * np.asarray(standard_variance(jnp.asarray(shapes)), np.float64)
+    i = int(np.argmin(np.where(np.isfinite(gammas), var, np.inf)))
+    alpha, gamma, var = shapes[i] * gammas[i], gammas[i], var[i]
     eps_at = epsilon_flipped_huber(alpha, gamma, dim, clip_norm, sampling_rate, steps, delta)
     if not eps_at <= epsilon:
         raise ValueError("flipped Huber: the calibrated noise failed its re-certification")

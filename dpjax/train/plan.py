@@ -180,7 +180,7 @@ def _truncation(n, q, t, epsilon, delta, max_batch_size):
     """``(B_max, p)`` with ``(1 + e^eps) T p`` the truncation share of ``delta``."""
     from scipy.stats import binom
 
-    factor = (1.0 + math.exp(epsilon)) * t
+    factor = (1.0 + math.exp(min(epsilon, 700.0))) * t
     if max_batch_size is None:
         mean, sd = q * (n + 1), math.sqrt(q * (1 - q) * (n + 1))
         b = max(1, math.ceil(mean + sd))
@@ -273,7 +273,7 @@ def make_plan(
       >>> plan = make_plan(params, dataset_size=1000, batch_size=50, epochs=2,
       ...                  epsilon=2.0, delta=1e-5, clip_norms=1.0)
       >>> plan.steps, round(plan.noise_multiplier, 2)
-      (40, 1.32)
+      (40, 1.1)
     """
     n, q, t = _schedule(dataset_size, batch_size, sampling_rate, steps, epochs)
     eps = float(_validate.positive(epsilon, "epsilon"))

@@ -74,7 +74,7 @@ class PoissonSampler:
             keep = jax.random.bits(key, (n,), jnp.uint32) < threshold
         (idx,) = jnp.nonzero(keep, size=b, fill_value=0)
         size = jnp.minimum(jnp.sum(keep), b).astype(jnp.int32)
-        mask = jnp.arange(b) < size
+        mask = jnp.arange(b, dtype=jnp.int32) < size
         return Batch(_shape(self, idx.astype(jnp.int32)), _shape(self, mask), size)
 
 
@@ -97,7 +97,7 @@ class FixedBatchSampler:
         size = min(max(1, round(self.sampling_rate * n)), b)
         idx = jax.random.permutation(key, n)[:size].astype(jnp.int32)
         idx = jnp.concatenate([idx, jnp.zeros((b - size,), jnp.int32)])
-        mask = jnp.arange(b) < size
+        mask = jnp.arange(b, dtype=jnp.int32) < size
         return Batch(_shape(self, idx), _shape(self, mask), jnp.int32(size))
 
 

@@ -91,7 +91,7 @@ def clipped_sum(plan, updates, mask=None):
     """
     leaves, batch = _check(plan, updates, mask)
     groups = plan.groups
-    work = [jnp.promote_types(x.dtype, jnp.float32) for x in leaves]
+    work = [_work_dtype(x.dtype) for x in leaves]
     leaves = [x.astype(w) for x, w in zip(leaves, work, strict=True)]
     keep = jnp.ones((batch,), bool) if mask is None else jnp.asarray(mask).astype(bool)
     finite = jnp.ones((batch,), bool)
@@ -100,20 +100,25 @@ def clipped_sum(plan, updates, mask=None):
     nonfinite = jnp.sum(keep & ~finite).astype(jnp.int32)
     keep &= finite
     leaves = [jnp.where(_rows(keep, x), x, 0.0) for x in leaves]
-    sq = [jnp.zeros((batch,), jnp.float32) for _ in range(groups.count)]
+    acc = jnp.float64 if jnp.float64 in work else jnp.float32  # norms: widest working dtype
+    sq = [jnp.zeros((batch,), acc) for _ in range(groups.count)]
     for x, g in zip(leaves, groups.leaf_group, strict=True):
-        sq[g] = sq[g] + jnp.sum(jnp.square(x.reshape(batch, -1)), axis=1).astype(jnp.float32)
+        sq[g] = sq[g] + jnp.sum(jnp.square(x.reshape(batch, -1)), axis=1).astype(acc)
     factors = []
     for g in range(groups.count):
         norm = jnp.sqrt(sq[g])
-        c = jnp.float32(groups.clip_norms[g])
+        c = jnp.asarray(groups.clip_norms[g], acc)
         big = norm > c
-        factors.append(jnp.where(big, c / jnp.where(big, norm, 1.0), 1.0))
+        factors.append(jnp.where(keep, jnp.where(big, c / jnp.where(big, norm, c), 1.0), 0.0))
     out = []
-    for x, g, dt in zip(leaves, groups.leaf_group, (leaf.dtype for leaf in leaves), strict=True):
-        f = jnp.where(keep, factors[g], 0.0).astype(dt)
-        out.append(jnp.sum(x * _rows(f, x), axis=0))
+    for x, g in zip(leaves, groups.leaf_group, strict=True):
+        out.append(jnp.sum(x * _rows(factors[g].astype(x.dtype), x), axis=0))
     return jax.tree_util.tree_unflatten(groups.treedef, out), nonfinite
+
+
+def _work_dtype(dtype):
+    """float64 stays, anything narrower is clipped and summed in float32."""
+    return jnp.float64 if jnp.dtype(dtype) == jnp.float64 else jnp.float32
 
 
 def _rows(v, x):
@@ -121,32 +126,33 @@ def _rows(v, x):
 
 
 def noise_like(plan, key, tree):
-    """One draw of the plan's noise for every leaf of ``tree``, in each leaf's dtype.
+    """One draw of the plan's noise for every leaf of ``tree``, in the parameters' dtypes.
 
     Gaussian: ``N(0, sigma_m^2)`` per coordinate of group ``m``; flipped Huber:
     ``FH(alpha, gamma^2)`` per coordinate (:class:`dpjax.noise.FlippedHuber`).
     """
+    from dpjax.noise.flipped_huber import FlippedHuber
+
     leaves = jax.tree_util.tree_leaves(tree)
     keys = jax.random.split(key, len(leaves))
     out = []
-    for k, x, g in zip(keys, leaves, plan.groups.leaf_group, strict=True):
+    groups = plan.groups
+    for k, x, g, dt in zip(keys, leaves, groups.leaf_group, groups.dtypes, strict=True):
         if plan.noise == "gaussian":
-            z = jax.random.normal(k, x.shape, x.dtype) * jnp.asarray(plan.noise_std[g], x.dtype)
+            z = jax.random.normal(k, x.shape, dt) * jnp.asarray(plan.noise_std[g], dt)
         else:
-            from dpjax.noise.flipped_huber import FlippedHuber
-
-            z = FlippedHuber(plan.fh_alpha, plan.fh_gamma).sample(k, x.shape, x.dtype)
+            z = FlippedHuber(plan.fh_alpha, plan.fh_gamma).sample(k, x.shape, dt)
         out.append(z)
-    return jax.tree_util.tree_unflatten(plan.groups.treedef, out)
+    return jax.tree_util.tree_unflatten(groups.treedef, out)
 
 
-def _privatize(plan, summed, key, scale_up=1):
-    """``(scale_up * summed + Z) / (q N)`` in the dtypes of ``summed``."""
+def _privatize(plan, summed, key):
+    """``(summed + Z) / (q N)``, added in the dtypes of ``summed``."""
     z = noise_like(plan, key, summed)
     denom = plan.expected_batch_size
     return jax.tree.map(
-        lambda s, n: ((s * scale_up + n.astype(s.dtype)) / denom).astype(n.dtype), summed, z
-    )
+        lambda s, n: ((s + n.astype(s.dtype)) / denom).astype(n.dtype), summed, z
+    )  # python scalars are weakly typed: no promotion
 
 
 def _output_dtypes(plan, tree):
@@ -216,7 +222,7 @@ def _clip_sum_stage(plan) -> optax.GradientTransformationExtraArgs:
 
 
 def _noise_stage(plan, seed) -> optax.GradientTransformationExtraArgs:
-    key0, k = _key(seed), plan.accumulation_steps
+    key0 = _key(seed)
 
     def init(params):
         del params
@@ -225,7 +231,7 @@ def _noise_stage(plan, seed) -> optax.GradientTransformationExtraArgs:
     def update(updates, state, params=None, **extra):
         del params, extra
         key, sub = jax.random.split(state.key)
-        out = _output_dtypes(plan, _privatize(plan, updates, sub, scale_up=k))
+        out = _output_dtypes(plan, _privatize(plan, updates, sub))
         return out, DPAggregateState(key, state.step + 1, state.nonfinite)
 
     return optax.GradientTransformationExtraArgs(init, update)
@@ -236,9 +242,9 @@ def dp_optimizer(plan, inner: optax.GradientTransformation, seed):
 
     ``accumulation_steps = 1``: ``optax.chain(dp_transform(plan, seed), inner)``.
     ``k > 1``: ``chain(clip-and-sum, optax.MultiSteps(chain(noise, inner), k))``: each
-    micro-step's per-example gradients are clipped and summed; MultiSteps averages the ``k``
-    sums, and every ``k``-th call the noise stage rescales by ``k`` (the logical sum),
-    adds the noise **once** and divides by ``q N``; ``inner`` sees one update per logical
+    micro-step's per-example gradients are clipped and summed; MultiSteps adds up the
+    ``k`` sums (the logical step's sum), and on every ``k``-th call the noise stage adds
+    the noise **once** and divides by ``q N``; ``inner`` sees one update per logical
     step (its state, e.g. Adam's moments, does not tick on micro-steps).
 
     Args:
@@ -251,7 +257,11 @@ def dp_optimizer(plan, inner: optax.GradientTransformation, seed):
     """
     if plan.accumulation_steps == 1:
         return optax.chain(dp_transform(plan, seed), inner)
+    acc = jnp.float64 if jnp.float64 in plan.groups.dtypes else jnp.float32
     multi = optax.MultiSteps(
-        optax.chain(_noise_stage(plan, seed), inner), every_k_schedule=plan.accumulation_steps
+        optax.chain(_noise_stage(plan, seed), inner),
+        every_k_schedule=plan.accumulation_steps,
+        use_grad_mean=False,  # the logical step's sum of clipped gradients
+        accumulator_dtype=acc,
     )
     return optax.chain(_clip_sum_stage(plan), multi.gradient_transformation())

@@ -65,7 +65,7 @@ class Accountant:
 
     def _epsilon(self, steps: int) -> float:
         p = self.plan
-        if p.noise == "gaussian":
+        if p.noise == "gaussian" or p.fh_alpha == 0.0:  # FH(0, gamma) is N(0, gamma^2)
             import dpjax
 
             eps = float(

@@ -167,10 +167,12 @@ def _least_gammas(shapes, dim, clip_norm, q, steps, epsilon, delta, iterations=6
     return np.where(feasible, hi, np.inf)
 
 
-def calibrate_flipped_huber(dim, clip_norm, sampling_rate, steps, epsilon, delta):
+def calibrate_flipped_huber(dim, clip_norm, sampling_rate, steps, epsilon, delta,
+                            shapes=None):
     r"""Least-variance ``FH(alpha, gamma^2)`` per coordinate meeting ``(epsilon, delta)``.
 
-    For each shape ``b = alpha / gamma`` on :data:`SHAPE_GRID` (over ``sqrt(d)``) the least
+    For each shape ``b = alpha / gamma`` on ``shapes`` (default :data:`SHAPE_GRID` over
+    ``sqrt(d)``; ``b = 0`` is the Gaussian, which the PLD engine accounts tighter) the least
     ``gamma`` is found by bisection (privacy is monotone in ``gamma`` at fixed shape); the
     pair of least variance ``gamma^2 Var FH(b, 1)`` (eq. (11) of flipped-huber-mechanism)
     is returned, re-certified by :func:`epsilon_flipped_huber`.
@@ -181,6 +183,7 @@ def calibrate_flipped_huber(dim, clip_norm, sampling_rate, steps, epsilon, delta
       sampling_rate: ``q``.
       steps: ``T``.
       epsilon, delta: the target.
+      shapes: the shapes ``b`` to search (default ``SHAPE_GRID / sqrt(d)``).
 
     Returns:
       ``(alpha, gamma, variance, epsilon_at)``.
@@ -190,7 +193,7 @@ def calibrate_flipped_huber(dim, clip_norm, sampling_rate, steps, epsilon, delta
     """
     from dpjax.noise.flipped_huber import standard_variance
 
-    shapes = SHAPE_GRID / math.sqrt(dim)
+    shapes = SHAPE_GRID / math.sqrt(dim) if shapes is None else np.asarray(shapes, np.float64)
     gammas = _least_gammas(shapes, dim, clip_norm, sampling_rate, steps, epsilon, delta)
     if not np.any(np.isfinite(gammas)):
         raise ValueError("flipped Huber: no certified noise found for this target")

@@ -27,9 +27,11 @@ scales split ``mu^2`` (Sec. VI-C of inid-noise-laplace-beats-gaussian):
 
 With one group both give ``sigma_1 = sigma_eff C`` (global clipping).
 
-**Flipped Huber** (global clipping): i.i.d. ``FH(alpha, gamma^2)`` per coordinate,
-calibrated through Theorem 9 of flipped-huber-mechanism and a Poisson-subsampled RDP
-accountant (:mod:`dpjax.train.flipped_huber`; the PLD engine has no dominating pair for it).
+**Flipped Huber** (global clipping): i.i.d. ``FH(alpha, gamma^2)`` per coordinate, the
+least-variance certified member: ``alpha > 0`` shapes calibrated through Theorem 9 of
+flipped-huber-mechanism and a Poisson-subsampled RDP accountant
+(:mod:`dpjax.train.flipped_huber`; the PLD engine has no dominating pair for them), beside
+``alpha = 0`` (``FH(0, gamma^2) = N(0, gamma^2)``, accounted by the PLD engine as above).
 
 **Padded batches.**  The sampler pads to ``max_batch_size`` rows; a Poisson draw larger
 than that is truncated.  The event has probability ``p <= P(Bin(N + 1, q) > B_max)`` per
@@ -71,8 +73,8 @@ class PrivacyPlan:
       allocation: ``"inid"`` or ``"spr"`` (Gaussian groups).
       groups: the clipping :class:`~dpjax.train.groups.Groups`.
       noise_std: per group, the Gaussian standard deviation (absolute units).
-      noise_multiplier: ``sigma_eff`` (Gaussian) of the dominating pair, ``>=`` the
-        calibrated one.
+      noise_multiplier: ``sigma_eff`` of the Gaussian dominating pair, ``>=`` the
+        calibrated one (``nan`` for flipped Huber with ``alpha > 0``).
       fh_alpha, fh_gamma: flipped Huber parameters (absolute units; ``nan`` for Gaussian).
       accumulation_steps: micro-batches per logical step.
       certificate: how the plan was certified (one line).
@@ -149,9 +151,9 @@ class PrivacyPlan:
             },
             "certificate": self.certificate,
         }
-        if self.noise == "gaussian":
+        if math.isfinite(self.noise_multiplier):
             out["noise_multiplier"] = self.noise_multiplier
-        else:
+        if self.noise == "flipped-huber":
             out["alpha"], out["gamma"] = self.fh_alpha, self.fh_gamma
         return out
 
@@ -217,6 +219,33 @@ def _gaussian_scales(groups: Groups, sigma_eff: float, allocation: str) -> np.nd
             return std
         std = std * (1.0 + 2.0**-50)
     raise RuntimeError("could not round the group scales up to the certified noise")
+
+
+def _flipped_huber(groups: Groups, q, t, eps, noise_delta, sigma):
+    """The least-variance certified flipped Huber noise: ``alpha = 0`` is the Gaussian
+    ``sigma C`` (PLD engine); ``alpha > 0`` shapes go through the RDP accountant."""
+    if groups.count != 1:
+        raise ValueError("flipped-huber noise supports global clipping (one clip norm) only")
+    from dpjax.train.flipped_huber import SHAPE_GRID, calibrate_flipped_huber
+
+    c, d = float(groups.clip_norms[0]), groups.dim
+    try:
+        alpha, gamma, var, eps_at = calibrate_flipped_huber(
+            d, c, q, t, eps, noise_delta, shapes=SHAPE_GRID[1:] / math.sqrt(d)
+        )
+    except ValueError:
+        var = math.inf
+    if (sigma * c) ** 2 <= var:  # the Gaussian member wins: keep its tighter PLD accounting
+        return (np.array([sigma * c]), sigma, 0.0, sigma * c,
+                f"flipped Huber with alpha = 0, i.e. N(0, {sigma * c!r}^2): the least-variance "
+                f"certified member for this schedule (best alpha > 0 candidate: variance "
+                f"{var:.6g} vs {(sigma * c) ** 2:.6g}), accounted by the PLD engine")
+    cert = (
+        f"flipped Huber FH({alpha!r}, {gamma!r}^2): zCDP per coordinate (Theorem 9), "
+        f"Poisson-subsampled RDP (Zhu & Wang 2019, Thm 6), epsilon {eps_at!r} at "
+        f"delta {noise_delta!r}"
+    )
+    return np.array([math.sqrt(var)]), math.nan, alpha, gamma, cert
 
 
 def make_plan(
@@ -290,13 +319,11 @@ def make_plan(
     b_max = k * math.ceil(b_max / k)
     noise_delta = (dlt - share) * (1.0 - 1e-12)
     alpha = gamma = math.nan
-    if noise == "gaussian":
-        import dpjax
+    import dpjax
 
-        cal = dpjax.calibrate(
-            "gaussian", eps, noise_delta, sampling_rate=q, compositions=t, l2=1.0
-        )
-        sigma = float(cal.params["sigma"])
+    cal = dpjax.calibrate("gaussian", eps, noise_delta, sampling_rate=q, compositions=t, l2=1.0)
+    sigma = float(cal.params["sigma"])
+    if noise == "gaussian":
         std = _gaussian_scales(groups, sigma, allocation)
         sigma_eff = 1.0 / math.sqrt(float(np.sum((groups.clip_norms / std) ** 2)))
         cert = (
@@ -304,20 +331,7 @@ def make_plan(
             f"(delta_at_params {float(cal.delta_at_params):.6g}); {cal.notes[-1]}"
         )
     else:
-        if groups.count != 1:
-            raise ValueError("flipped-huber noise supports global clipping (one clip norm) only")
-        from dpjax.train.flipped_huber import calibrate_flipped_huber
-
-        c = float(groups.clip_norms[0])
-        alpha, gamma, var, eps_at = calibrate_flipped_huber(
-            groups.dim, c, q, t, eps, noise_delta
-        )
-        std, sigma_eff = np.array([math.sqrt(var)]), math.nan
-        cert = (
-            f"flipped Huber FH({alpha!r}, {gamma!r}^2): zCDP per coordinate (Theorem 9), "
-            f"Poisson-subsampled RDP (Zhu & Wang 2019, Thm 6), epsilon {eps_at!r} at "
-            f"delta {noise_delta!r}"
-        )
+        std, sigma_eff, alpha, gamma, cert = _flipped_huber(groups, q, t, eps, noise_delta, sigma)
     return PrivacyPlan(
         dataset_size=n, sampling_rate=q, steps=t, epsilon=eps, delta=dlt,
         noise_delta=noise_delta, max_batch_size=b_max, truncation_probability=p,

@@ -138,7 +138,7 @@ def noise_like(plan, key, tree):
     out = []
     groups = plan.groups
     for k, x, g, dt in zip(keys, leaves, groups.leaf_group, groups.dtypes, strict=True):
-        if plan.noise == "gaussian":
+        if plan.noise == "gaussian" or plan.fh_alpha == 0.0:  # FH(0, gamma) = N(0, gamma^2)
             z = jax.random.normal(k, x.shape, dt) * jnp.asarray(plan.noise_std[g], dt)
         else:
             z = FlippedHuber(plan.fh_alpha, plan.fh_gamma).sample(k, x.shape, dt)

@@ -90,3 +90,12 @@ def test_flipped_huber_needs_global_clipping():
     with pytest.raises(ValueError, match="global clipping"):
         make_plan(PARAMS, dataset_size=10, sampling_rate=1.0, steps=1, epsilon=1.0,
                   delta=1e-5, noise="flipped-huber", clip_norms=flat_per_layer(PARAMS))
+
+
+def test_flipped_huber_plan_keeps_the_gaussian_member_when_it_wins(plan):
+    # DP-SGD with d = 146 over 12 subsampled steps: the RDP bound for alpha > 0 is looser
+    # than the PLD of alpha = 0, so the least-variance certified member is the Gaussian
+    fh = make_plan(PARAMS, noise="flipped-huber", **SCHEDULE)
+    assert fh.fh_alpha == 0.0 and fh.fh_gamma == plan.noise_std[0]
+    assert fh.accountant().epsilon(fh.steps) == plan.accountant().epsilon(plan.steps)
+    assert "alpha > 0 candidate" in fh.certificate

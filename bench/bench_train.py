@@ -67,9 +67,9 @@ def bench_step(batch: int, repeats: int) -> None:
     params = _mlp(jax.random.key(0))
     x = jax.random.normal(jax.random.key(1), (batch, 784), jnp.float32)
     y = jax.random.randint(jax.random.key(2), (batch,), 0, 10)
-    mask = jnp.arange(batch) < int(0.9 * batch)
+    mask = jnp.arange(batch) < int(0.6 * batch)
     per_example = jax.vmap(jax.grad(_loss), in_axes=(None, 0, 0))
-    common = dict(dataset_size=N, batch_size=0.8 * batch, steps=1000, epsilon=EPSILON,
+    common = dict(dataset_size=N, batch_size=0.6 * batch, steps=1000, epsilon=EPSILON,
                   delta=DELTA, max_batch_size=batch)
     plans = {
         "dpjax global": make_plan(params, clip_norms=1.0, **common),
@@ -187,14 +187,18 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--intervals", default="1e-4,5e-5")
+    ap.add_argument("--parts", default="step,calibration", help="which parts to run")
     args = ap.parse_args()
     jax.config.update("jax_enable_x64", True)
     import dp_accounting  # noqa: F401
 
     print(f"jax {jax.__version__}, optax {optax.__version__}, device {jax.devices()[0]}, "
           f"{platform.processor() or platform.machine()}")
-    bench_step(args.batch, args.repeats)
-    bench_calibration([float(h) for h in args.intervals.split(",")])
+    parts = args.parts.split(",")
+    if "step" in parts:
+        bench_step(args.batch, args.repeats)
+    if "calibration" in parts:
+        bench_calibration([float(h) for h in args.intervals.split(",")])
 
 
 if __name__ == "__main__":

@@ -11,7 +11,9 @@ from pathlib import Path
 from dpjax.errors import CertificationError
 
 #: subcommand modules under dpjax.cli, each with ``add_parser(subparsers)``
-COMMANDS = ("design", "calibrate", "profile", "account", "reproduce", "inid", "spherical")
+COMMANDS = (
+    "design", "calibrate", "profile", "account", "reproduce", "inid", "spherical", "train_plan"
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

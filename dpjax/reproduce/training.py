@@ -131,7 +131,7 @@ def train(plan, data, seeds: int = SEEDS, optimizer=None) -> np.ndarray:
 
         keys = jax.random.split(k_batches, plan.steps)
         (params, _), _ = jax.lax.scan(step, (params, state), keys)
-        return jnp.mean(jnp.argmax(_logits(params, x_te), -1) == y_te)
+        return jnp.mean(jnp.argmax(_logits(params, x_te), -1).astype(y_te.dtype) == y_te)
 
     keys = jax.random.split(jax.random.key(2024), seeds)
     return np.asarray(jax.jit(jax.vmap(one))(keys), np.float64)
@@ -167,7 +167,7 @@ def _nonprivate(data, epochs: int, seeds: int = SEEDS) -> np.ndarray:
 
         (params, _), _ = jax.lax.scan(step, (params, tx.init(params)),
                                       jax.random.split(k_batches, steps))
-        return jnp.mean(jnp.argmax(_logits(params, x_te), -1) == y_te)
+        return jnp.mean(jnp.argmax(_logits(params, x_te), -1).astype(y_te.dtype) == y_te)
 
     keys = jax.random.split(jax.random.key(2024), seeds)
     return np.asarray(jax.jit(jax.vmap(one))(keys), np.float64)

@@ -12,12 +12,16 @@ inid-noise-laplace-beats-gaussian), with ``Z`` the plan's noise drawn **once per
 step**, calibrated to the *sum* (sensitivity ``C_m``), and the fixed denominator ``q N``
 (the expected batch size), so neither padding nor the Poisson batch size leaks.  A
 per-example gradient with a NaN or infinite entry is replaced by zero (a function of that
-example alone: privacy is unchanged) and counted in the state.  Noise is sampled in the
-gradients' dtype; clipping and summing run in at least float32.
+example alone: privacy is unchanged) and counted in the state; so is a row whose squared
+norm overflows.  Noise is sampled in the
+gradients' dtype; clipping and summing run in at least float32, clipping at
+``C (1 - 2^-14)`` (``C (1 - 2^-40)`` in float64) so that rounding in the norm cannot let a
+clipped row exceed ``C``.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import jax
@@ -91,29 +95,36 @@ def clipped_sum(plan, updates, mask=None):
     """
     leaves, batch = _check(plan, updates, mask)
     groups = plan.groups
-    work = [_work_dtype(x.dtype) for x in leaves]
-    leaves = [x.astype(w) for x, w in zip(leaves, work, strict=True)]
+    # rows as (batch, K_leaf) matrices: norms and the weighted sum are matrix products
+    # (reductions over the batch axis written as x * f summed are far slower on CPU)
+    rows = [x.astype(_work_dtype(x.dtype)).reshape(batch, -1) for x in leaves]
+    acc = jnp.float64 if any(r.dtype == jnp.float64 for r in rows) else jnp.float32
+    sq_leaf = [_dot("bk,bk->b", r, r).astype(acc) for r in rows]
     keep = jnp.ones((batch,), bool) if mask is None else jnp.asarray(mask).astype(bool)
-    finite = jnp.ones((batch,), bool)
-    for x in leaves:
-        finite &= jnp.all(jnp.isfinite(x.reshape(batch, -1)), axis=1)
+    finite = functools.reduce(jnp.logical_and, [jnp.isfinite(q) for q in sq_leaf])
     nonfinite = jnp.sum(keep & ~finite).astype(jnp.int32)
     keep &= finite
-    leaves = [jnp.where(_rows(keep, x), x, 0.0) for x in leaves]
-    acc = jnp.float64 if jnp.float64 in work else jnp.float32  # norms: widest working dtype
     sq = [jnp.zeros((batch,), acc) for _ in range(groups.count)]
-    for x, g in zip(leaves, groups.leaf_group, strict=True):
-        sq[g] = sq[g] + jnp.sum(jnp.square(x.reshape(batch, -1)), axis=1).astype(acc)
+    for q, g in zip(sq_leaf, groups.leaf_group, strict=True):
+        sq[g] = sq[g] + jnp.where(finite, q, 0.0)
     factors = []
     for g in range(groups.count):
         norm = jnp.sqrt(sq[g])
-        c = jnp.asarray(groups.clip_norms[g], acc)
+        # clip a little inside C: rounding in the norm cannot push a clipped row past C
+        shrink = 1.0 - (2.0**-14 if acc == jnp.float32 else 2.0**-40)
+        c = jnp.asarray(groups.clip_norms[g] * shrink, acc)
         big = norm > c
         factors.append(jnp.where(keep, jnp.where(big, c / jnp.where(big, norm, c), 1.0), 0.0))
     out = []
-    for x, g in zip(leaves, groups.leaf_group, strict=True):
-        out.append(jnp.sum(x * _rows(factors[g].astype(x.dtype), x), axis=0))
+    for r, x, g in zip(rows, leaves, groups.leaf_group, strict=True):
+        clean = jnp.where(finite[:, None], r, 0.0)  # NaN * 0 is NaN: zero the rows first
+        out.append(_dot("b,bk->k", factors[g].astype(r.dtype), clean).reshape(x.shape[1:]))
     return jax.tree_util.tree_unflatten(groups.treedef, out), nonfinite
+
+
+def _dot(spec, a, b):
+    """``einsum`` at full precision (TPUs would otherwise multiply in bfloat16)."""
+    return jnp.einsum(spec, a, b, precision=jax.lax.Precision.HIGHEST)
 
 
 def _work_dtype(dtype):

@@ -95,11 +95,11 @@ def clipped_sum(plan, updates, mask=None):
     """
     leaves, batch = _check(plan, updates, mask)
     groups = plan.groups
-    # rows as (batch, K_leaf) matrices: norms and the weighted sum are matrix products
-    # (reductions over the batch axis written as x * f summed are far slower on CPU)
+    # rows as (batch, K_leaf) matrices; the weighted sum over the batch is a matrix-vector
+    # product (written as a broadcast multiply and a sum over axis 0 it is far slower on CPU)
     rows = [x.astype(_work_dtype(x.dtype)).reshape(batch, -1) for x in leaves]
     acc = jnp.float64 if any(r.dtype == jnp.float64 for r in rows) else jnp.float32
-    sq_leaf = [_dot("bk,bk->b", r, r).astype(acc) for r in rows]
+    sq_leaf = [jnp.sum(jnp.square(r), axis=1).astype(acc) for r in rows]
     keep = jnp.ones((batch,), bool) if mask is None else jnp.asarray(mask).astype(bool)
     finite = functools.reduce(jnp.logical_and, [jnp.isfinite(q) for q in sq_leaf])
     nonfinite = jnp.sum(keep & ~finite).astype(jnp.int32)
@@ -115,10 +115,18 @@ def clipped_sum(plan, updates, mask=None):
         c = jnp.asarray(groups.clip_norms[g] * shrink, acc)
         big = norm > c
         factors.append(jnp.where(keep, jnp.where(big, c / jnp.where(big, norm, c), 1.0), 0.0))
-    out = []
-    for r, x, g in zip(rows, leaves, groups.leaf_group, strict=True):
-        clean = jnp.where(finite[:, None], r, 0.0)  # NaN * 0 is NaN: zero the rows first
-        out.append(_dot("b,bk->k", factors[g].astype(r.dtype), clean).reshape(x.shape[1:]))
+    def weighted_sums(clean: bool):
+        out = []
+        for r, x, g in zip(rows, leaves, groups.leaf_group, strict=True):
+            if clean:  # NaN * 0 is NaN: zero non-finite rows before the product
+                r = jnp.where(finite[:, None], r, 0.0)
+            out.append(_dot("b,bk->k", factors[g].astype(r.dtype), r).reshape(x.shape[1:]))
+        return out
+
+    # the zeroing pass costs more than the product: only when some row is not finite
+    out = jax.lax.cond(
+        jnp.all(finite), lambda: weighted_sums(False), lambda: weighted_sums(True)
+    )
     return jax.tree_util.tree_unflatten(groups.treedef, out), nonfinite
 
 

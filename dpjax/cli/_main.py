@@ -11,7 +11,7 @@ from dpjax.errors import CertificationError
 #: subcommand modules under dpjax.cli, each with ``add_parser(subparsers)``
 COMMANDS = (
     "design", "calibrate", "profile", "account", "mechanisms", "reproduce", "inid", "spherical",
-    "bcdp",
+    "bcdp", "train_plan",
 )
 
 

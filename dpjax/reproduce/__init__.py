@@ -49,6 +49,7 @@ PAPERS: dict[str, Reproduction] = {
         "dpjax.reproduce.flipped_huber", "flipped-huber-mechanism", "about 10 min (--quick: under 1 min)"
     ),
     "bcdp": Reproduction("dpjax.reproduce.bcdp", "bayesian-coordinate-dp", "EXPECTED"),
+    "training": Reproduction("dpjax.reproduce.training", "inid-noise-laplace-beats-gaussian", "EXPECTED"),
     "flipped-huber-kdim": Reproduction(
         "dpjax.reproduce.flipped_huber_kdim", "flipped-huber-mechanism", "tens of minutes"
     ),

@@ -1,0 +1,119 @@
+r"""The accountant of a plan: certified epsilon after any number of steps, from the same PLD.
+
+Gaussian plans ask :func:`dpjax.account` for the dominating pair the plan was calibrated
+on (noise multiplier ``sigma_eff``, Poisson rate ``q``, ``t`` compositions, add/remove,
+``delta_noise``): the same PLD engine, so ``epsilon(T)`` is at most the target.  Flipped
+Huber plans use the RDP accountant they were calibrated with
+(:func:`dpjax.train.flipped_huber.epsilon_flipped_huber`).  The truncation share of the
+padded sampler, ``(1 + e^epsilon) t p``, must fit in ``delta - delta_noise``; where it does
+not (far beyond the planned steps) the epsilon is ``inf`` (fail closed).
+
+The reported epsilon is a certified **upper** value.  A two-sided bracket (a lower value
+from an optimistic PLD) belongs to the tail-accuracy work, not yet in dpjax:
+:meth:`Accountant.bracket` is the hook, returning ``lower = None`` until then.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from dpjax import _validate
+
+
+class EpsilonBracket(NamedTuple):
+    """``lower <= epsilon(delta) <= upper``; ``lower`` is ``None`` until dpjax has an
+    optimistic PLD (the tail-accuracy work); ``note`` says so."""
+
+    lower: float | None
+    upper: float
+    note: str
+
+
+BRACKET_NOTE = (
+    "lower value pending: dpjax has no optimistic (lower) PLD yet; the upper value is certified"
+)
+
+
+class Accountant:
+    """Epsilon spent by a :class:`~dpjax.train.plan.PrivacyPlan` after ``t`` logical steps."""
+
+    def __init__(self, plan):
+        self.plan = plan
+        self._cache: dict[int, float] = {}
+
+    def epsilon(self, steps: int) -> float:
+        """Certified upper epsilon at the plan's ``delta`` after ``steps`` logical steps.
+
+        Args:
+          steps: logical steps taken, ``>= 0`` (``0`` gives ``0``).
+
+        Returns:
+          ``epsilon`` (``inf`` when the truncation share no longer fits; module docstring).
+        """
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+            if hasattr(steps, "item") and float(steps) == int(steps) >= 0:
+                steps = int(steps)
+            else:
+                raise ValueError(f"steps must be an integer >= 0, got {steps!r}")
+        if steps == 0:
+            return 0.0
+        _validate.positive_int(steps, "steps", maximum=_validate.MAX_COMPOSITIONS)
+        if steps not in self._cache:
+            self._cache[steps] = self._epsilon(steps)
+        return self._cache[steps]
+
+    def _epsilon(self, steps: int) -> float:
+        p = self.plan
+        if p.noise == "gaussian" or p.fh_alpha == 0.0:  # FH(0, gamma) is N(0, gamma^2)
+            import dpjax
+
+            eps = float(
+                dpjax.account(
+                    "gaussian", {"sigma": p.noise_multiplier}, compositions=steps,
+                    sampling_rate=p.sampling_rate, delta=p.noise_delta,
+                )
+            )
+        else:
+            from dpjax.train.flipped_huber import epsilon_flipped_huber
+
+            eps = epsilon_flipped_huber(
+                p.fh_alpha, p.fh_gamma, p.groups.dim, float(p.groups.clip_norms[0]),
+                p.sampling_rate, steps, p.noise_delta,
+            )
+        if not math.isfinite(eps):
+            return math.inf
+        truncation = (1.0 + math.exp(min(eps, 700.0))) * steps * p.truncation_probability
+        return eps if truncation <= p.delta - p.noise_delta else math.inf
+
+    def bracket(self, steps: int) -> EpsilonBracket:
+        """The hook for a two-sided bracket: ``(None, certified upper, note)`` for now."""
+        return EpsilonBracket(None, self.epsilon(steps), BRACKET_NOTE)
+
+    def report(self, steps: int, sampler=None) -> dict:
+        """A JSON-ready end-of-training report (epsilon, delta, schedule, guarantee).
+
+        Args:
+          steps: logical steps taken.
+          sampler: the sampler used (its ``guarantee`` line is reported), or ``None``.
+
+        Returns:
+          A dict.
+        """
+        p = self.plan
+        b = self.bracket(steps)
+        return {
+            "steps": int(steps),
+            "planned_steps": p.steps,
+            "epsilon": b.upper,
+            "epsilon_lower": b.lower,
+            "bracket_note": b.note,
+            "target_epsilon": p.epsilon,
+            "delta": p.delta,
+            "noise_delta": p.noise_delta,
+            "sampling_rate": p.sampling_rate,
+            "noise": p.noise,
+            "guarantee": (sampler.guarantee if sampler is not None
+                          else "Poisson sampling, as accounted (certified)"),
+            "certificate": p.certificate,
+        }

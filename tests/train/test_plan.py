@@ -1,0 +1,101 @@
+"""The privacy plan: calibration agrees with dpjax.account; group allocations; schedule."""
+
+import math
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import dpjax
+from dpjax.train import flat_per_layer, make_plan
+
+PARAMS = {"l1": {"w": jnp.zeros((16, 8)), "b": jnp.zeros(8)}, "l2": {"w": jnp.zeros((8, 2))}}
+SCHEDULE = dict(dataset_size=200, batch_size=20, steps=12, epsilon=2.0, delta=1e-5)
+
+
+@pytest.fixture(scope="module")
+def plan():
+    return make_plan(PARAMS, **SCHEDULE)
+
+
+def test_accountant_equals_dpjax_account(plan):
+    acc = plan.accountant()
+    ref = dpjax.account("gaussian", {"sigma": plan.noise_multiplier}, compositions=plan.steps,
+                        sampling_rate=plan.sampling_rate, delta=plan.noise_delta)
+    assert acc.epsilon(plan.steps) == ref
+    assert ref <= plan.epsilon
+    assert ref > 0.999 * plan.epsilon  # the calibration is tight
+    assert acc.epsilon(0) == 0.0
+    report = acc.report(plan.steps)
+    assert report["epsilon"] == ref and report["epsilon_lower"] is None
+
+
+def test_truncation_share_and_delta_split(plan):
+    share = (1 + math.exp(plan.epsilon)) * plan.steps * plan.truncation_probability
+    assert share <= 1e-3 * plan.delta
+    assert plan.noise_delta + share <= plan.delta
+    assert plan.max_batch_size >= plan.expected_batch_size
+
+
+@pytest.mark.parametrize("allocation", ["inid", "spr"])
+def test_group_scales_certified_and_inid_beats_spr(plan, allocation):
+    grouped = make_plan(PARAMS, clip_norms=flat_per_layer(PARAMS), allocation=allocation,
+                        **SCHEDULE)
+    g = grouped.groups
+    mu2 = np.sum((g.clip_norms / grouped.noise_std) ** 2)
+    sigma = plan.noise_multiplier  # the same schedule's calibrated multiplier
+    assert 1.0 / math.sqrt(mu2) >= sigma
+    assert 1.0 / math.sqrt(mu2) <= sigma * (1 + 1e-12)
+    if allocation == "inid":  # Theorem 4: sigma_m^2 proportional to C_m / sqrt(K_m)
+        ratio = grouped.noise_std**2 / (g.clip_norms / np.sqrt(g.sizes))
+        np.testing.assert_allclose(ratio, ratio[0], rtol=1e-12)
+        spr = make_plan(PARAMS, clip_norms=flat_per_layer(PARAMS), allocation="spr",
+                        **SCHEDULE)
+        total = np.sum(g.sizes * grouped.noise_std**2)
+        assert total < np.sum(g.sizes * spr.noise_std**2)
+
+
+def test_epochs_give_steps():
+    p = make_plan(PARAMS, dataset_size=100, sampling_rate=1.0, epochs=3, epsilon=2.0,
+                  delta=1e-5)
+    assert p.steps == 3
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(sampling_rate=0.0), "sampling_rate"),
+        (dict(sampling_rate=1.5), "sampling_rate"),
+        (dict(batch_size=20, sampling_rate=0.1), "exactly one of batch_size"),
+        (dict(batch_size=500), "batch_size must be <="),
+        (dict(steps=None), "exactly one of steps"),
+        (dict(epsilon=-1.0), "epsilon"),
+        (dict(delta=0.0), "delta"),
+        (dict(noise="laplace"), "noise must be one of"),
+        (dict(allocation="equal"), "allocation"),
+        (dict(max_batch_size=20), "truncates too often"),
+        (dict(clip_norms={"l1": 1.0}), "prefix"),
+    ],
+)
+def test_bad_plans(kw, match):
+    args = dict(dataset_size=200, sampling_rate=1.0, steps=2, epsilon=2.0, delta=1e-5)
+    args.update(kw)
+    if "batch_size" in kw and kw.get("sampling_rate") is None:
+        args.pop("sampling_rate")
+    with pytest.raises(ValueError, match=match):
+        make_plan(PARAMS, **args)
+
+
+def test_flipped_huber_needs_global_clipping():
+    with pytest.raises(ValueError, match="global clipping"):
+        make_plan(PARAMS, dataset_size=10, sampling_rate=1.0, steps=1, epsilon=1.0,
+                  delta=1e-5, noise="flipped-huber", clip_norms=flat_per_layer(PARAMS))
+
+
+def test_flipped_huber_plan_keeps_the_gaussian_member_when_it_wins(plan):
+    # DP-SGD with d = 146 over 12 subsampled steps: the RDP bound for alpha > 0 is looser
+    # than the PLD of alpha = 0, so the least-variance certified member is the Gaussian
+    fh = make_plan(PARAMS, noise="flipped-huber", **SCHEDULE)
+    assert fh.fh_alpha == 0.0 and fh.fh_gamma == plan.noise_std[0]
+    assert fh.accountant().epsilon(fh.steps) == plan.accountant().epsilon(plan.steps)
+    assert "alpha > 0 candidate" in fh.certificate

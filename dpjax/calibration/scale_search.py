@@ -6,16 +6,21 @@ vmapped kernel over targets (or noise shapes) with the searches of
 :mod:`dpjax.numerics.roots` inside ``jit``.  :func:`calibrate_scale` runs it in named
 steps, on host arrays of rows (one row per target):
 
-1. **plan the sizes** (:func:`_sizes`): static grid and FFT sizes for the scales of the
-   rows, shared between stages and calls through a ``plan`` dict (few compilations);
-2. **coarse search** (:func:`_bracketed_search` at a ``COARSEN`` times wider bin): the
-   root located by Illinois to ``COARSE_TOLERANCE``;
-3. **warm settle** (:func:`_warm_settle`): four evaluations at the requested bin width,
-   warm-started from the coarse root and slope (:func:`dpjax.numerics.warm_bracket`);
-4. **widen and retry**: the rows still unresolved are searched by Illinois at the
-   requested bin width from the best ends known; a row whose bracket misses the root
-   is widened (``lower / 4``, or the fallback upper end) and searched again, at most
-   :data:`MAX_WIDENINGS` times (:func:`_bracketed_search`, used by step 2 too).
+1. **plan the sizes** (:func:`_sizes`): static grid and FFT sizes for the lowest scale of
+   the bracket, shared between stages and calls through a ``plan`` dict; every later
+   evaluation at a larger scale reuses them (one compiled program per search);
+2. **search** (:func:`_bracketed_search`): Illinois on ``[lower, upper]`` at the requested
+   bin width; a row whose bracket misses the root is widened (``lower / 4``, or the
+   fallback upper end) and searched again, at most :data:`MAX_WIDENINGS` times.
+
+Compilation, not evaluation, dominates a first call (a composition costs milliseconds,
+compiling it seconds), so the default is that single stage: one compiled program.  With
+``coarsen > 1`` (many rows, a warm compilation cache) step 2 is preceded by a **coarse
+search** at a ``coarsen`` times wider bin (to ``COARSE_TOLERANCE``) and a **warm settle**
+(:func:`_warm_settle`: four evaluations at the requested bin width from the coarse root
+and slope, :func:`dpjax.numerics.warm_bracket`); step 2 then only searches the rows the
+settle left unresolved.  That costs two or three compiled programs, and fewer
+evaluations on the fine grid.
 
 The certificate is the engine's own evaluation at the returned scale
 (:mod:`dpjax.certificate`).
@@ -24,6 +29,7 @@ The certificate is the engine's own evaluation at the returned scale
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -91,7 +97,8 @@ warm_kernel = _batched(warm_bracket)
 SEARCH_MARGIN = 1e-6
 
 
-#: Bin-width factor of the coarse stage of :func:`calibrate_scale`.
+#: Bin-width factor of the coarse stage of :func:`calibrate_scale` when one is asked for
+#: (``coarsen=COARSEN``; the default is a single stage: one compiled program).
 COARSEN = 16
 
 
@@ -288,7 +295,7 @@ def calibrate_scale(
     tolerance=1e-7,
     fallback_upper=None,
     shard: bool = True,
-    coarsen: int = COARSEN,
+    coarsen: int = 1,
     plan: dict | None = None,
     pow2_sizes: bool = False,
 ) -> ScaleCalibration:
@@ -306,11 +313,13 @@ def calibrate_scale(
     aims :data:`SEARCH_MARGIN` below the certified level, so that rounding in the
     composition cannot put the returned scale on the wrong side of it.
 
-    Two resolutions, one answer (module docstring): the root is located on a grid
+    By default one Illinois search at ``bin_width`` on grids sized for the bracket's low
+    end (one compiled program); with ``coarsen > 1`` the root is first located on a grid
     ``coarsen`` times coarser (``coarsen**2`` cheaper per evaluation, close in scale),
-    then settled at ``bin_width`` with one evaluation at the returned scale: the
-    certificate ``delta_at``, checked against ``delta (1 - MARGIN)``.  All stages run
-    batched (``vmap``), sharded over devices when several.
+    then settled at ``bin_width`` (module docstring).  Either way the returned scale
+    comes with the evaluation at it: the certificate ``delta_at``, checked against
+    ``delta (1 - MARGIN)``.  All stages run batched (``vmap``), sharded over devices
+    when several.
 
     Args:
       noise_fn: ``noise_fn(scale, shape)`` -> a noise family (e.g.
@@ -328,7 +337,9 @@ def calibrate_scale(
       tolerance: relative tolerance on the scale (absolute on ``log scale``).
       fallback_upper: tried when the engine finds ``upper`` infeasible.
       shard: shard the batch over the devices when several.
-      coarsen: bin-width factor of the coarse stage (1: a single stage at ``bin_width``).
+      coarsen: bin-width factor of an optional coarse stage (1, the default: a single
+        stage at ``bin_width``, one compiled program; e.g. :data:`COARSEN`: fewer fine
+        evaluations, two or three compiled programs).
       plan: a dict, filled here, sharing grid and FFT sizes between stages and calls
         (pass the same dict to related calls: fewer compilations).
       pow2_sizes: round the sizes up to powers of two (more sharing across calls, up to
@@ -380,9 +391,12 @@ def _setup(
     level = np.asarray(log_target(dl), float).reshape(-1)
     lo = np.asarray(upper_b / 8.0 if lower is None else np.broadcast_to(lower, out_shape), float)
     fb_up = None if fallback_upper is None else np.broadcast_to(fallback_upper, out_shape).ravel()
-    # targets above ~1e-9 do not need the far 1-D tails
+    # targets above ~1e-9 do not need the far 1-D tails; rounded down to a power of ten
+    # (a static of the compiled kernel: nearby targets share it; smaller is tighter, and
+    # any tail is sound: what leaves the range goes to +infinity)
     d_min = float(np.min(dl))
     tail = max(1e-40, min(1e-14, d_min * 1e-8 / compositions)) if d_min >= 1e-9 else 1e-40
+    tail = 10.0 ** math.floor(math.log10(tail))
     rows = _Rows(
         noise_fn=noise_fn,
         shape=shape_b,

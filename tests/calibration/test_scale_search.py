@@ -33,8 +33,9 @@ def test_coarse_to_fine_agrees_with_a_search_at_full_resolution():
 
     kw = dict(upper=100.0, lower=4.0, tolerance=1e-8)
     eps = np.array([0.3, 1.0])
-    two = scale_search.calibrate_scale(Gaussian.from_scale, 0.0, 1.0, eps, 1e-8, 5, None, 1e-3, **kw)
-    one = scale_search.calibrate_scale(Gaussian.from_scale, 0.0, 1.0, eps, 1e-8, 5, None, 1e-3, coarsen=1, **kw)
+    args = (Gaussian.from_scale, 0.0, 1.0, eps, 1e-8, 5, None, 1e-3)
+    two = scale_search.calibrate_scale(*args, coarsen=scale_search.COARSEN, **kw)
+    one = scale_search.calibrate_scale(*args, coarsen=1, **kw)
     assert np.all(two.certified) and np.all(one.certified)
     # both are pessimistic: above the exact answer (5-fold Gaussian = Gaussian, l2 = sqrt 5)
     exact = np.asarray(sigma_gaussian(eps, 1e-8, np.sqrt(5.0))[0])
@@ -43,3 +44,22 @@ def test_coarse_to_fine_agrees_with_a_search_at_full_resolution():
     # the one-stage search sizes its grids for the bracket's low end: larger FFTs, a
     # larger certified round-off term, so a slightly larger scale; never a smaller one
     assert np.all(two.scale <= one.scale * (1 + 2e-8))
+
+
+def test_default_search_compiles_one_program():
+    """The default (single-stage) search runs one compiled kernel for every target of the
+    call, and no warm-settle kernel; the result is certified and minimal to the tolerance."""
+    from dpjax.accounting.pld import plan
+
+    eps = np.array([0.4, 0.8, 1.6])
+    search, warm = scale_search.search_kernel, scale_search.warm_kernel
+    before = search._cache_size(), warm._cache_size(), plan._sizing._cache_size()
+    res = scale_search.calibrate_scale(
+        Gaussian.from_scale, 0.0, 1.0, eps, 2e-5, 4, None, 2e-3, upper=30.0, lower=1.0
+    )
+    assert search._cache_size() == before[0] + 1
+    assert warm._cache_size() == before[1]
+    assert plan._sizing._cache_size() <= before[2] + 1
+    assert np.all(res.certified) and np.all(res.delta_at <= 2e-5)
+    exact = np.asarray(delta_gaussian(eps, res.scale * (1 - 1e-4), 2.0))  # 4 uses: l2 = 2
+    assert np.all(exact > 2e-5)

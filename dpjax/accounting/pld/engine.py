@@ -9,7 +9,9 @@ symmetric) the pessimistic PLD is built (:mod:`.discretise`,
 (:mod:`.query`); the worse adjacency is reported.  All of it is one jitted
 kernel of the *scale* (traced) with static grid and FFT sizes, so a calibration
 (:mod:`dpjax.calibration.scale_search`) is a root search on ``log scale`` inside ``jit``
-that vmaps over targets or noise shapes.
+that vmaps over targets or noise shapes.  :func:`profile` and :func:`epsilon` share one
+compiled program (both queries of one composition), so certifying an epsilon by the
+profile at it compiles nothing more.
 
 ``noise_fn(scale, shape)`` builds the family (``shape`` a traced array, e.g.
 ``alpha / gamma`` of flipped Huber; ignored by one-parameter families): the family's
@@ -72,7 +74,8 @@ _STATIC = ("noise_fn", "bin_width", "sizes", "subsampled")
 
 def _worse_adjacency(query, doc: str):
     """A jitted kernel ``(scale, shape, sensitivity, q, K, x) -> max over adjacencies of
-    query(PLD_K, x)``: build, compose and query every adjacency's PLD, report the worse."""
+    query(PLD_K, x)``: build, compose and query every adjacency's PLD, report the worse
+    (``query`` may return a tuple: the worse of each entry)."""
 
     @functools.partial(jax.jit, static_argnames=_STATIC)
     @float64_kernel
@@ -93,7 +96,8 @@ def _worse_adjacency(query, doc: str):
             noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, sizes,
             subsampled,
         )
-        return functools.reduce(jnp.maximum, [query(p, x) for p in plds])
+        answers = [query(p, x) for p in plds]
+        return jax.tree.map(lambda *v: functools.reduce(jnp.maximum, v), *answers)
 
     kernel.__doc__ = doc
     return kernel
@@ -140,6 +144,21 @@ epsilon_kernel = _worse_adjacency(
 )
 
 
+def _both_queries(pld, x):
+    """``(log delta(x), epsilon(x))`` of one PLD: ``x`` read as epsilons, then as deltas."""
+    return _query.log_delta_for_epsilon(pld, x), _query.epsilon_for_delta(pld, x)
+
+
+#: Both queries of one composition, one compiled program for :func:`profile` and
+#: :func:`epsilon` (:func:`dpjax.account` certifies an epsilon by the profile at it: the
+#: same program, not a second one); the unused query costs a small part of a composition.
+_profile_and_epsilon_kernel = _worse_adjacency(
+    _both_queries,
+    "``(log delta(x), epsilon(x))`` after ``K`` uses, the worse adjacency of each (jitted)."
+    + _KERNEL_ARGS.format(x="``epsilon`` / ``delta``", ret="the pair"),
+)
+
+
 def _scalar_args(scale, shape, sensitivity, sampling_rate, compositions):
     return (
         jnp.asarray(scale, jnp.float64),
@@ -151,8 +170,9 @@ def _scalar_args(scale, shape, sensitivity, sampling_rate, compositions):
 
 
 def _evaluate(kernel, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h):
-    """Run ``kernel`` as :func:`plan` says: the minimum of the certified answers it plans
-    (``log delta``, or ``epsilon``); a note (:class:`EngineNote`) when it coarsened."""
+    """Run ``kernel`` (:data:`log_delta_kernel` or :data:`epsilon_kernel`, both evaluated by
+    :data:`_profile_and_epsilon_kernel`) as :func:`plan` says: the minimum of the certified
+    answers it plans; a note (:class:`EngineNote`) when it coarsened."""
     p = plan(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, h)
     args = _scalar_args(scale, shape, sensitivity, sampling_rate, compositions)
     x = jnp.asarray(x, jnp.float64)
@@ -163,7 +183,7 @@ def _evaluate(kernel, noise_fn, scale, shape, sensitivity, x, compositions, samp
     fallback = 0.0 if kernel is log_delta_kernel else np.inf
     out = np.full(np.shape(x), fallback)
     for bin_width, sizes in runs:
-        got = kernel(
+        both = _profile_and_epsilon_kernel(
             *args,
             x,
             noise_fn=noise_fn,
@@ -171,7 +191,7 @@ def _evaluate(kernel, noise_fn, scale, shape, sensitivity, x, compositions, samp
             sizes=sizes,
             subsampled=sampling_rate is not None,
         )
-        got = np.asarray(got, np.float64)
+        got = np.asarray(both[0 if kernel is log_delta_kernel else 1], np.float64)
         out = np.minimum(out, np.where(np.isnan(got), fallback, got))
     if p.note is not None:
         warnings.warn(p.note, EngineNote, stacklevel=3)

@@ -2,9 +2,10 @@ r"""Planning the engine's grid: static sizes for a family after ``K`` uses, with
 
 The PLD kernels (:mod:`.engine`) take their loss-grid and FFT lengths as static
 arguments (one compile per size).  :func:`sizes_for` derives them from a fixed-size
-sizing grid (:func:`_sizing`: one compile per family, whatever the bin width) and the
-Chernoff window of the ``K``-fold moments; :func:`plan` decides what the engine can
-afford.  **Memory is bounded by a cap, not by ``K``**: grid and FFT lengths never exceed
+sizing grid and the Chernoff window of the ``K``-fold moments, both computed by one
+compiled program (:func:`_sizing`: one per family, whatever the bin width and ``K``);
+:func:`plan` decides what the engine can afford.  **Memory is bounded by a cap, not by
+``K``**: grid and FFT lengths never exceed
 :func:`~dpjax.accounting.pld.compose.max_grid_points` (a share of the device's memory,
 or ``DPJAX_MAX_GRID_POINTS``); the plan is the requested bin width when it fits, else a
 coarser one (still pessimistic) together with the Chernoff bound of the ``K``-fold
@@ -21,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dpjax._batching import bucket
+from dpjax._batching import bucket, padded_size
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld.compose import (  # noqa: F401  (cap names re-exported)
     BYTES_PER_POINT,
@@ -61,18 +62,29 @@ _SIZING_POINTS = 4096
 
 
 @functools.partial(jax.jit, static_argnames=("noise_fn", "subsampled", "tail"))
-def _sizing(scale, shape, sensitivity, sampling_rate, *, noise_fn, subsampled, tail):
-    """Per adjacency: the one-use loss range ``(L(t_lo), L(t_hi))`` and the ``log_mgf`` of
-    its pessimistic PLD on :data:`_SIZING_POINTS` points spanning that range (a traced bin
-    width: one compile per family, whatever bin width the caller will use)."""
-    noise = noise_fn(scale, shape)
-    out = []
-    for p in adjacency_pairs(noise, sensitivity, sampling_rate, subsampled, tail):
-        lo, hi = p.loss(p.t_lo), p.loss(p.t_hi)
-        h = jnp.maximum((hi - lo) / (_SIZING_POINTS - 3), 1e-12)
-        lower, _ = _index(jnp.floor(lo / h) - 1.0)
-        out.append((lo, hi, discretise_pair(p, h, lower, _SIZING_POINTS).log_mgf))
-    return out
+def _sizing(scale, shape, sensitivity, sampling_rate, compositions, *, noise_fn, subsampled, tail):
+    """Per adjacency and row (1-D ``scale``, ``shape``): the one-use loss range
+    ``(L(t_lo), L(t_hi))`` and the Chernoff window ``(x_lo, x_hi)`` of the ``K``-fold sum,
+    from the ``log_mgf`` of the pessimistic PLD on :data:`_SIZING_POINTS` points spanning
+    that range (a traced bin width and ``K``: one compiled program per family and row
+    count, whatever bin width and ``K`` the caller will use)."""
+
+    def one(scale, shape):
+        out = []
+        pairs = adjacency_pairs(
+            noise_fn(scale, shape), sensitivity, sampling_rate, subsampled, tail
+        )
+        for p in pairs:
+            lo, hi = p.loss(p.t_lo), p.loss(p.t_hi)
+            h = jnp.maximum((hi - lo) / (_SIZING_POINTS - 3), 1e-12)
+            lower, _ = _index(jnp.floor(lo / h) - 1.0)
+            mgf = discretise_pair(p, h, lower, _SIZING_POINTS).log_mgf * compositions
+            w_lo = tail_bounds.lower_edge(mgf, LOG_WINDOW_TAIL)
+            w_hi = tail_bounds.upper_edge(mgf, LOG_WINDOW_TAIL)
+            out.append((lo, hi, w_lo, w_hi))
+        return out
+
+    return jax.vmap(one)(scale, shape)
 
 
 #: Largest grid index the planner uses: indices stay exact float64 integers with room
@@ -123,19 +135,20 @@ def extents(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, ta
     scale, shape = np.broadcast_arrays(np.asarray(scale, float), np.asarray(shape, float))
     q = jnp.asarray(1.0 if sampling_rate is None else sampling_rate, jnp.float64)
     sens = jnp.asarray(sensitivity, jnp.float64)
-    plans = jax.vmap(
-        lambda s, b: _sizing(s, b, sens, q, noise_fn=noise_fn, subsampled=subsampled, tail=tail)
-    )(jnp.asarray(scale.ravel()), jnp.asarray(shape.ravel()))
     k = float(compositions)
-    lo = np.concatenate([np.asarray(p[0], float).ravel() for p in plans])
-    hi = np.concatenate([np.asarray(p[1], float).ravel() for p in plans])
+    # rows padded to a power of two (cycled): one compiled program per bucket of row counts
+    n = scale.size
+    pad = lambda x: np.resize(x.ravel(), padded_size(n))  # noqa: E731
+    plans = _sizing(
+        jnp.asarray(pad(scale)), jnp.asarray(pad(shape)), sens, q, jnp.float64(k),
+        noise_fn=noise_fn, subsampled=subsampled, tail=tail,
+    )
+    lo, hi, w_lo, w_hi = (
+        np.concatenate([np.asarray(p[j], float)[:n] for p in plans]) for j in range(4)
+    )
     if k == 1.0:
         nan = np.full_like(lo, np.nan)
         return Extents(lo, hi, nan, nan, k)
-    mgf = np.concatenate([np.asarray(p[2], float) for p in plans]) * k
-    with np.errstate(invalid="ignore", over="ignore"):
-        w_hi = np.asarray(tail_bounds.upper_edge(mgf, LOG_WINDOW_TAIL), float)
-        w_lo = np.asarray(tail_bounds.lower_edge(mgf, LOG_WINDOW_TAIL), float)
     return Extents(lo, hi, w_lo, w_hi, k)
 
 

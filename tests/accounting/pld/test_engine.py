@@ -171,3 +171,17 @@ def test_kernel_compiles_once_for_scales_compositions_and_epsilons():
         assert np.all(got >= exact)
         np.testing.assert_allclose(got, exact, rtol=1e-4)
     assert kernel._cache_size() == before + 1
+
+
+def test_profile_and_epsilon_share_one_compiled_program():
+    """``epsilon`` then ``profile`` of the same parameters (what ``dpjax.account`` does to
+    certify an epsilon) run one compiled kernel, and the planner one sizing program."""
+    kernel = engine._profile_and_epsilon_kernel
+    before, sizing = kernel._cache_size(), pld_plan._sizing._cache_size()
+    eps = engine.epsilon(gaussian, 2.5, 0.0, 1.0, 1e-5, compositions=7, bin_width=2e-3)
+    delta = engine.profile(gaussian, 2.5, 0.0, 1.0, eps, compositions=7, bin_width=2e-3)
+    assert kernel._cache_size() == before + 1
+    assert pld_plan._sizing._cache_size() <= sizing + 1
+    assert delta <= 1e-5  # the epsilon is certified by the profile at it
+    with mpmath.workdps(50):  # 7 uses of N(0, 2.5^2) = one of N(0, (2.5 / sqrt 7)^2)
+        assert float(gaussian_delta(float(eps), 2.5, 1.0, 7)) <= 1e-5

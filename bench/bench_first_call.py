@@ -1,0 +1,199 @@
+"""First-call wall time of dpjax's public entry points: cold and warm compilation cache.
+
+Every measurement is a fresh Python process (``subprocess``), so nothing compiled in
+one run helps the next except JAX's persistent compilation cache:
+
+* **cold**: an empty ``JAX_COMPILATION_CACHE_DIR`` (a new temporary folder per entry
+  point): the call compiles everything it needs;
+* **warm**: a new process on the folder the cold run filled: compiled programs are
+  read back from disk.
+
+For each entry point the table shows the time of the call itself (after ``import
+dpjax``; what a user waits for at the first call), the whole process (interpreter start,
+imports, the call), and the same task by the peer a user would pick instead
+(dp-accounting, fresh process, same run) where there is one, as the ratio
+``dpjax call / peer call``.  The cache threshold is lowered to 0 s
+(``JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0``) so every compiled program is cached.
+
+    python bench/bench_first_call.py [--only NAME ...] [--skip-peers]
+
+Entry points: ``gaussian`` (closed form, ``dpjax.calibrate("gaussian", epsilon=1,
+delta=1e-5, l2=1)``), ``dpsgd`` (calibrate the DP-SGD sigma: ``q = 256/60000``,
+``T = 7032``, ``epsilon = 1``, ``delta = 1e-5``), ``account`` (epsilon of sigma = 1,
+``q = 0.01``, ``T = 1000``, ``delta = 1e-5``), ``design`` (``dpjax design`` with its
+defaults, through the command's ``main``: the process time is the number to read).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: Python run in the child: prints ``{"call": seconds}`` on its last line.
+_TIMED = """
+import json, time
+import jax
+jax.config.update("jax_enable_x64", True)
+{imports}
+t = time.perf_counter()
+out = {call}
+seconds = time.perf_counter() - t
+print(json.dumps({{"call": seconds, "value": {value}}}))
+"""
+
+ENTRY_POINTS = {
+    "gaussian": dict(
+        imports="import dpjax",
+        call='dpjax.calibrate("gaussian", epsilon=1.0, delta=1e-5, l2=1.0)',
+        value='float(out.params["sigma"])',
+    ),
+    "dpsgd": dict(
+        imports="import dpjax",
+        call=(
+            'dpjax.calibrate("gaussian", epsilon=1.0, delta=1e-5, l2=1.0, '
+            "sampling_rate=256 / 60000, compositions=7032)"
+        ),
+        value='float(out.params["sigma"])',
+    ),
+    "account": dict(
+        imports="import dpjax",
+        call=(
+            'dpjax.account("gaussian", {"sigma": 1.0}, compositions=1000, '
+            "sampling_rate=0.01, delta=1e-5)"
+        ),
+        value="float(out)",
+    ),
+}
+
+#: The same tasks by dp-accounting (PLD accountant at the same bin width, 1e-4).
+PEERS = {
+    "gaussian": dict(
+        imports="from dp_accounting.gaussian_mechanism import get_sigma_gaussian",
+        call="get_sigma_gaussian(1.0, 1e-5)",
+        value="float(out)",
+    ),
+    "dpsgd": dict(
+        imports="import dp_accounting",
+        call=(
+            "dp_accounting.calibrate_dp_mechanism("
+            "lambda: dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4), "
+            "lambda s: dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent("
+            "256 / 60000, dp_accounting.GaussianDpEvent(s)), 7032), 1.0, 1e-5, "
+            "dp_accounting.ExplicitBracketInterval(0.3, 3.0), tol=1e-6)"
+        ),
+        value="float(out)",
+    ),
+    "account": dict(
+        imports="import dp_accounting",
+        call=(
+            "dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4).compose("
+            "dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.0)), "
+            "1000).get_epsilon(1e-5)"
+        ),
+        value="float(out)",
+    ),
+}
+
+
+def _env(cache: str | None) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_COMPILATION_CACHE")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
+    env["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
+    if cache is None:
+        env["DPJAX_NO_COMPILATION_CACHE"] = "1"
+    else:
+        env["JAX_COMPILATION_CACHE_DIR"] = cache
+    return env
+
+
+def _run(argv: list[str], cache: str | None) -> tuple[float, dict]:
+    """``(process seconds, last JSON line or {})`` of ``argv`` in a fresh process."""
+    t = time.perf_counter()
+    done = subprocess.run(argv, env=_env(cache), cwd=ROOT, capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    if done.returncode != 0:
+        raise RuntimeError(f"{argv[:3]} failed:\n{done.stderr[-2000:]}")
+    last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    try:
+        return wall, json.loads(last)
+    except json.JSONDecodeError:
+        return wall, {}
+
+
+def _python(spec: dict, cache: str | None) -> tuple[float, dict]:
+    return _run([sys.executable, "-c", _TIMED.format(**spec)], cache)
+
+
+def _design(cache: str | None) -> tuple[float, dict]:
+    code = "import sys; from dpjax.cli._main import main; sys.exit(main(['design', '--json']))"
+    return _run([sys.executable, "-c", code], cache)
+
+
+def _cold_warm(run) -> dict:
+    with tempfile.TemporaryDirectory(prefix="dpjax-bench-cache-") as cache:
+        cold_wall, cold = run(cache)
+        warm_wall, warm = run(cache)
+    return dict(
+        cold_call=cold.get("call"), cold_wall=cold_wall,
+        warm_call=warm.get("call"), warm_wall=warm_wall, value=cold.get("value"),
+    )
+
+
+def _fmt(x) -> str:
+    return "-" if x is None else f"{x:8.2f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    names = [*ENTRY_POINTS, "design"]
+    ap.add_argument("--only", nargs="*", choices=names, default=names)
+    ap.add_argument("--skip-peers", action="store_true", help="do not time dp-accounting")
+    args = ap.parse_args()
+
+    import jax
+
+    print(
+        f"# first-call bench: python {platform.python_version()}, jax {jax.__version__}, "
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"load {os.getloadavg()[0]:.1f}"
+    )
+    head = (
+        f"{'entry point':<10} {'cold call':>9} {'cold proc':>9} {'warm call':>9} "
+        f"{'warm proc':>9} {'peer call':>9} {'cold/peer':>9}  value"
+    )
+    print(head)
+    print("-" * len(head))
+    for name in args.only:
+        if name == "design":
+            row = _cold_warm(_design)
+        else:
+            row = _cold_warm(lambda cache, n=name: _python(ENTRY_POINTS[n], cache))
+        peer = None
+        if name in PEERS and not args.skip_peers:
+            _, got = _python(PEERS[name], None)
+            peer = got.get("call")
+        ratio = None if peer is None or row["cold_call"] is None else row["cold_call"] / peer
+        value = "" if row["value"] is None else f"{row['value']:.6g}"
+        print(
+            f"{name:<10} {_fmt(row['cold_call']):>9} {_fmt(row['cold_wall']):>9} "
+            f"{_fmt(row['warm_call']):>9} {_fmt(row['warm_wall']):>9} {_fmt(peer):>9} "
+            f"{_fmt(ratio):>9}  {value}"
+        )
+    print(
+        "\nseconds; call = the call after `import dpjax`, proc = the whole fresh process "
+        "(for design: `dpjax design --json`); peer = dp-accounting, fresh process"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -48,8 +48,15 @@ PAPERS: dict[str, Reproduction] = {
     "flipped-huber": Reproduction(
         "dpjax.reproduce.flipped_huber", "flipped-huber-mechanism", "about 10 min (--quick: under 1 min)"
     ),
-    "bcdp": Reproduction("dpjax.reproduce.bcdp", "bayesian-coordinate-dp", "EXPECTED"),
-    "training": Reproduction("dpjax.reproduce.training", "inid-noise-laplace-beats-gaussian", "EXPECTED"),
+    "bcdp": Reproduction(
+        "dpjax.reproduce.bcdp", "bayesian-coordinate-dp",
+        "about an hour for the full run (100 trials took 14 min on a loaded machine); "
+        "--quick: a few minutes",
+    ),
+    "training": Reproduction(
+        "dpjax.reproduce.training", "inid-noise-laplace-beats-gaussian",
+        "about 10 min (--quick: about 2 min)",
+    ),
     "flipped-huber-kdim": Reproduction(
         "dpjax.reproduce.flipped_huber_kdim", "flipped-huber-mechanism", "tens of minutes"
     ),

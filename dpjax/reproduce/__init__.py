@@ -46,7 +46,8 @@ PAPERS: dict[str, Reproduction] = {
         "dpjax.reproduce.spherical", "spherical-kl-optimal-mechanisms", "under 6 min"
     ),
     "flipped-huber": Reproduction(
-        "dpjax.reproduce.flipped_huber", "flipped-huber-mechanism", "about 10 min (--quick: under 1 min)"
+        "dpjax.reproduce.flipped_huber", "flipped-huber-mechanism",
+        "about 10 min (--quick: under 1 min)",
     ),
     "bcdp": Reproduction(
         "dpjax.reproduce.bcdp", "bayesian-coordinate-dp",

@@ -9,7 +9,7 @@ from dpjax.reproduce import bcdp as rep
 
 
 def test_registered():
-    assert PAPERS["bcdp"] == "dpjax.reproduce.bcdp"
+    assert PAPERS["bcdp"].module == "dpjax.reproduce.bcdp"
 
 
 @pytest.mark.parametrize("q", [0.0, 0.6])

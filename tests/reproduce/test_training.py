@@ -8,7 +8,7 @@ from dpjax.train import make_plan
 
 
 def test_registered():
-    assert PAPERS["training"] == "dpjax.reproduce.training"
+    assert PAPERS["training"].module == "dpjax.reproduce.training"
 
 
 def test_tiny_training_run_is_private_and_learns_something():

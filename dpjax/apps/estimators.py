@@ -68,8 +68,11 @@ class _DPCoordinateDescent:
             clips = self.clip * np.sqrt(smooth)
             unit = calibrate_dpcd_noise(self.epsilon, self.delta, K, self.passes, self.mechanism)
             key = jax.random.key(self.random_state)
-            draws = FlippedHuber(unit.alpha, unit.gamma).sample(
-                key, (self.passes, K), dtype=jnp.float64)
+            shape = (self.passes, K)
+            if unit.alpha == 0.0:  # FH(0, g^2) is N(0, g^2)
+                draws = unit.gamma * jax.random.normal(key, shape, dtype=jnp.float64)
+            else:
+                draws = FlippedHuber(unit.alpha, unit.gamma).sample(key, shape, dtype=jnp.float64)
             noise = np.asarray(draws) * (2.0 * clips / n)
             self.noise_, self.epsilon_, self.delta_ = unit, unit.epsilon, unit.delta
         self.sensitivities_ = 2.0 * clips / n

@@ -17,6 +17,7 @@ PAPERS: dict[str, str] = {
     "spherical": "dpjax.reproduce.spherical",
     "flipped-huber": "dpjax.reproduce.flipped_huber",
     "flipped-huber-kdim": "dpjax.reproduce.flipped_huber_kdim",
+    "applications": "dpjax.reproduce.applications",
 }
 
 

@@ -103,8 +103,9 @@ def _orderings(dpcd: dict, pca: dict) -> list[str]:
             f"- DP-CD {name}: FH NMSE {f['nmse_mean']:.4g} vs Gaussian {g['nmse_mean']:.4g} "
             f"({'FH <= Gaussian holds' if f['nmse_mean'] <= g['nmse_mean'] else 'FH > Gaussian'}"
             f"); calibrated FH shape b = {f['flipped_huber_shape']:.3g} "
-            + ("(b = 0: the least-variance flipped Huber is the Gaussian itself, so the two "
-               "differ only by the noise draw)." if f["flipped_huber_shape"] == 0 else "."))
+            + ("(b = 0: the least-variance flipped Huber is the Gaussian itself; with the same "
+               "seeds both runs draw the same noise, so the ordering holds only as an "
+               "equality)." if f["flipped_huber_shape"] == 0 else "."))
     for name, r in pca.items():
         for mech in ("gaussian", "laplace"):
             i, n = r[f"{mech}_iid"]["mean"], r[f"{mech}_inid"]["mean"]

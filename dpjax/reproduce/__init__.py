@@ -58,6 +58,10 @@ PAPERS: dict[str, Reproduction] = {
         "dpjax.reproduce.training", "inid-noise-laplace-beats-gaussian",
         "about 10 min (--quick: about 2 min)",
     ),
+    "applications": Reproduction(
+        "dpjax.reproduce.applications", "inid-noise-laplace-beats-gaussian",
+        "about 1 min (--quick: about 30 s)",
+    ),
     "flipped-huber-kdim": Reproduction(
         "dpjax.reproduce.flipped_huber_kdim", "flipped-huber-mechanism", "tens of minutes"
     ),

@@ -20,14 +20,7 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
-
-
-def _time(fn, repeats):
-    jax.block_until_ready(fn())  # warm-up / compile
-    t = time.perf_counter()
-    for _ in range(repeats):
-        jax.block_until_ready(fn())
-    return (time.perf_counter() - t) / repeats
+from _timing import mean_time
 
 
 def bench_calibration(n_targets: int) -> None:
@@ -44,10 +37,10 @@ def bench_calibration(n_targets: int) -> None:
     e_pad = jnp.asarray(np.resize(eps, n_pad))
     d_pad = jnp.asarray(np.resize(delta, n_pad))
     run = lambda: _core_1d(e_pad, d_pad, jnp.asarray(1.0), num_stages=5, bisect_iters=40)  # noqa: E731
-    t_fh = _time(run, 2)
+    t_fh = mean_time(run, 2)
     gauss = jax.jit(sigma_gaussian)
     e_j, d_j = jnp.asarray(eps), jnp.asarray(delta)
-    t_g = _time(lambda: gauss(e_j, d_j, 1.0), 5)
+    t_g = mean_time(lambda: gauss(e_j, d_j, 1.0), 5)
     certified = bool(np.all(out[4])) and bool(np.all(out[3] <= delta))
     print(f"calibration: {n_targets} targets (padded to {n_pad}), eps in [0.05, 5], "
           f"delta in [1e-10, 1e-3], Delta = 1")
@@ -70,8 +63,8 @@ def bench_sampling(n: int) -> None:
         fh = FlippedHuber(jnp.float32(2.0), jnp.float32(1.0))
         f_fh = jax.jit(lambda k: fh.sample(k, (n,), jnp.float32))
         f_n = jax.jit(lambda k: jax.random.normal(k, (n,), jnp.float32))
-        t_fh = _time(lambda: f_fh(key), 5)
-        t_n = _time(lambda: f_n(key), 5)
+        t_fh = mean_time(lambda: f_fh(key), 5)
+        t_n = mean_time(lambda: f_n(key), 5)
     print(f"sampling {n:.0e} float32 on {jax.devices()[0].platform}:")
     print(f"  flipped Huber   {t_fh:.3f} s  ({n / t_fh / 1e6:.0f} M samples/s)")
     print(f"  jax.random.normal {t_n:.3f} s  ({n / t_n / 1e6:.0f} M samples/s)")

@@ -28,16 +28,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from _timing import mean_time
 
 N, BATCH, EPOCHS, EPSILON, DELTA = 60000, 256, 30, 3.0, 1e-5
-
-
-def _time(fn, repeats):
-    jax.block_until_ready(fn())  # warm-up / compile
-    t = time.perf_counter()
-    for _ in range(repeats):
-        jax.block_until_ready(fn())
-    return (time.perf_counter() - t) / repeats
 
 
 def _mlp(key):
@@ -100,10 +93,10 @@ def bench_step(batch: int, repeats: int) -> None:
         dp = name.startswith("dpjax")
         step = make_step(tx, dp)
         state = tx.init(params)
-        times[name] = _time(lambda s=step, st=state: s(params, st), repeats)
+        times[name] = mean_time(lambda s=step, st=state: s(params, st), repeats)
         upd = jax.jit(lambda g, st, t=tx, d=dp: t.update(g, st, params,
                                                          **({"mask": mask} if d else {})))
-        agg[name] = _time(lambda u=upd, st=state: u(grads, st), repeats)
+        agg[name] = mean_time(lambda u=upd, st=state: u(grads, st), repeats)
     ref, ref_agg = times["optax.contrib DP aggregate"], agg["optax.contrib DP aggregate"]
     for name in txs:
         print(f"  {name:28s} step {1e3 * times[name]:8.2f} ms (ratio {times[name] / ref:5.2f})"

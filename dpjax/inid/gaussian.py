@@ -31,15 +31,8 @@ from dpjax import _validate
 from dpjax.accounting.gaussian import ERROR as GAUSSIAN_ERROR
 from dpjax.accounting.gaussian import log_delta_gaussian_mu
 from dpjax.errors import InfeasibleTargetError
+from dpjax.inid import _design as d
 from dpjax.inid import _kernels as k
-from dpjax.inid._design import (
-    _SUM_ROUNDING,
-    _assemble,
-    _certify,
-    _check_inputs,
-    _run_padded,
-    _scales,
-)
 from dpjax.inid.mu0 import mu0 as _mu0
 from dpjax.inid.profiles import validate_profile, validate_weights
 from dpjax.inid.result import InidDesign
@@ -51,7 +44,7 @@ _gaussian_scales_kernel = jax.jit(k.gaussian_scales)
 def _mu_of(lam: np.ndarray, sigma: np.ndarray) -> float:
     """Host ``sqrt(sum lambda_i^2 / sigma_i^2)`` over ``lambda_i > 0`` (Lemma 3), rounded up."""
     pos = lam > 0
-    return math.sqrt(math.fsum((lam[pos] / sigma[pos]) ** 2)) * (1.0 + _SUM_ROUNDING)
+    return math.sqrt(math.fsum((lam[pos] / sigma[pos]) ** 2)) * (1.0 + d._SUM_ROUNDING)
 
 
 def _log_delta(epsilon, delta, mu):
@@ -95,7 +88,7 @@ def gaussian_design(
       >>> round(d.reduction_db, 4)  # 10 log10(K ||lambda||_2^2 / ||lambda||_1^2)
       0.0877
     """
-    target = _check_inputs(profile, epsilon, delta, error_power, weights, solver)
+    target = d._check_inputs(profile, epsilon, delta, error_power, weights, solver)
     lam, eps, dlt, p, w = target[:5]
     if dlt == 0:
         raise InfeasibleTargetError(
@@ -106,18 +99,18 @@ def gaussian_design(
         if int(res.status) != 0:
             raise InfeasibleTargetError(f"no Gaussian noise meets epsilon={eps!r}, delta={dlt!r}")
         mu = float(res.mu0)
-        sigma, stats = _scales(
-            target, lambda: _run_padded(_gaussian_scales_kernel, lam, mu, p, w), 2.0, mu * mu,
+        sigma, stats = d._scales(
+            target, lambda: d._run_padded(_gaussian_scales_kernel, lam, mu, p, w), 2.0, mu * mu,
             _mu_of, mu,
         )
         # Lemma 3: the design is the Gaussian mechanism with mu_eff = sqrt(sum lam^2/sigma^2);
         # mu_eff(sigma * m) = mu_eff(sigma) / m, so certification is a scalar problem.
-        sigma, delta_at = _certify("inid gaussian", target, sigma, _mu_of, _log_delta,
+        sigma, delta_at = d._certify("inid gaussian", target, sigma, _mu_of, _log_delta,
                                    GAUSSIAN_ERROR)
         moment = float(k.gaussian_abs_moment(p))
         pos = lam > 0
         alloc = np.where(pos, 0.5 * (lam / np.where(pos, sigma, 1.0)) ** 2, 0.0)
-        return _assemble(
+        return d._assemble(
             "gaussian", target, sigma, moment,
             iid_scale=float(np.sqrt(np.sum(lam * lam))) / mu,
             spr_scales=math.sqrt(lam.size) * lam / mu,
@@ -161,6 +154,6 @@ def gaussian_scales_for_rho(
     p = float(_validate.positive(error_power, "error_power"))
     with jax.enable_x64(True):
         mu = math.sqrt(2.0 * rho)
-        sigma = _run_padded(_gaussian_scales_kernel, lam, mu, p, w)
+        sigma = d._run_padded(_gaussian_scales_kernel, lam, mu, p, w)
         over = _mu_of(lam, sigma) / mu
     return sigma * max(1.0, over) * (1.0 + 2.0**-48)

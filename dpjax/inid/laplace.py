@@ -27,15 +27,8 @@ import numpy as np
 from dpjax.accounting.laplace import ERROR as LAPLACE_ERROR
 from dpjax.certificate import MARGIN
 from dpjax.errors import InfeasibleTargetError
+from dpjax.inid import _design as d
 from dpjax.inid import _kernels as k
-from dpjax.inid._design import (
-    _SUM_ROUNDING,
-    _assemble,
-    _certify,
-    _check_inputs,
-    _run_padded,
-    _scales,
-)
 from dpjax.inid.result import InidDesign
 
 #: Eq. (12), compiled once per padded profile length.
@@ -45,7 +38,7 @@ _laplace_scales_kernel = jax.jit(k.laplace_scales)
 def _loss_of(lam: np.ndarray, b: np.ndarray) -> float:
     """Host float64 ``sum lambda_i / b_i`` over ``lambda_i > 0``, rounded up."""
     pos = lam > 0
-    return math.fsum(lam[pos] / b[pos]) * (1.0 + _SUM_ROUNDING)
+    return math.fsum(lam[pos] / b[pos]) * (1.0 + d._SUM_ROUNDING)
 
 
 def _log_delta(epsilon, delta, loss):
@@ -91,22 +84,22 @@ def laplace_design(
       >>> round(d.error, 4), round(d.error_iid, 4)   # Table II
       (3.4283, 4.0)
     """
-    target = _check_inputs(profile, epsilon, delta, error_power, weights, solver)
+    target = d._check_inputs(profile, epsilon, delta, error_power, weights, solver)
     lam, eps, dlt, p, w = target[:5]
     # Corollary 6 at the certified level delta (1 - MARGIN) (pure DP: budget = epsilon)
     budget = eps - math.log1p(-dlt * (1.0 - MARGIN))
     if not budget > 0:
         raise InfeasibleTargetError("epsilon = delta = 0: no additive noise is private")
     with jax.enable_x64(True):
-        b, stats = _scales(
-            target, lambda: _run_padded(_laplace_scales_kernel, lam, budget, p, w), 1.0,
+        b, stats = d._scales(
+            target, lambda: d._run_padded(_laplace_scales_kernel, lam, budget, p, w), 1.0,
             budget, _loss_of, budget,
         )
-        b, delta_at = _certify("inid laplace", target, b, _loss_of, _log_delta, LAPLACE_ERROR)
+        b, delta_at = d._certify("inid laplace", target, b, _loss_of, _log_delta, LAPLACE_ERROR)
         moment = float(k.laplace_abs_moment(p))
         pos = lam > 0
         alloc = np.where(pos, lam / np.where(pos, b, 1.0), 0.0)
-        return _assemble(
+        return d._assemble(
             "laplace", target, b, moment,
             iid_scale=float(np.sum(lam)) / budget,
             spr_scales=lam.size * lam / budget,

@@ -94,4 +94,7 @@ def test_sharded_grid_equals_unsharded():
     assert out["n"] == 8
     (sharded, ok_s), (single, ok_1) = out["True"], out["False"]
     assert all(ok_s) and all(ok_1)
-    np.testing.assert_allclose(sharded, single, rtol=1e-12)
+    # the per-device programs round differently from the single-device one, and the
+    # one-stage search (no warm settle) follows the last ulps of the profile: agreement is
+    # far inside the search's contract (tolerance 1e-7 relative), not bit for bit
+    np.testing.assert_allclose(sharded, single, rtol=1e-10)

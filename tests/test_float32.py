@@ -183,6 +183,8 @@ _EXEMPT = {
         "dpjax.accounting.pld.compose.fast_size": "integer sizing",
     "dpjax.certificate.certify_scale": "re-check loop on a guarded profile",
     "dpjax.certificate.require_certified": "host check of a certificate",
+    "dpjax.calibration.members.name_member": "labels a returned shape, no privacy",
+    "dpjax.calibration.flipped_huber.flipped_huber_member": "labels a returned shape",
     # spherical: the KL programme designs the density; its privacy goes through the
     # guarded PLD of SphericalMechanism (pld/epsilon/epsilons/delta)
     **{

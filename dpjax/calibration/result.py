@@ -26,6 +26,9 @@ class Calibration:
       sensitivity: the sensitivities used (after sound derivation).
       condition: ``"exact"`` (necessary and sufficient) or ``"sufficient"``.
       notes: what was assumed or derived (e.g. a sensitivity bound).
+      member: for a family searched over a shape, which member won per target
+        (``"gaussian"``, ``"laplace"``, ``"interior"``; NumPy strings shaped like the
+        targets), else ``None``.
     """
 
     mechanism: str
@@ -41,6 +44,7 @@ class Calibration:
     condition: str = "exact"
     sensitivity: dict[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    member: Any = None
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready dict (floats at full precision; arrays as nested lists)."""
@@ -63,4 +67,5 @@ class Calibration:
             "condition": self.condition,
             "sensitivity": dict(self.sensitivity),
             "notes": list(self.notes),
+            "member": None if self.member is None else np.asarray(self.member).tolist(),
         }

@@ -217,6 +217,7 @@ def calibration(
     sensitivity: dict,
     notes: tuple[str, ...] = (),
     condition: str = "exact",
+    member=None,
 ) -> Calibration:
     """The :class:`Calibration` of ``query``: its dimension, uses and sampling rate recorded,
     and ``mse = dim * variance`` (independent identical noise per coordinate).
@@ -231,6 +232,7 @@ def calibration(
       sensitivity: the sensitivities used (after sound derivation).
       notes: what was assumed or derived.
       condition: ``"exact"`` or ``"sufficient"``.
+      member: which member of a shape family won (see :class:`Calibration`), or ``None``.
     """
     return Calibration(
         mechanism=mechanism,
@@ -246,6 +248,7 @@ def calibration(
         condition=condition,
         sensitivity=sensitivity,
         notes=notes,
+        member=member,
     )
 
 

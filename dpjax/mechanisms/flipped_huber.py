@@ -26,6 +26,7 @@ from dpjax.accounting import flipped_huber_kdim as _kdim
 from dpjax.calibration.flipped_huber import (
     calibrate_flipped_huber_1d,
     calibrate_flipped_huber_sufficient,
+    flipped_huber_member,
 )
 from dpjax.calibration.result import Calibration
 from dpjax.certificate import reported_delta, require_certified
@@ -92,6 +93,7 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
             "(the Gaussian tails give delta(eps) > 0 for every eps)"
         )
     sens, notes = _sensitivities(query)
+    member = None
     if _exact_1d(query):
         linf = sens["linf"]
         alpha, gamma, variance, delta_at, ok = calibrate_flipped_huber_1d(epsilon, delta, linf)
@@ -111,6 +113,11 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         recheck = delta_at
         sensitivity = {"linf": linf}
         condition = "exact"
+        from dpjax.calibration.flipped_huber_kdim import SHAPES
+        from dpjax.calibration.members import name_member
+
+        top = f"largest shape searched (b = {SHAPES[-1]:g})"
+        member = name_member(alpha / gamma, 0.0, SHAPES[-1], "gaussian", top)
         notes += (
             f"exact K-dim condition: PLD engine, {query.dim}-fold composition of the 1-D pair at "
             f"linf = {linf!r} (worst corner of the linf box; pessimistic discretisation)",
@@ -128,14 +135,21 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         )
         sensitivity = dict(sens)
         condition = "sufficient"
-        notes += ("Theorem 8 sufficient condition (per-coordinate linf, l1, l2)",)
+        limit = 2.0 * (sens["l1"] / np.asarray(epsilon, float)) ** 2
+        notes += (
+            "Theorem 8 sufficient condition (per-coordinate linf, l1, l2)",
+            "Laplace limit member (b -> inf) in closed form: variance 2 (l1 / eps)^2 = "
+            + np.array2string(np.asarray(limit), precision=6),
+        )
+    if member is None:
+        member = flipped_huber_member(alpha, gamma)
     delta_at = np.maximum(delta_at, recheck)
     ok = np.asarray(ok) & (recheck <= delta) & np.isfinite(gamma)
     require_certified(NAME, ok, epsilon, delta, delta_at)
     return calibration(
         NAME, query, params={"alpha": alpha, "gamma": gamma}, variance=variance,
         epsilon=epsilon, delta=delta, delta_at_params=delta_at, sensitivity=sensitivity,
-        notes=notes, condition=condition,
+        notes=notes, condition=condition, member=member,
     )
 
 

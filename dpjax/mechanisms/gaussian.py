@@ -8,7 +8,8 @@ that keeps every record).  With Poisson subsampling (``0 < q < 1``, DP-SGD) the
 worse reported) is accounted by the PLD engine (:mod:`dpjax.accounting.pld`):
 pessimistic, so profiles, epsilons and calibrations stay certified; the
 reported value is the minimum with the RDP bound of the exact integer-order
-moments (:func:`~dpjax.accounting.pld.subsample.gaussian_log_moments`), also
+moments and their convexity chords at fractional orders
+(:func:`~dpjax.accounting.pld.subsample.gaussian_moment_bounds`), also
 certified, which is what answers when the engine's grid is capped (huge ``T``).
 """
 

@@ -53,6 +53,7 @@ def test_fig3a_least_variance_reproduces(fig3a):
     assert var[0] < 168.80
     laplace = 2.0 / (np.array([0.3, 3.0, 1.0]) - 2 * np.log1p(-1e-6)) ** 2
     assert np.all(var <= laplace * (1 + 1e-9))
+    assert fig3a.member.tolist() == ["interior"] * 3
 
 
 def test_every_calibration_is_certified_by_an_independent_kernel(fig3a):
@@ -124,6 +125,19 @@ def test_table2_theorem8_optimum(table2):
         )
         assert np.all(recheck <= delta)
         assert cal.condition == "sufficient"
+
+
+def test_theorem8_search_reaches_the_laplace_limit_member():
+    """K = 10, eps = 0.7, delta = 1e-7: the Theorem 8 bound improves toward the Laplace end
+    (b -> inf, variance 2 (K / eps)^2 = 408.16); a grid stopping at b = 200 returned 414.90."""
+    eps = np.array([0.7, 0.3, 1.0, 2.0, 3.0])  # 5 targets: same compiled batch as Table II
+    cal = dpjax.calibrate(
+        "flipped-huber", epsilon=eps, delta=1e-7, dim=10, linf=1.0, condition="sufficient"
+    )
+    limit = 2.0 * (10.0 / 0.7) ** 2
+    assert abs(float(cal.variance[0]) / limit - 1.0) < 1e-3
+    assert cal.member[0] == "laplace" and cal.to_json()["member"][0] == "laplace"
+    assert np.all(cal.delta_at_params <= 1e-7)
 
 
 def test_sufficient_calibration_beats_gaussian_in_low_dimension():

@@ -185,7 +185,7 @@ def sigma_gaussian(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike)
 @jax.jit
 @float64_kernel
 def _gap_and_slope(epsilon, delta, sensitivity, log_sigma):
-    """``(log delta(sigma) - log target, d log delta / d log sigma, log delta(sigma))``.
+    """``(log delta(sigma) - log target, d log delta / d log sigma, reported delta(sigma))``.
 
     The certified profile :func:`dpjax.accounting.gaussian.log_delta_gaussian` at
     ``sigma = e^x`` itself, and its slope ``-mu phi(a) / delta`` (``mu = Delta / sigma``,
@@ -197,7 +197,7 @@ def _gap_and_slope(epsilon, delta, sensitivity, log_sigma):
     mu = jnp.exp(log_mu)
     a = epsilon / mu - 0.5 * mu
     slope = -jnp.exp(log_mu - 0.5 * a * a - _HALF_LOG_2PI - log_d)
-    return log_d - log_target(delta), slope, log_d
+    return log_d - log_target(delta), slope, reported_delta(log_d, ERROR)
 
 
 def calibrate_sigma(epsilon, delta, sensitivity) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -258,15 +258,13 @@ def calibrate_sigma(epsilon, delta, sensitivity) -> tuple[np.ndarray, np.ndarray
         good, converged = newton_host(
             evaluate, x0, good=log_sens - LOG_MU_MIN, bad=log_sens - LOG_MU_MAX
         )
-        gap, _, log_d = (np.asarray(v) for v in _gap_and_slope(*args, jnp.asarray(good)))
+        gap, _, delta_at = (np.asarray(v) for v in _gap_and_slope(*args, jnp.asarray(good)))
         sigma = np.exp(good)
         certified = converged & (gap <= 0) & np.isfinite(sigma) & (sigma >= TINY) & (dlt > 0)
         if not np.all(certified[:n]):
             s_b, d_b, ok_b, _ = (np.asarray(v) for v in sigma_gaussian(*args))
             sigma = np.where(certified, sigma, s_b)
-            delta_at = np.where(certified, np.asarray(reported_delta(log_d, ERROR)), d_b)
+            delta_at = np.where(certified, delta_at, d_b)
             certified = certified | ok_b
-        else:
-            delta_at = np.asarray(reported_delta(jnp.asarray(log_d), ERROR))
     unpad = (lambda v: np.asarray(v)[:n].reshape(shape))
     return unpad(sigma), unpad(delta_at), unpad(certified)

@@ -43,7 +43,8 @@ PAPERS: dict[str, Reproduction] = {
         "dpjax.reproduce.inid", "inid-noise-laplace-beats-gaussian", "under 5 min"
     ),
     "spherical": Reproduction(
-        "dpjax.reproduce.spherical", "spherical-kl-optimal-mechanisms", "under 6 min"
+        "dpjax.reproduce.spherical", "spherical-kl-optimal-mechanisms",
+        "6 min before the (m, q, k) map was added; not timed end to end since",
     ),
     "flipped-huber": Reproduction(
         "dpjax.reproduce.flipped_huber", "flipped-huber-mechanism",

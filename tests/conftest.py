@@ -6,17 +6,31 @@ module (test_float32.py) that uses ``jax.enable_x64(False)``.
 """
 
 import os
+import shutil
 import sys
+import tempfile
 
-import jax
-import pytest
-from hypothesis import settings
+# One persistent XLA compilation cache per test run, shared by the xdist workers and the
+# CLI subprocesses that the tests start (they inherit the environment): a kernel compiled
+# by one process is loaded by the others. It is a fresh temporary folder, so no test
+# depends on what an earlier run compiled, and the user's ~/.cache is never touched. A
+# cache folder the user configured (JAX_COMPILATION_CACHE_DIR) wins. Set before jax is
+# imported, which reads these variables once.
+_RUN_CACHE = None
+if "PYTEST_XDIST_WORKER" not in os.environ and "JAX_COMPILATION_CACHE_DIR" not in os.environ:
+    _RUN_CACHE = tempfile.mkdtemp(prefix="dpjax-test-xla-")
+    os.environ["JAX_COMPILATION_CACHE_DIR"] = _RUN_CACHE
+    os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.05")
+
+import jax  # noqa: E402
+import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
 
 # test modules live in folders mirroring the package (imported in pytest's "importlib"
 # mode, pyproject.toml); the shared helpers (_helpers, _references) sit here
 sys.path.insert(0, os.path.dirname(__file__))
 
-# the CLI's persistent compilation cache stays out of the user's home during tests
+# dpjax's own persistent cache (~/.cache/dpjax) stays out of the user's home during tests
 os.environ.setdefault("DPJAX_NO_COMPILATION_CACHE", "1")
 
 jax.config.update("jax_enable_x64", True)
@@ -24,6 +38,12 @@ jax.config.update("jax_numpy_dtype_promotion", "strict")
 
 settings.register_profile("dpjax", deadline=None, derandomize=True, max_examples=60)
 settings.load_profile("dpjax")
+
+
+def pytest_unconfigure(config):
+    """Remove this run's compilation cache (created by the controlling process only)."""
+    if _RUN_CACHE is not None:
+        shutil.rmtree(_RUN_CACHE, ignore_errors=True)
 
 
 @pytest.fixture

@@ -30,3 +30,21 @@ def shell_cell_frequencies(m, n, i, size, rng):
     x[:, 0] -= 1.0
     j = np.floor(np.linalg.norm(x, axis=1) * n).astype(int)
     return np.bincount(j - i + n, minlength=2 * n + 1) / size
+
+
+def assert_nonincreasing(at_lower, at_higher, rtol=1e-12):
+    """``at_higher <= at_lower`` up to ``rtol`` relative round-off (log-deltas: ``-inf`` at
+    the higher argument always passes)."""
+    assert at_higher <= at_lower + rtol * abs(at_lower) or at_higher == -np.inf, (
+        at_lower,
+        at_higher,
+    )
+
+
+def assert_matches_reference(got, ref, rtol=1e-10, floor=1e-14):
+    """``got`` within ``rtol`` relative of ``ref`` where ``ref > floor``; below the floor
+    only ``got <= floor`` is required (values under the floor carry no digits worth comparing)."""
+    if ref > floor:
+        assert abs(got - ref) <= rtol * ref, (got, ref)
+    else:
+        assert got <= floor, (got, ref)

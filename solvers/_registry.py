@@ -27,11 +27,12 @@ from typing import Any
 
 import jax.numpy as jnp
 
+from solvers._names import NameRegistry
 from solvers._problem import ConvexProblem
 from solvers._solution import RawResult, Solution, Status
 from solvers._solver import Solver
 
-_BACKENDS: dict[str, Solver] = {}
+_BACKENDS = NameRegistry("solver backend")
 
 
 class DefaultJaxSolver:
@@ -81,8 +82,7 @@ def register_backend(backend: Solver) -> Solver:
     Returns:
       ``backend`` (so it can be used as a decorator on an instance).
     """
-    _BACKENDS[backend.name] = backend
-    return backend
+    return _BACKENDS.register(backend)
 
 
 def get_backend(name: str) -> Solver:
@@ -94,14 +94,12 @@ def get_backend(name: str) -> Solver:
     Raises:
       ValueError: no solver is registered under ``name``.
     """
-    if name not in _BACKENDS:
-        raise ValueError(f"unknown solver backend {name!r}; known: {', '.join(sorted(_BACKENDS))}")
-    return _BACKENDS[name]
+    return _BACKENDS.get(name)
 
 
 def backends() -> tuple[str, ...]:
     """Names of the registered solvers, sorted."""
-    return tuple(sorted(_BACKENDS))
+    return _BACKENDS.names()
 
 
 def resolve(solver: str | Solver) -> Solver:

@@ -29,6 +29,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from solvers._names import NameRegistry
+
 
 class Instance(NamedTuple):
     """One benchmark instance.
@@ -91,7 +93,11 @@ def _fmt(v) -> str:
     return f"{v:.6g}" if isinstance(v, float) else str(v)
 
 
-_FAMILIES: dict[str, Family] = {}
+_FAMILIES = NameRegistry(
+    "family",
+    " (families of other packages are registered by importing them, "
+    "e.g. --families-from dpjax.spherical.benchmark_family)",
+)
 
 
 def register_family(family: Family) -> Family:
@@ -100,8 +106,7 @@ def register_family(family: Family) -> Family:
     Args:
       family: the :class:`Family`.
     """
-    _FAMILIES[family.name] = family
-    return family
+    return _FAMILIES.register(family)
 
 
 def get_family(name: str) -> Family:
@@ -113,16 +118,12 @@ def get_family(name: str) -> Family:
     Raises:
       ValueError: unknown name.
     """
-    if name not in _FAMILIES:
-        raise ValueError(f"unknown family {name!r}; known: {', '.join(families()) or 'none'} "
-                         "(families of other packages are registered by importing them, "
-                         "e.g. --families-from dpjax.spherical.benchmark_family)")
-    return _FAMILIES[name]
+    return _FAMILIES.get(name)
 
 
 def families() -> tuple[str, ...]:
     """Names of the registered families, sorted."""
-    return tuple(sorted(_FAMILIES))
+    return _FAMILIES.names()
 
 
 # ---------------------------------------------------------------------- allocation

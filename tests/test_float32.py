@@ -225,7 +225,7 @@ _EXEMPT = {
     "dpjax.accounting.event_plds.flatten": "flattens the event tree, no privacy value",
     "dpjax.accounting.event_plds.unsupported": "builds an error message",
     "dpjax.accounting.event_plds.check_leaf": "host check of an event's structure",
-    "dpjax.accounting.event_plds.pure_epsilon": "host float arithmetic on event parameters "
+    "dpjax.accounting.event_pure.pure_epsilon": "host float arithmetic on event parameters "
     "(pure-DP composition), no JAX kernel",
     "dpjax.accounting.pld.mixture.check_shifts": "host check of the shifts",
     "dpjax.certificate.kernel_error": "host declaration of a constant (checked at import)",

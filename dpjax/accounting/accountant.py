@@ -39,8 +39,8 @@ from dpjax.accounting.event_plds import (
     compose_table,
     flatten,
     leaf_table,
-    pure_epsilon,
 )
+from dpjax.accounting.event_pure import pure_epsilon
 from dpjax.certificate import certify_epsilon
 from dpjax.errors import CertificationError
 
@@ -203,7 +203,7 @@ class PLDAccountant:
 
         The minimum of the composed PLD's certified epsilon and, when every event is pure
         DP, the pure-DP composition ``sum_j count_j epsilon_j`` of the exact pairs
-        (:func:`~dpjax.accounting.event_plds.pure_epsilon`; ``delta = 0`` is answered by it).
+        (:func:`~dpjax.accounting.event_pure.pure_epsilon`; ``delta = 0`` is answered by it).
 
         Args:
           delta: ``delta`` in ``[0, 1)``.

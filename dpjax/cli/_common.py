@@ -242,7 +242,7 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence], title: str | N
     ]
     if title:
         print(title)
-    print("  ".join(h.ljust(w) for h, w in zip(headers, widths)))
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
     print("  ".join("-" * w for w in widths))
     for r in cells:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))

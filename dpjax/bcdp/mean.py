@@ -99,7 +99,7 @@ def release(key: Array, x: Array, mean_plan: MeanPlan) -> Array:
     xs = x[..., mean_plan.order]
     mask = (jnp.arange(d)[None, :] >= jnp.arange(d)[:, None]).astype(x.dtype)  # row k sees i>=k
     v = xs[..., None, :] * mask
-    prm = ch.ChannelParameters(*(jnp.asarray(p, dtype=x.dtype) for p in mean_plan.params))
+    prm = ch.as_arrays(mean_plan.params, x.dtype)
     y = ch.sample(key, v, prm, mask, hemisphere=mean_plan.hemisphere)
     released = jnp.asarray(mean_plan.weights > 0)
     return jnp.where(released[:, None], y, 0.0)

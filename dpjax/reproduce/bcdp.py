@@ -53,8 +53,8 @@ def _mse_runner(mean_plan: mean.MeanPlan, q: float, baseline: bool):
     """
     d = mean_plan.order.size
     if baseline:
-        prm = channels.ChannelParameters(*(jnp.asarray(p) for p in mean_plan.params))
-        prm = channels.ChannelParameters(*(p[0] for p in prm))  # row 1: the whole vector
+        # row 1: the whole vector
+        prm = jax.tree.map(lambda p: p[0], channels.as_arrays(mean_plan.params))
     w = jnp.asarray(mean_plan.weights)
     radii = jnp.sqrt(d - jnp.arange(d, dtype=jnp.float64))[:, None]
 

@@ -68,12 +68,62 @@ def loop_mean(rng, xs, c):
     return out
 
 
+def _timed(f, *args, repeats: int) -> float:
+    """Median wall time of the compiled ``f(*args)`` after one warm-up call."""
+    f(*args).block_until_ready()
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        f(*args).block_until_ready()
+        times.append(time.perf_counter() - t)
+    return float(np.median(times))
+
+
+def sweep(repeats: int) -> None:
+    """PrivUnit2 against Duchi: one channel call on ``n x d`` inputs, and ``M_mean`` (``n`` users,
+    ``d`` coordinates, ``d`` rows each), epsilon 2 / Theorem 2's budget at q = 0.5."""
+    from dpjax.bcdp import channels
+
+    print("channel alone: n reports of dimension d, epsilon 2")
+    print(f"{'n':>8} {'d':>6} {'duchi s':>9} {'privunit s':>11} {'ratio':>7}")
+    rng = np.random.default_rng(0)
+    for n, d in ((10_000, 10), (100_000, 10), (100_000, 100), (10_000, 1000)):
+        x = jnp.asarray(rng.choice([-1.0, 1.0], size=(n, d)) / np.sqrt(d))
+        out = {}
+        for chan in (channels.DUCHI, channels.PRIVUNIT):
+            prm = channels.as_arrays(chan.parameters(2.0, d, 1.0)) if hasattr(
+                channels, "as_arrays") else chan.parameters(2.0, d, 1.0)
+            f = jax.jit(lambda k, v, prm=prm, hemi=chan.name == "duchi":
+                        channels.sample(k, v, prm, hemisphere=hemi))
+            out[chan.name] = _timed(f, jax.random.key(1), x, repeats=repeats)
+        print(f"{n:>8} {d:>6} {out['duchi']:>9.3f} {out['privunit']:>11.3f} "
+              f"{out['privunit'] / out['duchi']:>7.1f}")
+    print("M_mean: n users, d coordinates (d rows of dimension d..1), Theorem 2 at q = 0.5")
+    print(f"{'n':>8} {'d':>6} {'duchi s':>9} {'privunit s':>11} {'ratio':>7}")
+    for n, d in ((1_000, 4), (10_000, 4), (1_000, 10), (10_000, 10), (10_000, 32)):
+        deltas = np.array([0.2, 0.2] + [2.0] * (d - 2))
+        b = budget.theorem2_budget(deltas, 2.0, 0.5)
+        x = jnp.asarray(rng.choice([-1.0, 1.0], size=(n, d)))
+        out = {}
+        for name in ("duchi", "privunit"):
+            p = mean.plan(b.c, name)
+            f = jax.jit(lambda k, xx, p=p: mean.combine(mean.release(k, xx, p), p))
+            out[name] = _timed(f, jax.random.key(1), x, repeats=repeats)
+        print(f"{n:>8} {d:>6} {out['duchi']:>9.3f} {out['privunit']:>11.3f} "
+              f"{out['privunit'] / out['duchi']:>7.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--users", type=int, default=10_000)
     ap.add_argument("--loop-users", type=int, default=500)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--sweep", action="store_true", help="PrivUnit2 vs Duchi over n x d")
     args = ap.parse_args()
+    if args.sweep:
+        print(f"device {jax.devices()[0].device_kind}, jax {jax.__version__}")
+        sweep(args.repeats)
+        return
     deltas = np.array([0.2, 0.2] + [2.0] * 8)
     b = budget.theorem2_budget(deltas, 2.0, 0.5)
     c = b.c[b.order]

@@ -121,7 +121,7 @@ def _privunit_log_gain(a0, a1, m):
     return log_k + np.log(np.maximum(bracket, 1e-300)), gamma, cap
 
 
-def privunit_parameters(epsilon, dim, radius) -> ChannelParameters:
+def privunit_parameters(epsilon, dim, radius, table: bool = True) -> ChannelParameters:
     r"""PrivUnit2's constants for LDP level ``epsilon`` (module docstring), host-side float64.
 
     The cap mass actually realised, ``P = I_{(1-gamma)/2}((m-1)/2, (m-1)/2)``, is
@@ -135,6 +135,8 @@ def privunit_parameters(epsilon, dim, radius) -> ChannelParameters:
       epsilon: LDP level ``a > 0``.
       dim: dimension ``m >= 1``.
       radius: ball radius ``r > 0``.
+      table: also build the sampler's inverse-CDF knots (``False`` for the moments
+        alone: variance bounds need no sampling).
 
     Returns:
       The :class:`ChannelParameters` (``norm = r / E<V, u>``).
@@ -147,42 +149,43 @@ def privunit_parameters(epsilon, dim, radius) -> ChannelParameters:
     a, m, r = _check(epsilon, dim, radius)
     shape = a.shape
     a, m, r = a.ravel(), m.ravel(), r.ravel()
-    norm = np.empty_like(a)
-    keep = np.empty_like(a)
+    a_in = a * (1 - 1e-12)
+    keep = sps.expit(a_in)
+    norm = r / (2.0 * keep - 1.0)  # m = 1: randomized response on {-r, r}
     gamma = np.zeros_like(a)
     cap = np.full_like(a, 0.5)
     slack = 1e-12 * a + 1e-15  # against rounding in the realised cap mass
-    for j in range(a.size):
-        a_in = a[j] * (1 - 1e-12)
-        if m[j] == 1:
-            keep[j] = sps.expit(a_in)
-            norm[j] = r[j] / (2.0 * keep[j] - 1.0)
-            continue
+    sphere = m > 1
+    if np.any(sphere):
+        aa, mm, rr = a[sphere, None], m[sphere, None], r[sphere]
         # split 0: the hemisphere (gamma = 0, P = 1/2 exactly by symmetry), always valid
-        log_gain0, _, _ = _privunit_log_gain(a_in, 0.0, m[j])
-        best = (log_gain0, 0.0, 0.5, sps.expit(a_in))
-        for f in _SPLIT_GRID:
-            a1 = f * a[j]
-            _, g, pc = _privunit_log_gain(0.0, a1, m[j])  # gamma, P of this split
-            a0 = a[j] - np.log((1.0 - pc) / pc) - slack[j]
-            if a0 <= 0:
-                continue
-            log_gain, _, _ = _privunit_log_gain(a0, a1, m[j])
-            if np.isfinite(log_gain) and log_gain > best[0]:
-                best = (log_gain, g, pc, sps.expit(a0))
-        norm[j] = r[j] * np.exp(-best[0])
-        gamma[j], cap[j], keep[j] = best[1], best[2], best[3]
+        log_gain0 = _privunit_log_gain(a_in[sphere], 0.0, mm[:, 0])[0]
+        a1 = _SPLIT_GRID * aa  # (rows, splits)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            _, g, pc = _privunit_log_gain(0.0, a1, mm)  # gamma, P of each split
+            a0 = aa - np.log((1.0 - pc) / pc) - slack[sphere, None]
+            log_gain = _privunit_log_gain(np.where(a0 > 0, a0, 1.0), a1, mm)[0]
+        log_gain = np.where((a0 > 0) & np.isfinite(log_gain), log_gain, -np.inf)
+        k = np.argmax(log_gain, axis=1)  # the first best split, as a sequential scan
+        rows = np.arange(k.size)
+        better = log_gain[rows, k] > log_gain0
+        best = np.where(better, log_gain[rows, k], log_gain0)
+        norm[sphere] = rr * np.exp(-best)
+        gamma[sphere] = np.where(better, g[rows, k], 0.0)
+        cap[sphere] = np.where(better, pc[rows, k], 0.5)
+        keep[sphere] = np.where(better, sps.expit(a0[rows, k]), sps.expit(a_in[sphere]))
     out = [x.reshape(shape) for x in (a, m, r, norm, keep, gamma, cap)]
-    return ChannelParameters(*out, _cap.cap_tables(out[1], out[5]))
+    return ChannelParameters(*out, _cap.cap_tables(out[1], out[5]) if table else None)
 
 
-def duchi_parameters(epsilon, dim, radius) -> ChannelParameters:
+def duchi_parameters(epsilon, dim, radius, table: bool = True) -> ChannelParameters:
     """The unbiased Duchi channel's constants (module docstring), host-side float64.
 
     Args:
       epsilon: LDP level ``a > 0``.
       dim: dimension ``m >= 1``.
       radius: ball radius ``r > 0``.
+      table: unused (the hemisphere needs no table; the signature is PrivUnit2's).
 
     Example:
       >>> round(float(duchi_parameters(1.0, 3, 1.0).norm), 6)  # 2 coth(1/2)
@@ -339,7 +342,7 @@ class Channel(NamedTuple):
 
     Attributes:
       name: ``"duchi"`` or ``"privunit"``.
-      parameters: ``(epsilon, dim, radius) -> ChannelParameters``.
+      parameters: ``(epsilon, dim, radius, table=True) -> ChannelParameters``.
 
     Sampling is :func:`sample` with those constants.
     """

@@ -137,3 +137,29 @@ def test_privunit_inner_product_law_monte_carlo():
 
     assert stats.kstest(t[on_cap], cap_cdf).pvalue > 1e-3
     assert stats.kstest(t[~on_cap], rest_cdf).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("eps, m", [(0.05, 10), (1.0, 2), (2.0, 7), (8.0, 300), (3.0, 20_000)])
+def test_privunit_split_is_the_best_candidate(eps, m):
+    # a scalar scan of the candidate splits, written out: the hemisphere, then each grid
+    # fraction f with a_1 = f a, P its realised cap mass, a_0 = a - log((1-P)/P) - slack;
+    # the unbiasing gain E<V, u> = K (p/P - (1-p)/(1-P)) is largest at the chosen one
+    prm = ch.privunit_parameters(eps, m, 1.0, table=False)
+    h = (m - 1) / 2
+
+    def gain(a0, gamma):
+        cap = sps.betainc(h, h, (1 - gamma) / 2)
+        p = sps.expit(a0)
+        k = np.exp(h * np.log1p(-gamma**2) - np.log(m - 1) - (m - 2) * np.log(2.0)
+                   - sps.betaln(h, h))
+        return k * (p / cap - (1 - p) / (1 - cap)), cap
+
+    best, _ = gain(eps * (1 - 1e-12), 0.0)
+    for f in ch._SPLIT_GRID:
+        gamma = 2 * sps.betaincinv(h, h, 1 - sps.expit(-f * eps)) - 1
+        cap = sps.betainc(h, h, (1 - gamma) / 2)
+        a0 = eps - np.log((1 - cap) / cap) - (1e-12 * eps + 1e-15)
+        if a0 > 0:
+            best = max(best, gain(a0, gamma)[0])
+    assert 1.0 / float(prm.norm) == pytest.approx(best, rel=1e-12)
+    assert float(ch.exact_ldp_epsilon(prm)) <= eps

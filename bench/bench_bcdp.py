@@ -8,18 +8,31 @@ data in {-1, 1}^10.  dpjax is timed after a compile warm-up with ``block_until_r
 linearly to ``--users``.  Both use the unbiased Duchi constant.
 
 Usage: PYTHONPATH=. python bench/bench_bcdp.py [--users 10000] [--loop-users 500] [--repeats 5]
+       PYTHONPATH=. python bench/bench_bcdp.py --sweep [--repeats 3]   # PrivUnit2 vs Duchi, n x d
 
-Measured 2026-11-23 (one run, 2 CPU cores shared with other jobs, load ~13, jax 0.10.2,
-``--users 10000 --loop-users 200 --repeats 3``)::
+``--sweep`` times one channel call on ``n`` reports of dimension ``d`` (epsilon 2) and
+M_mean (``n`` users, ``d`` coordinates, Theorem 2 at q = 0.5), compiled, median of the
+repeats.  Measured 2026-11-26 on 2 CPU cores shared with other jobs (load 10-15 during
+both runs, so single timings are noisy to +-50 %), jax 0.10.2, float64; "before" is the
+same script on main at 19ea9c8 (PrivUnit2's cap by safeguarded Newton on JAX's
+``betainc``, up to 40 steps; M_mean drawing all d rows), "after" this version (knots of
+the angle's inverse CDF on the host, 3 Newton steps with 8-point Gauss-Legendre per
+report; M_mean drawing only the released rows)::
 
-  dpjax M_mean duchi     0.177 s
-  dpjax M_mean privunit  16.096 s
-  numpy per-user loop    1.519 s (scaled from 200 users)
-  speed-up duchi vs loop 8.6x; privunit costs 90.8x duchi
+  PrivUnit2 seconds            before     after   speed-up   (Duchi after)
+  channel   n=1e4,  d=10        0.423     0.029      15x       0.036
+  channel   n=1e5,  d=10        4.446     0.411      11x       0.257
+  channel   n=1e5,  d=100       7.414     3.004       2.5x     2.140
+  channel   n=1e4,  d=1000      5.044     2.176       2.3x     2.028
+  M_mean    n=1e3,  d=4         0.778     0.006     130x       0.004
+  M_mean    n=1e4,  d=4         2.827     0.068      42x       0.008
+  M_mean    n=1e3,  d=10        1.559     0.004     390x       0.009
+  M_mean    n=1e4,  d=10       26.316     0.056     470x       0.048
+  M_mean    n=1e4,  d=32       88.671     0.519     170x       0.672
 
-PrivUnit2's cost is its inverse-CDF cap sampler: JAX's ``betainc`` costs microseconds
-per evaluation on CPU for half-integer shapes and the safeguarded Newton search takes
-about ten of them per report.
+At large ``d`` both channels cost the same O(n d) vector work (normals, projections);
+the cap's angle is O(n) whatever ``d``.  M_mean's gain also counts the rows not drawn
+(2 of d released at q = 0.5).
 """
 
 from __future__ import annotations
@@ -91,8 +104,9 @@ def sweep(repeats: int) -> None:
         x = jnp.asarray(rng.choice([-1.0, 1.0], size=(n, d)) / np.sqrt(d))
         out = {}
         for chan in (channels.DUCHI, channels.PRIVUNIT):
-            prm = channels.as_arrays(chan.parameters(2.0, d, 1.0)) if hasattr(
-                channels, "as_arrays") else chan.parameters(2.0, d, 1.0)
+            prm = chan.parameters(2.0, d, 1.0)
+            if hasattr(channels, "as_arrays"):  # absent before 27bb795 (the "before" run)
+                prm = channels.as_arrays(prm)
             f = jax.jit(lambda k, v, prm=prm, hemi=chan.name == "duchi":
                         channels.sample(k, v, prm, hemisphere=hemi))
             out[chan.name] = _timed(f, jax.random.key(1), x, repeats=repeats)

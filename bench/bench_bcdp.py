@@ -8,18 +8,31 @@ data in {-1, 1}^10.  dpjax is timed after a compile warm-up with ``block_until_r
 linearly to ``--users``.  Both use the unbiased Duchi constant.
 
 Usage: PYTHONPATH=. python bench/bench_bcdp.py [--users 10000] [--loop-users 500] [--repeats 5]
+       PYTHONPATH=. python bench/bench_bcdp.py --sweep [--repeats 3]   # PrivUnit2 vs Duchi, n x d
 
-Measured 2026-11-23 (one run, 2 CPU cores shared with other jobs, load ~13, jax 0.10.2,
-``--users 10000 --loop-users 200 --repeats 3``)::
+``--sweep`` times one channel call on ``n`` reports of dimension ``d`` (epsilon 2) and
+M_mean (``n`` users, ``d`` coordinates, Theorem 2 at q = 0.5), compiled, median of the
+repeats.  Measured 2026-11-26 on 2 CPU cores shared with other jobs (load 10-15 during
+both runs, so single timings are noisy to +-50 %), jax 0.10.2, float64; "before" is the
+same script on main at 19ea9c8 (PrivUnit2's cap by safeguarded Newton on JAX's
+``betainc``, up to 40 steps; M_mean drawing all d rows), "after" this version (knots of
+the angle's inverse CDF on the host, 3 Newton steps with 8-point Gauss-Legendre per
+report; M_mean drawing only the released rows)::
 
-  dpjax M_mean duchi     0.177 s
-  dpjax M_mean privunit  16.096 s
-  numpy per-user loop    1.519 s (scaled from 200 users)
-  speed-up duchi vs loop 8.6x; privunit costs 90.8x duchi
+  PrivUnit2 seconds            before     after   speed-up   (Duchi after)
+  channel   n=1e4,  d=10        0.423     0.029      15x       0.036
+  channel   n=1e5,  d=10        4.446     0.411      11x       0.257
+  channel   n=1e5,  d=100       7.414     3.004       2.5x     2.140
+  channel   n=1e4,  d=1000      5.044     2.176       2.3x     2.028
+  M_mean    n=1e3,  d=4         0.778     0.006     130x       0.004
+  M_mean    n=1e4,  d=4         2.827     0.068      42x       0.008
+  M_mean    n=1e3,  d=10        1.559     0.004     390x       0.009
+  M_mean    n=1e4,  d=10       26.316     0.056     470x       0.048
+  M_mean    n=1e4,  d=32       88.671     0.519     170x       0.672
 
-PrivUnit2's cost is its inverse-CDF cap sampler: JAX's ``betainc`` costs microseconds
-per evaluation on CPU for half-integer shapes and the safeguarded Newton search takes
-about ten of them per report.
+At large ``d`` both channels cost the same O(n d) vector work (normals, projections);
+the cap's angle is O(n) whatever ``d``.  M_mean's gain also counts the rows not drawn
+(2 of d released at q = 0.5).
 """
 
 from __future__ import annotations
@@ -68,12 +81,63 @@ def loop_mean(rng, xs, c):
     return out
 
 
+def _timed(f, *args, repeats: int) -> float:
+    """Median wall time of the compiled ``f(*args)`` after one warm-up call."""
+    f(*args).block_until_ready()
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        f(*args).block_until_ready()
+        times.append(time.perf_counter() - t)
+    return float(np.median(times))
+
+
+def sweep(repeats: int) -> None:
+    """PrivUnit2 against Duchi: one channel call on ``n x d`` inputs, and ``M_mean`` (``n`` users,
+    ``d`` coordinates, ``d`` rows each), epsilon 2 / Theorem 2's budget at q = 0.5."""
+    from dpjax.bcdp import channels
+
+    print("channel alone: n reports of dimension d, epsilon 2")
+    print(f"{'n':>8} {'d':>6} {'duchi s':>9} {'privunit s':>11} {'ratio':>7}")
+    rng = np.random.default_rng(0)
+    for n, d in ((10_000, 10), (100_000, 10), (100_000, 100), (10_000, 1000)):
+        x = jnp.asarray(rng.choice([-1.0, 1.0], size=(n, d)) / np.sqrt(d))
+        out = {}
+        for chan in (channels.DUCHI, channels.PRIVUNIT):
+            prm = chan.parameters(2.0, d, 1.0)
+            if hasattr(channels, "as_arrays"):  # absent before 27bb795 (the "before" run)
+                prm = channels.as_arrays(prm)
+            f = jax.jit(lambda k, v, prm=prm, hemi=chan.name == "duchi":
+                        channels.sample(k, v, prm, hemisphere=hemi))
+            out[chan.name] = _timed(f, jax.random.key(1), x, repeats=repeats)
+        print(f"{n:>8} {d:>6} {out['duchi']:>9.3f} {out['privunit']:>11.3f} "
+              f"{out['privunit'] / out['duchi']:>7.1f}")
+    print("M_mean: n users, d coordinates (d rows of dimension d..1), Theorem 2 at q = 0.5")
+    print(f"{'n':>8} {'d':>6} {'duchi s':>9} {'privunit s':>11} {'ratio':>7}")
+    for n, d in ((1_000, 4), (10_000, 4), (1_000, 10), (10_000, 10), (10_000, 32)):
+        deltas = np.array([0.2, 0.2] + [2.0] * (d - 2))
+        b = budget.theorem2_budget(deltas, 2.0, 0.5)
+        x = jnp.asarray(rng.choice([-1.0, 1.0], size=(n, d)))
+        out = {}
+        for name in ("duchi", "privunit"):
+            p = mean.plan(b.c, name)
+            f = jax.jit(lambda k, xx, p=p: mean.combine(mean.release(k, xx, p), p))
+            out[name] = _timed(f, jax.random.key(1), x, repeats=repeats)
+        print(f"{n:>8} {d:>6} {out['duchi']:>9.3f} {out['privunit']:>11.3f} "
+              f"{out['privunit'] / out['duchi']:>7.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--users", type=int, default=10_000)
     ap.add_argument("--loop-users", type=int, default=500)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--sweep", action="store_true", help="PrivUnit2 vs Duchi over n x d")
     args = ap.parse_args()
+    if args.sweep:
+        print(f"device {jax.devices()[0].device_kind}, jax {jax.__version__}")
+        sweep(args.repeats)
+        return
     deltas = np.array([0.2, 0.2] + [2.0] * 8)
     b = budget.theorem2_budget(deltas, 2.0, 0.5)
     c = b.c[b.order]

@@ -25,8 +25,10 @@ ball the total variance is exact: ``E|Z - v|^2 = |Z|^2 - |v|^2``.
   The budget is split ``a = a_0 + a_1`` with ``p = e^{a_0}/(1 + e^{a_0})`` and cap
   mass ``P = 1/(1 + e^{a_1})`` under the uniform law, so the density ratio is
   exactly ``e^a``; the split maximising the unbiasing factor (least variance) is
-  chosen on a grid.  ``<w, u> = 2 s - 1`` with ``s`` drawn from the truncated
-  ``Beta((m-1)/2, (m-1)/2)`` law by its inverse CDF.
+  chosen on a grid.  The angle between ``w`` and ``u`` (or ``-u`` off the cap) is
+  drawn by the inverse of its distribution function ``I_{sin^2(beta/2)}((m-1)/2,
+  (m-1)/2)`` restricted to the region (:mod:`dpjax.bcdp._cap`: knots from SciPy's
+  ``betaincinv`` once per constants, a fixed number of Newton steps per report).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import numpy as np
 from jax import Array
 from scipy import special as sps
 
-from dpjax.bcdp._beta import beta_quantile
+from dpjax.bcdp import _cap
 
 #: candidate fractions of the budget spent on the cap (PrivUnit2's split search)
 _SPLIT_GRID = np.linspace(0.02, 0.98, 49)
@@ -56,6 +58,8 @@ class ChannelParameters(NamedTuple):
       keep_prob: probability of the "towards the input" event (``pi`` or ``p``).
       gamma: PrivUnit2's cap threshold on ``<w, u>`` (``0`` for Duchi).
       cap_mass: uniform mass of the cap (``1/2`` for Duchi's hemisphere).
+      table: PrivUnit2's inverse-CDF knots (:func:`dpjax.bcdp._cap.cap_tables`, shape
+        ``leading + (2, 2, knots)``), ``None`` for Duchi.
     """
 
     epsilon: Array
@@ -65,6 +69,7 @@ class ChannelParameters(NamedTuple):
     keep_prob: Array
     gamma: Array
     cap_mass: Array
+    table: Array | None = None
 
 
 def _check(epsilon, dim, radius):
@@ -116,7 +121,7 @@ def _privunit_log_gain(a0, a1, m):
     return log_k + np.log(np.maximum(bracket, 1e-300)), gamma, cap
 
 
-def privunit_parameters(epsilon, dim, radius) -> ChannelParameters:
+def privunit_parameters(epsilon, dim, radius, table: bool = True) -> ChannelParameters:
     r"""PrivUnit2's constants for LDP level ``epsilon`` (module docstring), host-side float64.
 
     The cap mass actually realised, ``P = I_{(1-gamma)/2}((m-1)/2, (m-1)/2)``, is
@@ -130,6 +135,8 @@ def privunit_parameters(epsilon, dim, radius) -> ChannelParameters:
       epsilon: LDP level ``a > 0``.
       dim: dimension ``m >= 1``.
       radius: ball radius ``r > 0``.
+      table: also build the sampler's inverse-CDF knots (``False`` for the moments
+        alone: variance bounds need no sampling).
 
     Returns:
       The :class:`ChannelParameters` (``norm = r / E<V, u>``).
@@ -142,42 +149,43 @@ def privunit_parameters(epsilon, dim, radius) -> ChannelParameters:
     a, m, r = _check(epsilon, dim, radius)
     shape = a.shape
     a, m, r = a.ravel(), m.ravel(), r.ravel()
-    norm = np.empty_like(a)
-    keep = np.empty_like(a)
+    a_in = a * (1 - 1e-12)
+    keep = sps.expit(a_in)
+    norm = r / (2.0 * keep - 1.0)  # m = 1: randomized response on {-r, r}
     gamma = np.zeros_like(a)
     cap = np.full_like(a, 0.5)
     slack = 1e-12 * a + 1e-15  # against rounding in the realised cap mass
-    for j in range(a.size):
-        a_in = a[j] * (1 - 1e-12)
-        if m[j] == 1:
-            keep[j] = sps.expit(a_in)
-            norm[j] = r[j] / (2.0 * keep[j] - 1.0)
-            continue
+    sphere = m > 1
+    if np.any(sphere):
+        aa, mm, rr = a[sphere, None], m[sphere, None], r[sphere]
         # split 0: the hemisphere (gamma = 0, P = 1/2 exactly by symmetry), always valid
-        log_gain0, _, _ = _privunit_log_gain(a_in, 0.0, m[j])
-        best = (log_gain0, 0.0, 0.5, sps.expit(a_in))
-        for f in _SPLIT_GRID:
-            a1 = f * a[j]
-            _, g, pc = _privunit_log_gain(0.0, a1, m[j])  # gamma, P of this split
-            a0 = a[j] - np.log((1.0 - pc) / pc) - slack[j]
-            if a0 <= 0:
-                continue
-            log_gain, _, _ = _privunit_log_gain(a0, a1, m[j])
-            if np.isfinite(log_gain) and log_gain > best[0]:
-                best = (log_gain, g, pc, sps.expit(a0))
-        norm[j] = r[j] * np.exp(-best[0])
-        gamma[j], cap[j], keep[j] = best[1], best[2], best[3]
+        log_gain0 = _privunit_log_gain(a_in[sphere], 0.0, mm[:, 0])[0]
+        a1 = _SPLIT_GRID * aa  # (rows, splits)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            _, g, pc = _privunit_log_gain(0.0, a1, mm)  # gamma, P of each split
+            a0 = aa - np.log((1.0 - pc) / pc) - slack[sphere, None]
+            log_gain = _privunit_log_gain(np.where(a0 > 0, a0, 1.0), a1, mm)[0]
+        log_gain = np.where((a0 > 0) & np.isfinite(log_gain), log_gain, -np.inf)
+        k = np.argmax(log_gain, axis=1)  # the first best split, as a sequential scan
+        rows = np.arange(k.size)
+        better = log_gain[rows, k] > log_gain0
+        best = np.where(better, log_gain[rows, k], log_gain0)
+        norm[sphere] = rr * np.exp(-best)
+        gamma[sphere] = np.where(better, g[rows, k], 0.0)
+        cap[sphere] = np.where(better, pc[rows, k], 0.5)
+        keep[sphere] = np.where(better, sps.expit(a0[rows, k]), sps.expit(a_in[sphere]))
     out = [x.reshape(shape) for x in (a, m, r, norm, keep, gamma, cap)]
-    return ChannelParameters(*out)
+    return ChannelParameters(*out, _cap.cap_tables(out[1], out[5]) if table else None)
 
 
-def duchi_parameters(epsilon, dim, radius) -> ChannelParameters:
+def duchi_parameters(epsilon, dim, radius, table: bool = True) -> ChannelParameters:
     """The unbiased Duchi channel's constants (module docstring), host-side float64.
 
     Args:
       epsilon: LDP level ``a > 0``.
       dim: dimension ``m >= 1``.
       radius: ball radius ``r > 0``.
+      table: unused (the hemisphere needs no table; the signature is PrivUnit2's).
 
     Example:
       >>> round(float(duchi_parameters(1.0, 3, 1.0).norm), 6)  # 2 coth(1/2)
@@ -186,6 +194,11 @@ def duchi_parameters(epsilon, dim, radius) -> ChannelParameters:
     a, m, r = _check(epsilon, dim, radius)
     return ChannelParameters(a, m, r, np.exp(log_duchi_norm(a, m, r)), sps.expit(a),
                              np.zeros_like(a), np.full_like(a, 0.5))
+
+
+def as_arrays(params: ChannelParameters, dtype=None) -> ChannelParameters:
+    """``params`` with every field a JAX array of ``dtype`` (a missing table stays ``None``)."""
+    return jax.tree.map(lambda x: jnp.asarray(x, dtype=dtype), params)
 
 
 def _round_to_sphere(key, v, radius, norm_v):
@@ -230,7 +243,8 @@ def sample(key: Array, v: Array, params: ChannelParameters, mask: Array | None =
     dtype = v.dtype
     mask = jnp.ones_like(v) if mask is None else jnp.asarray(mask, dtype=dtype)
     batch = v.shape[:-1]
-    prm = [jnp.broadcast_to(jnp.asarray(x, dtype=dtype), batch) for x in params]
+    table = params.table
+    prm = [jnp.broadcast_to(jnp.asarray(x, dtype=dtype), batch) for x in params[:7]]
     _, dim, radius, norm, keep_prob, gamma, cap = prm
     k_round, k_keep, k_t, k_g = jax.random.split(key, 4)
     norm_v = jnp.linalg.norm(v * mask, axis=-1)
@@ -244,21 +258,25 @@ def sample(key: Array, v: Array, params: ChannelParameters, mask: Array | None =
         g = g / jnp.linalg.norm(g, axis=-1, keepdims=True)
         side = jnp.sign(jnp.sum(g * unit, axis=-1)) * jnp.where(in_cap, 1.0, -1.0)
         return (norm * side)[..., None] * g
-    # t = <w, u>, (1 + t)/2 = s ~ Beta(h, h) restricted to the cap s >= tau or to s < tau;
-    # both are solved as lower tails (P(s >= x) = I_{1-x}(h, h)) for precision near 1
-    half = jnp.maximum((dim - 1) / 2, 0.5)
-    tau = (1 + gamma) / 2
+    if table is None:
+        raise ValueError("PrivUnit2 sampling needs the constants' inverse-CDF table")
+    # the angle beta to the pole of the chosen region (u on the cap, -u off it), drawn by
+    # the inverse CDF of its law restricted to the region; one flat table for all rows
+    table = np.asarray(table) if not isinstance(table, jax.Array) else table
+    lead = table.shape[:-3]
+    row = jnp.broadcast_to(jnp.arange(int(np.prod(lead)), dtype=jnp.int32).reshape(lead), batch)
+    region = jnp.where(in_cap, 0, 1)
     uni = jax.random.uniform(k_t, batch, dtype=dtype)
-    width = jnp.where(in_cap, cap, 1 - cap)
-    x = beta_quantile(half, uni * width, 0.0, jnp.where(in_cap, 1 - tau, tau))
-    s = jnp.where(in_cap, 1 - x, x)
-    t = jnp.clip(2 * s - 1, -1.0, 1.0)
-    t = jnp.where(dim > 1, t, jnp.where(in_cap, 1.0, -1.0))  # m = 1: the sphere is {u, -u}
+    mass = jnp.where(in_cap, cap, 1 - cap)
+    beta = _cap.sample_angle(uni, dim, mass, table, row, region)
+    pole = jnp.where(in_cap, 1.0, -1.0)
+    cos_b = jnp.where(dim > 1, pole * jnp.cos(beta), pole)  # m = 1: the sphere is {u, -u}
+    sin_b = jnp.where(dim > 1, jnp.sin(beta), 0.0)
     g = jax.random.normal(k_g, v.shape, dtype=dtype) * mask
     g = g - jnp.sum(g * unit, axis=-1, keepdims=True) * unit
     g_norm = jnp.linalg.norm(g, axis=-1, keepdims=True)
     ortho = g / jnp.where(g_norm > 0, g_norm, 1.0)
-    w = t[..., None] * unit + jnp.sqrt(jnp.maximum(1 - t * t, 0.0))[..., None] * ortho
+    w = cos_b[..., None] * unit + sin_b[..., None] * ortho
     return norm[..., None] * w
 
 
@@ -324,7 +342,7 @@ class Channel(NamedTuple):
 
     Attributes:
       name: ``"duchi"`` or ``"privunit"``.
-      parameters: ``(epsilon, dim, radius) -> ChannelParameters``.
+      parameters: ``(epsilon, dim, radius, table=True) -> ChannelParameters``.
 
     Sampling is :func:`sample` with those constants.
     """

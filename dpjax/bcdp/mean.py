@@ -9,9 +9,9 @@ c_{k-1}, sqrt(d - k + 1))``; the server combines, for coordinate ``i``, the rows
 .. math:: \hat v_i = \sum_{k \le i} w_k Y^k_i \Big/ \sum_{k \le i} w_k .
 
 Rows with a zero increment are not released (weight 0); a coordinate whose
-cumulative budget is 0 gets the estimate 0.  All rows of all users are drawn in
-one vectorised call (one PRNG key): the rows are masked copies of the user's
-vector, so ``d`` does not change the compiled program's structure.
+cumulative budget is 0 gets the estimate 0.  All released rows of all users are
+drawn in one vectorised call (one PRNG key): the rows are masked copies of the
+user's vector, so ``d`` does not change the compiled program's structure.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ class MeanPlan(NamedTuple):
       weights: ``w_k`` (0 for rows not released).
       params: stacked :class:`~dpjax.bcdp.channels.ChannelParameters` of the rows.
       hemisphere: whether the channel is Duchi's (static for the sampler).
+      active: indices of the released rows (positive increment; static for the sampler).
     """
 
     order: np.ndarray
@@ -43,14 +44,17 @@ class MeanPlan(NamedTuple):
     weights: np.ndarray
     params: ch.ChannelParameters
     hemisphere: bool
+    active: np.ndarray
 
 
-def plan(c, channel="duchi") -> MeanPlan:
+def plan(c, channel="duchi", sampling: bool = True) -> MeanPlan:
     """Constants of ``M_mean`` for the cumulative budgets ``c`` (any order, finite, ``>= 0``).
 
     Args:
       c: cumulative budgets (e.g. :func:`dpjax.bcdp.budget.theorem2_budget` ``.c``).
       channel: ``"duchi"``, ``"privunit"`` or a :class:`~dpjax.bcdp.channels.Channel`.
+      sampling: build what the sampler needs (PrivUnit2's inverse-CDF tables);
+        ``False`` for variance bounds alone.
 
     Example:
       >>> p = plan([0.5, 0.2])
@@ -66,9 +70,9 @@ def plan(c, channel="duchi") -> MeanPlan:
     d = c.size
     dims = d - np.arange(d)
     active = inc > 0
-    params = chan.parameters(np.where(active, inc, 1.0), dims, np.sqrt(dims))
+    params = chan.parameters(np.where(active, inc, 1.0), dims, np.sqrt(dims), table=sampling)
     weights = np.where(active, inc**2 / dims, 0.0)
-    return MeanPlan(order, inc, weights, params, chan.name == "duchi")
+    return MeanPlan(order, inc, weights, params, chan.name == "duchi", np.flatnonzero(active))
 
 
 def _check_cube(x) -> None:
@@ -83,8 +87,10 @@ def release(key: Array, x: Array, mean_plan: MeanPlan) -> Array:
     r"""The released rows ``Y^k`` of every user: shape ``(n, d, d)``, processing order.
 
     ``out[j, k, i]`` is row ``k``'s report on (sorted) coordinate ``i >= k`` of
-    user ``j`` (0 for ``i < k`` and for rows not released).  Pure JAX given the
-    plan; jit/vmap over ``key`` and ``x``.
+    user ``j`` (0 for ``i < k`` and for rows not released; only the released rows,
+    those with a positive increment, are drawn).  Pure JAX given the plan; jit/vmap
+    over ``key``, ``x`` and the plan's ``weights`` and ``params`` (only ``order``,
+    ``active`` and ``hemisphere`` fix the program).
 
     Args:
       key: one PRNG key.
@@ -97,12 +103,15 @@ def release(key: Array, x: Array, mean_plan: MeanPlan) -> Array:
     if d != mean_plan.order.size:
         raise ValueError(f"data has {d} coordinates, the budget vector {mean_plan.order.size}")
     xs = x[..., mean_plan.order]
-    mask = (jnp.arange(d)[None, :] >= jnp.arange(d)[:, None]).astype(x.dtype)  # row k sees i>=k
+    active = np.asarray(mean_plan.active)  # only the released rows are drawn
+    out = jnp.zeros(x.shape[:-1] + (d, d), dtype=x.dtype)
+    if active.size == 0:
+        return out
+    mask = (np.arange(d)[None, :] >= active[:, None]).astype(x.dtype)  # row k sees i >= k
     v = xs[..., None, :] * mask
-    prm = ch.ChannelParameters(*(jnp.asarray(p, dtype=x.dtype) for p in mean_plan.params))
-    y = ch.sample(key, v, prm, mask, hemisphere=mean_plan.hemisphere)
-    released = jnp.asarray(mean_plan.weights > 0)
-    return jnp.where(released[:, None], y, 0.0)
+    prm = jax.tree.map(lambda p: p[active], ch.as_arrays(mean_plan.params, x.dtype))
+    y = ch.sample(key, v, prm, jnp.asarray(mask), hemisphere=mean_plan.hemisphere)
+    return out.at[..., active, :].set(y)
 
 
 def combine(rows: Array, mean_plan: MeanPlan) -> Array:
@@ -228,7 +237,7 @@ def variance_bound(c, n: int, channel="duchi") -> np.ndarray:
       n: number of users.
       channel: ``"duchi"`` or ``"privunit"``.
     """
-    p = plan(c, channel)
+    p = plan(c, channel, sampling=False)
     m2 = np.where(p.weights > 0, coordinate_second_moment(p.params, p.hemisphere), 0.0)
     w = p.weights
     total = np.cumsum(w)
@@ -254,7 +263,7 @@ def mse_rate(c, n: int) -> float:
       >>> round(mse_rate([1.0, 1.0], 100), 6)  # d^2 / (n eps^2)
       0.04
     """
-    p = plan(c, "duchi")
+    p = plan(c, "duchi", sampling=False)
     total = np.cumsum(p.weights)
     with np.errstate(divide="ignore"):
         s = float(np.sum(np.where(total > 0, 1.0 / total, np.inf))) / int(n)

@@ -19,11 +19,14 @@ import numpy as np
 
 from dpjax.bcdp import budget, channels, mean
 from dpjax.bcdp import least_squares as ls
+from dpjax.reproduce import bcdp_report
 from dpjax.reproduce._report import markdown_table, new_figure, save_figure
 
 D, EPSILON, USERS = 10, 2.0, 10_000
 DELTAS = np.array([0.2, 0.2] + [2.0] * 8)
 Q_GRID = np.round(np.linspace(0.0, 1.0, 11), 2)
+#: trials per q of the default run (the paper: 1000; ``run(trials=...)`` to change)
+DEFAULT_TRIALS = {"duchi": 100, "privunit": 100}
 
 
 def correlated_data(key, n: int, d: int, q) -> jax.Array:
@@ -42,41 +45,59 @@ def _ball(v, radius):
     return v * jnp.minimum(1.0, radius / jnp.where(norm > 0, norm, 1.0))
 
 
-def _mse_runner(mean_plan: mean.MeanPlan, q: float, baseline: bool):
-    """A jitted ``keys -> (MSE, MSE under the authors' protocol)`` per trial.
+_RUNNERS: dict = {}
+
+
+def _mse_trials(keys, q, weights, params, *, order, active, hemisphere, baseline):
+    """Per trial: (MSE, MSE under the authors' protocol, the same with the unbiased constant).
 
     The first is eq. (17)'s ``|Pi(mean) - x_bar|^2`` with the unbiased channel.  The
-    second replays the evaluation of the authors' public script on the same draws:
-    the channel's printed constant (reports twice as large), each row's mean
-    projected onto the l2 ball of radius ``sqrt(d - k + 1)`` and the combined mean
-    onto the ball of radius ``sqrt(d)`` -- and for the baseline no projection at all.
+    second replays the evaluation of the authors' public script (``trial.py`` of
+    github.com/syomantak/BCDP-CodeBase) on the same draws: the channel's printed
+    constant (reports twice as large), each row's mean projected onto the l2 ball of
+    radius ``sqrt(d - k + 1)`` and the combined mean onto the ball of radius
+    ``sqrt(d)`` -- and for the baseline no projection at all.  The third is that
+    protocol with the unbiased constant, which isolates the projections' effect.
     """
-    d = mean_plan.order.size
-    if baseline:
-        prm = channels.ChannelParameters(*(jnp.asarray(p) for p in mean_plan.params))
-        prm = channels.ChannelParameters(*(p[0] for p in prm))  # row 1: the whole vector
-    w = jnp.asarray(mean_plan.weights)
+    d = order.size
+    p = mean.MeanPlan(order, weights, weights, params, hemisphere, active)
     radii = jnp.sqrt(d - jnp.arange(d, dtype=jnp.float64))[:, None]
+    inv = np.argsort(order)
 
     def one(key):
         kd, km = jax.random.split(key)
         x = correlated_data(kd, USERS, D, q)
         xbar = x.mean(0)
-        if baseline:
-            est = channels.sample(km, x, prm, hemisphere=mean_plan.hemisphere).mean(0)
-            printed = 2.0 * est
+        if baseline:  # row 1 alone: the whole vector through one channel
+            prm = jax.tree.map(lambda a: a[0], params)
+            est = channels.sample(km, x, prm, hemisphere=hemisphere).mean(0)
+            printed, fair = 2.0 * est, est
         else:
-            rows = mean.release(km, x, mean_plan).mean(0)  # (d, d) stage means
-            total = jnp.cumsum(w)
-            est = (w @ rows) / jnp.where(total > 0, total, 1.0)
-            printed = (w @ _ball(2.0 * rows, radii)) / jnp.where(total > 0, total, 1.0)
-            printed = _ball(printed, jnp.sqrt(float(d)))
-            inv = np.argsort(mean_plan.order)
-            est, printed = est[inv], printed[inv]
-        return (jnp.sum((jnp.clip(est, -1.0, 1.0) - xbar) ** 2),
-                jnp.sum((printed - xbar) ** 2))
+            rows = mean.release(km, x, p).mean(0)  # (d, d) stage means
+            total = jnp.cumsum(weights)
+            norm = jnp.where(total > 0, total, 1.0)
+            est = (weights @ rows) / norm
 
-    return jax.jit(lambda keys: jax.lax.map(one, keys))
+            def protocol(r):
+                return _ball((weights @ _ball(r, radii)) / norm, jnp.sqrt(float(d)))
+
+            est, printed, fair = est[inv], protocol(2.0 * rows)[inv], protocol(rows)[inv]
+        return (jnp.sum((jnp.clip(est, -1.0, 1.0) - xbar) ** 2),
+                jnp.sum((printed - xbar) ** 2), jnp.sum((fair - xbar) ** 2))
+
+    return jax.lax.map(one, keys)
+
+
+def _mse_runner(mean_plan: mean.MeanPlan, baseline: bool):
+    """``(keys, q) -> per-trial MSEs`` (:func:`_mse_trials`); one compile per program shape."""
+    static = dict(order=mean_plan.order, active=mean_plan.active,
+                  hemisphere=mean_plan.hemisphere, baseline=baseline)
+    tag = (tuple(mean_plan.order), tuple(mean_plan.active), mean_plan.hemisphere, baseline)
+    if tag not in _RUNNERS:
+        _RUNNERS[tag] = jax.jit(lambda keys, q, w, prm: _mse_trials(keys, q, w, prm, **static))
+    w = jnp.asarray(mean_plan.weights)
+    prm = channels.as_arrays(mean_plan.params)
+    return lambda keys, q: _RUNNERS[tag](keys, jnp.asarray(q, dtype=jnp.float64), w, prm)
 
 
 def _stats(mse: np.ndarray) -> dict:
@@ -94,21 +115,29 @@ def _best_zeta(channel: str, q: float) -> tuple[float, float]:
     return float(grid[k]), vals[k]
 
 
-def figure3(trials: dict, seed: int = 0) -> dict:
-    """Median and quartile MSE over the q grid for both channels; ``trials`` per channel."""
+def figure3(trials: dict, grid=Q_GRID, seed: int = 0) -> dict:
+    """Median and quartile MSE over the q ``grid`` for both channels; ``trials`` per channel."""
     out = {}
     for channel, n_trials in trials.items():
         rows = []
-        for j, q in enumerate(Q_GRID):
+        for j, q in enumerate(grid):
             b = budget.theorem2_budget(DELTAS, EPSILON, q)
             keys = jax.random.split(jax.random.key(seed + 1000 * j), n_trials)
             res = {"q": float(q), "c": b.c.tolist(), "bcdp_levels": b.bcdp.tolist(), "c_d": b.ldp}
+            raw = {}
             for name, c, base in (("bcdp", b.c, False),
                                   ("ldp", np.full(D, DELTAS.min()), True)):
                 p = mean.plan(c, channel)
-                mse, printed = (np.asarray(v) for v in _mse_runner(p, float(q), base)(keys))
+                mse, printed, fair = (np.asarray(v) for v in _mse_runner(p, base)(keys, q))
+                raw[name] = mse
                 res[name] = _stats(mse)
                 res[name + "_authors_protocol"] = _stats(printed)
+                res[name + "_authors_protocol_unbiased"] = _stats(fair)
+            # difference of the mean eq. (17) MSEs; its noise as for two independent runs
+            # (the designs share keys and data, so the paired error can vanish at q = 1)
+            res["mse_difference"] = {
+                "mean": float(raw["bcdp"].mean() - raw["ldp"].mean()),
+                "se": float(np.hypot(res["bcdp"]["se_mean"], res["ldp"]["se_mean"]))}
             best = _best_zeta(channel, float(q))
             res["zeta_best"], res["variance_bound_best_zeta"] = best
             res["exact_mean_mse_bcdp"] = float(np.sum(mean.variance_bound(b.c, USERS, channel)))
@@ -220,108 +249,34 @@ def run(out_dir: Path, quick: bool = False, *, trials: dict | None = None,
     Returns:
       The path of the markdown report.
     """
-    global Q_GRID
     trials_arg, ls_trials_arg = trials, ls_trials
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    grid = Q_GRID
     if quick:
-        Q_GRID = np.array([0.0, 0.5, 1.0])
-        trials = {"duchi": 20, "privunit": 2}
+        grid = np.array([0.0, 0.5, 1.0])
+        trials = {"duchi": 20, "privunit": 20}
         sizes, ls_trials = (1_000, 10_000), 5
     else:
-        Q_GRID = np.round(np.linspace(0.0, 1.0, 6), 2)
-        trials = {"duchi": 500, "privunit": 6}
+        grid = Q_GRID
+        trials = dict(DEFAULT_TRIALS)
         sizes, ls_trials = (1_000, 10_000, 100_000), 50
     trials = trials_arg or trials
     ls_trials = ls_trials_arg or ls_trials
-    try:
-        fig3 = figure3(trials)
-    finally:
-        Q_GRID = grid
+    fig3 = figure3(trials, grid)
     lsq = least_squares_experiment(sizes, ls_trials)
     seconds = time.perf_counter() - start
     _plot_figure3(fig3, out_dir / "figure3.png")
     _plot_least_squares(lsq, out_dir / "least_squares.png")
 
-    below = {ch: all(r["bcdp"]["median"] < r["ldp"]["median"]
-                     for r in d["rows"] if r["q"] <= 0.8) for ch, d in fig3.items()}
-    below_printed = {ch: all(r["bcdp_authors_protocol"]["median"]
-                             < r["ldp_authors_protocol"]["median"]
-                             for r in d["rows"] if r["q"] <= 0.8) for ch, d in fig3.items()}
-    at_one = {}
-    for ch, d in fig3.items():
-        r = [r for r in d["rows"] if r["q"] == 1.0][0]
-        diff = r["bcdp"]["mean"] - r["ldp"]["mean"]
-        se = float(np.hypot(r["bcdp"]["se_mean"], r["ldp"]["se_mean"]))
-        at_one[ch] = {"mean_difference": diff, "standard_error": se,
-                      "within_noise": bool(abs(diff) <= 3 * se)}
-    summary = {"figure3": fig3, "least_squares": lsq, "bcdp_below_baseline_q_le_0.8": below,
-               "bcdp_below_baseline_q_le_0.8_authors_protocol": below_printed,
-               "q1_vs_baseline": at_one, "quick": quick, "seconds": seconds,
-               "device": jax.devices()[0].device_kind}
+    ver = bcdp_report.verdicts(fig3)
+    summary = {"figure3": fig3, "least_squares": lsq, "verdicts": ver, "quick": quick,
+               "seconds": seconds, "device": jax.devices()[0].device_kind}
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
 
-    lines = ["# Bayesian coordinate DP (bayesian-coordinate-dp): Appendix B.1 and Section 5\n",
-             "## Figure 3: mean estimation, M_mean against min(delta)-LDP\n",
-             "Paper (Appendix B.1): d = 10, delta = (0.2, 0.2, 2, ..., 2), epsilon = 2, "
-             "n = 10000, data 2 Bern(1/2) - 1 from the correlated prior (60), zeta = (1+q)/2, "
-             "1000 trials; *\"When q ~ 1 ... our algorithm resembles min delta-LDP. For other "
-             "values of q, the proposed BCDP algorithm can leverage the heterogeneous nature of "
-             "the privacy demand and obtain better performance.\"* The paper gives the figure "
-             "only (no table), so dpjax's numbers are compared with that statement.\n",
-             "![Figure 3](figure3.png)\n"]
-    def cell(st):
-        return f"{st['median']:.4g} [{st['q25']:.3g}, {st['q75']:.3g}]"
-
-    for ch, d in fig3.items():
-        rows = [[r["q"], r["c_d"], cell(r["bcdp"]), cell(r["ldp"]),
-                 cell(r["bcdp_authors_protocol"]), cell(r["ldp_authors_protocol"]),
-                 r["exact_mean_mse_bcdp"], r["exact_mean_mse_ldp"], r["zeta_best"],
-                 r["variance_bound_best_zeta"]] for r in d["rows"]]
-        lines += [f"### {ch} channel, {d['trials']} trials per q\n",
-                  "MSE as median [25%, 75%] over trials.\n",
-                  markdown_table(["q", "c_d (LDP)", "M_mean", "min-delta LDP",
-                                  "M_mean, authors' protocol", "min-delta LDP, authors' protocol",
-                                  "M_mean variance bound", "baseline variance bound",
-                                  "best zeta", "bound at best zeta"], rows),
-                  f"M_mean's median below the baseline's at every q <= 0.8: **{below[ch]}** "
-                  f"(authors' protocol: **{below_printed[ch]}**); at q = 1 the mean MSEs "
-                  f"differ by {at_one[ch]['mean_difference']:.4g} (standard error "
-                  f"{at_one[ch]['standard_error']:.3g}; within 3 s.e.: "
-                  f"{at_one[ch]['within_noise']}).\n"]
+    lines = ["# Bayesian coordinate DP (bayesian-coordinate-dp): Appendix B.1 and Section 5\n"]
+    lines += bcdp_report.figure3_section(fig3, ver)
     lines += [
-        "The variance bounds are the exact worst-case variances of the unprojected mean "
-        "(sum over coordinates of `dpjax.bcdp.mean.variance_bound`); the MSE is measured "
-        "after projection onto [-1, 1]^d as in eq. (17), so it sits below them.\n",
-        "Notes and discrepancies:\n",
-        "* Mechanism 2 as printed uses B = sqrt(pi) d r coth(a/2) Gamma((d+1)/2) / "
-        "Gamma(d/2 + 1), twice the constant that makes the channel unbiased "
-        "(E Z = 2v with it). dpjax uses the unbiased B (tested by Monte Carlo and "
-        "against the closed form 1/E|U_1|).\n",
-        "* At q = 1 Theorem 2 gives c_1 = ... = c_d = zeta delta_1 = delta_1 (zeta = 1), "
-        "i.e. exactly the baseline's budget but spread over one row, so the two coincide "
-        "in law; the difference is sampling noise.\n",
-        "* Theorem 2 with zeta = (1+q)/2 gives the two sensitive coordinates c_1 = "
-        "(1 - zeta) delta_1 = (1 - q) delta_1 / 2 whenever the first term of (16) binds, "
-        "so for 0 < q < 1 they get less than the baseline's 0.2 while the baseline gives "
-        "every coordinate 0.2. Eq. (17) itself (and the exact variance bound) then puts "
-        "M_mean above the baseline for q beyond about 0.1; the column 'best zeta' shows "
-        "that no zeta in Theorem 2's family does better than about the baseline there. "
-        "So the paper's claim (M_mean better for every q < 1) does not hold under the "
-        "MSE of eq. (17) with an unbiased channel.\n",
-        "* The authors' public script evaluates differently (the 'authors' protocol' "
-        "columns replay it on the same draws): it uses the printed, biased constant "
-        "(reports twice too large), projects each row's mean onto the l2 ball of radius "
-        "sqrt(d-k+1) and the combined mean onto the ball of radius sqrt(d), and leaves "
-        "the baseline unprojected. The projections cap the damage of the tiny budget "
-        "c_1 while the baseline keeps its (4x) variance, which is what makes M_mean look "
-        "better over most of the q range in Figure 3.\n",
-        "* PrivUnit2 is run with far fewer trials: its cap sampler inverts the incomplete "
-        "beta function with JAX's `betainc`, which costs microseconds per evaluation on CPU "
-        "for non-integer shapes (about 10 s per trial of 10^5 reports); its quartiles are "
-        "therefore rough.\n",
         "## Least squares (Algorithm 3, Theorem 3)\n",
         "Features uniform on {-1, 1}^3, label +-1 with E[l | z] = theta*^T z, theta* = "
         "(0.5, -0.3, 0.2), so q = max|theta*_i| = 0.5 exactly; delta = (0.5, 4, 4, 4), "

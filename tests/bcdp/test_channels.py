@@ -84,3 +84,82 @@ def test_rejects_outside_ball():
         ch.DUCHI.sample(jax.random.key(0), jnp.ones((2, 2)), 1.0, 1.0)
     with pytest.raises(ValueError, match="epsilon"):
         ch.duchi_parameters(0.0, 2, 1.0)
+
+
+@pytest.mark.parametrize("m", [2, 3, 10, 10_000])
+@pytest.mark.parametrize("eps", [0.3, 8.0])
+def test_privunit_angle_is_the_inverse_cdf(m, eps):
+    # the sampled angle beta to the region's pole solves F_m(beta) = y F_m(b), F_m the
+    # distribution function of the angle under the uniform law (scipy's betainc, an
+    # independent evaluation), to rounding: |error| <= 1e-13 F + 64 eps f_m(beta) beta
+    from dpjax.bcdp import _cap
+
+    prm = ch.privunit_parameters(eps, m, 1.0)
+    h = (m - 1) / 2
+    y = np.concatenate([np.random.default_rng(m).random(3000), _cap.GRID[1:-2],
+                        [2.0**-52, 1 - 2.0**-52]])
+    tables = jnp.asarray(prm.table).reshape(1, 2, 2, -1)
+    for region, mass in ((0, float(prm.cap_mass)), (1, 1 - float(prm.cap_mass))):
+        beta = np.asarray(_cap.sample_angle(
+            jnp.asarray(y), jnp.full(y.size, float(m)), jnp.full(y.size, mass), tables,
+            jnp.zeros(y.size, jnp.int32), jnp.full(y.size, region, jnp.int32)))
+        assert np.all(np.diff(beta[np.argsort(y)]) >= 0)  # monotone in y
+        cdf = sps.betainc(h, h, np.sin(beta / 2) ** 2)
+        log_f = (m - 2) * np.log(np.sin(beta)) - sps.betaln(0.5, h) if m > 2 else -np.log(np.pi)
+        tol = 1e-13 * y * mass + 64 * np.finfo(float).eps * np.exp(log_f) * beta
+        assert np.all(np.abs(cdf - y * mass) <= tol)
+    # the region ends: the cap is {beta <= arccos gamma}, its complement the rest
+    b = np.arccos(float(prm.gamma))
+    assert float(jnp.max(tables[0, 0, 0])) == pytest.approx(b, rel=1e-15)
+    assert float(jnp.max(tables[0, 1, 0])) == pytest.approx(np.pi - b, rel=1e-15)
+
+
+def test_privunit_inner_product_law_monte_carlo():
+    # <Z/|Z|, u> for u on the sphere: on the cap with probability p, and there its law is the
+    # uniform sphere's restricted to [gamma, 1] (Kolmogorov-Smirnov against betainc)
+    from scipy import stats
+
+    m, eps = 6, 1.5
+    prm = ch.privunit_parameters(eps, m, 1.0)
+    u = jnp.zeros((N, m)).at[:, 2].set(1.0)
+    z = np.asarray(ch.sample(jax.random.key(11), u, prm)) / float(prm.norm)
+    t = z[:, 2]
+    p, gamma, cap = float(prm.keep_prob), float(prm.gamma), float(prm.cap_mass)
+    on_cap = t >= gamma
+    assert abs(on_cap.mean() - p) < 5 * np.sqrt(p * (1 - p) / N)
+    h = (m - 1) / 2
+
+    def cap_cdf(x):
+        return 1 - sps.betainc(h, h, (1 - x) / 2) / cap
+
+    def rest_cdf(x):
+        return sps.betainc(h, h, (1 + x) / 2) / (1 - cap)
+
+    assert stats.kstest(t[on_cap], cap_cdf).pvalue > 1e-3
+    assert stats.kstest(t[~on_cap], rest_cdf).pvalue > 1e-3
+
+
+@pytest.mark.parametrize("eps, m", [(0.05, 10), (1.0, 2), (2.0, 7), (8.0, 300), (3.0, 20_000)])
+def test_privunit_split_is_the_best_candidate(eps, m):
+    # a scalar scan of the candidate splits, written out: the hemisphere, then each grid
+    # fraction f with a_1 = f a, P its realised cap mass, a_0 = a - log((1-P)/P) - slack;
+    # the unbiasing gain E<V, u> = K (p/P - (1-p)/(1-P)) is largest at the chosen one
+    prm = ch.privunit_parameters(eps, m, 1.0, table=False)
+    h = (m - 1) / 2
+
+    def gain(a0, gamma):
+        cap = sps.betainc(h, h, (1 - gamma) / 2)
+        p = sps.expit(a0)
+        k = np.exp(h * np.log1p(-gamma**2) - np.log(m - 1) - (m - 2) * np.log(2.0)
+                   - sps.betaln(h, h))
+        return k * (p / cap - (1 - p) / (1 - cap)), cap
+
+    best, _ = gain(eps * (1 - 1e-12), 0.0)
+    for f in ch._SPLIT_GRID:
+        gamma = 2 * sps.betaincinv(h, h, 1 - sps.expit(-f * eps)) - 1
+        cap = sps.betainc(h, h, (1 - gamma) / 2)
+        a0 = eps - np.log((1 - cap) / cap) - (1e-12 * eps + 1e-15)
+        if a0 > 0:
+            best = max(best, gain(a0, gamma)[0])
+    assert 1.0 / float(prm.norm) == pytest.approx(best, rel=1e-12)
+    assert float(ch.exact_ldp_epsilon(prm)) <= eps

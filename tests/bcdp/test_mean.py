@@ -77,3 +77,24 @@ def test_one_compile_for_new_data():
 def test_rejects(x, c, match):
     with pytest.raises(ValueError, match=match):
         mean.mean_mechanism(jax.random.key(0), jnp.asarray(x), c)
+
+
+@pytest.mark.parametrize("channel", ["duchi", "privunit"])
+def test_plan_arrays_traced_one_compile(channel):
+    # weights and channel constants travel as arguments: budgets with the same released
+    # rows share one program, and it draws what the plan closed over draws (same key)
+    x = jnp.asarray(np.random.default_rng(1).choice([-1.0, 1.0], size=(64, 4)))
+    p1 = mean.plan([0.3, 0.3, 1.5, 1.5], channel)
+    p2 = mean.plan([0.1, 0.1, 0.7, 0.7], channel)
+    assert p1.active.tolist() == p2.active.tolist() == [0, 2]
+
+    def run(key, xx, w, prm):
+        p = p1._replace(weights=w, params=prm)
+        return mean.combine(mean.release(key, xx, p), p)
+
+    f = jax.jit(run)
+    for p in (p1, p2):
+        traced = f(jax.random.key(3), x, jnp.asarray(p.weights), p.params)
+        closed = mean.combine(mean.release(jax.random.key(3), x, p), p)
+        np.testing.assert_allclose(traced, closed, rtol=1e-12, atol=1e-12)
+    assert f._cache_size() == 1

@@ -2,7 +2,9 @@ r"""The accountant of a plan: certified epsilon after any number of steps, from 
 
 Gaussian plans ask :func:`dpjax.account` for the dominating pair the plan was calibrated
 on (noise multiplier ``sigma_eff``, Poisson rate ``q``, ``t`` compositions, add/remove,
-``delta_noise``): the same PLD engine, so ``epsilon(T)`` is at most the target.  Flipped
+``delta_noise``): the same PLD engine, so ``epsilon(T)`` is at most the target; Laplace
+plans ask it for their one-dimensional subsampled Laplace pair (scale ``b_eff``, l1 shift 1;
+:mod:`dpjax.train.laplace`).  Flipped
 Huber plans use the RDP accountant they were calibrated with
 (:func:`dpjax.train.flipped_huber.epsilon_flipped_huber`).  The truncation share of the
 padded sampler, ``(1 + e^epsilon) t p``, must fit in ``delta - delta_noise``; where it does
@@ -65,7 +67,11 @@ class Accountant:
 
     def _epsilon(self, steps: int) -> float:
         p = self.plan
-        if p.noise == "gaussian" or p.fh_alpha == 0.0:  # FH(0, gamma) is N(0, gamma^2)
+        if p.noise == "laplace":
+            from dpjax.train.laplace import epsilon_spent
+
+            eps = epsilon_spent(p.noise_multiplier, p.sampling_rate, steps, p.noise_delta)
+        elif p.noise == "gaussian" or p.fh_alpha == 0.0:  # FH(0, gamma) is N(0, gamma^2)
             import dpjax
 
             eps = float(

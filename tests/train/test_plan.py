@@ -71,7 +71,7 @@ def test_epochs_give_steps():
         (dict(steps=None), "exactly one of steps"),
         (dict(epsilon=-1.0), "epsilon"),
         (dict(delta=0.0), "delta"),
-        (dict(noise="laplace"), "noise must be one of"),
+        (dict(noise="staircase"), "noise must be one of"),
         (dict(allocation="equal"), "allocation"),
         (dict(max_batch_size=20), "truncates too often"),
         (dict(clip_norms={"l1": 1.0}), "prefix"),

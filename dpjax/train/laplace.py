@@ -35,18 +35,12 @@ discretisation of the two privacy-loss distributions.
 Allocation over groups (Sec. VI-C of inid-noise-laplace-beats-gaussian): ``"inid"``
 minimises the total variance ``sum_m 2 K_m b_m^2`` under ``sum_m C_m / b_m = mu``: eq. (12)
 with weights ``K_m`` (Theorem 5), ``b_m \propto (C_m / K_m)^{1/3}``
-(:func:`dpjax.inid.laplace_scales`); ``"spr"`` gives every coordinate an equal share,
+(:func:`dpjax.train.groups.allocate`); ``"spr"`` gives every coordinate an equal share,
 ``b_m = K b_eff C_m / K_m`` (per-coordinate l1 sensitivity ``C_m / K_m``).  One group:
 ``b = b_eff C``.
 """
 
 from __future__ import annotations
-
-import math
-
-import numpy as np
-
-from dpjax.train.groups import Groups
 
 
 def calibrate_multiplier(q: float, t: int, epsilon: float, noise_delta: float):
@@ -76,46 +70,3 @@ def epsilon_spent(b_eff: float, q: float, steps: int, delta: float) -> float:
 
     return float(dpjax.account("laplace", {"scale": b_eff}, compositions=steps,
                                sampling_rate=q, delta=delta, l1=1.0))
-
-
-def group_scales(groups: Groups, b_eff: float, allocation: str) -> np.ndarray:
-    """Group scales ``b_m`` with ``1 / sum_m (C_m / b_m) >= b_eff`` (module docstring).
-
-    Args:
-      groups: the clipping groups (l1 clip norms ``C_m``).
-      b_eff: the calibrated scale per unit l1 sensitivity.
-      allocation: ``"inid"`` or ``"spr"``.
-
-    Returns:
-      ``b_m`` per group (float64), rounded up until the certificate holds in float64.
-
-    Example:
-      >>> import jax.numpy as jnp
-      >>> from dpjax.train.groups import make_groups
-      >>> g = make_groups({"a": jnp.zeros(8), "b": jnp.zeros(1)}, {"a": 1.0, "b": 1.0})
-      >>> [round(float(x), 6) for x in group_scales(g, 1.0, "inid")]
-      [1.5, 3.0]
-    """
-    c, k = groups.clip_norms, groups.sizes.astype(np.float64)
-    mu = 1.0 / b_eff
-    if groups.count == 1:
-        b = c * b_eff
-    elif allocation == "inid":
-        import jax
-
-        from dpjax.inid import laplace_scales
-
-        with jax.enable_x64(True):
-            b = np.asarray(laplace_scales(c, mu, 2.0, k), np.float64)
-    else:  # spr: b_m = K b_eff C_m / K_m
-        b = c / k * k.sum() * b_eff
-    for _ in range(64):  # round up until the certificate holds in float64
-        if 1.0 / math.fsum(c / b) >= b_eff:
-            return b
-        b = b * (1.0 + 2.0**-50)
-    raise RuntimeError("could not round the group scales up to the certified noise")
-
-
-def whitened_scale(groups: Groups, b: np.ndarray) -> float:
-    """``1 / sum_m C_m / b_m``: the dominating pair's scale per unit shift."""
-    return 1.0 / math.fsum(groups.clip_norms / b)

@@ -20,7 +20,7 @@ scales split ``mu^2`` (Sec. VI-C of inid-noise-laplace-beats-gaussian):
 
 * ``allocation="inid"``: the least total variance ``sum_m K_m sigma_m^2`` (eq. (9) /
   Theorem 4 with the profile ``lambda_m = C_m`` and weights ``K_m``:
-  ``sigma_m^2 \propto C_m / sqrt(K_m)``; :func:`dpjax.inid.gaussian_scales`);
+  ``sigma_m^2 \propto C_m / sqrt(K_m)``; :func:`dpjax.train.groups.allocate`);
 * ``allocation="spr"``: the SPR baseline: every coordinate gets an equal share of the
   resource (``sigma_m \propto C_m / sqrt(K_m)``, the per-coordinate sensitivity of
   Sec. VI-C).
@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpjax import _validate
-from dpjax.train.groups import Groups, make_groups
+from dpjax.train.groups import Groups, allocate, make_groups, whitened
 
 NOISES = ("gaussian", "laplace", "flipped-huber")
 ALLOCATIONS = ("inid", "spr")
@@ -217,28 +217,6 @@ def _truncation(n, q, t, epsilon, delta, max_batch_size):
     return b, p, factor * p
 
 
-def _gaussian_scales(groups: Groups, sigma_eff: float, allocation: str) -> np.ndarray:
-    """Group standard deviations with ``1 / sqrt(sum C_m^2 / sigma_m^2) >= sigma_eff``."""
-    c, k = groups.clip_norms, groups.sizes.astype(np.float64)
-    mu = 1.0 / sigma_eff
-    if groups.count == 1:
-        std = c * sigma_eff
-    elif allocation == "inid":
-        import jax
-
-        from dpjax.inid import gaussian_scales
-
-        with jax.enable_x64(True):
-            std = np.asarray(gaussian_scales(c, mu, 2.0, k), np.float64)
-    else:  # spr: sigma_m = s * C_m / sqrt(K_m), s = sqrt(K) / mu
-        std = c / np.sqrt(k) * math.sqrt(k.sum()) / mu
-    for _ in range(64):  # round up until the certificate holds in float64
-        if 1.0 / math.sqrt(float(np.sum((c / std) ** 2))) >= sigma_eff:
-            return std
-        std = std * (1.0 + 2.0**-50)
-    raise RuntimeError("could not round the group scales up to the certified noise")
-
-
 def _flipped_huber(groups: Groups, q, t, eps, noise_delta, sigma):
     """The least-variance certified flipped Huber noise: ``alpha = 0`` is the Gaussian
     ``sigma C`` (PLD engine); ``alpha > 0`` shapes go through the RDP accountant."""
@@ -345,9 +323,9 @@ def make_plan(
         from dpjax.train import laplace
 
         b_eff, cal = laplace.calibrate_multiplier(q, t, eps, noise_delta)
-        lap = laplace.group_scales(groups, b_eff, allocation)
+        lap = allocate(groups, b_eff, allocation, order=1)
         std = math.sqrt(2.0) * lap
-        sigma_eff = laplace.whitened_scale(groups, lap)
+        sigma_eff = whitened(groups, lap, order=1)
         cert = (
             f"Laplace with l1 clipping: dominating pair Lap(0, {sigma_eff!r}) vs shift 1, scale "
             f">= {b_eff!r} calibrated by dpjax.calibrate (delta_at_params "
@@ -358,8 +336,8 @@ def make_plan(
                               l2=1.0)
         sigma = float(cal.params["sigma"])
     if noise == "gaussian":
-        std = _gaussian_scales(groups, sigma, allocation)
-        sigma_eff = 1.0 / math.sqrt(float(np.sum((groups.clip_norms / std) ** 2)))
+        std = allocate(groups, sigma, allocation, order=2)
+        sigma_eff = whitened(groups, std, order=2)
         cert = (
             f"Gaussian, noise multiplier {sigma_eff!r} >= {sigma!r} calibrated by dpjax.calibrate "
             f"(delta_at_params {float(cal.delta_at_params):.6g}); {cal.notes[-1]}"

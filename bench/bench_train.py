@@ -14,6 +14,10 @@
 3. **Acceptance**: dpjax's sigma against dp-accounting's PLD at finer discretisations
    (``--intervals``), relative gap (must be >= 0 and <= 1e-4).
 
+4. **Laplace** (``--parts laplace``): the same two for the Laplace plan (l1 clipping): its
+   scale per unit l1 sensitivity against dp-accounting's ``LaplaceDpEvent`` under Poisson
+   sampling (calibration time, and the value against its pessimistic PLD).
+
 Run: ``python bench/bench_train.py [--batch 256] [--intervals 1e-4,5e-5]``.
 """
 
@@ -104,33 +108,42 @@ def bench_step(batch: int, repeats: int) -> None:
     print("  ratio = time / optax.contrib time (< 1: dpjax faster)")
 
 
-def _dp_accounting_sigma(interval: float, tol: float = 2e-7) -> float:
+def _dp_accounting_sigma(interval: float, tol: float = 2e-7, noise: str = "gaussian") -> float:
     from dp_accounting.pld import privacy_loss_distribution as pldm
 
     q, steps = BATCH / N, math.ceil(EPOCHS * N / BATCH)
+    make = pldm.from_gaussian_mechanism if noise == "gaussian" else pldm.from_laplace_mechanism
 
     def eps(sigma):
-        pld = pldm.from_gaussian_mechanism(
+        pld = make(
             sigma, sampling_prob=q, value_discretization_interval=interval,
             use_connect_dots=True, pessimistic_estimate=True,
         )
         return pld.self_compose(steps).get_epsilon_for_delta(DELTA)
 
     lo, hi = 0.5, 2.0
+    while eps(hi) > EPSILON:
+        lo, hi = hi, 2.0 * hi
+    while eps(lo) <= EPSILON:
+        lo, hi = 0.5 * lo, lo
     while hi / lo - 1 > tol:
         mid = 0.5 * (lo + hi)
         lo, hi = (lo, mid) if eps(mid) <= EPSILON else (mid, hi)
     return hi
 
 
-def bench_calibration(intervals) -> None:
+def bench_calibration(intervals, noise: str = "gaussian") -> None:
+    """Calibration time and value against dp-accounting; ``noise``: ``"gaussian"`` (the
+    noise multiplier) or ``"laplace"`` (the Laplace scale per unit l1 sensitivity)."""
     import dp_accounting
 
     from dpjax.train import make_plan
 
     params = {"w": jax.ShapeDtypeStruct((10,), jnp.float32)}
     kw = dict(dataset_size=N, batch_size=BATCH, epochs=EPOCHS, epsilon=EPSILON, delta=DELTA,
-              max_batch_size=N + 1)  # no truncation share: the bare DP-SGD target
+              max_batch_size=N + 1, noise=noise)  # no truncation share: the bare target
+    base = dp_accounting.GaussianDpEvent if noise == "gaussian" else dp_accounting.LaplaceDpEvent
+    what = "sigma" if noise == "gaussian" else "scale per unit l1"
     t = time.perf_counter()
     plan = make_plan(params, **kw)
     first = time.perf_counter() - t
@@ -142,7 +155,7 @@ def bench_calibration(intervals) -> None:
 
     def make_event(s):
         return dp_accounting.SelfComposedDpEvent(
-            dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(s)), steps
+            dp_accounting.PoissonSampledDpEvent(q, base(s)), steps
         )
 
     t = time.perf_counter()
@@ -151,12 +164,13 @@ def bench_calibration(intervals) -> None:
         dp_accounting.LowerEndpointAndGuess(0.3, 1.0), tol=1e-6,
     )
     t_peer = time.perf_counter() - t
-    print(f"calibration: N {N}, batch {BATCH} (q = {q:.6g}), {EPOCHS} epochs = {steps} steps, "
+    print(f"calibration ({noise}): N {N}, batch {BATCH} (q = {q:.6g}), {EPOCHS} epochs = "
+          f"{steps} steps, "
           f"epsilon {EPSILON}, delta {DELTA:g}")
     print(f"  dpjax make_plan (PLD engine, bin 1e-4, certified): first call {first:.1f} s "
-          f"(incl. compile), warm {warm:.1f} s, sigma {sigma!r}")
+          f"(incl. compile), warm {warm:.1f} s, {what} {sigma!r}")
     print(f"  dp-accounting calibrate_dp_mechanism (PLDAccountant, interval 1e-4): "
-          f"{t_peer:.1f} s, sigma {peer!r}")
+          f"{t_peer:.1f} s, {what} {peer!r}")
     print(f"  time ratio dpjax / dp-accounting: first {first / t_peer:.2f}, warm "
           f"{warm / t_peer:.2f}")
     try:
@@ -164,14 +178,14 @@ def bench_calibration(intervals) -> None:
         print("  Opacus installed but not timed here")
     except ImportError:
         print("  Opacus: not installed in this environment (not timed)")
-    print("acceptance: dpjax sigma vs dp-accounting's pessimistic PLD (connect-the-dots), "
+    print(f"acceptance: dpjax {what} vs dp-accounting's pessimistic PLD (connect-the-dots), "
           "bisection to 2e-7")
     for h in intervals:
         t = time.perf_counter()
-        ref = _dp_accounting_sigma(h)
+        ref = _dp_accounting_sigma(h, noise=noise)
         gap = sigma / ref - 1
         ok = 0 <= gap <= 1e-4
-        print(f"  interval {h:g}: dp-accounting sigma {ref!r} ({time.perf_counter() - t:.0f} s); "
+        print(f"  interval {h:g}: dp-accounting {what} {ref!r} ({time.perf_counter() - t:.0f} s); "
               f"dpjax / ref - 1 = {gap:.3e} ({'ok' if ok else 'FAILS'}: in [0, 1e-4])")
 
 
@@ -180,7 +194,8 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--intervals", default="1e-4,5e-5")
-    ap.add_argument("--parts", default="step,calibration", help="which parts to run")
+    ap.add_argument("--parts", default="step,calibration",
+                    help="which parts to run: step, calibration, laplace (its calibration)")
     args = ap.parse_args()
     jax.config.update("jax_enable_x64", True)
     import dp_accounting  # noqa: F401
@@ -192,6 +207,8 @@ def main() -> None:
         bench_step(args.batch, args.repeats)
     if "calibration" in parts:
         bench_calibration([float(h) for h in args.intervals.split(",")])
+    if "laplace" in parts:
+        bench_calibration([float(h) for h in args.intervals.split(",")], noise="laplace")
 
 
 if __name__ == "__main__":

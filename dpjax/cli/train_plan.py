@@ -1,5 +1,6 @@
 """``dpjax train-plan --dataset-size N (--batch-size B | --sampling-rate q) (--epochs E | --steps T)
---epsilon E --delta D [--clip-norm C] [--noise gaussian|flipped-huber] [--params-dim K] [--json]``
+--epsilon E --delta D [--clip-norm C] [--noise gaussian|laplace|flipped-huber] [--params-dim K]
+[--json]``
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ def add_parser(sub) -> None:
     length.add_argument("--steps", type=int, help="logical steps T")
     p.add_argument("--epsilon", type=float, required=True)
     p.add_argument("--delta", type=float, required=True)
-    p.add_argument("--clip-norm", type=float, default=1.0, help="global l2 clip norm C")
-    p.add_argument("--noise", choices=("gaussian", "flipped-huber"), default="gaussian")
+    p.add_argument("--clip-norm", type=float, default=1.0,
+                   help="global clip norm C (l2; l1 with --noise laplace)")
+    p.add_argument("--noise", choices=("gaussian", "laplace", "flipped-huber"),
+                   default="gaussian")
     p.add_argument("--params-dim", type=int, default=1,
                    help="number of model parameters (flipped Huber's accounting needs it)")
     p.add_argument("--max-batch-size", type=int, default=None,
@@ -61,8 +64,12 @@ def run(args) -> None:
     if args.json:
         c.print_json(out)
         return
-    noise = (f"N(0, ({out['noise_multiplier']:.6g} C)^2)" if args.noise == "gaussian"
-             else f"FH(alpha {out['alpha']:.6g}, gamma {out['gamma']:.6g})")
+    if args.noise == "gaussian":
+        noise = f"N(0, ({out['noise_multiplier']:.6g} C)^2)"
+    elif args.noise == "laplace":
+        noise = f"Lap(0, {out['noise_multiplier']:.6g} C), l1 clip"
+    else:
+        noise = f"FH(alpha {out['alpha']:.6g}, gamma {out['gamma']:.6g})"
     c.print_table(
         ["N", "q", "steps", "max batch", "noise", "epsilon spent", "delta"],
         [[str(plan.dataset_size), plan.sampling_rate, str(plan.steps),

@@ -2,21 +2,34 @@ r"""The accountant of a plan: certified epsilon after any number of steps, from 
 
 Gaussian plans ask :func:`dpjax.account` for the dominating pair the plan was calibrated
 on (noise multiplier ``sigma_eff``, Poisson rate ``q``, ``t`` compositions, add/remove,
-``delta_noise``): the same PLD engine, so ``epsilon(T)`` is at most the target.  Flipped
+``delta_noise``): the same PLD engine, so ``epsilon(T)`` is at most the target; Laplace
+plans ask it for their one-dimensional subsampled Laplace pair (scale ``b_eff``, l1 shift 1;
+:mod:`dpjax.train.laplace`).  Flipped
 Huber plans use the RDP accountant they were calibrated with
 (:func:`dpjax.train.flipped_huber.epsilon_flipped_huber`).  The truncation share of the
 padded sampler, ``(1 + e^epsilon) t p``, must fit in ``delta - delta_noise``; where it does
 not (far beyond the planned steps) the epsilon is ``inf`` (fail closed).
 
-The reported epsilon is a certified **upper** value.  A two-sided bracket (a lower value
-from an optimistic PLD) belongs to the tail-accuracy work, not yet in dpjax:
-:meth:`Accountant.bracket` is the hook, returning ``lower = None`` until then.
+The reported epsilon is a certified **upper** value.  :meth:`Accountant.bracket` adds a
+lower value: the *optimistic* discretisation (losses rounded down) of the same subsampled
+pair, composed by :meth:`dpjax.accounting.PLDAccountant.bracket`.  The pair must be one
+that some example realises, so that this lower value is below the true epsilon of the
+untruncated mechanism: the whitened Gaussian shift is (a clipped gradient of norm ``C_m`` in
+every group), and so is the one-dimensional Laplace shift with one group (all of the l1 norm
+on one coordinate); with several Laplace groups the realisable shift spreads over one
+coordinate per group, which is less harmful (:mod:`dpjax.train.laplace`), and the lower
+value takes the worst single group, ``min_m b_m / C_m``.  Padding changes
+``delta(epsilon)`` by at most the truncation share, so the lower value is taken at
+``delta + (1 + e^upper) t p``.
+Flipped Huber shapes ``alpha > 0`` (RDP) have no lower value (``None``).
 """
 
 from __future__ import annotations
 
 import math
 from typing import NamedTuple
+
+import numpy as np
 
 from dpjax import _validate
 
@@ -31,8 +44,10 @@ class EpsilonBracket(NamedTuple):
 
 
 BRACKET_NOTE = (
-    "lower value pending: dpjax has no optimistic (lower) PLD yet; the upper value is certified"
+    "lower: optimistic PLD of the same subsampled pair (PLDAccountant.bracket), at delta plus "
+    "the truncation share; upper: certified"
 )
+NO_LOWER_NOTE = "no lower value: flipped Huber (alpha > 0) is accounted by an RDP upper bound"
 
 
 class Accountant:
@@ -65,7 +80,11 @@ class Accountant:
 
     def _epsilon(self, steps: int) -> float:
         p = self.plan
-        if p.noise == "gaussian" or p.fh_alpha == 0.0:  # FH(0, gamma) is N(0, gamma^2)
+        if p.noise == "laplace":
+            from dpjax.train.laplace import epsilon_spent
+
+            eps = epsilon_spent(p.noise_multiplier, p.sampling_rate, steps, p.noise_delta)
+        elif p.noise == "gaussian" or p.fh_alpha == 0.0:  # FH(0, gamma) is N(0, gamma^2)
             import dpjax
 
             eps = float(
@@ -87,8 +106,32 @@ class Accountant:
         return eps if truncation <= p.delta - p.noise_delta else math.inf
 
     def bracket(self, steps: int) -> EpsilonBracket:
-        """The hook for a two-sided bracket: ``(None, certified upper, note)`` for now."""
-        return EpsilonBracket(None, self.epsilon(steps), BRACKET_NOTE)
+        """``lower <= epsilon(delta) <= upper`` after ``steps`` logical steps (module docstring).
+
+        Args:
+          steps: logical steps taken, ``>= 0``.
+
+        Returns:
+          An :class:`EpsilonBracket` (``upper`` is :meth:`epsilon`).
+        """
+        upper = self.epsilon(steps)
+        p = self.plan
+        if steps == 0:
+            return EpsilonBracket(0.0, 0.0, BRACKET_NOTE)
+        if p.noise == "flipped-huber" and p.fh_alpha != 0.0:
+            return EpsilonBracket(None, upper, NO_LOWER_NOTE)
+        from dpjax.accounting import PLDAccountant
+        from dpjax.accounting import events as ev
+
+        if p.noise == "laplace":  # realisable: the worst single group (module docstring)
+            pair = ev.Laplace(float(np.min(p.laplace_scale / p.groups.clip_norms)))
+        else:
+            pair = ev.Gaussian(p.noise_multiplier)
+        share = (1.0 + math.exp(min(upper, 700.0))) * int(steps) * p.truncation_probability
+        dlt = min(p.delta + share, 0.5)
+        acc = PLDAccountant().compose(ev.PoissonSampled(p.sampling_rate, pair), int(steps))
+        lower, _ = acc.bracket(dlt)
+        return EpsilonBracket(min(lower, upper), upper, BRACKET_NOTE)
 
     def report(self, steps: int, sampler=None) -> dict:
         """A JSON-ready end-of-training report (epsilon, delta, schedule, guarantee).

@@ -140,3 +140,63 @@ def flat_per_layer(params, total_clip_norm: float = 1.0) -> dict:
         raise ValueError("flat_per_layer needs a non-empty dict of layers")
     c0 = _clip_value(total_clip_norm, "total_clip_norm")
     return {k: c0 / math.sqrt(len(params)) for k in params}
+
+
+def whitened(groups: Groups, scales: np.ndarray, order: int) -> float:
+    r"""The dominating pair's scale per unit shift: ``1 / sqrt(sum_m C_m^2 / s_m^2)`` (l2,
+    Gaussian, ``order = 2``) or ``1 / sum_m C_m / s_m`` (l1, Laplace, ``order = 1``)."""
+    ratio = groups.clip_norms / np.asarray(scales, np.float64)
+    if order == 2:
+        return 1.0 / math.sqrt(math.fsum(ratio**2))
+    return 1.0 / math.fsum(ratio)
+
+
+def allocate(groups: Groups, multiplier: float, allocation: str, order: int) -> np.ndarray:
+    r"""Noise scales per group whose :func:`whitened` scale is ``>= multiplier``.
+
+    Gaussian (``order = 2``, standard deviations ``sigma_m``): ``"inid"`` minimises
+    ``sum_m K_m sigma_m^2`` under ``sum_m C_m^2 / sigma_m^2 = mu^2`` (eq. (9) / Theorem 4
+    of inid-noise-laplace-beats-gaussian, profile ``C_m``, weights ``K_m``:
+    ``sigma_m^2 \propto C_m / sqrt(K_m)``); ``"spr"``: ``sigma_m \propto C_m / sqrt(K_m)``.
+    Laplace (``order = 1``, scales ``b_m``): ``"inid"`` minimises ``sum_m 2 K_m b_m^2`` under
+    ``sum_m C_m / b_m = mu`` (eq. (12) / Theorem 5 with weights ``K_m``:
+    ``b_m \propto (C_m / K_m)^{1/3}``); ``"spr"``: ``b_m \propto C_m / K_m``.  One group:
+    ``C multiplier``.  ``mu = 1 / multiplier``; the scales are rounded up until the
+    certificate holds in float64.
+
+    Args:
+      groups: the clipping groups.
+      multiplier: the calibrated scale of the dominating pair per unit shift.
+      allocation: ``"inid"`` or ``"spr"``.
+      order: ``2`` (Gaussian, l2 clipping) or ``1`` (Laplace, l1 clipping).
+
+    Returns:
+      The scales (float64), one per group.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> g = make_groups({"a": jnp.zeros(8), "b": jnp.zeros(1)}, {"a": 1.0, "b": 1.0})
+      >>> [round(float(x), 6) for x in allocate(g, 1.0, "inid", order=1)]
+      [1.5, 3.0]
+    """
+    c, k = groups.clip_norms, groups.sizes.astype(np.float64)
+    mu = 1.0 / multiplier
+    if groups.count == 1:
+        scales = c * multiplier
+    elif allocation == "inid":
+        import jax
+
+        from dpjax.inid import gaussian_scales, laplace_scales
+
+        with jax.enable_x64(True):
+            kernel = gaussian_scales if order == 2 else laplace_scales
+            scales = np.asarray(kernel(c, mu, 2.0, k), np.float64)
+    elif order == 2:  # spr: sigma_m = s C_m / sqrt(K_m), s = sqrt(K) / mu
+        scales = c / np.sqrt(k) * math.sqrt(k.sum()) / mu
+    else:  # spr: b_m = s C_m / K_m, s = K / mu
+        scales = c / k * k.sum() / mu
+    for _ in range(64):
+        if whitened(groups, scales, order) >= multiplier:
+            return scales
+        scales = scales * (1.0 + 2.0**-50)
+    raise RuntimeError("could not round the group scales up to the certified noise")

@@ -20,12 +20,18 @@ scales split ``mu^2`` (Sec. VI-C of inid-noise-laplace-beats-gaussian):
 
 * ``allocation="inid"``: the least total variance ``sum_m K_m sigma_m^2`` (eq. (9) /
   Theorem 4 with the profile ``lambda_m = C_m`` and weights ``K_m``:
-  ``sigma_m^2 \propto C_m / sqrt(K_m)``; :func:`dpjax.inid.gaussian_scales`);
+  ``sigma_m^2 \propto C_m / sqrt(K_m)``; :func:`dpjax.train.groups.allocate`);
 * ``allocation="spr"``: the SPR baseline: every coordinate gets an equal share of the
   resource (``sigma_m \propto C_m / sqrt(K_m)``, the per-coordinate sensitivity of
   Sec. VI-C).
 
 With one group both give ``sigma_1 = sigma_eff C`` (global clipping).
+
+**Laplace** (global, per-layer or per-group **l1** clipping): group ``m`` gets
+``Lap(0, b_m)`` per coordinate, added to the sum; the shift ``sum_m C_m / b_m`` is dominated
+by the one-dimensional Laplace pair, calibrated by :func:`dpjax.calibrate` (``"laplace"``,
+``l1 = 1``, ``sampling_rate = q``, ``compositions = T``: the PLD engine, both adjacencies,
+certified) and split over groups by eq. (12) or SPR (:mod:`dpjax.train.laplace`).
 
 **Flipped Huber** (global clipping): i.i.d. ``FH(alpha, gamma^2)`` per coordinate, the
 least-variance certified member: ``alpha > 0`` shapes calibrated through Theorem 9 of
@@ -49,9 +55,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpjax import _validate
-from dpjax.train.groups import Groups, make_groups
+from dpjax.train.groups import Groups, allocate, make_groups, whitened
 
-NOISES = ("gaussian", "flipped-huber")
+NOISES = ("gaussian", "laplace", "flipped-huber")
 ALLOCATIONS = ("inid", "spr")
 #: Share of ``delta`` the default ``max_batch_size`` leaves to batch truncation.
 TRUNCATION_SHARE = 1e-3
@@ -69,15 +75,17 @@ class PrivacyPlan:
       noise_delta: the ``delta`` the noise is calibrated and accounted at.
       max_batch_size: padded batch rows ``B_max``.
       truncation_probability: ``P(Bin(N + 1, q) > B_max)`` (a per-step upper bound).
-      noise: ``"gaussian"`` or ``"flipped-huber"``.
-      allocation: ``"inid"`` or ``"spr"`` (Gaussian groups).
+      noise: ``"gaussian"``, ``"laplace"`` or ``"flipped-huber"``.
+      allocation: ``"inid"``, ``"spr"`` (several groups) or ``"global"``.
       groups: the clipping :class:`~dpjax.train.groups.Groups`.
-      noise_std: per group, the Gaussian standard deviation (absolute units).
+      noise_std: per group, the noise's standard deviation (absolute units).
       noise_multiplier: ``sigma_eff`` of the Gaussian dominating pair, ``>=`` the
-        calibrated one (``nan`` for flipped Huber with ``alpha > 0``).
+        calibrated one; Laplace: ``b_eff``, the dominating pair's scale per unit l1 shift
+        (``nan`` for flipped Huber with ``alpha > 0``).
       fh_alpha, fh_gamma: flipped Huber parameters (absolute units; ``nan`` for Gaussian).
       accumulation_steps: micro-batches per logical step.
       certificate: how the plan was certified (one line).
+      laplace_scale: per group, the Laplace scale ``b_m`` (``None`` for other noises).
     """
 
     dataset_size: int
@@ -97,6 +105,12 @@ class PrivacyPlan:
     fh_gamma: float
     accumulation_steps: int
     certificate: str
+    laplace_scale: np.ndarray | None = None
+
+    @property
+    def clip_norm_order(self) -> int:
+        """The norm of the clipping: ``1`` for Laplace noise, ``2`` otherwise."""
+        return 1 if self.noise == "laplace" else 2
 
     @property
     def expected_batch_size(self) -> float:
@@ -149,8 +163,12 @@ class PrivacyPlan:
                     self.noise_std, strict=True,
                 )
             },
+            "clip_norm": f"l{self.clip_norm_order}",
             "certificate": self.certificate,
         }
+        if self.laplace_scale is not None:
+            for name, b in zip(self.groups.names, self.laplace_scale, strict=True):
+                out["groups"][name]["laplace_scale"] = float(b)
         if math.isfinite(self.noise_multiplier):
             out["noise_multiplier"] = self.noise_multiplier
         if self.noise == "flipped-huber":
@@ -197,28 +215,6 @@ def _truncation(n, q, t, epsilon, delta, max_batch_size):
             f"{factor * p:.3g} >= delta / 2; raise max_batch_size"
         )
     return b, p, factor * p
-
-
-def _gaussian_scales(groups: Groups, sigma_eff: float, allocation: str) -> np.ndarray:
-    """Group standard deviations with ``1 / sqrt(sum C_m^2 / sigma_m^2) >= sigma_eff``."""
-    c, k = groups.clip_norms, groups.sizes.astype(np.float64)
-    mu = 1.0 / sigma_eff
-    if groups.count == 1:
-        std = c * sigma_eff
-    elif allocation == "inid":
-        import jax
-
-        from dpjax.inid import gaussian_scales
-
-        with jax.enable_x64(True):
-            std = np.asarray(gaussian_scales(c, mu, 2.0, k), np.float64)
-    else:  # spr: sigma_m = s * C_m / sqrt(K_m), s = sqrt(K) / mu
-        std = c / np.sqrt(k) * math.sqrt(k.sum()) / mu
-    for _ in range(64):  # round up until the certificate holds in float64
-        if 1.0 / math.sqrt(float(np.sum((c / std) ** 2))) >= sigma_eff:
-            return std
-        std = std * (1.0 + 2.0**-50)
-    raise RuntimeError("could not round the group scales up to the certified noise")
 
 
 def _flipped_huber(groups: Groups, q, t, eps, noise_delta, sigma):
@@ -276,14 +272,15 @@ def make_plan(
       dataset_size: ``N``.
       epsilon: target ``epsilon > 0``.
       delta: target ``delta`` in ``(0, 1)``.
-      clip_norms: a number (global l2 clipping) or a pytree prefix of ``params``
-        (:func:`dpjax.train.groups.make_groups`).
+      clip_norms: a number (global clipping) or a pytree prefix of ``params``
+        (:func:`dpjax.train.groups.make_groups`); l2 norms, l1 for ``noise="laplace"``.
       batch_size: expected batch size ``B`` (``q = B / N``); or give ``sampling_rate``.
       sampling_rate: ``q`` in ``(0, 1]``.
       steps: logical steps ``T``; or give ``epochs`` (``T = ceil(E / q)``).
       epochs: passes over the data.
-      noise: ``"gaussian"`` or ``"flipped-huber"`` (global clipping only).
-      allocation: ``"inid"`` (optimal) or ``"spr"`` for Gaussian groups.
+      noise: ``"gaussian"``, ``"laplace"`` (l1 clipping) or ``"flipped-huber"`` (global
+        clipping only).
+      allocation: ``"inid"`` (optimal) or ``"spr"`` for several groups.
       max_batch_size: padded rows of the sampler (default: truncation share ``<= delta /
         1000``).
       accumulation_steps: micro-batches per logical step (``max_batch_size`` is rounded
@@ -319,23 +316,38 @@ def make_plan(
     b_max = k * math.ceil(b_max / k)
     noise_delta = (dlt - share) * (1.0 - 1e-12)
     alpha = gamma = math.nan
+    lap = None
     import dpjax
 
-    cal = dpjax.calibrate("gaussian", eps, noise_delta, sampling_rate=q, compositions=t, l2=1.0)
-    sigma = float(cal.params["sigma"])
+    if noise == "laplace":
+        from dpjax.train import laplace
+
+        b_eff, cal = laplace.calibrate_multiplier(q, t, eps, noise_delta)
+        lap = allocate(groups, b_eff, allocation, order=1)
+        std = math.sqrt(2.0) * lap
+        sigma_eff = whitened(groups, lap, order=1)
+        cert = (
+            f"Laplace with l1 clipping: dominating pair Lap(0, {sigma_eff!r}) vs shift 1, scale "
+            f">= {b_eff!r} calibrated by dpjax.calibrate (delta_at_params "
+            f"{float(cal.delta_at_params):.6g}); {cal.notes[-1]}"
+        )
+    else:
+        cal = dpjax.calibrate("gaussian", eps, noise_delta, sampling_rate=q, compositions=t,
+                              l2=1.0)
+        sigma = float(cal.params["sigma"])
     if noise == "gaussian":
-        std = _gaussian_scales(groups, sigma, allocation)
-        sigma_eff = 1.0 / math.sqrt(float(np.sum((groups.clip_norms / std) ** 2)))
+        std = allocate(groups, sigma, allocation, order=2)
+        sigma_eff = whitened(groups, std, order=2)
         cert = (
             f"Gaussian, noise multiplier {sigma_eff!r} >= {sigma!r} calibrated by dpjax.calibrate "
             f"(delta_at_params {float(cal.delta_at_params):.6g}); {cal.notes[-1]}"
         )
-    else:
+    elif noise == "flipped-huber":
         std, sigma_eff, alpha, gamma, cert = _flipped_huber(groups, q, t, eps, noise_delta, sigma)
     return PrivacyPlan(
         dataset_size=n, sampling_rate=q, steps=t, epsilon=eps, delta=dlt,
         noise_delta=noise_delta, max_batch_size=b_max, truncation_probability=p,
         noise=noise, allocation=allocation if groups.count > 1 else "global", groups=groups,
         noise_std=std, noise_multiplier=sigma_eff, fh_alpha=alpha, fh_gamma=gamma,
-        accumulation_steps=k, certificate=cert,
+        accumulation_steps=k, certificate=cert, laplace_scale=lap,
     )

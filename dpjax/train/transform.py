@@ -7,7 +7,8 @@ real rows) and returns
 .. math:: \frac{1}{qN}\Big(\sum_{i:\ \text{mask}_i} \operatorname{clip}(g_i) + Z\Big),
           \qquad \operatorname{clip}(g_i)_m = g_{i,m} \min\Big(1, \frac{C_m}{\|g_{i,m}\|_2}\Big)
 
-per clipping group ``m`` (Abadi et al. 2016; per-group clipping: Sec. VI-C of
+per clipping group ``m`` in l2 (``l1`` for Laplace noise: ``||g_{i,m}||_1``) (Abadi et al.
+2016; per-group clipping: Sec. VI-C of
 inid-noise-laplace-beats-gaussian), with ``Z`` the plan's noise drawn **once per logical
 step**, calibrated to the *sum* (sensitivity ``C_m``), and the fixed denominator ``q N``
 (the expected batch size), so neither padding nor the Poisson batch size leaks.  A
@@ -16,7 +17,10 @@ example alone: privacy is unchanged) and counted in the state; so is a row whose
 norm overflows.  Noise is sampled in the
 gradients' dtype; clipping and summing run in at least float32, clipping at
 ``C (1 - 2^-14)`` (``C (1 - 2^-40)`` in float64) so that rounding in the norm cannot let a
-clipped row exceed ``C``.
+clipped row exceed ``C``; in l1 at ``C (1 - 2 (K_m + 4) u)`` (``u`` the unit roundoff),
+inside the worst-case error of any order of summing ``K_m`` non-negative terms
+(``(K_m - 1) u / (1 - (K_m - 1) u)``, Higham 2002, eq. (4.4)) and of the two roundings of
+the factor and the product.
 """
 
 from __future__ import annotations
@@ -99,7 +103,10 @@ def clipped_sum(plan, updates, mask=None):
     # product (written as a broadcast multiply and a sum over axis 0 it is far slower on CPU)
     rows = [x.astype(_work_dtype(x.dtype)).reshape(batch, -1) for x in leaves]
     acc = jnp.float64 if any(r.dtype == jnp.float64 for r in rows) else jnp.float32
-    sq_leaf = [jnp.sum(jnp.square(r), axis=1).astype(acc) for r in rows]
+    l1 = plan.clip_norm_order == 1
+    narrow = jnp.float32 if any(r.dtype == jnp.float32 for r in rows) else jnp.float64
+    power = jnp.abs if l1 else jnp.square
+    sq_leaf = [jnp.sum(power(r), axis=1).astype(acc) for r in rows]
     keep = jnp.ones((batch,), bool) if mask is None else jnp.asarray(mask).astype(bool)
     finite = functools.reduce(jnp.logical_and, [jnp.isfinite(q) for q in sq_leaf])
     nonfinite = jnp.sum(keep & ~finite).astype(jnp.int32)
@@ -109,9 +116,10 @@ def clipped_sum(plan, updates, mask=None):
         sq[g] = sq[g] + jnp.where(finite, q, 0.0)
     factors = []
     for g in range(groups.count):
-        norm = jnp.sqrt(sq[g])
+        norm = sq[g] if l1 else jnp.sqrt(sq[g])
         # clip a little inside C: rounding in the norm cannot push a clipped row past C
-        shrink = 1.0 - (2.0**-14 if acc == jnp.float32 else 2.0**-40)
+        shrink = _l1_shrink(int(groups.sizes[g]), narrow) if l1 else (
+            1.0 - (2.0**-14 if acc == jnp.float32 else 2.0**-40))
         c = jnp.asarray(groups.clip_norms[g] * shrink, acc)
         big = norm > c
         factors.append(jnp.where(keep, jnp.where(big, c / jnp.where(big, norm, c), 1.0), 0.0))
@@ -128,6 +136,19 @@ def clipped_sum(plan, updates, mask=None):
         jnp.all(finite), lambda: weighted_sums(False), lambda: weighted_sums(True)
     )
     return jax.tree_util.tree_unflatten(groups.treedef, out), nonfinite
+
+
+def _l1_shrink(size: int, dtype) -> float:
+    """``1 - 2 (K + 4) u``: l1 clipping inside ``C`` by the worst-case rounding (docstring);
+    ``u`` of the narrowest dtype the norm is summed in."""
+    u = 2.0**-24 if dtype == jnp.float32 else 2.0**-53
+    shrink = 1.0 - 2.0 * (size + 4) * u
+    if shrink < 0.5:
+        raise ValueError(
+            f"an l1 clipping group of {size} coordinates is too large to clip soundly in "
+            f"{jnp.dtype(dtype).name}; split it into smaller groups or use float64 parameters"
+        )
+    return shrink
 
 
 def _dot(spec, a, b):
@@ -147,8 +168,8 @@ def _rows(v, x):
 def noise_like(plan, key, tree):
     """One draw of the plan's noise for every leaf of ``tree``, in the parameters' dtypes.
 
-    Gaussian: ``N(0, sigma_m^2)`` per coordinate of group ``m``; flipped Huber:
-    ``FH(alpha, gamma^2)`` per coordinate (:class:`dpjax.noise.FlippedHuber`).
+    Gaussian: ``N(0, sigma_m^2)`` per coordinate of group ``m``; Laplace: ``Lap(0, b_m)``;
+    flipped Huber: ``FH(alpha, gamma^2)`` per coordinate (:class:`dpjax.noise.FlippedHuber`).
     """
     from dpjax.noise.flipped_huber import FlippedHuber
 
@@ -157,7 +178,9 @@ def noise_like(plan, key, tree):
     out = []
     groups = plan.groups
     for k, x, g, dt in zip(keys, leaves, groups.leaf_group, groups.dtypes, strict=True):
-        if plan.noise == "gaussian" or plan.fh_alpha == 0.0:  # FH(0, gamma) = N(0, gamma^2)
+        if plan.noise == "laplace":
+            z = jax.random.laplace(k, x.shape, dt) * jnp.asarray(plan.laplace_scale[g], dt)
+        elif plan.noise == "gaussian" or plan.fh_alpha == 0.0:  # FH(0, gamma) = N(0, gamma^2)
             z = jax.random.normal(k, x.shape, dt) * jnp.asarray(plan.noise_std[g], dt)
         else:
             z = FlippedHuber(plan.fh_alpha, plan.fh_gamma).sample(k, x.shape, dt)

@@ -22,3 +22,12 @@ def test_tiny_training_run_is_private_and_learns_something():
     assert acc.shape == (2,)
     assert np.all(acc > 0.5)  # well above chance (0.1)
     assert plan.accountant().epsilon(plan.steps) <= 50.0
+
+
+def test_laplace_method_plan_is_l1_clipped_and_certified():
+    data = training._data()
+    plan = training._plan("laplace", 3.0, len(data[2]), 1)
+    assert plan.noise == "laplace" and plan.clip_norm_order == 1
+    assert plan.groups.clip_norms.tolist() == [training.L1_CLIP]
+    assert plan.laplace_scale[0] >= training.L1_CLIP * plan.noise_multiplier * (1 - 1e-15)
+    assert plan.accountant().epsilon(plan.steps) <= 3.0

@@ -9,22 +9,30 @@ search on the scale, a search only over the shape):
 1. for every ``b`` of a fixed grid (0 and 63 log-spaced points in
    ``[1e-3, 1e9]``: both limit members, Gaussian at ``b = 0`` and Laplace as
    ``b -> inf``, are reached -- at ``b = 1e9`` the variance is within ~1e-8 relative of
-   the Laplace limit's closed form), bisect ``log gamma`` for the least feasible ``gamma``
-   (``vmap`` over the grid, fixed iterations; :func:`dpjax.numerics.bisect_bracket`);
+   the Laplace limit's closed form), bisect ``log gamma`` for the least feasible ``gamma``;
 2. the least variance sits on a kink of ``b -> gamma*(b)^2 v(b)`` (where the
    plateau level ``alpha Delta / gamma^2 ~ eps`` and the Gaussian-tail
    constraint bind together), so a grid point lands slightly above it: the
    search zooms into the two grid cells next to the grid minimum with an even
-   grid of the same size, ``num_stages`` times, and keeps the best point
-   (:func:`dpjax.numerics.zoom_minimize`);
-3. certify ``gamma`` at the chosen ``b`` (:func:`dpjax.certificate.certify_scale`:
-   the profile re-evaluated at the returned parameters is ``<= delta (1 - 1e-10)``).
+   grid of the same size, ``num_stages`` times, and keeps the best point;
+3. at the chosen ``b``, bisect ``gamma`` again with the certified compiled kernel (the
+   exact profile, eq. (13), or Theorem 8's bound) and return the least ``gamma`` at
+   which that kernel was evaluated and met ``delta (1 - MARGIN)``
+   (:func:`dpjax.calibration.host_shape.least_certified_scale`,
+   :func:`dpjax.certificate.scale_is_certified`).
+
+Steps 1-2 run on the host in float64 NumPy over every target and shape at once
+(:mod:`dpjax.calibration.host_shape`): the 1-D profile through Lemma 11 with the noise's
+survival function (eq. (10)) and loss inverse (eq. (15)), Theorem 8 through its
+Gaussian hockey stick.  Nothing there is compiled; step 3 calls one compiled kernel,
+jitted exactly as the mechanism's re-check jits it, so a first call compiles the
+profile once.
 
 The K-dim sufficient condition (Theorem 8) is calibrated the same way.  Its
-bound is not proven monotone in ``gamma`` for fixed ``b``; the bisection
-returns its feasible end regardless, so every returned point is certified
+bound is not proven monotone in ``gamma`` for fixed ``b``; the bisections
+return their feasible end regardless, so every returned point is certified
 (only optimality would suffer), and the tests check monotonicity numerically
-on the region used.  Every target in a batch is solved in one ``vmap``.
+on the region used.
 """
 
 from __future__ import annotations
@@ -136,6 +144,31 @@ def _log_d_range(b):
     return np.full(b.shape, -_LOG_GAMMA_SPAN), np.full(b.shape, _LOG_GAMMA_SPAN)
 
 
+def _search_and_settle(steer, exact, epsilon, delta, ref, error, num_stages, bisect_iters):
+    """Steps 1-3 of the module docstring: ``(alpha, gamma, variance, delta_at, certified)``.
+
+    ``steer(eps, b, log m)``: the host profile at ``gamma = ref / m``; ``exact(eps, alpha,
+    gamma)``: the certified compiled kernel the result is bisected and certified with.
+    """
+    eps, dlt = np.broadcast_arrays(np.asarray(epsilon, np.float64), np.asarray(delta, np.float64))
+    shape = eps.shape
+    level = np.asarray(log_target(dlt), np.float64)
+    grid = np.broadcast_to(B_GRID, (eps.size, B_GRID.size))
+    with np.errstate(all="ignore"):
+        b, log_m, found = search_shape(
+            steer, lambda b: np.log(_host_variance(b)), grid, eps.ravel(), level.ravel(),
+            _log_d_range, num_stages, bisect_iters,
+        )
+    b = b.reshape(shape)
+    gamma0 = np.broadcast_to(np.asarray(ref, np.float64), shape) * np.exp(-log_m).reshape(shape)
+    gamma, log_d, ok = least_certified_scale(
+        lambda g: np.asarray(exact(eps, b * g, g)), gamma0, level
+    )
+    ok = ok & found.reshape(shape) & scale_is_certified(gamma, log_d, level)
+    variance = np.square(gamma) * _host_variance(b)
+    return b * gamma, gamma, variance, np.asarray(reported_delta(log_d, error)), ok
+
+
 @float64_kernel
 def calibrate_flipped_huber_1d(
     epsilon: ArrayLike,
@@ -177,26 +210,11 @@ def calibrate_flipped_huber_1d(
       >>> round(float(var), 2), bool(ok)
       (22.21, True)
     """
-    eps, dlt = np.broadcast_arrays(np.asarray(epsilon, np.float64), np.asarray(delta, np.float64))
-    shape = eps.shape
-    sens = np.broadcast_to(np.asarray(sensitivity, np.float64), shape).ravel()
-    level = np.asarray(log_target(dlt), np.float64)
-    grid = np.broadcast_to(B_GRID, (eps.size, B_GRID.size))
-    b, log_d, found = search_shape(
-        _host_log_delta, lambda b: np.log(_host_variance(b)), grid, eps.ravel(), level.ravel(),
-        _log_d_range, num_stages, bisect_iters,
+    return _search_and_settle(
+        _host_log_delta,
+        lambda e, a, g: _exact_profile(e, a, g, sensitivity),
+        epsilon, delta, sensitivity, ERROR, num_stages, bisect_iters,
     )
-    b = b.reshape(shape)
-
-    def log_delta_at(g):
-        return np.asarray(_exact_profile(eps, b * g, g, sensitivity))
-
-    gamma0 = (sens * np.exp(-log_d)).reshape(shape)
-    gamma, log_d, ok = least_certified_scale(log_delta_at, gamma0, level)
-    ok = ok & found.reshape(shape) & scale_is_certified(gamma, log_d, level)
-    variance = np.square(gamma) * _host_variance(b)
-    delta_at = np.asarray(reported_delta(log_d, ERROR))
-    return b * gamma, gamma, variance, delta_at, ok
 
 
 def _host_log_delta_theorem8(eps, b, log_m, dim, l1, l2, linf):
@@ -257,32 +275,16 @@ def calibrate_flipped_huber_sufficient(
       l1: ``Delta_1``.
       l2: ``Delta_2``.
       linf: the per-coordinate sensitivity ``Delta``.
-      num_stages: static number of rounds of the shape search.
-      bisect_iters: static number of halvings of ``log gamma`` per shape.
+      num_stages: number of rounds of the shape search.
+      bisect_iters: number of halvings of ``log gamma`` per shape.
 
     Returns:
       As :func:`calibrate_flipped_huber_1d`; ``delta_at_params`` is the Theorem 8 bound
       at the returned parameters.
     """
-    eps, dlt = np.broadcast_arrays(np.asarray(epsilon, np.float64), np.asarray(delta, np.float64))
-    shape = eps.shape
-    level = np.asarray(log_target(dlt), np.float64)
     k, d1, d2, dinf = (float(x) for x in (dim, l1, l2, linf))
-    grid = np.broadcast_to(B_GRID, (eps.size, B_GRID.size))
-    with np.errstate(all="ignore"):
-        b, log_m, found = search_shape(
-            lambda e, b, lm: _host_log_delta_theorem8(e, b, lm, k, d1, d2, dinf),
-            lambda b: np.log(_host_variance(b)), grid, eps.ravel(), level.ravel(),
-            _log_d_range, num_stages, bisect_iters,
-        )
-    b = b.reshape(shape)
-
-    def log_delta_at(g):
-        return np.asarray(_theorem8_bound(eps, b * g, g, dim, l1, l2, linf))
-
-    gamma0 = (d2 * np.exp(-log_m)).reshape(shape)
-    gamma, log_d, ok = least_certified_scale(log_delta_at, gamma0, level)
-    ok = ok & found.reshape(shape) & scale_is_certified(gamma, log_d, level)
-    variance = np.square(gamma) * _host_variance(b)
-    delta_at = np.asarray(reported_delta(log_d, BOUND_ERROR))
-    return b * gamma, gamma, variance, delta_at, ok
+    return _search_and_settle(
+        lambda e, b, lm: _host_log_delta_theorem8(e, b, lm, k, d1, d2, dinf),
+        lambda e, a, g: _theorem8_bound(e, a, g, dim, l1, l2, linf),
+        epsilon, delta, d2, BOUND_ERROR, num_stages, bisect_iters,
+    )

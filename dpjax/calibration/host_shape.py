@@ -59,7 +59,7 @@ def log_delta_lemma11(epsilon, D, log_sf_upper: Callable, x_star) -> np.ndarray:
       >>> from scipy.special import log_ndtr
       >>> eps, mu = 1.0, 1.0  # Gaussian: x* = eps / mu, delta = Q(eps/mu - mu/2) - e^eps Q(...)
       >>> round(float(np.exp(log_delta_lemma11(eps, mu, lambda t: log_ndtr(-t), eps / mu))), 6)
-      0.126936
+      0.126937
     """
     eps, D, x = (np.asarray(v, dtype=np.float64) for v in (epsilon, D, x_star))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -164,7 +164,7 @@ def least_certified_scale(
     Example:
       >>> import jax; jax.config.update("jax_enable_x64", True)
       >>> s, ld, ok = least_certified_scale(lambda s: -np.log(s), np.array([2.0]), np.log(0.25))
-      >>> float(s[0]), bool(ok[0])
+      >>> round(float(s[0]), 12), bool(ok[0])
       (4.0, True)
     """
     s = np.asarray(scale, dtype=np.float64)

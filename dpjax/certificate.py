@@ -207,6 +207,31 @@ def fail_closed(log_delta: ArrayLike, *inputs: ArrayLike) -> Array:
     return jnp.where(bad, 0.0, jnp.minimum(log_delta, 0.0))
 
 
+@float64_kernel
+def scale_is_certified(scale, log_delta, level):
+    r"""Whether ``scale`` is certified: its profile meets ``level`` and it is a normal float64.
+
+    .. math:: \log\delta(s) \le \text{level},\qquad \text{TINY} \le s < \infty
+
+    (NaN fails both).  Operators only, so NumPy (host searches) and JAX arrays (traced
+    searches, :func:`certify_scale`) get the same test.
+
+    Args:
+      scale: the scales.
+      log_delta: the certified profile evaluated at exactly those scales.
+      level: the target level (:func:`log_target`).
+
+    Returns:
+      Boolean array, broadcast over the inputs.
+
+    Example:
+      >>> import jax, numpy as np; jax.config.update("jax_enable_x64", True)
+      >>> scale_is_certified(np.array([1.0, 1e-320, np.inf]), -20.0, -13.8).tolist()
+      [True, False, False]
+    """
+    return (log_delta <= level) & (scale >= TINY) & (scale < np.inf)
+
+
 def certify_scale(
     log_delta_at: Callable[[Array], Array], scale: Array, level: Array, max_nudges: int = 24
 ) -> tuple[Array, Array, Array]:
@@ -232,7 +257,7 @@ def certify_scale(
     log_delta = log_delta_at(scale0)
 
     def good(s, ld):
-        return (ld <= level) & jnp.isfinite(s) & (s >= TINY)
+        return scale_is_certified(s, ld, level)
 
     def cond(carry):
         k, s, ld = carry

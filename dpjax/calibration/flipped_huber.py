@@ -9,42 +9,49 @@ search on the scale, a search only over the shape):
 1. for every ``b`` of a fixed grid (0 and 63 log-spaced points in
    ``[1e-3, 1e9]``: both limit members, Gaussian at ``b = 0`` and Laplace as
    ``b -> inf``, are reached -- at ``b = 1e9`` the variance is within ~1e-8 relative of
-   the Laplace limit's closed form), bisect ``log gamma`` for the least feasible ``gamma``
-   (``vmap`` over the grid, fixed iterations; :func:`dpjax.numerics.bisect_bracket`);
+   the Laplace limit's closed form), bisect ``log gamma`` for the least feasible ``gamma``;
 2. the least variance sits on a kink of ``b -> gamma*(b)^2 v(b)`` (where the
    plateau level ``alpha Delta / gamma^2 ~ eps`` and the Gaussian-tail
    constraint bind together), so a grid point lands slightly above it: the
    search zooms into the two grid cells next to the grid minimum with an even
-   grid of the same size, ``num_stages`` times, and keeps the best point
-   (:func:`dpjax.numerics.zoom_minimize`);
-3. certify ``gamma`` at the chosen ``b`` (:func:`dpjax.certificate.certify_scale`:
-   the profile re-evaluated at the returned parameters is ``<= delta (1 - 1e-10)``).
+   grid of the same size, ``num_stages`` times, and keeps the best point;
+3. at the chosen ``b``, bisect ``gamma`` again with the certified compiled kernel (the
+   exact profile, eq. (13), or Theorem 8's bound) and return the least ``gamma`` at
+   which that kernel was evaluated and met ``delta (1 - MARGIN)``
+   (:func:`dpjax.calibration.host_shape.least_certified_scale`,
+   :func:`dpjax.certificate.scale_is_certified`).
+
+Steps 1-2 run on the host in float64 NumPy over every target and shape at once
+(:mod:`dpjax.calibration.host_shape`): the 1-D profile through Lemma 11 with the noise's
+survival function (eq. (10)) and loss inverse (eq. (15)), Theorem 8 through its
+Gaussian hockey stick.  Nothing there is compiled; step 3 calls one compiled kernel,
+jitted exactly as the mechanism's re-check jits it, so a first call compiles the
+profile once.
 
 The K-dim sufficient condition (Theorem 8) is calibrated the same way.  Its
-bound is not proven monotone in ``gamma`` for fixed ``b``; the bisection
-returns its feasible end regardless, so every returned point is certified
+bound is not proven monotone in ``gamma`` for fixed ``b``; the bisections
+return their feasible end regardless, so every returned point is certified
 (only optimality would suffer), and the tests check monotonicity numerically
-on the region used.  Every target in a batch is solved in one ``vmap``.
+on the region used.
 """
 
 from __future__ import annotations
 
-import functools
-from typing import NamedTuple
-
 import jax
-import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
+from scipy import special
 
-from dpjax._batching import call_padded
-from dpjax.accounting.flipped_huber import ERROR, log_delta_flipped_huber_standard, shape_constants
-from dpjax.accounting.flipped_huber_kdim import BOUND_ERROR, _log_delta_sufficient_theta
-from dpjax.accounting.gaussian import a_of_sigma
+from dpjax.accounting.flipped_huber import (
+    ERROR,
+    log_delta_flipped_huber,
+)
+from dpjax.accounting.flipped_huber_kdim import BOUND_ERROR, log_delta_flipped_huber_sufficient
+from dpjax.calibration.host_shape import least_certified_scale, log_delta_lemma11, search_shape
 from dpjax.calibration.members import name_member
-from dpjax.certificate import certify_scale, log_target, reported_delta
-from dpjax.noise.flipped_huber import standard_variance, theta_over_gamma
-from dpjax.numerics import bisect_bracket, float64_kernel, zoom_minimize
+from dpjax.certificate import log_target, reported_delta, scale_is_certified
+from dpjax.numerics import float64_kernel
+from dpjax.numerics.host_grid import log1mexp_host
 
 #: Shapes ``b = alpha / gamma`` searched: 0 (the Gaussian member) and log-spaced up to
 #: 1e9, where FH is the Laplace limit member to ~1e-8 in variance (a grid ending at 200
@@ -64,64 +71,102 @@ def flipped_huber_member(alpha, gamma) -> np.ndarray:
 _LOG_GAMMA_SPAN = 720.0
 
 
-def _solve_one(prepare, fn, epsilon, delta, ref, num_stages, bisect_iters):
-    """Calibrate one target; ``fn(eps, prepare(b), gamma) -> log delta``.
+_HALF_LOG_2PI = 0.9189385332046727
+_LOG2 = 0.6931471805599453
+#: the exact profile of Theorem 3, jitted like the mechanism's re-check (same function, same
+#: argument types): the search's final bisection and that re-check share one compiled program
+_exact_profile = jax.jit(log_delta_flipped_huber)
+#: Theorem 8's bound, likewise jitted as the mechanism's re-check jits it
+_theorem8_bound = jax.jit(log_delta_flipped_huber_sufficient)
 
-    Stage 0 bisects ``log gamma`` at every point of :data:`B_GRID`; each later
-    stage does the same on an even grid of the same size spanning the two
-    cells around the previous minimum (a bracketing refinement on both sides
-    of the kink, 32x narrower per stage).  All stages share one traced kernel.
-    The bisection does not evaluate its ends (one traced predicate: short
-    compiles); the returned end is checked by the certificate.
+
+def _host_masses(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(log A, log B)``: the half-masses of ``exp(-rho_b)`` (eq. (9)) in NumPy."""
+    bs = np.where(b > 0, b, 1.0)
+    log_a = np.where(b > 0, np.log(-np.expm1(-bs * bs)) - np.log(bs), -np.inf)
+    return log_a, _HALF_LOG_2PI + special.log_ndtr(-b) - 0.5 * b * b
+
+
+def _host_log_sf(b: np.ndarray):
+    r"""``t >= 0 -> log P(T > t)`` for ``T ~ FH(b, 1)`` (eq. (10)) in NumPy.
+
+    .. math:: Z\,P(T > t) = e^{-b^2/2}\sqrt{2\pi}\,Q(t)\ (t > b),\qquad
+              e^{-bt}(1 - e^{-b(b - t)})/b + B\ (0 \le t \le b)
     """
-    log_t = log_target(delta)
-    lg_hi = jnp.log(ref) + _LOG_GAMMA_SPAN
-    lg_lo = jnp.log(ref) - _LOG_GAMMA_SPAN
-    grid0 = jnp.asarray(B_GRID)
+    log_a, log_b = _host_masses(b)
+    log_z = _LOG2 + np.logaddexp(log_a, log_b)
+    bs = np.where(b > 0, b, 1.0)
 
-    def log_variance(b):
-        """``(log gamma*(b)^2 v(b), log gamma*(b))``; ``inf`` where ``gamma*`` never moved
-        (infeasible in the bracket)."""
-        consts = prepare(b)
-        lg, _ = bisect_bracket(
-            lambda lg: fn(epsilon, consts, jnp.exp(lg)) <= log_t, lg_hi, lg_lo, bisect_iters
+    def log_sf(t):
+        gap = bs * (bs - t)
+        lap_ok = (b > 0) & (gap > 0)
+        lap = np.where(lap_ok, -bs * t + np.log(-np.expm1(-np.where(lap_ok, gap, 1.0))), -np.inf)
+        centre = np.logaddexp(lap - np.log(bs), log_b)
+        gauss = _HALF_LOG_2PI - 0.5 * b * b + special.log_ndtr(-t)
+        return np.where(t > b, gauss, centre) - log_z
+
+    return log_sf
+
+
+def _host_x_star(eps: np.ndarray, b: np.ndarray, D: np.ndarray) -> np.ndarray:
+    """``x*`` of eq. (15) (the centred loss's inverse at ``eps``) in standard units, NumPy."""
+    bs = np.where(b > 0, b, 1.0)
+    c2 = (b > 0) & (b > 0.5 * D) & (eps < np.minimum(2.0 * b - D, D) * b)
+    lo3 = 0.5 * (np.square(np.maximum(2.0 * b, D)) - 2.0 * b * D)
+    nu1 = 0.5 * (np.square(np.maximum(D - b, 0.0)) + 2.0 * b * D)
+    c1 = (b < 0.5 * D) & (eps < 0.5 * (D - 2.0 * b) * D)
+    c3 = ~c1 & ~c2 & (eps >= lo3) & (eps < nu1)
+    c4 = ~c1 & ~c2 & ~c3 & (eps >= nu1) & (eps < 0.5 * (D + 2.0 * b) * D)
+    j_plus = np.sqrt(2.0 * (eps + b * D)) - 0.5 * D - b
+    j_minus = np.sqrt(2.0 * np.maximum(eps - b * D, 0.0)) - 0.5 * D + b
+    return np.where(c2, eps / (2.0 * bs), np.where(c3, j_plus, np.where(c4, j_minus, eps / D)))
+
+
+def _host_variance(b: np.ndarray) -> np.ndarray:
+    r"""``v(b)``, the variance of ``FH(b, 1)`` (eq. (11), cancellation-free form) in NumPy.
+
+    .. math:: v(b) = \frac{(2/b^3)\,P(3, b^2) + B + b e^{-b^2}}{A + B}
+    """
+    log_a, log_b = _host_masses(b)
+    bs = np.where(b > 0, b, 1.0)
+    centre = np.where(b > 0, 2.0 * special.gammainc(3.0, bs * bs) / bs**3, 0.0)
+    return (centre + np.exp(log_b) + b * np.exp(-b * b)) * np.exp(-np.logaddexp(log_a, log_b))
+
+
+def _host_log_delta(eps, b, log_D):
+    """The 1-D profile through Lemma 11 (host steer; module docstring)."""
+    D = np.exp(log_D)
+    return log_delta_lemma11(eps, D, _host_log_sf(b), _host_x_star(eps, b, D))
+
+
+def _log_d_range(b):
+    """``log(Delta / gamma)``: private at ``-720``, not at ``+720`` (:data:`_LOG_GAMMA_SPAN`)."""
+    return np.full(b.shape, -_LOG_GAMMA_SPAN), np.full(b.shape, _LOG_GAMMA_SPAN)
+
+
+def _search_and_settle(steer, exact, epsilon, delta, ref, error, num_stages, bisect_iters):
+    """Steps 1-3 of the module docstring: ``(alpha, gamma, variance, delta_at, certified)``.
+
+    ``steer(eps, b, log m)``: the host profile at ``gamma = ref / m``; ``exact(eps, alpha,
+    gamma)``: the certified compiled kernel the result is bisected and certified with.
+    """
+    eps, dlt = np.broadcast_arrays(np.asarray(epsilon, np.float64), np.asarray(delta, np.float64))
+    shape = eps.shape
+    level = np.asarray(log_target(dlt), np.float64)
+    grid = np.broadcast_to(B_GRID, (eps.size, B_GRID.size))
+    with np.errstate(all="ignore"):
+        b, log_m, found = search_shape(
+            steer, lambda b: np.log(_host_variance(b)), grid, eps.ravel(), level.ravel(),
+            _log_d_range, num_stages, bisect_iters,
         )
-        f = 2.0 * lg + jnp.log(standard_variance(b))
-        return jnp.where(lg < lg_hi, f, jnp.inf), lg
-
-    best = zoom_minimize(log_variance, grid0, num_stages, x0=grid0[0], aux0=lg_hi)
-    b = best.x
-    consts = prepare(b)
-    gamma, log_d, ok = certify_scale(
-        lambda g: fn(epsilon, consts, g), jnp.exp(best.aux), log_t, max_nudges=0
+    b = b.reshape(shape)
+    gamma0 = np.broadcast_to(np.asarray(ref, np.float64), shape) * np.exp(-log_m).reshape(shape)
+    gamma, log_d, ok = least_certified_scale(
+        lambda g: np.asarray(exact(eps, b * g, g)), gamma0, level
     )
-    return b * gamma, gamma, log_d, ok & jnp.isfinite(gamma)
-
-
-def _calibrate(prepare, fn, ref, error, epsilon, delta, num_stages, bisect_iters):
-    """Every target of the batch in one ``vmap``: ``(alpha, gamma, variance, delta_at, ok)``."""
-    solve = functools.partial(
-        _solve_one, prepare, fn, ref=ref, num_stages=num_stages, bisect_iters=bisect_iters
-    )
-    alpha, gamma, log_delta_at, ok = jax.vmap(solve)(epsilon, delta)
-    variance = jnp.square(gamma) * standard_variance(alpha / gamma)
-    return alpha, gamma, variance, reported_delta(log_delta_at, error), ok
-
-
-def _batched(core, epsilon, delta, *args, **iters):
-    """``core`` on the flat targets padded to a power of two (at least 4: few compiles)."""
-    return call_padded(lambda e, d: core(e, d, *args, **iters), epsilon, delta, minimum=4)
-
-
-@functools.partial(jax.jit, static_argnames=("num_stages", "bisect_iters"))
-def _core_1d(epsilon, delta, sensitivity, num_stages, bisect_iters):
-    def fn(eps, consts, gamma):
-        a = a_of_sigma(eps, gamma, sensitivity)  # the Gaussian cases' argument, compensated
-        return log_delta_flipped_huber_standard(eps, consts.b, sensitivity / gamma, consts, a=a)
-
-    return _calibrate(
-        shape_constants, fn, sensitivity, ERROR, epsilon, delta, num_stages, bisect_iters
-    )
+    ok = ok & found.reshape(shape) & scale_is_certified(gamma, log_d, level)
+    variance = np.square(gamma) * _host_variance(b)
+    return b * gamma, gamma, variance, np.asarray(reported_delta(log_d, error)), ok
 
 
 @float64_kernel
@@ -141,15 +186,19 @@ def calibrate_flipped_huber_1d(
               \gamma^*(b) = \min\{\gamma : \delta^{(1)}_{FH}(\epsilon; b\gamma, \gamma)
               \le \delta (1 - \mathrm{MARGIN})\}
 
-    (module docstring).  Vectorised over broadcast ``epsilon``/``delta`` (one jitted,
-    vmapped call; batch sizes are padded to powers of two).  Needs x64.
+    The shape search runs on the host (:mod:`dpjax.calibration.host_shape`: the profile
+    through Lemma 11 with the noise's survival function, eq. (10), and the loss inverse,
+    eq. (15)), vectorised over the targets and :data:`B_GRID`; at the chosen shape
+    ``gamma*`` is then bisected with the exact kernel
+    (:func:`dpjax.accounting.flipped_huber.log_delta_flipped_huber`, compiled once) and
+    certified there.  Needs x64.
 
     Args:
       epsilon: target ``epsilon`` (array).
       delta: target ``delta`` (array, broadcast with ``epsilon``).
       sensitivity: ``Delta > 0`` (scalar).
-      num_stages: static number of rounds of the shape search.
-      bisect_iters: static number of halvings of ``log gamma`` per shape.
+      num_stages: number of rounds of the shape search.
+      bisect_iters: number of halvings of ``log gamma`` per shape.
 
     Returns:
       NumPy arrays ``(alpha, gamma, variance, delta_at_params, certified)``;
@@ -161,32 +210,37 @@ def calibrate_flipped_huber_1d(
       >>> round(float(var), 2), bool(ok)
       (22.21, True)
     """
-    return _batched(
-        _core_1d,
-        epsilon,
-        delta,
-        jnp.asarray(sensitivity, dtype=float),
-        num_stages=num_stages,
-        bisect_iters=bisect_iters,
+    return _search_and_settle(
+        _host_log_delta,
+        lambda e, a, g: _exact_profile(e, a, g, sensitivity),
+        epsilon, delta, sensitivity, ERROR, num_stages, bisect_iters,
     )
 
 
-class _SuffConsts(NamedTuple):
-    b: jax.Array
-    theta_l1_over_l2: jax.Array
+def _host_log_delta_theorem8(eps, b, log_m, dim, l1, l2, linf):
+    r"""Theorem 8's bound at ``gamma = Delta_2 / m`` (host steer), in NumPy.
 
+    .. math:: \log\big(Q(a_1) - e^{\epsilon} Q(a_2)\big),\quad
+              a_{1,2} = \frac{\gamma\epsilon}{\Delta_2} \mp \Big(\frac{\Delta_2}{2\gamma}
+              + \frac{K R_\Delta(\alpha)}{2\gamma\Delta_2}\Big)
+              \ (+\,\frac{\theta\Delta_1}{\gamma\Delta_2}\ \text{in}\ a_2),
 
-@functools.partial(jax.jit, static_argnames=("num_stages", "bisect_iters"))
-def _core_sufficient(epsilon, delta, dim, l1, l2, linf, num_stages, bisect_iters):
-    def prepare(b):
-        return _SuffConsts(b, theta_over_gamma(b) * l1 / l2)
-
-    def fn(eps, consts, gamma):
-        return _log_delta_sufficient_theta(
-            eps, consts.b * gamma, gamma, dim, l2, linf, consts.theta_l1_over_l2
-        )
-
-    return _calibrate(prepare, fn, l2, BOUND_ERROR, epsilon, delta, num_stages, bisect_iters)
+    ``0`` where ``K R_Delta(alpha) > 2 gamma^2 eps - Delta_2^2``;
+    ``theta / gamma = Q^{-1}(sqrt(pi/2) / omega)`` (eq. (22)).
+    """
+    gamma = l2 * np.exp(-log_m)
+    alpha = b * gamma
+    kr = dim * np.where(alpha < linf, alpha * alpha, (2.0 * alpha - linf) * linf)
+    log_a, log_b = _host_masses(b)
+    log_omega = _LOG2 + np.logaddexp(log_a, log_b) + 0.5 * b * b
+    theta = -special.ndtri_exp(0.5 * np.log(np.pi / 2.0) - log_omega)
+    shift = l2 / (2.0 * gamma) + kr / (2.0 * gamma * l2)
+    a1 = gamma * eps / l2 - shift
+    a2 = gamma * eps / l2 + shift + theta * l1 / l2
+    l1q, l2q = special.log_ndtr(-a1), special.log_ndtr(-a2)
+    out = l1q + log1mexp_host(np.where(l2q == -np.inf, -np.inf, eps + l2q - l1q))
+    ok = kr <= 2.0 * gamma * gamma * eps - l2 * l2
+    return np.where(ok & ~np.isnan(out), np.minimum(out, 0.0), 0.0)
 
 
 @float64_kernel
@@ -221,22 +275,16 @@ def calibrate_flipped_huber_sufficient(
       l1: ``Delta_1``.
       l2: ``Delta_2``.
       linf: the per-coordinate sensitivity ``Delta``.
-      num_stages: static number of rounds of the shape search.
-      bisect_iters: static number of halvings of ``log gamma`` per shape.
+      num_stages: number of rounds of the shape search.
+      bisect_iters: number of halvings of ``log gamma`` per shape.
 
     Returns:
       As :func:`calibrate_flipped_huber_1d`; ``delta_at_params`` is the Theorem 8 bound
       at the returned parameters.
     """
-    f = lambda x: jnp.asarray(x, dtype=float)  # noqa: E731
-    return _batched(
-        _core_sufficient,
-        epsilon,
-        delta,
-        f(dim),
-        f(l1),
-        f(l2),
-        f(linf),
-        num_stages=num_stages,
-        bisect_iters=bisect_iters,
+    k, d1, d2, dinf = (float(x) for x in (dim, l1, l2, linf))
+    return _search_and_settle(
+        lambda e, b, lm: _host_log_delta_theorem8(e, b, lm, k, d1, d2, dinf),
+        lambda e, a, g: _theorem8_bound(e, a, g, dim, l1, l2, linf),
+        epsilon, delta, d2, BOUND_ERROR, num_stages, bisect_iters,
     )

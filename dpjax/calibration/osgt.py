@@ -6,14 +6,19 @@ and, being symmetric and log-concave, its exact profile increases with
 So, by structure (a monotone search on the scale, a search only over the shape):
 
 1. for each shape ``k`` the largest feasible ``m`` (least ``rho``) is found by a
-   fixed-iteration bisection on ``log m`` (:func:`dpjax.numerics.bisect_bracket`);
+   bisection on ``log m``;
 2. the variance ``(Delta / m)^2 v(k)`` is minimised over ``log k`` by a
-   zooming grid (:func:`dpjax.numerics.zoom_minimize`): ``num_points`` shapes per
-   round (vmapped), the bracket shrunk to the two neighbours of the best one,
-   ``num_rounds`` rounds (a factor ``(num_points - 1) / 2`` per round; the optimum
-   may sit on a kink, so no smoothness is assumed);
-3. the result is re-evaluated with :func:`dpjax.accounting.osgt.log_delta_osgt`
-   and nudged up along the scale if rounding made it fail (certificate).
+   zooming grid: ``num_points`` shapes per round, the bracket shrunk to the two
+   neighbours of the best one, ``num_rounds`` rounds (a factor ``(num_points - 1) / 2``
+   per round; the optimum may sit on a kink, so no smoothness is assumed);
+3. at the chosen shape the least ``rho`` is bisected again with the exact kernel
+   :func:`dpjax.accounting.osgt.log_delta_osgt`, and returned only where that kernel
+   was evaluated there and met ``delta (1 - MARGIN)`` (certificate).
+
+Steps 1-2 run on the host in float64 NumPy over every target and shape at once
+(:mod:`dpjax.calibration.host_shape`; nothing to compile), step 3 calls one compiled
+kernel.  :func:`osgt_variance_by_shape` keeps the traced form of step 1 (one jitted,
+vmapped call over a shape grid).
 
 :func:`osgt_least_variance` also solves the problem restricted to a box of
 ``(vartheta, rho)`` (the paper's Sec. V-A grid searched
@@ -32,14 +37,17 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
+from scipy import special
 
-from dpjax._batching import call_padded
 from dpjax.accounting.osgt import ERROR, log_delta_osgt, log_delta_osgt_unit
-from dpjax.certificate import certify_scale, log_target, reported_delta
-from dpjax.noise.osgt import osgt_unit_variance
-from dpjax.numerics import bisect_bracket, float64_kernel, zoom_minimize
+from dpjax.calibration.host_shape import least_certified_scale, log_delta_lemma11, search_shape
+from dpjax.certificate import log_target, reported_delta, scale_is_certified
+from dpjax.noise.osgt import _K_SERIES, _laguerre32, osgt_unit_variance
+from dpjax.numerics import bisect_bracket, float64_kernel
 
 _LOG_M_MIN, _LOG_M_MAX = -200.0, 40.0
+_HALF_LOG_2PI = 0.9189385332046727
+_SQRT2 = 1.4142135623730951
 #: shape range of the unconstrained search: k in [K_MIN, K_MAX]
 K_MIN, K_MAX = 1e-4, 1e4
 
@@ -91,27 +99,6 @@ def _objective(log_k, epsilon, log_level, sensitivity, box, num_iterations):
 _NO_BOX = (0.0, np.inf, 0.0, np.inf)
 
 
-@partial(jax.jit, static_argnames=("num_points", "num_rounds", "num_iterations"))
-def _search(epsilon, delta, sensitivity, box, lk_range, num_points, num_rounds, num_iterations):
-    """Zooming grid on ``log k`` per target (:func:`dpjax.numerics.zoom_minimize`; one copy
-    of the kernel in the compiled loop, so compilation stays cheap): ``(k, rho, var)``."""
-    log_level = log_target(delta)
-    lk_lo, lk_hi = lk_range
-    grid = lk_lo + (lk_hi - lk_lo) * jnp.linspace(0.0, 1.0, num_points)
-
-    def per_target(eps, lvl, sens):
-        best = zoom_minimize(
-            lambda lk: _objective(lk, eps, lvl, sens, box, num_iterations),
-            grid,
-            num_rounds,
-            x0=lk_lo,
-            aux0=1.0,
-        )
-        return jnp.exp(best.x), best.aux, best.value
-
-    return jax.vmap(per_target)(epsilon, log_level, sensitivity)
-
-
 @partial(jax.jit, static_argnames=("num_iterations",))
 @float64_kernel
 def osgt_variance_by_shape(
@@ -150,6 +137,47 @@ def osgt_variance_by_shape(
     )
 
 
+_LOG2 = 0.6931471805599453
+#: the exact profile (App. F(c)), compiled once per target shape for the final bisection
+_exact_profile = jax.jit(log_delta_osgt)
+
+
+def _host_log_delta(eps, log_k, log_m):
+    r"""The unit profile through Lemma 11 (host steer; :mod:`dpjax.calibration.host_shape`).
+
+    ``P(T > t) = Q(k + t) / (2 Q(k)) = e^{-t (k + t/2)} R(k + t) / (2 R(k))`` (``R`` the
+    Mills ratio, through ``erfcx``) and the centred loss ``t (m + 2k)`` for
+    ``|t| < m / 2``, ``m (|t| + k)`` beyond, so
+    ``x* = eps / (m + 2k)`` below the kink ``eps = (m + 2k) m / 2`` and ``eps / m - k`` above.
+    """
+    k, m = np.exp(log_k), np.exp(log_m)
+    log_rk = np.log(special.erfcx(k / _SQRT2))
+
+    def log_sf(t):  # log Q(k + t) - log Q(k) - log 2 via the scaled erfc (no cancellation)
+        return -t * (k + 0.5 * t) + np.log(special.erfcx((k + t) / _SQRT2)) - log_rk - _LOG2
+
+    x = np.where(eps < 0.5 * (m + 2.0 * k) * m, eps / (m + 2.0 * k), eps / m - k)
+    return log_delta_lemma11(eps, m, log_sf, x)
+
+
+def _log_m_range(log_k):
+    """``log m``: private at ``-200``, not at ``40`` (:func:`_largest_log_m`)."""
+    return np.full(log_k.shape, _LOG_M_MIN), np.full(log_k.shape, _LOG_M_MAX)
+
+
+def _host_variance(k: np.ndarray) -> np.ndarray:
+    r"""``v(k)`` of :func:`dpjax.noise.osgt.osgt_unit_variance` in NumPy (same two branches:
+    ``1 + k^2 - k / R(k)`` below ``k = 3``, the Gauss-Laguerre ratio ``k^{-2} I_2 / I_0``
+    above)."""
+    small = k < _K_SERIES
+    ks = np.where(small, k, 1.0)
+    direct = 1.0 + ks * ks - ks * np.exp(-(special.log_ndtr(-ks) + 0.5 * ks * ks + _HALF_LOG_2PI))
+    kl = np.where(small, _K_SERIES, k)
+    s, w = _laguerre32()
+    damp = np.exp(-np.square(s) / (2.0 * np.square(kl[..., None])))
+    return np.where(small, direct, np.sum(w * s * s * damp, -1) / np.sum(w * damp, -1) / kl**2)
+
+
 @float64_kernel
 def osgt_least_variance(
     epsilon: ArrayLike,
@@ -179,8 +207,12 @@ def osgt_least_variance(
               \rho^*(k) = \min\{\rho : \delta_{k\rho, \rho}(\epsilon) \le
               \delta (1 - \mathrm{MARGIN})\}
 
-    (module docstring).  Every returned parameter pair is re-certified against the
-    exact profile (``certified``).
+    (module docstring).  The search runs on the host (:mod:`dpjax.calibration.host_shape`:
+    the profile through Lemma 11 with the survival ``Q(k + t) / (2 Q(k))`` and the loss
+    inverse of App. F(c)), vectorised over the targets and shapes; at the chosen shape the
+    least ``rho`` is then bisected with the exact kernel
+    (:func:`dpjax.accounting.osgt.log_delta_osgt`, compiled once) and certified there
+    (``certified``).
 
     Args:
       epsilon: target ``epsilon`` (array).
@@ -188,9 +220,9 @@ def osgt_least_variance(
       sensitivity: ``Delta > 0`` (array; the three broadcast).
       vartheta_range: ``(lo, hi)`` box on ``vartheta``, or ``None``.
       rho_range: ``(lo, hi)`` box on ``rho``, or ``None``.
-      num_points: static number of shapes per round of the zooming grid.
-      num_rounds: static number of rounds.
-      num_iterations: static number of halvings of ``log m`` per shape.
+      num_points: number of shapes per round of the zooming grid.
+      num_rounds: number of rounds.
+      num_iterations: number of halvings of ``log m`` per shape.
 
     Returns:
       An :class:`OSGTCalibration` of NumPy arrays shaped like the broadcast targets.
@@ -203,7 +235,6 @@ def osgt_least_variance(
     """
     eps, dlt, sens = (np.asarray(x, dtype=np.float64) for x in (epsilon, delta, sensitivity))
     eps, dlt, sens = np.broadcast_arrays(eps, dlt, sens)
-    shape = eps.shape
     constrained = vartheta_range is not None or rho_range is not None
     if constrained:
         th = vartheta_range if vartheta_range is not None else (0.0, np.inf)
@@ -213,38 +244,48 @@ def osgt_least_variance(
                 "vartheta_range and rho_range must be (lo, hi) with 0 < lo < hi, "
                 f"got {th!r}, {rh!r}"
             )
-        box = tuple(jnp.asarray(float(x)) for x in (*th, *rh))
-        lk_range = (jnp.log(box[0] / box[3]), jnp.log(box[1] / box[2]))
+        box = tuple(float(x) for x in (*th, *rh))
+        lk_range = (np.log(box[0] / box[3]), np.log(box[1] / box[2]))
     else:
-        box = tuple(jnp.asarray(x) for x in _NO_BOX)
-        lk_range = (jnp.log(K_MIN), jnp.log(K_MAX))
-    k, rho, var = (
-        jnp.asarray(x.ravel())
-        for x in call_padded(
-            lambda e, d, s: _search(e, d, s, box, lk_range, num_points, num_rounds, num_iterations),
-            eps,
-            dlt,
-            sens,
-            minimum=4,
-        )
+        box, lk_range = _NO_BOX, (np.log(K_MIN), np.log(K_MAX))
+    level = np.asarray(log_target(dlt), np.float64)
+    s_col = sens.reshape(-1, 1)
+
+    def boxed(log_k, log_m):
+        """``(rho, ok)``: the least private ``rho``, raised into the box (module docstring)."""
+        k = np.exp(log_k)
+        rho = np.maximum(np.maximum(s_col * np.exp(-log_m), box[2]), box[0] / k)
+        return rho, (rho <= box[3]) & (k * rho <= box[1] * (1 + 1e-12))
+
+    def value(log_k, log_m):
+        rho, ok = boxed(log_k, log_m)
+        return np.where(ok, 2.0 * np.log(rho) + np.log(_host_variance(np.exp(log_k))), np.inf)
+
+    grid = lk_range[0] + (lk_range[1] - lk_range[0]) * np.linspace(0.0, 1.0, num_points)
+    log_k, log_m, found = search_shape(
+        _host_log_delta, None, np.broadcast_to(grid, (eps.size, num_points)), eps.ravel(),
+        level.ravel(), _log_m_range, num_rounds, num_iterations, value=value,
     )
-    feasible = jnp.isfinite(var)
-    rho = jnp.where(feasible, rho, 1.0)
-    e, d, s = (jnp.asarray(x.ravel()) for x in (eps, dlt, sens))
-    rho, log_d, ok = certify_scale(lambda r: log_delta_osgt(e, k * r, r, s), rho, log_target(d))
+    k = np.exp(log_k).reshape(eps.shape)
+    least = (sens.ravel() * np.exp(-log_m)).reshape(eps.shape)
+
+    def log_delta_at(r):
+        return np.asarray(_exact_profile(eps, k * r, r, sens))
+
+    rho, log_d, ok = least_certified_scale(log_delta_at, least, level)
+    floor = np.maximum(box[2], box[0] / k)  # the box may ask for more than rho*
+    raised = floor > rho
+    if np.any(raised):
+        log_d = np.where(raised, log_delta_at(np.where(raised, floor, rho)), log_d)
+        rho = np.where(raised, floor, rho)
+    ok = ok & found.reshape(eps.shape) & scale_is_certified(rho, log_d, level)
     if constrained:
         ok = ok & (rho <= box[3]) & (k * rho <= box[1] * (1 + 1e-12))
-    vartheta = k * rho
-    var = jnp.square(rho) * osgt_unit_variance(k)
-
-    def out(x):
-        return np.asarray(x).reshape(shape)
-
     return OSGTCalibration(
-        vartheta=out(vartheta),
-        rho=out(rho),
-        variance=out(jnp.where(feasible, var, jnp.inf)),
-        delta_at_params=out(reported_delta(log_d, ERROR)),
-        certified=out(ok & feasible),
-        feasible=out(feasible),
+        vartheta=k * rho,
+        rho=rho,
+        variance=np.where(found.reshape(eps.shape), np.square(rho) * _host_variance(k), np.inf),
+        delta_at_params=np.asarray(reported_delta(log_d, ERROR)),
+        certified=ok,
+        feasible=found.reshape(eps.shape),
     )

@@ -19,6 +19,7 @@ r"""Staircase calibration: GV's optimal epsilon-DP noise, per coordinate for K d
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 from jax.typing import ArrayLike
 
@@ -43,8 +44,14 @@ def staircase_pure(epsilon: ArrayLike, sensitivity: ArrayLike, num_coordinates: 
       num_coordinates: ``K`` (times the number of compositions, for ``T`` uses).
 
     Returns:
-      ``(decay, width, gamma, variance)``, broadcast over the inputs.
+      ``(decay, width, gamma, variance)``, broadcast over the inputs (one compiled
+      program: a first call compiles it once instead of dispatching each operation).
     """
+    return _staircase_pure(epsilon, sensitivity, num_coordinates)
+
+
+@jax.jit
+def _staircase_pure(epsilon, sensitivity, num_coordinates):
     decay = jnp.asarray(epsilon) / jnp.asarray(num_coordinates)
     width = jnp.asarray(sensitivity)
     decay, width = jnp.broadcast_arrays(decay, width)

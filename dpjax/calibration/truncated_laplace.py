@@ -5,11 +5,14 @@ Truncated Laplace is a scale family with shape ``c = A / lambda``
 at fixed ``c`` the exact profile (:mod:`dpjax.accounting.truncated_laplace`)
 increases with ``mu = Delta / lambda``.  By structure:
 
-1. per shape ``c``, the largest feasible ``mu`` by fixed-iteration bisection on ``log mu``
-   (:func:`dpjax.numerics.bisect_bracket`);
-2. the variance ``(Delta / mu)^2 v(c)`` minimised over ``log c`` by a zooming grid
-   (:func:`dpjax.numerics.zoom_minimize`);
-3. the result re-certified (nudged along the scale if rounding made it fail).
+1. per shape ``c``, the largest feasible ``mu`` by bisection on ``log mu``;
+2. the variance ``(Delta / mu)^2 v(c)`` minimised over ``log c`` by a zooming grid;
+3. at the chosen shape the least ``lambda`` bisected again with the exact kernel
+   (:func:`dpjax.accounting.truncated_laplace.log_delta_truncated_laplace`) and returned
+   only where that kernel was evaluated and met ``delta (1 - MARGIN)`` (certificate).
+
+Steps 1-2 run on the host in float64 NumPy over every target and shape at once
+(:mod:`dpjax.calibration.host_shape`; nothing to compile), step 3 calls one compiled kernel.
 
 GDGK 2020's closed form (``lambda = Delta / epsilon``,
 ``A = lambda log(1 + (e^epsilon - 1) / (2 delta))``;
@@ -21,63 +24,52 @@ with the margin of :mod:`dpjax.certificate`.
 
 from __future__ import annotations
 
-from functools import partial
-
 import jax
-import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
+from scipy import special
 
-from dpjax._batching import call_padded
-from dpjax.accounting.truncated_laplace import (
-    ERROR,
-    log_delta_truncated_laplace,
-    log_delta_truncated_laplace_unit,
-)
-from dpjax.certificate import certify_scale, log_target, reported_delta
-from dpjax.noise.truncated_laplace import truncated_laplace_unit_variance
-from dpjax.numerics import bisect_bracket, float64_kernel, zoom_minimize
+from dpjax.accounting.truncated_laplace import ERROR, log_delta_truncated_laplace
+from dpjax.calibration.host_shape import least_certified_scale, log_delta_lemma11, search_shape
+from dpjax.certificate import log_target, reported_delta, scale_is_certified
+from dpjax.numerics import float64_kernel
 
 _LOG_MU_MIN = -200.0
+_LOG2 = 0.6931471805599453
 C_MIN, C_MAX = 1e-3, 2e3
+#: the exact profile, compiled once per target shape for the final bisection
+_exact_profile = jax.jit(log_delta_truncated_laplace)
 
 
-def _largest_log_mu(epsilon, log_level, c, num_iterations):
-    """Bisection on ``log mu`` in ``[-200, log 2c]`` (at ``mu = 2c`` the supports are disjoint)."""
-    good, _ = bisect_bracket(
-        lambda log_mu: log_delta_truncated_laplace_unit(epsilon, c, jnp.exp(log_mu)) <= log_level,
-        jnp.full_like(c, _LOG_MU_MIN),
-        jnp.log(2.0 * c),
-        num_iterations,
-    )
-    return good
+def _host_log_delta(eps, log_c, log_mu):
+    r"""The unit profile through Lemma 11 (host steer; :mod:`dpjax.calibration.host_shape`).
+
+    ``P(T > t) = (e^{-t} - e^{-c}) / (2 (1 - e^{-c}))`` on ``[0, c]``; the centred loss is
+    ``2t`` for ``|t| <= mu / 2``, ``mu`` beyond and ``+inf`` past ``c - mu / 2``, so
+    ``x* = c - mu / 2`` for ``eps >= mu`` and ``min(eps / 2, c - mu / 2)`` below.
+    """
+    c, mu = np.exp(log_c), np.exp(log_mu)
+    log_norm = _LOG2 + np.log(-np.expm1(-c))
+
+    def log_sf(t):
+        inside = t < c
+        gap = np.where(inside, c - t, 1.0)
+        return np.where(inside, -t + np.log(-np.expm1(-gap)) - log_norm, -np.inf)
+
+    x = np.where(eps >= mu, c - 0.5 * mu, np.minimum(0.5 * eps, c - 0.5 * mu))
+    return log_delta_lemma11(eps, mu, log_sf, x)
 
 
-def _objective(log_c, epsilon, log_level, sensitivity, num_iterations):
-    """Least variance at shape ``c = exp(log_c)`` and its scale ``lambda``."""
-    c = jnp.exp(log_c)
-    scale = sensitivity * jnp.exp(-_largest_log_mu(epsilon, log_level, c, num_iterations))
-    return jnp.square(scale) * truncated_laplace_unit_variance(c), scale
+def _log_mu_range(log_c):
+    """``log mu``: private at ``-200``, not at ``log 2c`` (disjoint supports)."""
+    return np.full(log_c.shape, _LOG_MU_MIN), np.log(2.0) + log_c
 
 
-@partial(jax.jit, static_argnames=("num_points", "num_rounds", "num_iterations"))
-def _search(epsilon, delta, sensitivity, num_points, num_rounds, num_iterations):
-    """Zooming grid on ``log c`` per target (:func:`dpjax.numerics.zoom_minimize`):
-    ``(c, lambda)``."""
-    log_level = log_target(delta)
-    grid = jnp.log(C_MIN) + (jnp.log(C_MAX) - jnp.log(C_MIN)) * jnp.linspace(0.0, 1.0, num_points)
-
-    def per_target(eps, lvl, sens):
-        best = zoom_minimize(
-            lambda lc: _objective(lc, eps, lvl, sens, num_iterations),
-            grid,
-            num_rounds,
-            x0=0.0,
-            aux0=1.0,
-        )
-        return jnp.exp(best.x), best.aux
-
-    return jax.vmap(per_target)(epsilon, log_level, sensitivity)
+def _host_log_variance(log_c):
+    """``log v(c)``, ``v(c) = 2 P(3, c) / (1 - e^{-c})``, in NumPy
+    (:func:`dpjax.noise.truncated_laplace.truncated_laplace_unit_variance`)."""
+    c = np.exp(log_c)
+    return np.log(2.0 * special.gammainc(3.0, c) / -np.expm1(-c))
 
 
 @float64_kernel
@@ -106,9 +98,9 @@ def truncated_laplace_least_variance(
       epsilon: target ``epsilon`` (array).
       delta: target ``delta`` (array).
       sensitivity: ``Delta > 0`` (array; the three broadcast).
-      num_points: static number of shapes per round of the zooming grid.
-      num_rounds: static number of rounds.
-      num_iterations: static number of halvings of ``log mu`` per shape.
+      num_points: number of shapes per round of the zooming grid.
+      num_rounds: number of rounds.
+      num_iterations: number of halvings of ``log mu`` per shape.
 
     Returns:
       NumPy arrays ``(scale, bound, variance, delta_at_params, certified)`` shaped like
@@ -123,25 +115,19 @@ def truncated_laplace_least_variance(
     eps, dlt, sens = np.broadcast_arrays(
         *(np.asarray(x, dtype=np.float64) for x in (epsilon, delta, sensitivity))
     )
-    shape = eps.shape
-    e, d, s = (jnp.asarray(x.ravel()) for x in (eps, dlt, sens))
-    c, scale = (
-        jnp.asarray(x.ravel())
-        for x in call_padded(
-            lambda e, d, s: _search(e, d, s, num_points, num_rounds, num_iterations),
-            eps,
-            dlt,
-            sens,
-            minimum=4,
-        )
+    level = np.asarray(log_target(dlt), np.float64)
+    grid = np.log(C_MIN) + (np.log(C_MAX) - np.log(C_MIN)) * np.linspace(0.0, 1.0, num_points)
+    log_c, log_mu, found = search_shape(
+        _host_log_delta, _host_log_variance, np.broadcast_to(grid, (eps.size, num_points)),
+        eps.ravel(), level.ravel(), _log_mu_range, num_rounds, num_iterations,
     )
-    scale, log_d, ok = certify_scale(
-        lambda lam: log_delta_truncated_laplace(e, lam, c * lam, s), scale, log_target(d)
-    )
-    var = jnp.square(scale) * truncated_laplace_unit_variance(c)
+    c = np.exp(log_c).reshape(eps.shape)
 
-    def out(x):
-        return np.asarray(x).reshape(shape)
+    def log_delta_at(lam):
+        return np.asarray(_exact_profile(eps, lam, c * lam, sens))
 
-    delta_at = reported_delta(log_d, ERROR)
-    return out(scale), out(c * scale), out(var), out(delta_at), out(ok & (d > 0))
+    least = (sens.ravel() * np.exp(-log_mu)).reshape(eps.shape)
+    scale, log_d, ok = least_certified_scale(log_delta_at, least, level)
+    ok = ok & found.reshape(eps.shape) & scale_is_certified(scale, log_d, level) & (dlt > 0)
+    variance = np.square(scale) * np.exp(_host_log_variance(np.log(c)))
+    return scale, c * scale, variance, np.asarray(reported_delta(log_d, ERROR)), ok

@@ -7,10 +7,10 @@ that keeps every record).  With Poisson subsampling (``0 < q < 1``, DP-SGD) the
 ``T``-fold composition of the subsampled pair (add and remove adjacency, the
 worse reported) is accounted by the PLD engine (:mod:`dpjax.accounting.pld`):
 pessimistic, so profiles, epsilons and calibrations stay certified; the
-reported value is the minimum with the RDP bound of the exact integer-order
-moments and their convexity chords at fractional orders
-(:func:`~dpjax.accounting.pld.subsample.gaussian_moment_bounds`), also
-certified, which is what answers when the engine's grid is capped (huge ``T``).
+reported value is the minimum with the RDP bound of the exact moments at integer and
+fractional orders (:func:`~dpjax.accounting.pld.moments.gaussian_moment_bounds`), also
+certified, which is what answers below the grid's round-off floor (tiny ``delta``) and
+when the engine's grid is capped (huge ``T``).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import numpy as np
 from dpjax._batching import call_padded
 from dpjax.accounting.gaussian import delta_gaussian, epsilon_gaussian
 from dpjax.accounting.pld import engine as pld_engine
-from dpjax.accounting.pld.subsample import (
+from dpjax.accounting.pld.moments import (
     gaussian_rdp_epsilon,
     gaussian_rdp_log_delta,
     gaussian_rdp_sigma,

@@ -5,7 +5,7 @@ import math
 import mpmath
 import numpy as np
 
-from dpjax.accounting.pld.subsample import gaussian_log_moments, gaussian_rdp_epsilon
+from dpjax.accounting.pld.moments import gaussian_log_moments, gaussian_rdp_epsilon
 from dpjax.train.flipped_huber import (
     calibrate_flipped_huber,
     epsilon_flipped_huber,

@@ -4,9 +4,10 @@ With ``mu = Delta / sigma`` and the standard normal density ``phi``, the order-`
 moments ``A_alpha = E_Q[(P/Q)^alpha] = e^{(alpha - 1) D_alpha(P || Q)}`` of the two
 dominating pairs of :mod:`.subsample` (Mironov, Talwar & Zhang 2019, Sec. 3.3) are
 
-.. math:: A^{\text{remove}}_\alpha = \int \phi(z)\,\big(1 - q + q e^{\mu z - \mu^2/2}\big)^\alpha dz,
-          \qquad
-          A^{\text{add}}_\alpha = \int \phi(z)\,\big(1 - q + q e^{-\mu z - \mu^2/2}\big)^{1-\alpha} dz.
+.. math:: A^{\text{remove}}_\alpha = \int \phi(z)\,
+          \big(1 - q + q e^{\mu z - \mu^2/2}\big)^\alpha dz,\qquad
+          A^{\text{add}}_\alpha = \int \phi(z)\,
+          \big(1 - q + q e^{-\mu z - \mu^2/2}\big)^{1-\alpha} dz.
 
 * **Integer orders** (:func:`gaussian_log_moments`): the binomial expansion of the remove
   moment, exact up to padded rounding; it also bounds the add moment (ibid., Thm 5).
@@ -20,8 +21,8 @@ dominating pairs of :mod:`.subsample` (Mironov, Talwar & Zhang 2019, Sec. 3.3) a
   satisfies ``|I_h - A| <= 2 M / (e^{2 pi d / h} - 1)`` (Trefethen & Weideman 2014,
   Thm 5.1), so ``A <= I_h / (1 - c)``, ``c = 2 e^{d^2/2} cos(theta)^{1-alpha} /
   (e^{2 pi d / h} - 1)``; the step ``h`` makes ``c <= e^{-50}``.
-  The sum is truncated to ``z in [-R - mu/2, alpha mu + R]`` (``R = 10``), the terms left out bounded
-  by Gaussian tail integrals (module code, :func:`_tails`) and added; every log-term is
+  The sum is truncated to ``z in [-R - mu/2, alpha mu + R]`` (``R = 10``), the terms left
+  out bounded by Gaussian tail integrals (module code, :func:`_tails`) and added; every log-term is
   padded by its float64 rounding.  So each value is an upper bound on the exact moment;
   the reported moment is the **maximum over the two directions**.
 

@@ -93,7 +93,8 @@ def test_rdp_epsilon_never_above_dp_accounting(sigma, q, steps):
 
 
 def test_total_variation_bound_gives_zero_epsilon():
-    """Tiny divergence: ``delta >= sqrt(1 - e^{-KL})`` certifies ``epsilon = 0``, as dp_accounting."""
+    """Tiny divergence: ``delta >= sqrt(1 - e^{-KL})`` certifies ``epsilon = 0`` (as
+    dp_accounting does)."""
     lam, log_a = gaussian_moment_bounds(1e3, 0.001)
     kl_bound = float(np.min(log_a / lam))
     delta = math.sqrt(-math.expm1(-kl_bound)) * 1.01

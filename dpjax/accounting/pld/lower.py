@@ -63,7 +63,8 @@ def epsilon_lower_bound(pld: PLD, delta: ArrayLike, compositions=1.0) -> Array:
 
     Returns:
       Lower bounds on the true ``epsilon(delta)``, shape of ``delta`` (``0`` where the grid
-      certifies nothing, and for a pessimistic ``pld``: it bounds nothing from below).
+      certifies nothing -- a ``nan`` pmf, a grid the engine marked void with ``inf_mass = 1``
+      -- and for a pessimistic ``pld``: it bounds nothing from below).
     """
     if pld.pessimistic:
         return jnp.zeros(jnp.shape(delta))
@@ -78,7 +79,8 @@ def epsilon_lower_bound(pld: PLD, delta: ArrayLike, compositions=1.0) -> Array:
     mass_err = -jnp.expm1(kk * jnp.log1p(-BIN_MASS_ERROR))
     low = (1.0 - 2.0 * prof.rel) * (prof.d - prof.abs_) - pld.roundoff * jnp.sqrt(n - k)
     low = low - wrapped - mass_err
-    low = jnp.where(prof.ok, low, -jnp.inf)
+    # a grid marked void (inf_mass = 1: inexact indices, no finite window) certifies nothing
+    low = jnp.where(prof.ok & (pld.inf_mass < 1.0), low, -jnp.inf)
     dl = jnp.asarray(delta, jnp.float64)[..., None]
     eps = jnp.max(jnp.where(low > dl, losses, 0.0), axis=-1)
     return jnp.maximum(eps, 0.0)

@@ -7,7 +7,10 @@ Poisson-subsampled Gaussian profile in closed form (the loss is monotone, so
 Containment is checked on the exact profile itself: ``delta(upper) <= delta <= delta(lower)``.
 """
 
+import dataclasses
+
 import dp_accounting
+import jax.numpy as jnp
 import mpmath
 import numpy as np
 import pytest
@@ -19,6 +22,8 @@ from hypothesis import strategies as st
 import dpjax
 from dpjax.accounting import PLDAccountant
 from dpjax.accounting import events as ev
+from dpjax.accounting.pld import from_gaussian
+from dpjax.accounting.pld.lower import epsilon_lower_bound
 from dpjax.accounting.pld.moments import gaussian_rdp_epsilon
 
 DPS = 80
@@ -138,3 +143,18 @@ def test_closed_form_bracket_property(sigma, steps, log10_delta):
     lower, upper = dpjax.account("gaussian", {"sigma": sigma}, compositions=steps, delta=delta,
                                  bracket=True).bracket
     assert _contains(_tfold(sigma, steps), delta, lower, upper)
+
+
+def test_lower_end_of_one_gaussian_and_fail_closed():
+    """One Gaussian (optimistic PLD, no composition): the lower end is within two bins below
+    the exact epsilon; a nan pmf, a void grid or a pessimistic PLD give the trivial 0."""
+    opt = from_gaussian(sigma=1.0, sensitivity=1.0, bin_width=1e-3, pessimistic=False)
+    lower = float(epsilon_lower_bound(opt, 1e-5))
+    assert _contains(_tfold(1.0, 1), 1e-5, lower, lower + 2e-3)
+    broken = [
+        dataclasses.replace(opt, pmf=opt.pmf.at[3].set(jnp.nan)),
+        dataclasses.replace(opt, inf_mass=jnp.asarray(1.0)),
+        from_gaussian(sigma=1.0, sensitivity=1.0, bin_width=1e-3),
+    ]
+    for pld in broken:
+        assert float(epsilon_lower_bound(pld, 1e-5)) == 0.0

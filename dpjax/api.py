@@ -20,6 +20,8 @@ Every number returned is certified at this boundary (fail closed):
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import jax
 import numpy as np
 
@@ -30,7 +32,15 @@ from dpjax.errors import CertificationError
 from dpjax.mechanisms import get
 from dpjax.mechanisms._spec import CONDITIONS, make_query
 
-__all__ = ["CONDITIONS", "account", "calibrate", "profile"]
+__all__ = ["CONDITIONS", "Bracket", "account", "calibrate", "profile"]
+
+
+class Bracket(NamedTuple):
+    """:func:`account` with ``bracket=True``: ``epsilon`` (the certified upper end, what
+    :func:`account` returns without it) and ``bracket = (lower, upper)``, both certified."""
+
+    epsilon: np.ndarray | float
+    bracket: tuple
 
 
 def _use(dim, l1, l2, linf, compositions, sampling_rate) -> dict:
@@ -160,7 +170,8 @@ def account(
     l2: float | None = None,
     linf: float | None = None,
     relation: str = "add_remove",
-) -> np.ndarray | float:
+    bracket: bool = False,
+) -> np.ndarray | float | Bracket:
     r"""Privacy of ``params`` after ``compositions`` uses (optionally subsampled), or of an event.
 
     ``mechanism`` may instead be an event of :mod:`dpjax.accounting.events` (or a
@@ -184,9 +195,13 @@ def account(
       l1, l2, linf: the query's sensitivities.
       relation: for events, the neighbouring relation (``"add_remove"``, ``"add"``,
         ``"remove"``, ``"replace_one"``).
+      bracket: with ``delta``, also a certified lower end of epsilon (:class:`Bracket`).
 
     Returns:
-      ``epsilon`` (given ``delta``) or ``delta`` (given ``epsilon``).
+      ``epsilon`` (given ``delta``) or ``delta`` (given ``epsilon``); with ``bracket=True`` a
+      :class:`Bracket` whose ``epsilon`` is that same value and ``bracket = (lower, upper)``
+      (``upper = epsilon``; ``lower`` from the mechanism's optimistic accounting, 0 where it
+      has none).
 
     Example:
       >>> import dpjax
@@ -198,10 +213,15 @@ def account(
     """
     if (epsilon is None) == (delta is None):
         raise ValueError("give exactly one of epsilon (to get delta) or delta (to get epsilon)")
+    if bracket and delta is None:
+        raise ValueError("bracket=True brackets epsilon: give delta")
     if not isinstance(mechanism, str):
         from dpjax.accounting import PLDAccountant
 
         acc = PLDAccountant(relation).compose(mechanism)
+        if bracket:
+            lo, up = np.vectorize(acc.bracket, otypes=[float, float])(_validate.delta(delta))
+            return Bracket(_output(up, "epsilon"), (_output(lo, "epsilon"), _output(up, "epsilon")))
         if delta is not None:
             values = np.vectorize(acc.get_epsilon, otypes=[float])(_validate.delta(delta))
             return _output(values, "epsilon")
@@ -216,8 +236,13 @@ def account(
         if delta is not None:
             dlt = _validate.delta(delta)
             eps = _output(mech.epsilon_for_delta(params, dlt, query), "epsilon")
-            return _output(
+            eps = _output(
                 certify_epsilon(mech.name, lambda e: mech.profile(params, e, query), eps, dlt),
                 "epsilon",
             )
+            if not bracket:
+                return eps
+            lower = np.zeros_like(dlt) if mech.epsilon_lower is None else (
+                mech.epsilon_lower(params, dlt, query))
+            return Bracket(eps, (_output(np.minimum(lower, eps), "epsilon"), eps))
         return _output(mech.profile(params, _validate.epsilon(epsilon), query), "delta")

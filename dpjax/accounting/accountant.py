@@ -234,12 +234,14 @@ class PLDAccountant:
             return float(certify_epsilon("PLDAccountant", profile, eps, dlt))
 
     def bracket(self, delta: float) -> tuple[float, float]:
-        """``(lower, upper)`` around the true ``epsilon(delta)`` of the ledger.
+        """``(lower, upper)`` around the true ``epsilon(delta)`` of the ledger, both certified.
 
         ``upper`` is :meth:`get_epsilon`; ``lower`` composes the *optimistic* discretisation
         (losses rounded down) of every event that has one, leaving out those accounted
         through a profile bound (``ZCDP``, sampling without replacement): a sub-composition
-        is at most as private as the whole.
+        is at most as private as the whole.  It is read off the composed grid with every
+        error subtracted (:func:`~dpjax.accounting.pld.lower.epsilon_lower_bound`: no tail
+        bound, no mass sent to infinity, which would raise the lower end above the truth).
 
         Args:
           delta: ``delta`` in ``(0, 1)``.
@@ -247,13 +249,16 @@ class PLDAccountant:
         Returns:
           ``(lower, upper)`` with ``lower <= upper``.
         """
-        from dpjax.accounting.pld.query import epsilon_for_delta
+        from dpjax.accounting.pld.lower import epsilon_lower_bound
 
         upper = self.get_epsilon(delta)
         plds = self._plds(pessimistic=False)
         if plds is None:
             return math.inf, math.inf
         live = [p for p in plds.values() if p is not None]
+        uses = float(sum(count for _, count in flatten(self.ledger)))
         with jax.enable_x64(True):
-            lower = max((float(epsilon_for_delta(p, float(delta))) for p in live), default=0.0)
+            lower = max(
+                (float(epsilon_lower_bound(p, float(delta), uses)) for p in live), default=0.0
+            )
         return min(lower, upper), upper

@@ -31,6 +31,8 @@ def add_parser(sub) -> None:
     target = p.add_mutually_exclusive_group(required=True)
     target.add_argument("--epsilon", type=float, help="report delta at this epsilon")
     target.add_argument("--delta", type=float, help="report epsilon at this delta")
+    p.add_argument("--bracket", action="store_true",
+                   help="with --delta: also a certified lower end, [epsilon_lower, epsilon_upper]")
     c.add_sensitivity_args(p)
     c.add_json_arg(p)
     p.set_defaults(func=run)
@@ -46,6 +48,8 @@ def run(args) -> None:
     Args:
       args: the parsed arguments.
     """
+    if args.bracket and args.delta is None:
+        raise ValueError("--bracket brackets epsilon: give --delta")
     if args.events is not None:
         if args.mechanism is not None:
             raise ValueError("give either a MECHANISM or --events FILE, not both")
@@ -62,16 +66,29 @@ def run(args) -> None:
         sampling_rate=args.sampling_rate,
         epsilon=args.epsilon,
         delta=args.delta,
+        bracket=args.bracket,
         **sens,
     )
+    bracket = value.bracket if args.bracket else None
+    value = value.epsilon if args.bracket else value
     eps, delta = (value, args.delta) if args.delta is not None else (args.epsilon, value)
     query = c.query_fields(args, sens)
+    _print(args, {"mechanism": args.mechanism, "params": params, **query, "epsilon": eps,
+                  "delta": delta}, bracket,
+           f"{args.mechanism} ({c.params_text(params)}; {c.query_text(query)})")
+
+
+def _print(args, out: dict, bracket, title: str) -> None:
+    """JSON (with a ``bracket`` field when asked) or a table (with its two ends)."""
+    if bracket is not None:
+        out["bracket"] = [float(bracket[0]), float(bracket[1])]
     if args.json:
-        c.print_json({"mechanism": args.mechanism, "params": params, **query,
-                      "epsilon": eps, "delta": delta})
+        c.print_json(out)
         return
-    c.print_table(["epsilon", "delta"], [[eps, delta]],
-                  title=f"{args.mechanism} ({c.params_text(params)}; {c.query_text(query)})")
+    head, row = ["epsilon", "delta"], [out["epsilon"], out["delta"]]
+    if bracket is not None:
+        head, row = head + ["epsilon_lower", "epsilon_upper"], row + list(out["bracket"])
+    c.print_table(head, [row], title=title)
 
 
 def _run_events(args) -> None:
@@ -93,8 +110,9 @@ def _run_events(args) -> None:
     relation = args.relation or settings.get("relation", "add_remove")
     bin_width = args.bin_width or settings.get("bin_width", 1e-4)
     acc = PLDAccountant(relation, bin_width).compose(event)
+    bracket = acc.bracket(args.delta) if args.bracket else None
     if args.delta is not None:
-        eps, delta = acc.get_epsilon(args.delta), args.delta
+        eps, delta = (bracket[1] if bracket else acc.get_epsilon(args.delta)), args.delta
     else:
         eps, delta = args.epsilon, acc.get_delta(args.epsilon)
     out = {
@@ -104,8 +122,5 @@ def _run_events(args) -> None:
         "epsilon": eps,
         "delta": delta,
     }
-    if args.json:
-        c.print_json(out)
-        return
-    c.print_table(["epsilon", "delta"], [[eps, delta]],
-                  title=f"events {args.events} (relation={relation}, bin_width={c.fmt(bin_width)})")
+    _print(args, out, bracket,
+           f"events {args.events} (relation={relation}, bin_width={c.fmt(bin_width)})")

@@ -73,6 +73,8 @@ class Mechanism:
       calibrate: ``(epsilon, delta, query) -> Calibration`` (certified).
       profile: ``(params, epsilon, query) -> delta`` (exact or an upper bound).
       epsilon_for_delta: ``(params, delta, query) -> epsilon`` (certified upper end).
+      epsilon_lower: ``(params, delta, query) -> epsilon`` (certified lower end), or
+        ``None``: the lower end of a bracket is then 0.
       noise: its 1-D noise family (:mod:`dpjax.noise`), whose ``constraints`` are the
         mechanism's parameters; ``None`` for noise designed in ``K`` dimensions.
       constraints: parameter name -> constraint (:data:`dpjax.noise.registry.CONSTRAINTS`),
@@ -93,6 +95,7 @@ class Mechanism:
     conditions: tuple[str, ...] = ("exact",)
     min_dim: int = 1
     about: About = About()
+    epsilon_lower: Callable[[dict, np.ndarray, Query], np.ndarray] | None = None
 
     def __post_init__(self):
         if self.noise is not None:

@@ -7,10 +7,10 @@ that keeps every record).  With Poisson subsampling (``0 < q < 1``, DP-SGD) the
 ``T``-fold composition of the subsampled pair (add and remove adjacency, the
 worse reported) is accounted by the PLD engine (:mod:`dpjax.accounting.pld`):
 pessimistic, so profiles, epsilons and calibrations stay certified; the
-reported value is the minimum with the RDP bound of the exact integer-order
-moments and their convexity chords at fractional orders
-(:func:`~dpjax.accounting.pld.subsample.gaussian_moment_bounds`), also
-certified, which is what answers when the engine's grid is capped (huge ``T``).
+reported value is the minimum with the RDP bound of the exact moments at integer and
+fractional orders (:func:`~dpjax.accounting.pld.moments.gaussian_moment_bounds`), also
+certified, which is what answers below the grid's round-off floor (tiny ``delta``) and
+when the engine's grid is capped (huge ``T``).
 """
 
 from __future__ import annotations
@@ -18,12 +18,14 @@ from __future__ import annotations
 import math
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from dpjax._batching import call_padded
-from dpjax.accounting.gaussian import delta_gaussian, epsilon_gaussian
+from dpjax.accounting.gaussian import ERROR, delta_gaussian, epsilon_gaussian, log_delta_gaussian
 from dpjax.accounting.pld import engine as pld_engine
-from dpjax.accounting.pld.subsample import (
+from dpjax.accounting.pld import lower as pld_lower
+from dpjax.accounting.pld.moments import (
     gaussian_rdp_epsilon,
     gaussian_rdp_log_delta,
     gaussian_rdp_sigma,
@@ -36,6 +38,7 @@ from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms._composition import composed_sensitivity
 from dpjax.mechanisms._spec import About, Mechanism, Query, calibration
 from dpjax.noise.gaussian import Gaussian
+from dpjax.numerics import bisect_bracket
 
 NAME = "gaussian"
 # the façade is the caller, so it decides to jit (one compile per padded shape)
@@ -192,11 +195,55 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
     return call_padded(_epsilon, delta, params["sigma"], l2)
 
 
+@jax.jit
+def _closed_form_lower(delta, sigma, l2, upper):
+    """Largest ``eps`` in ``[0, upper]`` (to ``2^-64 upper``) whose certified *lower* bound on
+    ``log delta(eps)`` (eq. (29) minus its error constant) still exceeds ``log delta``."""
+
+    def above(e):
+        log_d = log_delta_gaussian(e, sigma, l2)
+        return log_d - ERROR * (1.0 + jnp.abs(log_d)) > jnp.log(delta)
+
+    good, _ = bisect_bracket(above, jnp.zeros_like(upper), upper, 64)
+    return jnp.where(above(jnp.zeros_like(upper)), good, 0.0)
+
+
+def epsilon_lower(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
+    r"""Certified lower end of ``epsilon(delta)`` (the bracket's lower end).
+
+    .. math:: \underline\epsilon = \max\{\epsilon : \log\hat\delta(\epsilon)
+              - c\,(1 + |\log\hat\delta|) > \log\delta\}
+
+    Without subsampling by bisection on the closed form (eq. (29) of
+    flipped-huber-mechanism, error constant ``c`` of :mod:`dpjax.accounting.gaussian`: a
+    lower bound on ``delta`` at every point, so the result is below the true epsilon); with
+    Poisson subsampling the optimistic ``T``-fold PLD of
+    :func:`dpjax.accounting.pld.lower.epsilon_lower` (no tail bound: 0 where the grid
+    cannot certify anything).
+
+    Args:
+      params: ``{"sigma": ...}`` (validated); query likewise.
+      delta: the deltas to bracket at.
+    """
+    if _subsampled(query):
+        sigma, l2 = _engine_sigma(params, query)
+        return pld_lower.epsilon_lower(
+            Gaussian.from_scale, sigma, 0.0, l2, delta, query.compositions,
+            query.sampling_rate, BIN_WIDTH,
+        )
+    l2, _ = _effective_l2(query)
+    upper = call_padded(_epsilon, delta, params["sigma"], l2)
+    dl, sigma, up = np.broadcast_arrays(delta, np.asarray(params["sigma"], np.float64), upper)
+    up = np.where(np.isfinite(up), up, np.finfo(np.float64).max / 4)
+    return np.asarray(_closed_form_lower(dl, sigma, l2, up), np.float64)
+
+
 SUMMARY = "Gaussian N(0, sigma^2) per coordinate; exact profile (Balle & Wang 2018), l2"
 ABOUT = About(
     "inid-noise-laplace-beats-gaussian", ("l2",),
     "any dim (l2); T uses exact; Poisson subsampling (PLD engine, min with RDP)",
 )
 MECHANISM = Mechanism(
-    NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=Gaussian, about=ABOUT
+    NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=Gaussian, about=ABOUT,
+    epsilon_lower=epsilon_lower,
 )

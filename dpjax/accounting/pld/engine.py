@@ -48,13 +48,15 @@ from dpjax.numerics import float64_kernel
 
 
 def _plds(
-    noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, sizes, subsampled
+    noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, sizes, subsampled,
+    pessimistic=True,
 ):
+    """Every adjacency's PLD after ``K`` uses (pessimistic, or optimistic for lower bounds)."""
     noise = noise_fn(scale, shape)
     out = []
     for pair in adjacency_pairs(noise, sensitivity, sampling_rate, subsampled, sizes.tail):
         lower, ok = _index(jnp.floor(pair.loss(pair.t_lo) / bin_width) - 1.0)
-        pld = discretise_pair(pair, bin_width, lower, sizes.grid)
+        pld = discretise_pair(pair, bin_width, lower, sizes.grid, pessimistic)
         # a loss range whose grid index is not an exact integer: grid and moments fail closed
         pld = dataclasses.replace(
             pld,

@@ -24,16 +24,23 @@ import math
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import PLD
 from dpjax.accounting.pld.discretise import MonotonePair, discretise_pair, noise_pair
-from dpjax.certificate import log_target
 from dpjax.numerics import float64_kernel, logaddexp
 
+# the moment bounds moved to :mod:`.moments`; these names stay importable from here
+from dpjax.accounting.pld.moments import (  # noqa: E402, F401  isort: skip
+    FRACTIONAL_ORDERS,
+    RDP_ORDERS,
+    gaussian_log_moments,
+    gaussian_moment_bounds,
+    gaussian_rdp_epsilon,
+    gaussian_rdp_log_delta,
+    gaussian_rdp_sigma,
+)
+
 ADJACENCIES = ("remove", "add")
-_U = 2.0**-53
 
 
 def _mix(la, lb, log_wa, log_wb):
@@ -245,175 +252,6 @@ def from_subsampled_noise(
         )
         for adj, (lower, size) in grids.items()
     }
-
-
-#: Integer Rényi orders of :func:`gaussian_log_moments`: ``2..64``, ``68..256`` (step 4) and
-#: ``320..1024`` (step 64) -- a superset of the integer orders RDP accountants use.
-RDP_ORDERS = np.concatenate(
-    [np.arange(2, 65), np.arange(68, 257, 4), np.arange(320, 1025, 64)]
-).astype(np.float64)
-#: Fractional orders ``1.1 .. 10.9`` (step 0.1) of :func:`gaussian_moment_bounds`.
-FRACTIONAL_ORDERS = np.setdiff1d(np.round(np.arange(11, 110) / 10.0, 1), np.arange(2, 11))
-
-
-@float64_kernel
-def gaussian_log_moments(sigma, sampling_rate, sensitivity=1.0, orders=RDP_ORDERS):
-    r"""Certified upper bounds on the log-moments of one Poisson-subsampled Gaussian use.
-
-    For integer orders ``alpha`` (Mironov, Talwar, Zhang 2019, Sec. 3.3),
-
-    .. math:: \log A_\alpha = \log \sum_{k=0}^{\alpha} \binom{\alpha}{k} (1-q)^{\alpha-k} q^k
-              e^{(k^2 - k) \mu^2 / 2},\qquad \mu = \Delta / \sigma,
-
-    is ``(alpha - 1) D_alpha`` of the remove pair, i.e. ``log E_P[e^{lambda L}]`` at
-    ``lambda = alpha - 1``; it also bounds the add pair's (ibid., Thm 5).  Evaluated in
-    log space (``q = 1`` included: only ``k = alpha`` survives) and padded by the
-    rounding of every term (``64 u`` times the sum of the magnitudes of its parts) and
-    of the sum, so that :mod:`.tail_bounds` certifies ``delta(eps)`` from
-    ``T log A`` (NumPy, host).
-
-    Args:
-      sigma: noise standard deviation(s) ``sigma > 0`` (any shape ``S``).
-      sampling_rate: ``q`` in ``(0, 1]``.
-      sensitivity: l2-sensitivity ``Delta``.
-      orders: integer orders ``alpha >= 2``.
-
-    Returns:
-      ``(lambdas, log_moments)``: ``lambdas = orders - 1`` and an array of shape
-      ``S + (len(orders),)``.
-    """
-    from scipy.special import gammaln, logsumexp
-
-    mu2 = (np.asarray(sensitivity, np.float64) / np.asarray(sigma, np.float64)) ** 2
-    q = float(sampling_rate)
-    lq, l1q = math.log(q), (math.log1p(-q) if q < 1.0 else -math.inf)
-    a = np.asarray(orders, np.float64)[:, None]
-    k = np.arange(int(a.max()) + 1, dtype=np.float64)[None, :]
-    valid = k <= a
-    logc = np.where(valid, gammaln(a + 1) - gammaln(k + 1) - gammaln(np.maximum(a - k, 0) + 1), 0)
-    rest = a - k
-    with np.errstate(invalid="ignore"):
-        t_rest = np.where(rest > 0, rest * l1q, 0.0)  # (1-q)^0 = 1 also at q = 1
-    t_q = k * lq
-    base = np.where(valid, logc + t_rest + t_q, -np.inf)
-    mag = np.abs(logc) + np.where(np.isfinite(t_rest), np.abs(t_rest), 0.0) + np.abs(t_q)
-    quad = ((k * k - k) / 2.0)[None] * mu2.reshape(-1, 1, 1)
-    terms = base[None] + quad + 64.0 * _U * (mag[None] + quad + 1.0)
-    log_a = logsumexp(terms, axis=-1) + math.log1p(1024.0 * _U)
-    return a[:, 0] - 1.0, log_a.reshape(np.shape(mu2) + (a.shape[0],))
-
-
-@float64_kernel
-def gaussian_moment_bounds(sigma, sampling_rate, sensitivity=1.0):
-    r"""Log-moment bounds of one subsampled Gaussian use at integer *and* fractional orders.
-
-    The exact integer-order moments of :func:`gaussian_log_moments`, and at every fractional
-    order ``alpha`` of :data:`FRACTIONAL_ORDERS` the chord of the neighbouring integers:
-    ``log A_alpha`` is convex in ``alpha`` (a log moment generating function, Hölder), so
-
-    .. math:: \log A_\alpha \le (1 - t) \log A_{n} + t \log A_{n + 1},\qquad
-              n = \lfloor\alpha\rfloor,\ t = \alpha - n,\ \log A_1 = 0,
-
-    a certified upper bound (padded by its own rounding) that lets the Chernoff / RDP
-    conversion optimise over the fractional orders RDP accountants use.
-
-    Args:
-      sigma, sampling_rate, sensitivity: as in :func:`gaussian_log_moments`.
-
-    Returns:
-      ``(lambdas, log_moments)`` as :func:`gaussian_log_moments`, fractional orders appended.
-    """
-    lam, log_a = gaussian_log_moments(sigma, sampling_rate, sensitivity)
-    ints = np.arange(1.0, 12.0)
-    _, log_small = gaussian_log_moments(sigma, sampling_rate, sensitivity, ints[1:])
-    log_small = np.concatenate([np.zeros(log_small.shape[:-1] + (1,)), log_small], axis=-1)
-    n = np.floor(FRACTIONAL_ORDERS).astype(int) - 1
-    t = FRACTIONAL_ORDERS - np.floor(FRACTIONAL_ORDERS)
-    lo, hi = log_small[..., n], log_small[..., n + 1]
-    chord = (1.0 - t) * lo + t * hi
-    chord = chord + 8.0 * _U * (np.abs(lo) + np.abs(hi))
-    return np.concatenate([lam, FRACTIONAL_ORDERS - 1.0]), np.concatenate([log_a, chord], -1)
-
-
-#: The Chernoff conversions of :mod:`.tail_bounds`, jitted once for host callers.
-_epsilon_chernoff = jax.jit(tail_bounds.epsilon_chernoff)
-_log_delta_chernoff = jax.jit(tail_bounds.log_delta_chernoff)
-
-
-@float64_kernel
-def gaussian_rdp_epsilon(sigma, sampling_rate, compositions, delta, sensitivity=1.0):
-    r"""Certified RDP epsilon of ``T`` Poisson-subsampled Gaussian uses at ``delta`` (NumPy).
-
-    .. math:: \epsilon = \min_\alpha \frac{T \log A_\alpha}{\alpha - 1}
-              + \log\frac{\alpha - 1}{\alpha} - \frac{\log\delta + \log\alpha}{\alpha - 1}
-
-    (Canonne, Kamath & Steinke 2020 on the moments of :func:`gaussian_log_moments`), at
-    ``delta (1 - MARGIN)``.  A certified upper bound (looser than the PLD engine except
-    where the engine's grid is capped); also the engine's calibration bracket.
-
-    Args:
-      sigma: noise standard deviation(s) ``sigma > 0``.
-      sampling_rate: ``q`` in ``(0, 1]``.
-      compositions: ``T >= 1``.
-      delta: target ``delta`` in ``(0, 1)``.
-      sensitivity: l2-sensitivity ``Delta``.
-
-    Returns:
-      ``epsilon``: a float for scalar input, else a NumPy array.
-
-    Example:
-      >>> import jax; jax.config.update("jax_enable_x64", True)
-      >>> round(gaussian_rdp_epsilon(1.0, 0.01, 1000, 1e-5), 3)  # DP-SGD: sigma 1, q 0.01
-      2.108
-    """
-    lam, log_a = gaussian_moment_bounds(sigma, sampling_rate, sensitivity)
-    log_delta = log_target(np.asarray(delta, np.float64))
-    eps = np.asarray(_epsilon_chernoff(float(compositions) * log_a, log_delta, lam))
-    return eps if eps.ndim else float(eps)
-
-
-@float64_kernel
-def gaussian_rdp_log_delta(sigma, sampling_rate, compositions, epsilon, sensitivity=1.0):
-    """Certified ``log delta(epsilon)`` of ``T`` Poisson-subsampled Gaussian uses (NumPy out).
-
-    The Chernoff/RDP conversion of :mod:`.tail_bounds` (Canonne, Kamath & Steinke 2020) on
-    the moments ``T log A_alpha`` of :func:`gaussian_log_moments`.
-
-    Args:
-      sigma, sampling_rate, compositions, sensitivity: as in :func:`gaussian_rdp_epsilon`.
-      epsilon: ``epsilon >= 0``.
-
-    Returns:
-      ``log delta``, a NumPy array.
-    """
-    lam, log_a = gaussian_moment_bounds(sigma, sampling_rate, sensitivity)
-    eps = np.asarray(epsilon, np.float64)
-    return np.asarray(_log_delta_chernoff(float(compositions) * log_a, eps, lam))
-
-
-@float64_kernel
-def gaussian_rdp_sigma(epsilon, delta, sampling_rate, compositions, sensitivity=1.0):
-    """Least sigma whose RDP estimate meets ``(epsilon, delta)``, to a bracket (NumPy).
-
-    Geometric bisection of :func:`gaussian_rdp_epsilon` over ``[1e-3, 1e4] Delta``, 26 steps
-    (a ratio of 1.0006: a bracket for the engine's calibration, not the answer).
-
-    Args:
-      epsilon: target ``epsilon > 0``.
-      delta: target ``delta`` in ``(0, 1)``.
-      sampling_rate, compositions, sensitivity: as in :func:`gaussian_rdp_epsilon`.
-
-    Returns:
-      The upper end of the bracket (meets the target), broadcast shape of the targets.
-    """
-    epsilon, delta = np.broadcast_arrays(np.asarray(epsilon, float), np.asarray(delta, float))
-    lo = np.full(epsilon.shape, 1e-3 * sensitivity)
-    hi = np.full(epsilon.shape, 1e4 * sensitivity)
-    for _ in range(26):  # ratio 1e7 -> 1.0006: a bracket, not the answer
-        mid = np.sqrt(lo * hi)
-        ok = gaussian_rdp_epsilon(mid, sampling_rate, compositions, delta, sensitivity) <= epsilon
-        lo, hi = np.where(ok, lo, mid), np.where(ok, mid, hi)
-    return hi
 
 
 @float64_kernel

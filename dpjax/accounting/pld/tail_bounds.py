@@ -19,7 +19,7 @@ For the finite part of the loss ``S`` of a (composed) discretised pair, with
   true one, so the bound holds for the true mechanism.  With ``lambda = alpha - 1``
   and ``log M = (alpha - 1) D_alpha`` this is the RDP conversion, so exact
   Rényi moments (e.g. the subsampled Gaussian's at integer orders,
-  :func:`dpjax.accounting.pld.subsample.gaussian_log_moments`) plug in through
+  :func:`dpjax.accounting.pld.moments.gaussian_log_moments`) plug in through
   the ``lambdas`` argument.
 
 **Fail closed.**  A ``nan`` moment is treated as ``+inf`` (that ``lambda``
@@ -89,6 +89,26 @@ def log_upper_tail(log_mgf: ArrayLike, x: ArrayLike, lambdas=None) -> Array:
     lam, lm = _split(log_mgf, lambdas, True)
     x = jnp.asarray(x)[..., None]
     lx = lam * x
+    return _nan_min(lm - lx + 8.0 * _U * (_mag(lm) + _mag(lx)))
+
+
+@float64_kernel
+def log_lower_tail(log_mgf: ArrayLike, x: ArrayLike, lambdas=None) -> Array:
+    r"""``log`` of a Chernoff bound on ``P(S <= x)`` (the negative half of the ``lambda`` grid).
+
+    .. math:: \log P(S \le x) \le \min_{\lambda < 0}\ \log M(\lambda) - \lambda x
+
+    (Chernoff 1952), padded by its rounding; a ``nan`` moment bounds nothing.
+
+    Args:
+      log_mgf, lambdas: as in :func:`log_upper_tail`.
+      x: where to bound the tail (any shape).
+
+    Returns:
+      The log-bound, shape of ``x`` (``+inf`` when no ``lambda < 0`` is informative).
+    """
+    lam, lm = _split(log_mgf, lambdas, False)
+    lx = lam * jnp.asarray(x)[..., None]
     return _nan_min(lm - lx + 8.0 * _U * (_mag(lm) + _mag(lx)))
 
 

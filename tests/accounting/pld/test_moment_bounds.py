@@ -1,33 +1,61 @@
-"""Fractional-order moment bounds of the subsampled Gaussian (convexity chords)."""
+"""Exact fractional-order moments of the subsampled Gaussian (certified trapezoidal rule)
+against mpmath quadrature and dp_accounting's RDP accountant."""
 
+import math
+
+import dp_accounting
 import mpmath
 import numpy as np
+import pytest
+from dp_accounting import rdp
 
-from dpjax.accounting.pld.subsample import (
+from dpjax.accounting.pld.moments import (
     FRACTIONAL_ORDERS,
     _epsilon_chernoff,
+    gaussian_fractional_log_moments,
     gaussian_log_moments,
     gaussian_moment_bounds,
     gaussian_rdp_epsilon,
 )
 from dpjax.certificate import log_target
 
+#: Rounding pads of the certified moments: ``64 u`` times the magnitude of each log-term's
+#: parts (up to a few hundred), i.e. <= ~3e-12 absolute on ``log A`` -- the only slack
+#: allowed above exact.
+PAD_ABS, PAD_REL = 1e-11, 1e-11
 
-def test_chords_bound_the_exact_fractional_moments():
-    """``log A_alpha`` at fractional orders by mpmath quadrature is below the chord."""
-    lam, log_a = gaussian_moment_bounds(0.7, 0.3, 1.0)
-    s = mpmath.mpf("0.7")
-    for a in (1.5, 3.3, 7.9):
+
+def _mp_log_moment(sigma, q, a, remove: bool):
+    """``log A_alpha`` of one direction by 25-digit mpmath quadrature (module docstring)."""
+    with mpmath.workdps(25):
+        mu, qq, a = 1 / mpmath.mpf(sigma), mpmath.mpf(q), mpmath.mpf(a)
+        if remove:
+            def f(z):
+                return mpmath.npdf(z) * (1 - qq + qq * mpmath.exp(mu * z - mu**2 / 2)) ** a
+        else:
+            def f(z):
+                return mpmath.npdf(z) * (1 - qq + qq * mpmath.exp(-mu * z - mu**2 / 2)) ** (1 - a)
+        pts = [-mpmath.inf, -5, 0, 5, a * mu, a * mu + 10, mpmath.inf]
+        return float(mpmath.log(mpmath.quad(f, sorted(set(pts)))))
+
+
+@pytest.mark.parametrize("sigma,q", [(1.0, 0.01), (0.7, 0.3), (5.0, 0.001)])
+def test_fractional_moments_are_tight_upper_bounds(sigma, q):
+    """Above the exact moment of *both* directions (mpmath), by at most the rounding pads."""
+    lam, log_a = gaussian_fractional_log_moments(sigma, q)
+    for a in (1.1, 3.3, 10.9, 21.5):
         got = float(log_a[np.argmin(np.abs(lam + 1 - a))])
-
-        def f(y, a=a):
-            qd = mpmath.npdf(y, 0, s)
-            ratio = mpmath.mpf("0.7") + mpmath.mpf("0.3") * mpmath.npdf(y, 1, s) / qd
-            return qd * ratio ** mpmath.mpf(a)
-
-        with mpmath.workdps(30):
-            want = float(mpmath.log(mpmath.quad(f, [-mpmath.inf, 0, 1, 15, mpmath.inf])))
+        remove, add = (_mp_log_moment(sigma, q, a, d) for d in (True, False))
+        want = max(remove, add)
         assert got >= want
+        assert got - want <= PAD_ABS + PAD_REL * abs(want)
+
+
+def test_fractional_moments_at_q_one_are_the_gaussian_closed_form():
+    """``q = 1``: ``log A_alpha = alpha (alpha - 1) mu^2 / 2`` exactly."""
+    lam, log_a = gaussian_fractional_log_moments(0.8, 1.0)
+    want = (lam + 1) * lam / (2 * 0.64)
+    assert np.all(log_a >= want) and np.all(log_a - want <= PAD_ABS + 1e-12 * want)
 
 
 def test_moment_bounds_extend_the_integer_ones():
@@ -39,4 +67,36 @@ def test_moment_bounds_extend_the_integer_ones():
     deltas = np.array([1e-5, 1e-12, 1e-30])
     eps = gaussian_rdp_epsilon(1.0, 0.01, 1000, deltas)
     ints = np.asarray(_epsilon_chernoff(1000.0 * log_i, log_target(deltas), lam_i))
-    assert np.all(np.isfinite(eps)) and np.all(eps <= ints)
+    assert np.all(np.isfinite(eps)) and np.all(eps < ints)
+
+
+#: Relative slack over dp_accounting where the best order is one both use (an integer):
+#: the certified moment is padded by its rounding (<= ~1e-10 relative on epsilon).
+RDP_SLACK = 1e-9
+
+
+@pytest.mark.parametrize(
+    "sigma,q,steps",
+    [(1.0, 0.01, 1000), (0.8, 0.004, 10**4), (2.0, 0.1, 100), (0.7, 0.3, 10), (10.0, 0.5, 3)],
+)
+def test_rdp_epsilon_never_above_dp_accounting(sigma, q, steps):
+    deltas = np.array([1e-5, 1e-8, 1e-10, 1e-12, 1e-15, 1e-30, 1e-100])
+    acc = rdp.RdpAccountant()
+    acc.compose(
+        dp_accounting.SelfComposedDpEvent(
+            dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), steps
+        )
+    )
+    ref = np.array([acc.get_epsilon(d) for d in deltas])
+    ours = gaussian_rdp_epsilon(sigma, q, steps, deltas)
+    assert np.all(ours <= ref * (1.0 + RDP_SLACK)), (ours, ref)
+
+
+def test_total_variation_bound_gives_zero_epsilon():
+    """Tiny divergence: ``delta >= sqrt(1 - e^{-KL})`` certifies ``epsilon = 0`` (as
+    dp_accounting does)."""
+    lam, log_a = gaussian_moment_bounds(1e3, 0.001)
+    kl_bound = float(np.min(log_a / lam))
+    delta = math.sqrt(-math.expm1(-kl_bound)) * 1.01
+    assert gaussian_rdp_epsilon(1e3, 0.001, 1, delta) == 0.0
+    assert gaussian_rdp_epsilon(1e3, 0.001, 1, delta / 1.1) > 0.0

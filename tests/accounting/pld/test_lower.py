@@ -1,0 +1,160 @@
+"""Two-sided brackets: the certified lower end (optimistic PLD, closed form) and the upper end
+against independent references -- mpmath closed forms, dp_accounting's RDP accountant.
+
+References: the T-fold Gaussian profile (mpmath, tests/_references.py); the one-use
+Poisson-subsampled Gaussian profile in closed form (the loss is monotone, so
+``delta(eps) = P(X > x*) - e^eps Q(X > x*)``, evaluated in mpmath); dp_accounting RDP.
+Containment is checked on the exact profile itself: ``delta(upper) <= delta <= delta(lower)``.
+"""
+
+import dataclasses
+
+import dp_accounting
+import jax.numpy as jnp
+import mpmath
+import numpy as np
+import pytest
+from _references import gaussian_delta
+from dp_accounting import rdp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dpjax
+from dpjax.accounting import PLDAccountant
+from dpjax.accounting import events as ev
+from dpjax.accounting.pld import from_gaussian
+from dpjax.accounting.pld.lower import epsilon_lower_bound
+from dpjax.accounting.pld.moments import gaussian_rdp_epsilon
+
+DPS = 80
+
+
+def _contains(delta_fn, delta, lower, upper):
+    """``lower <= epsilon(delta) <= upper`` for the continuous, non-increasing exact profile
+    ``delta_fn`` (mpmath): ``delta_fn(upper) <= delta <= delta_fn(lower)``."""
+    with mpmath.workdps(DPS):
+        d = mpmath.mpf(delta)
+        return delta_fn(mpmath.mpf(upper)) <= d <= delta_fn(mpmath.mpf(lower))
+
+
+def _tfold(sigma, steps):
+    return lambda e: gaussian_delta(e, sigma, 1.0, steps)
+
+
+@pytest.mark.parametrize("delta", [1e-5, 1e-30, 1e-100, 1e-300])
+def test_closed_form_bracket_contains_the_tfold_gaussian(delta):
+    """No subsampling: ``account(..., bracket=True)`` contains the mpmath epsilon."""
+    sigma, steps = 3.0, 10
+    got = dpjax.account("gaussian", {"sigma": sigma}, compositions=steps, delta=delta,
+                        bracket=True)
+    lower, upper = got.bracket
+    assert got.epsilon == upper == dpjax.account(
+        "gaussian", {"sigma": sigma}, compositions=steps, delta=delta)
+    assert _contains(_tfold(sigma, steps), delta, lower, upper)
+    assert upper - lower <= 1e-9 * upper  # the closed form brackets tightly
+
+
+def test_pld_bracket_contains_the_tfold_gaussian():
+    """The PLD path (events): optimistic lower end, pessimistic upper end, below the FFT floor
+    too (there the lower end is the grid's epsilon at its floor, the upper end Chernoff)."""
+    sigma, steps = 2.0, 20
+    acc = PLDAccountant(bin_width=1e-3).compose(ev.Gaussian(sigma), steps)
+    for delta in (1e-5, 1e-12, 1e-30):
+        lower, upper = acc.bracket(delta)
+        assert _contains(_tfold(sigma, steps), delta, lower, upper)
+        if delta >= 1e-5:  # above the FFT floor the grid brackets to a few bins
+            assert upper - lower <= 0.05
+
+
+def _subsampled_delta(sigma, q, adjacency):
+    """mpmath ``delta(eps)`` of one Poisson-subsampled Gaussian use (module docstring)."""
+    s, q = mpmath.mpf(sigma), mpmath.mpf(q)
+
+    def cdf_tail(x, m):  # P(N(m, s^2) > x)
+        return mpmath.erfc((x - m) / (s * mpmath.sqrt(2))) / 2
+
+    def remove(e):  # P = q N(1) + (1 - q) N(0), Q = N(0); loss log(1 - q + q e^{(2x-1)/2s^2})
+        if e <= mpmath.log(1 - q):
+            return 1 - mpmath.exp(e)
+        x = (mpmath.log((mpmath.exp(e) - (1 - q)) / q) * 2 * s**2 + 1) / 2
+        p_tail = q * cdf_tail(x, 1) + (1 - q) * cdf_tail(x, 0)
+        return max(p_tail - mpmath.exp(e) * cdf_tail(x, 0), mpmath.mpf(0))
+
+    def add(e):  # P = N(0), Q = (1 - q) N(0) + q N(1); loss -log(1 - q + q e^{(2x-1)/2s^2})
+        if e >= -mpmath.log(1 - q):
+            return mpmath.mpf(0)
+        x = (mpmath.log((mpmath.exp(-e) - (1 - q)) / q) * 2 * s**2 + 1) / 2  # loss > e: below x
+        p_low = 1 - cdf_tail(x, 0)
+        q_low = (1 - q) * p_low + q * (1 - cdf_tail(x, 1))
+        return max(p_low - mpmath.exp(e) * q_low, mpmath.mpf(0))
+
+    return remove if adjacency == "remove" else add
+
+
+def test_subsampled_bracket_contains_mpmath_one_use():
+    """T = 1, q = 0.3: the bracket contains the exact epsilon (worse adjacency, mpmath), and
+    the upper end is within 1e-3 of it (never below: certified)."""
+    sigma, q = 1.0, 0.3
+    deltas = np.array([1e-3, 1e-6, 1e-10])
+    got = dpjax.account("gaussian", {"sigma": sigma}, sampling_rate=q, delta=deltas,
+                        bracket=True)
+    fns = [_subsampled_delta(sigma, q, adj) for adj in ("remove", "add")]
+
+    def worse(e):
+        return max(f(e) for f in fns)
+
+    for d, lower, upper in zip(deltas, *got.bracket, strict=True):
+        assert _contains(worse, d, lower, upper)
+        assert not _contains(worse, d, 0.0, upper - 1e-3)  # upper - 1e-3 is not private
+
+
+def _rdp_eps(sigma, q, steps, deltas):
+    acc = rdp.RdpAccountant()
+    acc.compose(dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), steps))
+    return np.array([acc.get_epsilon(d) for d in deltas])
+
+
+#: Slack over dp_accounting where both use the same best (integer) order: the certified
+#: moment carries its rounding pad (~1e-11 relative on epsilon).  ``account`` reports the
+#: minimum of the PLD engine and this bound (bench/bench_tail.py compares it end to end).
+RDP_SLACK = 1e-9
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)
+@given(
+    sigma=st.floats(0.6, 8.0), q=st.floats(1e-3, 0.5), steps=st.integers(1, 10**4),
+    log10_delta=st.floats(-40.0, -4.0),
+)
+def test_rdp_bound_property(sigma, q, steps, log10_delta):
+    """Random DP-SGD settings: the exact-moment RDP epsilon (what ``account`` takes the minimum
+    with) is never above dp_accounting's RDP accountant."""
+    delta = 10.0**log10_delta
+    ours = gaussian_rdp_epsilon(sigma, q, steps, delta)
+    assert ours <= _rdp_eps(sigma, q, steps, [delta])[0] * (1 + RDP_SLACK)
+
+
+@settings(max_examples=10, deadline=None, derandomize=True)
+@given(sigma=st.floats(0.3, 30.0), steps=st.integers(1, 10**5),
+       log10_delta=st.floats(-300.0, -2.0))
+def test_closed_form_bracket_property(sigma, steps, log10_delta):
+    """Random T-fold Gaussians: the bracket contains the mpmath epsilon."""
+    delta = 10.0**log10_delta
+    lower, upper = dpjax.account("gaussian", {"sigma": sigma}, compositions=steps, delta=delta,
+                                 bracket=True).bracket
+    assert _contains(_tfold(sigma, steps), delta, lower, upper)
+
+
+def test_lower_end_of_one_gaussian_and_fail_closed():
+    """One Gaussian (optimistic PLD, no composition): the lower end is within two bins below
+    the exact epsilon; a nan pmf, a void grid or a pessimistic PLD give the trivial 0."""
+    opt = from_gaussian(sigma=1.0, sensitivity=1.0, bin_width=1e-3, pessimistic=False)
+    lower = float(epsilon_lower_bound(opt, 1e-5))
+    assert _contains(_tfold(1.0, 1), 1e-5, lower, lower + 2e-3)
+    broken = [
+        dataclasses.replace(opt, pmf=opt.pmf.at[3].set(jnp.nan)),
+        dataclasses.replace(opt, inf_mass=jnp.asarray(1.0)),
+        from_gaussian(sigma=1.0, sensitivity=1.0, bin_width=1e-3),
+    ]
+    for pld in broken:
+        assert float(epsilon_lower_bound(pld, 1e-5)) == 0.0

@@ -110,6 +110,7 @@ def error_bound(log_delta: ArrayLike, c: float) -> Array:
     return c * (1.0 + jnp.abs(jnp.asarray(log_delta)))
 
 
+@jax.jit
 def log_target(delta: ArrayLike) -> Array:
     r"""``log(delta (1 - MARGIN))``: the level a certified answer must reach (``-inf`` for 0).
 
@@ -130,6 +131,7 @@ def log_target(delta: ArrayLike) -> Array:
 
 
 @float64_kernel
+@jax.jit
 def reported_delta(log_delta: ArrayLike, error: float) -> Array:
     r"""The delta to report from ``log delta`` computed by a kernel with error constant ``error``.
 
@@ -165,6 +167,7 @@ def reported_delta(log_delta: ArrayLike, error: float) -> Array:
 
 
 @float64_kernel
+@jax.jit
 def reported_epsilon(epsilon: ArrayLike, error: float) -> Array:
     r"""An epsilon from a closed form with relative error ``error``, rounded up.
 

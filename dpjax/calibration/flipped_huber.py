@@ -28,6 +28,11 @@ Gaussian hockey stick.  Nothing there is compiled; step 3 calls one compiled ker
 jitted exactly as the mechanism's re-check jits it, so a first call compiles the
 profile once.
 
+Targets the host steer cannot lead to a certificate (it rounds where the profile is
+below float64's resolution, e.g. ``epsilon = 0`` at tiny ``delta``) are searched again
+with compiled kernels only (:mod:`dpjax.calibration.flipped_huber_traced`); none is
+returned uncertified.
+
 The K-dim sufficient condition (Theorem 8) is calibrated the same way.  Its
 bound is not proven monotone in ``gamma`` for fixed ``b``; the bisections
 return their feasible end regardless, so every returned point is certified
@@ -144,11 +149,15 @@ def _log_d_range(b):
     return np.full(b.shape, -_LOG_GAMMA_SPAN), np.full(b.shape, _LOG_GAMMA_SPAN)
 
 
-def _search_and_settle(steer, exact, epsilon, delta, ref, error, num_stages, bisect_iters):
+def _search_and_settle(
+    steer, exact, fallback, epsilon, delta, ref, error, num_stages, bisect_iters
+):
     """Steps 1-3 of the module docstring: ``(alpha, gamma, variance, delta_at, certified)``.
 
     ``steer(eps, b, log m)``: the host profile at ``gamma = ref / m``; ``exact(eps, alpha,
-    gamma)``: the certified compiled kernel the result is bisected and certified with.
+    gamma)``: the certified compiled kernel the result is bisected and certified with;
+    ``fallback(eps, delta)``: the traced search (:mod:`.flipped_huber_traced`) for the
+    targets the host steer could not lead to a certificate.
     """
     eps, dlt = np.broadcast_arrays(np.asarray(epsilon, np.float64), np.asarray(delta, np.float64))
     shape = eps.shape
@@ -166,7 +175,13 @@ def _search_and_settle(steer, exact, epsilon, delta, ref, error, num_stages, bis
     )
     ok = ok & found.reshape(shape) & scale_is_certified(gamma, log_d, level)
     variance = np.square(gamma) * _host_variance(b)
-    return b * gamma, gamma, variance, np.asarray(reported_delta(log_d, error)), ok
+    out = [np.array(x) for x in (b * gamma, gamma, variance, reported_delta(log_d, error), ok)]
+    if not np.all(ok):  # the host steer could not resolve these targets: search them traced
+        miss = ~ok
+        again = fallback(eps[miss], dlt[miss], num_stages=num_stages, bisect_iters=bisect_iters)
+        for arr, new in zip(out, again, strict=True):
+            arr[miss] = np.asarray(new)
+    return tuple(out)
 
 
 @float64_kernel
@@ -210,9 +225,12 @@ def calibrate_flipped_huber_1d(
       >>> round(float(var), 2), bool(ok)
       (22.21, True)
     """
+    from dpjax.calibration import flipped_huber_traced as traced  # imports this module
+
     return _search_and_settle(
         _host_log_delta,
         lambda e, a, g: _exact_profile(e, a, g, sensitivity),
+        lambda e, d, **it: traced.traced_1d(e, d, sensitivity, **it),
         epsilon, delta, sensitivity, ERROR, num_stages, bisect_iters,
     )
 
@@ -282,9 +300,12 @@ def calibrate_flipped_huber_sufficient(
       As :func:`calibrate_flipped_huber_1d`; ``delta_at_params`` is the Theorem 8 bound
       at the returned parameters.
     """
+    from dpjax.calibration import flipped_huber_traced as traced  # imports this module
+
     k, d1, d2, dinf = (float(x) for x in (dim, l1, l2, linf))
     return _search_and_settle(
         lambda e, b, lm: _host_log_delta_theorem8(e, b, lm, k, d1, d2, dinf),
         lambda e, a, g: _theorem8_bound(e, a, g, dim, l1, l2, linf),
+        lambda e, d, **it: traced.traced_sufficient(e, d, dim, l1, l2, linf, **it),
         epsilon, delta, d2, BOUND_ERROR, num_stages, bisect_iters,
     )

@@ -41,8 +41,11 @@ def test_bracket_lower_value_against_dp_accounting_optimistic(plan):
         plan.noise_multiplier, pessimistic_estimate=False, value_discretization_interval=1e-4,
         sampling_prob=plan.sampling_rate, use_connect_dots=False,
     ).self_compose(plan.steps).get_epsilon_for_delta(plan.delta + share)
-    assert lower <= upper < lower * 1.001  # a narrow bracket (measured: 3.7e-4)
-    assert abs(lower - ref) <= 1e-6 * ref  # both optimistic at 1e-4 (measured: 1e-8)
+    assert lower <= upper < lower * 1.001  # a narrow bracket
+    # the certified lower end is a point of the 1e-4 loss grid below every error term
+    # (accounting/pld/lower.py), so it sits at most a bin or two under dp-accounting's
+    # uncertified optimistic estimate, and never above it
+    assert ref - 2e-4 <= lower <= ref * (1 + 1e-9)
     assert plan.accountant().bracket(0) == (0.0, 0.0, plan.accountant().bracket(0).note)
 
 

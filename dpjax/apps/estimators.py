@@ -36,7 +36,6 @@ from dpjax.apps.smoothness import private_smoothness, smoothness_statistic
 from dpjax.certificate import CertificationError
 from dpjax.noise.flipped_huber import FlippedHuber
 
-
 ALLOCATIONS = ("proportional", "inid")
 SMOOTHNESS = ("bound", "private")
 _SAFETY = 1.0 - 2.0**-40  # the optimisation's share stays a hair below the remaining budget

@@ -4,7 +4,8 @@ G. Muthukrishnan and S. Kalyani, "Differential Privacy with Higher Utility by Ex
 Coordinate-wise Disparity: Laplace Mechanism Can Beat Gaussian in High Dimensions"
 (inid-noise-laplace-beats-gaussian), App. C, after P. Mangold, A. Bellet, J. Salmon and
 M. Tommasi, "Differentially private coordinate descent for composite empirical risk
-minimization", ICML 2022, App. F.  For the generalised linear models of DP-CD the coordinate-wise smoothness is
+minimization", ICML 2022, App. F.  For the generalised linear models of DP-CD the
+coordinate-wise smoothness is
 ``M_i = c (1/N) sum_n x_{n,i}^2`` (``c = 1`` squared loss, ``c = 1/4`` logistic loss).
 With a *public* bound ``b_i >= |x_{n,i}|`` the released statistic is the clipped mean
 

@@ -70,8 +70,8 @@ def _pca(seeds: int) -> dict:
 
 def _holds(a: dict, b: dict, key: str) -> str:
     """``a < b`` on the mean, and whether the gap exceeds the seeds' spread."""
-    gap = b[f"{key}_mean"] - a[f"{key}_mean"]
-    spread = max(a[f"{key}_std"], b[f"{key}_std"])
+    gap = b[f"{key}mean"] - a[f"{key}mean"]
+    spread = max(a[f"{key}std"], b[f"{key}std"])
     if gap > spread:
         return "holds (beyond the seed spread)"
     if gap > 0:
@@ -93,14 +93,14 @@ def _orderings(dpcd: dict, pca: dict) -> list[str]:
         last = -1
         lines.append(
             f"- DP-CD {name}: improved {i['nmse_mean']:.4g} vs DP-CD {d['nmse_mean']:.4g} "
-            f"(NMSE, best cell): improved < DP-CD {_holds(i, d, 'nmse')}; relative objective "
+            f"(NMSE, best cell): improved < DP-CD {_holds(i, d, 'nmse_')}; relative objective "
             f"error after {d['curve']['passes'][last]} passes "
             f"{i['curve']['rel_obj_mean'][last]:.4g} vs {d['curve']['rel_obj_mean'][last]:.4g}.")
     for name, r in pca.items():
         for mech in ("gaussian", "laplace"):
-            i, n = r[f"{mech}_iid"]["mean"], r[f"{mech}_inid"]["mean"]
-            lines.append(f"- DP-PCA {name} {mech}: i.n.i.d. {n:.4g} vs i.i.d. {i:.4g} "
-                         f"({'i.n.i.d. < i.i.d. holds' if n < i else 'does not hold'}).")
+            i, n = r[f"{mech}_iid"], r[f"{mech}_inid"]
+            lines.append(f"- DP-PCA {name} {mech}: i.n.i.d. {n['mean']:.4g} vs i.i.d. "
+                         f"{i['mean']:.4g}: i.n.i.d. < i.i.d. {_holds(n, i, '')}.")
     return lines
 
 

@@ -61,7 +61,7 @@ PAPERS: dict[str, Reproduction] = {
     ),
     "applications": Reproduction(
         "dpjax.reproduce.applications", "inid-noise-laplace-beats-gaussian",
-        "about 1 min (--quick: about 30 s)",
+        "about 1 min of CPU for --quick (2.5 min wall at load 14 on 2 shared cores)",
     ),
     "flipped-huber-kdim": Reproduction(
         "dpjax.reproduce.flipped_huber_kdim", "flipped-huber-mechanism", "tens of minutes"

@@ -130,7 +130,8 @@ class _DPCoordinateDescent:
             target = (self.epsilon - eps_smooth) * _SAFETY if eps_smooth else self.epsilon
             noise, eps_cd, self.delta_ = self._noise(key, steps, 2.0 * clips / n, target)
             # basic composition of the epsilon'-DP estimate and the (eps_cd, delta) run
-            self.epsilon_ = float(np.nextafter(eps_smooth + eps_cd, np.inf))
+            self.epsilon_ = (float(np.nextafter(eps_smooth + eps_cd, np.inf)) if eps_smooth
+                             else eps_cd)
             if not self.epsilon_ <= self.epsilon:
                 raise CertificationError(f"DP-CD: epsilon {self.epsilon_} > {self.epsilon}")
         self.sensitivities_ = 2.0 * clips / n

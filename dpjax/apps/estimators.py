@@ -169,6 +169,13 @@ class DPLasso(_DPCoordinateDescent):
         ``smoothness_fraction * epsilon``; the exact statistic when ``epsilon=None``).
       smoothness_fraction: the share ``epsilon' / epsilon`` in ``(0, 1)``.
 
+    Attributes (after ``fit``): ``coef_``; ``epsilon_``, ``delta_`` (certified, the
+    estimate's ``epsilon'`` included); ``smoothness_`` (the ``M_j`` used),
+    ``smoothness_epsilon_`` (``epsilon'``, 0 when nothing is estimated) and
+    ``smoothness_estimate_`` (private estimates only); ``sensitivities_`` (``2 C_j / n``);
+    ``noise_`` (:class:`dpjax.apps.privacy.UnitNoise` or ``InidNoise``) and ``noise_std_``
+    (each update's noise standard deviation).
+
     Example:
       >>> import jax; jax.config.update("jax_enable_x64", True)
       >>> import numpy as np

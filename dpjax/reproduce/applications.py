@@ -142,6 +142,8 @@ def _pca_figure(pca: dict, out_dir: Path) -> None:
 def _report(dpcd: dict, pca: dict, gap: dict, seeds: int) -> str:
     rows = []
     for n, r in dpcd.items():
+        rows.append([n, "non-private optimum", 0.0, 0.0, 0.0, r["test_error_optimum"], 0.0,
+                     "", "", "inf", "", ""])
         for m in METHODS:
             c = r[m]
             paper = ""

@@ -61,7 +61,8 @@ PAPERS: dict[str, Reproduction] = {
     ),
     "applications": Reproduction(
         "dpjax.reproduce.applications", "inid-noise-laplace-beats-gaussian",
-        "about 1 min (--quick: about 30 s)",
+        "about 65 s of CPU (3.2 min wall at load 18 on 2 shared cores); --quick: about "
+        "35 s of CPU (under 2 min wall at load 20)",
     ),
     "flipped-huber-kdim": Reproduction(
         "dpjax.reproduce.flipped_huber_kdim", "flipped-huber-mechanism", "tens of minutes"

@@ -30,16 +30,20 @@ def test_nonprivate_lasso_matches_sklearn():
     np.testing.assert_allclose(coef, ref, atol=1e-6)
 
 
-def test_nonprivate_logistic_matches_sklearn():
+@pytest.mark.parametrize("variant", [{}, dict(allocation="inid", smoothness="private")])
+def test_nonprivate_logistic_matches_sklearn(variant):
     X, y = load_breast_cancer(return_X_y=True)
     X = _scaled(X)[:, :8]
     lam = 1e-2
     ref = LogisticRegression(C=1.0 / (X.shape[0] * lam), fit_intercept=False, tol=1e-12,
                              solver="newton-cg", max_iter=10_000).fit(X, y).coef_[0]
     # lbfgs stops at a gradient of ~2e-8 here; newton-cg (and DP-CD) at ~1e-16
-    coef = DPLogisticRegression(epsilon=None, lam=lam, feature_bound=1.0, passes=1500).fit(
-        X, y).coef_
-    np.testing.assert_allclose(coef, ref, atol=1e-6)
+    m = DPLogisticRegression(epsilon=None, lam=lam, feature_bound=1.0, passes=1500,
+                             **variant).fit(X, y)
+    # the improved variant's non-private limit steps with the exact M_j = mean x_j^2 / 4
+    smooth = np.mean(X**2, axis=0) / 4 if variant else np.full(8, 0.25)
+    np.testing.assert_allclose(m.smoothness_, smooth, rtol=1e-12)
+    np.testing.assert_allclose(m.coef_, ref, atol=1e-6)
 
 
 @settings(max_examples=20)

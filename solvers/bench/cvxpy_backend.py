@@ -105,10 +105,16 @@ def _host_solves(problem, solver_name, options, repeats, time_limit) -> Run:
                np.asarray(raw.equality_multipliers), int(raw.status), tuple(times))
 
 
-def _warm_up(problem, solver_name: str, first: bool = True) -> None:
+def warm_up(problem, solver_name: str, first: bool = True) -> None:
     """Warm-up left out of the timing: the first build of the problem's model (its JAX ops
     compile) and, on a worker's ``first`` call for a solver, cvxpy's and the solver's lazy
-    imports (one tiny exponential-cone solve)."""
+    imports (one tiny exponential-cone solve).
+
+    Args:
+      problem: the problem (``cvxpy_model`` hook).
+      solver_name: the cvxpy solver name.
+      first: also warm the solver up (its first use in this process).
+    """
     import warnings
 
     import cvxpy as cp
@@ -138,7 +144,7 @@ def _serve(conn) -> None:  # pragma: no cover - runs in the worker process
             return
         if args is None:
             return
-        _warm_up(args[0], args[1], args[1] not in warmed)
+        warm_up(args[0], args[1], args[1] not in warmed)
         warmed.add(args[1])
         conn.send("ready")
         try:
@@ -193,4 +199,4 @@ class _Worker:
         return failed(out) if isinstance(out, str) else out
 
 
-__all__ = ["CVXPY_SETTINGS", "CvxpyBackend"]
+__all__ = ["CVXPY_SETTINGS", "CvxpyBackend", "warm_up"]

@@ -379,7 +379,7 @@ class BarrierNewton(IterativeSolver):
             return u, u
 
         act_prev = jnp.concatenate([jnp.zeros(1, bool), active[:-1]])
-        r_in = jnp.concatenate([jnp.ones(1), ratio[:-1]])
+        r_in = jnp.concatenate([jnp.ones(1, ratio.dtype), ratio[:-1]])
         _, u = jax.lax.scan(rec, 0.0, (c[:n_chain], r_in, act_prev, active))
         _, lp_ref = problem.chain_log_density(mu)
         lam_mono = u * jnp.exp(lp_ref[:n_chain] - lp[:n_chain])

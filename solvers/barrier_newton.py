@@ -57,6 +57,8 @@ import jax
 import jax.numpy as jnp
 from jax import Array
 
+from solvers._pair_groups import floored_slacks as _slacks
+from solvers._pair_groups import pair_groups, pair_multipliers
 from solvers._saddle import saddle_solve
 from solvers._solution import RawResult, Status
 from solvers._solver import IterativeSolver
@@ -96,6 +98,8 @@ class MergedNewton(NamedTuple):
       rows: the linear rows in relative coordinates.
       log_density: chain log densities ``lp``.
       active: ``(n - 1,)`` chain pairs merged (relative slack ``< active_tol``).
+      pair_active: every pair held as an equality (the chain pairs first, then the
+        others, e.g. an active loss cap), each merging its two variables.
     """
 
     step: Array
@@ -104,6 +108,7 @@ class MergedNewton(NamedTuple):
     rows: Array
     log_density: Array
     active: Array
+    pair_active: Array
 
 
 class PolishState(NamedTuple):
@@ -172,7 +177,7 @@ class BarrierNewton(IterativeSolver):
           x: a strictly feasible point.
           t: the barrier weight.
         """
-        _, _, s, _ = problem.pair_slacks(x)
+        _, _, s = _slacks(problem, x)
         w = problem.pair_weight
         barrier = -t * jnp.sum(jnp.where(w > 0, w * jnp.log(jnp.where(w > 0, s, 1.0)), 0.0))
         return problem.fast_objective(x) + barrier
@@ -198,7 +203,7 @@ class BarrierNewton(IterativeSolver):
         """
         pa, pb, wts = problem.pair_a, problem.pair_b, problem.pair_weight
         _, g_f, hmat = problem.relative_derivatives(x)
-        big_a, big_b, s, _ = problem.pair_slacks(x)
+        big_a, big_b, s = _slacks(problem, x)
         # primal-dual: barrier Hessian lam / s (not t w / s^2), gradient of f - t w log s
         q = lam / s
         bw = t * wts / s
@@ -279,10 +284,12 @@ class BarrierNewton(IterativeSolver):
 
     # ------------------------------------------------------------------ polish
     def merged_newton(self, problem: Any, x: Array) -> MergedNewton:
-        r"""Newton step of ``f`` on the linear rows with the active chain pairs merged.
+        r"""Newton step of ``f`` on the linear rows with the active pairs merged.
 
-        Chain pair ``k`` is active when ``1 - p_{k+1} / p_k < active_tol``; the
-        groups of merged shells move together (``delta`` constant on a group).
+        A pair is active when its relative slack ``1 - e^l p_b / p_a`` is below
+        ``active_tol`` (chain pair ``k``: ``1 - p_{k+1} / p_k``); the shells of a
+        connected set of active pairs (:func:`solvers._pair_groups.pair_groups`)
+        move together (``delta`` constant on a group).
 
         Args:
           problem: the problem.
@@ -291,7 +298,11 @@ class BarrierNewton(IterativeSolver):
         size = x.shape[0]
         lp, _ = problem.chain_log_density(x)
         active = -jnp.expm1(lp[1:] - lp[:-1]) < self.active_tol
-        gid = jnp.cumsum(jnp.concatenate([jnp.ones(1, bool), ~active])) - 1
+        rel = problem.pair_slacks(x)[3]
+        pair_active = ((rel < self.active_tol) & (problem.pair_weight > 0)).at[: size - 1].set(
+            active)
+        chain_gid = jnp.cumsum(jnp.concatenate([jnp.ones(1, bool), ~active])) - 1
+        gid = pair_groups(chain_gid, problem.pair_a, problem.pair_b, pair_active)
         _, g_f, h = problem.relative_derivatives(x)
         hg = jnp.zeros_like(h).at[gid[:, None], gid[None, :]].add(h)
         used = jnp.zeros(size, h.dtype).at[gid].set(1.0)
@@ -300,7 +311,7 @@ class BarrierNewton(IterativeSolver):
         amat = problem.linear_rows(x)
         ag = jnp.zeros_like(amat).at[:, gid].add(amat)
         dg, nu = saddle_solve(hg, ag, gg)
-        return MergedNewton(dg[gid], nu, g_f, amat, lp, active)
+        return MergedNewton(dg[gid], nu, g_f, amat, lp, active, pair_active)
 
     def polish(self, problem: Any, state: BarrierState) -> PolishState:
         """The active-set polish from the barrier phase's point (module docstring).
@@ -312,17 +323,16 @@ class BarrierNewton(IterativeSolver):
         Returns:
           The final :class:`PolishState` (its ``newton`` solve belongs to its ``x``).
         """
-        pa, pb, n_chain = problem.pair_a, problem.pair_b, state.x.shape[0] - 1
+        pa, pb = problem.pair_a, problem.pair_b
         f0 = state.scale
 
         def body(carry: PolishState) -> PolishState:
             mu, k = carry.x, carry.count
             res = self.merged_newton(problem, mu)
-            delta, active = res.step, res.active
+            delta = res.step
             big_a, big_b, s, _ = problem.pair_slacks(mu)
             # merged (active) pairs keep their ratio: only the others bound the step
-            ds = big_b * delta[pb] - big_a * delta[pa]
-            ds = ds.at[:n_chain].set(jnp.where(active, 0.0, ds[:n_chain]))
+            ds = jnp.where(res.pair_active, 0.0, big_b * delta[pb] - big_a * delta[pa])
             a_max = jnp.minimum(_max_step(jnp.ones_like(mu), delta), _max_step(s, ds))
             a = jnp.minimum(1.0, 0.95 * a_max)
             new = mu * (1.0 + a * delta)
@@ -345,7 +355,10 @@ class BarrierNewton(IterativeSolver):
 
         On a plateau of merged chain pairs stationarity gives the recursion
         ``u_k = c_k + r_k u_{k-1}`` (``c = grad + A^T nu``, ``r_k = p_k / p_{k-1}``),
-        ``lambda_k = u_k p^ref_k / p_k``; elsewhere ``lambda = t w / s``.
+        ``lambda_k = u_k p^ref_k / p_k``; elsewhere ``lambda = t w / s``.  When a
+        pair off the chain is active (a loss cap joining plateaus), every active
+        pair's multiplier comes from one least-squares solve of stationarity
+        (:func:`solvers._pair_groups.pair_multipliers`).
 
         Args:
           problem: the problem.
@@ -353,7 +366,7 @@ class BarrierNewton(IterativeSolver):
         """
         size = state.x.shape[0]
         n_chain = size - 1
-        lam_barrier = state.barrier * problem.pair_weight / problem.pair_slacks(state.x)[2]
+        lam_barrier = state.barrier * problem.pair_weight / _slacks(problem, state.x)[2]
         polished = self.polish(problem, state)
         mu, res = polished.x, polished.newton
         nu, lp, active = res.nu, res.log_density, res.active
@@ -366,11 +379,20 @@ class BarrierNewton(IterativeSolver):
             return u, u
 
         act_prev = jnp.concatenate([jnp.zeros(1, bool), active[:-1]])
-        r_in = jnp.concatenate([jnp.ones(1), ratio[:-1]])
+        r_in = jnp.concatenate([jnp.ones(1, ratio.dtype), ratio[:-1]])
         _, u = jax.lax.scan(rec, 0.0, (c[:n_chain], r_in, act_prev, active))
         _, lp_ref = problem.chain_log_density(mu)
         lam_mono = u * jnp.exp(lp_ref[:n_chain] - lp[:n_chain])
         lam_pairs = lam_barrier.at[:n_chain].set(jnp.where(active, lam_mono, lam_barrier[:n_chain]))
+        # an active pair off the chain (a loss cap) joins plateaus: solve all active pairs
+        # together instead (least squares of c + J^T lambda = 0)
+        pair_active = res.pair_active
+        big_a, big_b, _, _ = problem.pair_slacks(mu)
+        lam_pairs = jax.lax.cond(
+            jnp.any(pair_active[n_chain:]),
+            lambda: jnp.where(pair_active, pair_multipliers(
+                c, problem.pair_a, problem.pair_b, big_a, big_b, pair_active), lam_pairs),
+            lambda: lam_pairs)
         lam = jnp.concatenate([nu[1:2], lam_pairs])
         status = jnp.where(state.done, Status.OPTIMAL, Status.MAX_ITERATIONS).astype(jnp.int32)
         status = jnp.where(jnp.all(jnp.isfinite(mu)), status, Status.FAILED)

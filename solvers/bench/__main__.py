@@ -39,6 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--baseline", default="cvxpy-clarabel", help="backend of the ratios")
     ap.add_argument("--batch", type=int, default=8,
                     help="batched-throughput batch size at the smallest size (0: skip)")
+    ap.add_argument("--run-after-timeout", action="store_true",
+                    help="run every size even after a backend hit the limit at a smaller one "
+                         "(default: those count as failures at the limit without running)")
     ap.add_argument("--out", default="bench-out/solvers", help="output folder")
     ap.add_argument("--list", action="store_true", help="list families and backends, then exit")
     ap.add_argument("--json", action="store_true", help="print results.json")
@@ -104,14 +107,22 @@ def main(argv=None) -> int:
               f"res {row['residual']:.1e} {'ok' if row['solved_1e-08'] else 'FAIL'}"
               f"{' (limit)' if row['timed_out'] else ''}", file=sys.stderr, flush=True)
 
-    rows = runner.run_benchmark(instances, backends, args.time_limit, args.repeats,
-                                args.host_repeats, progress=show)
-    throughput = []
-    if args.batch and family.batchable:
-        batch = [family.make(sizes[0], seed) for seed in range(args.batch)]
-        host = next((b for b in backends if b.name == args.baseline), None)
-        throughput.append(runner.batched_throughput(batch, host, args.time_limit, args.repeats))
+    try:
+        rows = runner.run_benchmark(instances, backends, args.time_limit, args.repeats,
+                                    args.host_repeats, progress=show,
+                                    skip_after_timeout=not args.run_after_timeout)
+        throughput = []
+        if args.batch and family.batchable:
+            batch = [family.make(sizes[0], seed) for seed in range(args.batch)]
+            host = next((b for b in backends if b.name == args.baseline), None)
+            throughput.append(runner.batched_throughput(batch, host, args.time_limit,
+                                                        args.repeats))
+    finally:
+        for b in backends:
+            if hasattr(b, "close"):
+                b.close()
     prov = report.provenance(seeds, args.time_limit, args.repeats, args.host_repeats)
+    prov["skip_after_timeout"] = not args.run_after_timeout
     path = report.write_report(rows, Path(args.out), prov, throughput, args.baseline)
     if args.json:
         print((Path(args.out) / "results.json").read_text())

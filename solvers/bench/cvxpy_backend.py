@@ -2,10 +2,13 @@ r"""The host backends of the benchmark: cvxpy with Clarabel, SCS or ECOS, under 
 
 Each backend runs the problem's cvxpy model (hook ``cvxpy_model``) through
 :class:`solvers.CvxpySolver` at tight tolerances (:data:`CVXPY_SETTINGS`),
-by default in a spawned child process that is killed once it has spent the
+by default in a spawned worker process that is killed once it has spent the
 time limit (after an untimed start-up and warm-up), so that solvers without a
-time-limit option (ECOS) and canonicalisation are bounded too.  The answer
-goes back to :mod:`solvers.bench.runner`, which verifies it.
+time-limit option (ECOS) and canonicalisation are bounded too.  The worker is
+kept for the backend's next instance (one start-up -- importing jax, cvxpy and
+the solver, several seconds on a loaded machine -- per backend instead of per
+solve) and replaced only after a kill.  The answer goes back to
+:mod:`solvers.bench.runner`, which verifies it.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from typing import Any
 
 import jax
 import numpy as np
@@ -40,20 +44,30 @@ class CvxpyBackend:
 
     solver: str = "CLARABEL"
     kind = "host"
+    isolate: bool = True
+    _worker: Any = dataclasses.field(default=None, init=False, repr=False, compare=False)
 
     @property
     def name(self) -> str:
         return f"cvxpy-{self.solver.lower()}"
 
-    isolate: bool = True
+    def close(self, kill: bool = False) -> None:
+        """Stop the worker process (a later :meth:`run` starts a new one).
+
+        Args:
+          kill: kill it at once (it may still be solving) instead of asking it to exit.
+        """
+        if self._worker is not None:
+            self._worker.close(kill)
+            self._worker = None
 
     def run(self, problem, time_limit: float, repeats: int) -> Run:
         """Solve ``repeats`` times (canonicalisation included in each time).
 
-        With ``isolate`` (the default) the solves run in a child process
-        (``spawn``) that is killed once it has spent ``time_limit`` per solve
-        after its start-up: a hard limit also for solvers without a time-limit
-        option (ECOS) and for canonicalisation.
+        With ``isolate`` (the default) the solves run in a worker process
+        (``spawn``, kept between calls) that is killed once it has spent
+        ``time_limit`` per solve after its warm-up: a hard limit also for
+        solvers without a time-limit option (ECOS) and for canonicalisation.
 
         Args:
           problem: the problem (needs the ``cvxpy_model`` hook).
@@ -67,7 +81,12 @@ class CvxpyBackend:
         args = (problem, self.solver, tuple(opts.items()), max(1, repeats), time_limit)
         if not self.isolate or not math.isfinite(time_limit):
             return _host_solves(*args)
-        return _in_child(args, time_limit * max(1, repeats))
+        if self._worker is None or not self._worker.alive():
+            self._worker = _Worker()
+        run = self._worker.solve(args, time_limit * max(1, repeats))
+        if run.error:  # killed, died or raised: never reuse that process
+            self.close(kill=True)
+        return run
 
 
 def _host_solves(problem, solver_name, options, repeats, time_limit) -> Run:
@@ -86,14 +105,23 @@ def _host_solves(problem, solver_name, options, repeats, time_limit) -> Run:
                np.asarray(raw.equality_multipliers), int(raw.status), tuple(times))
 
 
-def _warm_up(problem, solver_name: str) -> None:
-    """Warm-up left out of the timing: cvxpy's and the solver's lazy imports (one tiny
-    exponential-cone solve) and the first build of the problem's model (its JAX ops compile)."""
+def warm_up(problem, solver_name: str, first: bool = True) -> None:
+    """Warm-up left out of the timing: the first build of the problem's model (its JAX ops
+    compile) and, on a worker's ``first`` call for a solver, cvxpy's and the solver's lazy
+    imports (one tiny exponential-cone solve).
+
+    Args:
+      problem: the problem (``cvxpy_model`` hook).
+      solver_name: the cvxpy solver name.
+      first: also warm the solver up (its first use in this process).
+    """
     import warnings
 
     import cvxpy as cp
 
     problem.cvxpy_model(cp)
+    if not first:
+        return
     y = cp.Variable(2, pos=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -104,44 +132,71 @@ def _warm_up(problem, solver_name: str) -> None:
             pass
 
 
-def _child(conn, args) -> None:  # pragma: no cover - runs in the child process
+def _serve(conn) -> None:  # pragma: no cover - runs in the worker process
     import jax as _jax
 
     _jax.config.update("jax_enable_x64", True)
-    _warm_up(args[0], args[1])
-    conn.send("ready")
-    try:
-        conn.send(_host_solves(*args))
-    except Exception as err:  # noqa: BLE001 - reported to the parent as a failure
-        conn.send(f"{type(err).__name__}: {err}")
-    conn.close()
+    warmed: set = set()
+    while True:
+        try:
+            args = conn.recv()
+        except EOFError:
+            return
+        if args is None:
+            return
+        warm_up(args[0], args[1], args[1] not in warmed)
+        warmed.add(args[1])
+        conn.send("ready")
+        try:
+            conn.send(_host_solves(*args))
+        except Exception as err:  # noqa: BLE001 - reported to the parent as a failure
+            conn.send(f"{type(err).__name__}: {err}")
 
 
-def _in_child(args, budget: float) -> Run:
-    """Run :func:`_host_solves` in a spawned child; kill it after ``budget`` s of solving."""
-    import multiprocessing as mp
+class _Worker:
+    """A spawned process serving :func:`_host_solves` calls, killed at a time limit."""
 
-    ctx = mp.get_context("spawn")
-    parent, child = ctx.Pipe()
-    problem = jax.tree_util.tree_map(np.asarray, args[0])  # host arrays pickle cheaply
-    proc = ctx.Process(target=_child, args=(child, (problem, *args[1:])), daemon=True)
-    proc.start()
-    try:
-        if not parent.poll(600.0):  # start-up (imports, unpickling) is not timed
-            return Run(None, None, None, 5, (math.inf,), error="child did not start")
-        parent.recv()
-        if not parent.poll(budget + 1.0):
-            return Run(None, None, None, 5, (math.inf,), error="killed at the time limit")
-        out = parent.recv()
-    except EOFError:
-        return Run(None, None, None, 5, (math.inf,), error="child died")
-    finally:
-        if proc.is_alive():
-            proc.kill()
-        proc.join()
-    if isinstance(out, str):
-        return Run(None, None, None, 5, (math.inf,), error=out)
-    return out
+    def __init__(self):
+        import multiprocessing as mp
+
+        ctx = mp.get_context("spawn")
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=_serve, args=(child,), daemon=True)
+        self.proc.start()
+        child.close()
+
+    def alive(self) -> bool:
+        return self.proc.is_alive()
+
+    def close(self, kill: bool = False) -> None:
+        if self.proc.is_alive() and not kill:
+            try:
+                self.conn.send(None)
+            except (OSError, ValueError):
+                pass
+            self.proc.join(5.0)
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join()
+        self.conn.close()
+
+    def solve(self, args, budget: float) -> Run:
+        """Send one task; wait untimed for its warm-up, then at most ``budget + 1`` s."""
+        def failed(msg):
+            return Run(None, None, None, 5, (math.inf,), error=msg)
+
+        problem = jax.tree_util.tree_map(np.asarray, args[0])  # host arrays pickle cheaply
+        try:
+            self.conn.send((problem, *args[1:]))
+            if not self.conn.poll(600.0):  # start-up (imports, unpickling) is not timed
+                return failed("worker did not start")
+            self.conn.recv()
+            if not self.conn.poll(budget + 1.0):
+                return failed("killed at the time limit")
+            out = self.conn.recv()
+        except (EOFError, OSError):
+            return failed("worker died")
+        return failed(out) if isinstance(out, str) else out
 
 
-__all__ = ["CVXPY_SETTINGS", "CvxpyBackend"]
+__all__ = ["CVXPY_SETTINGS", "CvxpyBackend", "warm_up"]

@@ -151,6 +151,8 @@ def provenance(seeds, time_limit, repeats, host_repeats, argv=None) -> dict:
         "seeds": list(seeds), "time_limit_s": time_limit, "repeats": repeats,
         "host_repeats": host_repeats, "tolerances": list(TOLERANCES), "shifts_s": list(SHIFTS),
         "git_commit": commit, "argv": list(sys.argv if argv is None else argv),
+        # compile times are cache loads when a persistent compilation cache holds the programs
+        "compilation_cache_dir": jax.config.jax_compilation_cache_dir,
     }
 
 

@@ -19,7 +19,12 @@ Rules (those of benchopt, Mittelmann's and qpbenchmark's reports):
   time exceeds it is a failure recorded *at the limit*;
 * **repetitions** -- median, min and max over ``repeats`` solves (host
   solvers, whose solves take seconds, ``host_repeats``); cvxpy times include
-  canonicalisation, which a user pays on every solve.
+  canonicalisation, which a user pays on every solve;
+* **no run past a time-out** (``skip_after_timeout``) -- instances run in the
+  order given (a family's sizes smallest first); once a backend hits the limit
+  on a family and seed, its later instances of that family and seed are
+  recorded as failures at the limit without being run (error ``"not run: ..."``),
+  as a larger instance would hit it too.
 
 Backends (:func:`available_backends`): ``jax-f64`` / ``jax-f32`` (the
 problem's default JAX solver in float64 / on the problem cast to float32),
@@ -188,7 +193,8 @@ def verify(problem, x, lam, nu) -> tuple[float, float]:
 
 
 def run_benchmark(instances, backends, time_limit: float = 300.0, repeats: int = 3,
-                  host_repeats: int = 1, progress=None) -> list[dict]:
+                  host_repeats: int = 1, progress=None,
+                  skip_after_timeout: bool = True) -> list[dict]:
     """Run every backend on every instance; one verified row per (instance, backend).
 
     Args:
@@ -198,6 +204,8 @@ def run_benchmark(instances, backends, time_limit: float = 300.0, repeats: int =
       repeats: timed solves of JAX backends.
       host_repeats: timed solves of host backends.
       progress: ``progress(row)`` called after each row (e.g. to print it).
+      skip_after_timeout: do not run a backend on the later instances of a family and
+        seed once it hit the limit there (module docstring); they fail at the limit.
 
     Returns:
       Rows (dicts): ``instance, family, size, seed, backend, time_s`` (median, or
@@ -207,13 +215,20 @@ def run_benchmark(instances, backends, time_limit: float = 300.0, repeats: int =
     if not time_limit > 0:
         raise ValueError(f"time_limit must be > 0, got {time_limit}")
     rows = []
+    timed_out_at: dict = {}
     for inst in instances:
         for backend in backends:
             reps = repeats if backend.kind == "jax" else host_repeats
-            try:
-                run = backend.run(inst.problem, time_limit, reps)
-            except Exception as err:  # noqa: BLE001 - a crash is a failure, not an abort
-                run = Run(None, None, None, 5, (math.inf,), error=f"{type(err).__name__}: {err}")
+            key = (backend.name, inst.family, inst.seed)
+            if skip_after_timeout and key in timed_out_at:
+                run = Run(None, None, None, 5, (math.inf,),
+                          error=f"not run: hit the time limit at size {timed_out_at[key]}")
+            else:
+                try:
+                    run = backend.run(inst.problem, time_limit, reps)
+                except Exception as err:  # noqa: BLE001 - a crash is a failure, not an abort
+                    run = Run(None, None, None, 5, (math.inf,),
+                              error=f"{type(err).__name__}: {err}")
             residual, value = (math.inf, math.nan) if run.x is None else verify(
                 inst.problem, run.x, run.inequality_multipliers, run.equality_multipliers)
             med = float(np.median(run.times))
@@ -230,6 +245,9 @@ def run_benchmark(instances, backends, time_limit: float = 300.0, repeats: int =
             for tol in TOLERANCES:
                 row[f"solved_{tol:g}"] = bool(in_time and residual <= tol)
             rows.append(row)
+            hit_limit = not in_time and (math.isfinite(med) or run.error.startswith("killed"))
+            if hit_limit and key not in timed_out_at:
+                timed_out_at[key] = inst.size
             if progress is not None:
                 progress(row)
     return rows

@@ -88,3 +88,23 @@ def test_budget_unreachable_raises(coeffs):
         de.programme(coeffs, N_FREE, R, 1e3)
     assert math.isfinite(float(de.programme(coeffs, N_FREE, R, 1.0).objective(
         de.programme(coeffs, N_FREE, R, 1.0).reference())))
+
+
+def test_binding_loss_cap_meets_the_shared_residual(coeffs, jax_solution):
+    # a cap below the uncapped optimum's largest single-step loss binds: the JAX solver's
+    # point and multipliers (the cap rows' from one least-squares solve of stationarity)
+    # must meet the benchmark's KKT residual 1e-8, at cvxpy + Clarabel's optimal value
+    free = jax_solution
+    lp_free = np.asarray(de.programme(coeffs, N_FREE, R, BUDGET)._extended_log_p(free.x))
+    step_free = np.max(lp_free[: N_FREE + 1] - lp_free[N_SHELLS: N_FREE + 1 + N_SHELLS])
+    cap = 0.8 * step_free
+    assert cap > N_SHELLS * -math.log(R)  # feasible
+    prob, sol = de.design(coeffs, N_FREE, R, BUDGET, loss_cap=cap)
+    lp = np.asarray(prob._extended_log_p(sol.x))
+    assert np.max(lp[: N_FREE + 1] - lp[N_SHELLS: N_FREE + 1 + N_SHELLS]) == pytest.approx(
+        cap, abs=1e-9)  # the cap is active
+    assert float(sol.residual.total) <= 1e-8
+    ref = solve(prob, "cvxpy")
+    assert float(ref.residual.total) <= 1e-6
+    assert float(sol.value) == pytest.approx(float(ref.value), rel=1e-8)
+    assert float(sol.value) > float(free.value)  # the binding cap costs KL

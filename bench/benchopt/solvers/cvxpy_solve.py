@@ -28,6 +28,13 @@ class Solver(BaseSolver):
         _, tight = CVXPY_SETTINGS.get(self.solver, (None, {}))
         self.backend = CvxpySolver(solver=self.solver, options=tuple(tight.items()))
 
+    def warm_up(self):
+        """Untimed, as in ``python -m solvers.bench``: the model's first build (its JAX ops
+        compile) and the solver's lazy imports."""
+        from solvers.bench.cvxpy_backend import warm_up
+
+        warm_up(self.problem, self.solver)
+
     def run(self, _):
         """One solve."""
         self.raw = self.backend.solve(self.problem)

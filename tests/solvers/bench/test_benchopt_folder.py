@@ -1,11 +1,14 @@
 """bench/benchopt: the benchmark folder driven through benchopt's documented protocol.
 
-benchopt is an optional extra and is not installed here: a minimal stand-in
-for ``benchopt.BaseObjective/BaseDataset/BaseSolver`` (parameters become
-attributes, as benchopt's ``__init__`` does) lets the files be loaded and run
-in benchopt's order: ``Dataset.get_data -> Objective.set_data ->
-Objective.get_objective -> Solver.set_objective -> Solver.run ->
-Solver.get_result -> Objective.evaluate_result``.
+benchopt is an optional extra: where it is installed the real base classes
+are used, elsewhere a minimal stand-in for
+``benchopt.BaseObjective/BaseDataset/BaseSolver`` (``get_instance(**params)``
+sets the parameters as attributes, joint ``"n, N"`` keys split, as benchopt's
+``save_parameters`` does) lets the files be loaded and run in benchopt's
+order: ``Dataset.get_data -> Objective.set_data -> Objective.get_objective ->
+Solver.set_objective -> Solver.run -> Solver.get_result ->
+Objective.evaluate_result``.  ``benchopt run bench/benchopt`` itself is
+documented in the README (it spawns solver processes: too slow for a unit test).
 """
 
 import importlib.util
@@ -23,7 +26,14 @@ class _Base:
 
     def __init__(self, **params):
         for key, values in self.parameters.items():
-            setattr(self, key, params.get(key, values[0]))
+            names = [k.strip() for k in key.split(",")]  # "n, N": joint values (tuples)
+            first = values[0] if len(names) > 1 else (values[0],)
+            for i, name in enumerate(names):
+                setattr(self, name, params.get(name, first[i]))
+
+    @classmethod
+    def get_instance(cls, **params):  # benchopt's constructor (parameters saved as attributes)
+        return cls(**params)
 
 
 @pytest.fixture(scope="module")
@@ -52,10 +62,10 @@ def load():
 
 
 def _run(load, dataset_file, dataset_params, solver_file, solver_params):
-    data = load(dataset_file).Dataset(**dataset_params).get_data()
-    objective = load("objective.py").Objective()
+    data = load(dataset_file).Dataset.get_instance(**dataset_params).get_data()
+    objective = load("objective.py").Objective.get_instance()
     objective.set_data(**data)
-    solver = load(solver_file).Solver(**solver_params)
+    solver = load(solver_file).Solver.get_instance(**solver_params)
     skip = getattr(solver, "skip", None)
     if skip is not None and skip(**objective.get_objective())[0]:
         pytest.skip("solver not installed")
@@ -75,7 +85,7 @@ def test_allocation_through_the_protocol(load, solver_file, params):
 
 
 def test_spherical_kl_dataset_and_one_result(load):
-    objective, out = _run(load, "datasets/spherical_kl.py", {"size": "6,18"},
+    objective, out = _run(load, "datasets/spherical_kl.py", {"n": 6, "N": 18},
                           "solvers/jax_solve.py", {"dtype": "float64"})
     assert out["solved_1e-08"] == 1.0
     start = objective.evaluate_result(**objective.get_one_result())  # the start: not optimal

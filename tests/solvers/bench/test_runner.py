@@ -77,6 +77,18 @@ def test_solve_over_the_time_limit_fails_at_the_limit(instances):
     assert row["timed_out"] and row["time_s"] == 0.5 and not row["solved_1e-08"]
 
 
+def test_no_run_after_a_time_out_on_the_same_family_and_seed(instances):
+    fam = get_family("allocation-lognormal")
+    sizes = [fam.make("8", 1), fam.make("9", 1), fam.make("8", 2)]
+    rows = run_benchmark(sizes, [SlowBackend()], time_limit=0.5)
+    assert rows[0]["timed_out"] and rows[0]["residual"] < 1e-8  # run, too late
+    assert rows[1]["error"].startswith("not run: hit the time limit at size 8")
+    assert rows[1]["timed_out"] and rows[1]["time_s"] == 0.5 and rows[1]["residual"] == math.inf
+    assert rows[2]["residual"] < 1e-8  # another seed still runs
+    again = run_benchmark(sizes[:2], [SlowBackend()], time_limit=0.5, skip_after_timeout=False)
+    assert again[1]["error"] == "" and again[1]["residual"] < 1e-8
+
+
 def test_crash_is_a_failure_not_an_abort(instances):
     class Crash(LyingBackend):
         def run(self, problem, time_limit, repeats):
@@ -92,11 +104,21 @@ def test_float32_is_verified_in_float64(instances):
     assert row["residual"] > 1e-12  # float32 rounding is visible to the float64 residual
 
 
-def test_isolated_host_solve_and_kill_at_the_limit(instances):
+def test_isolated_host_solve_in_a_kept_worker(instances):
     prob = instances[0].problem
-    run = CvxpyBackend("CLARABEL").run(prob, 60.0, 1)
-    assert run.error == "" and run.reported_status == 0 and len(run.times) == 1
-    assert run.x.shape == (8,)
+    backend = CvxpyBackend("CLARABEL")
+    try:
+        run = backend.run(prob, 60.0, 1)
+        pid = backend._worker.proc.pid
+        again = backend.run(prob, 60.0, 1)
+        assert backend._worker.proc.pid == pid  # one start-up for both solves
+    finally:
+        backend.close()
+    assert backend._worker is None
+    for r in (run, again):
+        assert r.error == "" and r.reported_status == 0 and len(r.times) == 1
+        assert r.x.shape == (8,)
+    np.testing.assert_array_equal(run.x, again.x)
 
 
 def test_batched_throughput(instances):

@@ -15,6 +15,7 @@ MISUSES = [
     ["account", "gaussian", "--param", "sigma=1", "--epsilon", "1", "--delta", "1e-5"],
     ["reproduce", "foo"],
     ["nosuchcommand"],
+    [],
     ["calibrate", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--dim", "3"],
     ["profile", "gaussian", "--param", "sigma=1", "--param", "sigma=2", "--epsilon", "1"],
     ["profile", "gaussian", "--param", "sigma", "--epsilon", "1"],
@@ -27,7 +28,7 @@ MISUSES = [
 ]
 
 
-@pytest.mark.parametrize("argv", MISUSES, ids=lambda a: " ".join(a))
+@pytest.mark.parametrize("argv", MISUSES, ids=lambda a: " ".join(a) or "no command")
 def test_one_line_exit_2(argv, capsys):
     with pytest.raises(SystemExit) as exc:
         code = main(argv)

@@ -19,8 +19,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-#: programs compiling faster than this are not written to the cache (seconds)
-MIN_COMPILE_TIME_SECS = 0.2
+#: programs compiling faster than this are not written to the cache (seconds).  0: every
+#: program is kept, so a warm process compiles nothing; under 0.2 s, the dozen small
+#: search-stage programs of a ``dpjax design`` were compiled again by every process
+#: (JAX logs each as a persistent-cache miss), which bench/bench_design.py, run at 0,
+#: did not show.
+MIN_COMPILE_TIME_SECS = 0.0
 
 
 def cache_dir() -> Path:

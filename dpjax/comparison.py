@@ -255,7 +255,8 @@ def design(
         raise ValueError(f"condition must be one of {CONDITIONS}, got {condition!r}")
     lam = None
     if profile is None:
-        sens = {"dim": 1 if dim is None else dim, "l1": _float(l1), "l2": _float(l2),
+        sens = {"dim": 1 if dim is None else _validate.positive_int(dim, "dim"),
+                "l1": _float(l1), "l2": _float(l2),
                 "linf": _float(linf)}
     else:
         lam = validate_profile(profile)

@@ -63,6 +63,30 @@ def param(text: str) -> tuple[str, float]:
         raise argparse.ArgumentTypeError(f"parameter {name!r}: {value!r} is not a number") from None
 
 
+def params_dict(pairs: Sequence[tuple[str, float]]) -> dict[str, float]:
+    """The ``--param NAME=VALUE`` pairs as a dict; a name given twice is an error.
+
+    Args:
+      pairs: the parsed :func:`param` pairs, in the order given.
+
+    Returns:
+      ``{name: value}``.
+
+    Raises:
+      ValueError: a parameter is given more than once.
+
+    Example:
+      >>> params_dict([("alpha", 0.5), ("gamma", 2.0)])
+      {'alpha': 0.5, 'gamma': 2.0}
+    """
+    out: dict[str, float] = {}
+    for name, value in pairs:
+        if name in out:
+            raise ValueError(f"--param {name} is given twice ({fmt(out[name])} and {fmt(value)})")
+        out[name] = value
+    return out
+
+
 def add_sensitivity_args(p: argparse.ArgumentParser, *, dim: bool = True) -> None:
     """Add ``--dim``, ``--l1``, ``--l2``, ``--linf`` (the query's sensitivities) to a parser.
 

@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
       argv: the arguments (default ``sys.argv[1:]``).
 
     Returns:
-      ``0`` on success, ``2`` for bad input (one line on stderr) or no subcommand, ``3``
+      ``0`` on success, ``2`` for bad input or no subcommand (one line on stderr), ``3``
       when dpjax could not certify a result.
 
     Example:
@@ -76,8 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
-        parser.print_help()
-        return 2
+        names = ", ".join(sorted(name.replace("_", "-") for name in COMMANDS))
+        parser.error(f"give a COMMAND, one of {names}")
     try:
         args.func(args)
     except CertificationError as err:

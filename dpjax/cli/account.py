@@ -57,7 +57,10 @@ def run(args) -> None:
         return
     if args.mechanism is None:
         raise ValueError("give a MECHANISM or --events FILE")
-    params = dict(args.param)
+    for flag, value in (("--relation", args.relation), ("--bin-width", args.bin_width)):
+        if value is not None:
+            raise ValueError(f"{flag} applies to --events only (a MECHANISM is accounted exactly)")
+    params = c.params_dict(args.param)
     sens = c.sensitivity_kwargs(args)
     value = dpjax.account(
         args.mechanism,
@@ -108,7 +111,7 @@ def _run_events(args) -> None:
     settings = doc if isinstance(doc, dict) and "events" in doc and "type" not in doc else {}
     event = event_from_json(settings.get("events", doc))
     relation = args.relation or settings.get("relation", "add_remove")
-    bin_width = args.bin_width or settings.get("bin_width", 1e-4)
+    bin_width = args.bin_width if args.bin_width is not None else settings.get("bin_width", 1e-4)
     acc = PLDAccountant(relation, bin_width).compose(event)
     bracket = acc.bracket(args.delta) if args.bracket else None
     if args.delta is not None:

@@ -36,7 +36,7 @@ def run(args) -> None:
     Args:
       args: the parsed arguments.
     """
-    params = dict(args.param)
+    params = c.params_dict(args.param)
     eps = np.asarray(args.epsilon, dtype=np.float64)
     sens = c.sensitivity_kwargs(args)
     delta = np.atleast_1d(

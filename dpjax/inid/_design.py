@@ -7,8 +7,8 @@ lambda_i^2 / sigma_i^2)`` (Lemma 3 of inid-noise-laplace-beats-gaussian) and the
 loss ``sum lambda_i / b_i`` (proof of Theorem 5, Corollary 6).  So a programme solution
 is scaled up onto its constraint and the certificate is a scalar problem: the least
 multiplier ``m >= 1`` with ``log delta(x(s) / m) <= log(delta (1 - MARGIN))``
-(:func:`dpjax.certificate.certify_scale`), re-checked after rounding at the returned
-scales.
+(a host bisection around one compiled evaluation of the profile), re-checked after
+rounding at the returned scales.
 """
 
 from __future__ import annotations
@@ -24,7 +24,12 @@ import numpy as np
 
 from dpjax import _validate
 from dpjax._batching import pad, padded_size
-from dpjax.certificate import certify_scale, log_target, reported_delta, require_certified
+from dpjax.certificate import (
+    log_target,
+    reported_delta,
+    require_certified,
+    scale_is_certified,
+)
 from dpjax.errors import InfeasibleTargetError
 from dpjax.inid.profiles import validate_profile, validate_weights
 from dpjax.inid.result import InidDesign
@@ -111,13 +116,37 @@ def _scales(target: _Target, closed_form: Callable, q: float, budget: float,
     return s * max(1.0, privacy_of(target.lam, s) / cap), stats
 
 
-@functools.partial(jax.jit, static_argnums=0)
+@functools.cache
+def _compiled(log_delta: Callable) -> Callable:
+    """``log_delta(epsilon, delta, x)`` compiled once per design family (one small program)."""
+    return jax.jit(log_delta)
+
+
 def _least_multiplier(log_delta: Callable, epsilon, delta, x):
-    """Least multiplier ``m >= 1`` (a few ulps) with ``log_delta(epsilon, delta, x / m)`` at most
-    the target (:func:`dpjax.certificate.certify_scale`)."""
-    return certify_scale(
-        lambda m: log_delta(epsilon, delta, x / m), jnp.asarray(1.0), log_target(delta)
-    )
+    """Least multiplier ``m >= 1`` with ``log_delta(epsilon, delta, x / m)`` at most the target.
+
+    ``m = 1`` when the scales already meet it; otherwise the least ``m > 1`` to adjacent
+    floats (:func:`dpjax.calibration.host_shape.least_certified_scale`, a host bisection
+    around one compiled evaluation of ``log_delta``; privacy is monotone in ``m``).  The
+    returned ``m`` is a point where ``log_delta`` was evaluated and met the target.
+
+    Returns:
+      ``(m, log delta at x / m, certified)``.
+    """
+    from dpjax.calibration.host_shape import least_certified_scale
+
+    kernel = _compiled(log_delta)
+    level = np.asarray(log_target(delta), np.float64)
+
+    def log_delta_at(m):
+        with jax.enable_x64(True):
+            return np.asarray(kernel(epsilon, delta, x / np.asarray(m, np.float64)), np.float64)
+
+    one = np.ones(1)
+    log_d = log_delta_at(one)
+    if not scale_is_certified(one, log_d, level)[0]:
+        one, log_d, _ = least_certified_scale(log_delta_at, one, level)
+    return one[0], log_d[0], bool(scale_is_certified(one, log_d, level)[0])
 
 
 def _final_certificate(name, log_delta_at, eps, dlt, error) -> float:

@@ -30,6 +30,7 @@ import numpy as np
 from dpjax import _validate
 from dpjax.accounting.gaussian import ERROR as GAUSSIAN_ERROR
 from dpjax.accounting.gaussian import log_delta_gaussian_mu
+from dpjax.certificate import log_target, scale_is_certified
 from dpjax.errors import InfeasibleTargetError
 from dpjax.inid import _design as d
 from dpjax.inid import _kernels as k
@@ -52,6 +53,42 @@ def _log_delta(epsilon, delta, mu):
     return log_delta_gaussian_mu(epsilon, mu)
 
 
+def _largest_mu(eps: float, dlt: float) -> float:
+    r"""``mu0`` of (P2): the largest ``mu`` with ``varphi_eps(mu) <= delta (1 - MARGIN)``.
+
+    Host-driven, with two small compiled programs: the Gaussian calibration's host Newton
+    search gives a certified ``sigma`` for ``Delta = 1``
+    (:func:`dpjax.calibration.gaussian.calibrate_sigma`, to ``1e-12``), then the least
+    certified ``s = 1 / mu`` is bisected to adjacent floats with the exact profile
+    (:func:`dpjax.accounting.gaussian.log_delta_gaussian_mu`, eq. (16) of
+    inid-noise-laplace-beats-gaussian) evaluated at ``mu = 1 / s`` itself
+    (:func:`dpjax.calibration.host_shape.least_certified_scale`; the program the
+    certificate evaluates too).  The same ``mu`` as
+    :func:`dpjax.inid.mu0` (Algorithm 1 of Appendix B, a traced bisection whose compile
+    takes seconds) to a few ulps.  Targets the host search cannot settle go to
+    :func:`dpjax.inid.mu0`.
+
+    Raises:
+      InfeasibleTargetError: no Gaussian noise meets the target.
+    """
+    from dpjax.calibration.gaussian import calibrate_sigma
+    from dpjax.calibration.host_shape import least_certified_scale
+
+    level = np.asarray(log_target(dlt), np.float64)
+    sigma, _, ok = calibrate_sigma(eps, dlt, 1.0)
+    if bool(ok):
+        s, log_d, ok = least_certified_scale(
+            lambda s: np.asarray(d._compiled(_log_delta)(eps, dlt, 1.0 / s), np.float64),
+            np.atleast_1d(np.asarray(sigma, np.float64)), level,
+        )
+        if bool(ok[0] & scale_is_certified(s, log_d, level)[0]):
+            return float(1.0 / s[0])
+    res = _mu0(eps, dlt)  # the traced Algorithm 1 with its own fallbacks
+    if int(res.status) != 0:
+        raise InfeasibleTargetError(f"no Gaussian noise meets epsilon={eps!r}, delta={dlt!r}")
+    return float(res.mu0)
+
+
 def gaussian_design(
     profile,
     epsilon: float,
@@ -69,7 +106,8 @@ def gaussian_design(
     .. math:: \min_\sigma\ \sum_i w_i\, \sigma_i^p \quad \text{s.t.} \quad
               \sum_i \frac{\lambda_i^2}{\sigma_i^2} \le \mu_0^2 ,
 
-    with ``mu0`` of (P2) (:func:`dpjax.inid.mu0`).  A programme solution is scaled up
+    with ``mu0`` of (P2) (the value of :func:`dpjax.inid.mu0`, found on the host with one
+    small compiled kernel).  A programme solution is scaled up
     onto the constraint before certifying.
 
     Args:
@@ -95,10 +133,7 @@ def gaussian_design(
             "the Gaussian mechanism needs delta > 0 (use laplace for delta = 0)"
         )
     with jax.enable_x64(True):
-        res = _mu0(eps, dlt)
-        if int(res.status) != 0:
-            raise InfeasibleTargetError(f"no Gaussian noise meets epsilon={eps!r}, delta={dlt!r}")
-        mu = float(res.mu0)
+        mu = _largest_mu(eps, dlt)
         sigma, stats = d._scales(
             target, lambda: d._run_padded(_gaussian_scales_kernel, lam, mu, p, w), 2.0, mu * mu,
             _mu_of, mu,
@@ -121,7 +156,7 @@ def gaussian_design(
             condition="exact for decoupled coordinates (Lemma 3, Remark 3); sufficient otherwise",
             solver_stats=stats,
             notes=(
-                f"mu0 = {mu!r} (P2, Appendix B bisection)",
+                f"mu0 = {mu!r} (P2; the largest certified mu, to adjacent floats)",
                 "i.i.d./SPR baselines use Delta_2 = ||lambda||_2 (Remark 1: an upper bound)",
             ),
         )

@@ -15,10 +15,20 @@ MISUSES = [
     ["account", "gaussian", "--param", "sigma=1", "--epsilon", "1", "--delta", "1e-5"],
     ["reproduce", "foo"],
     ["nosuchcommand"],
+    [],
+    ["calibrate", "gaussian", "--epsilon", "1", "--delta", "1e-5", "--dim", "3"],
+    ["profile", "gaussian", "--param", "sigma=1", "--param", "sigma=2", "--epsilon", "1"],
+    ["profile", "gaussian", "--param", "sigma", "--epsilon", "1"],
+    ["account", "gaussian", "--param", "sigma=1", "--delta", "1e-5", "--bin-width", "-1"],
+    ["account", "gaussian", "--param", "sigma=1", "--delta", "1e-5", "--relation", "add"],
+    ["account", "--events", "/nonexistent/events.json", "--delta", "1e-5"],
+    ["design", "--dim", "0", "--l2", "1"],
+    ["design", "--epsilon", "abc"],
+    ["train-plan", "--epsilon", "abc"],
 ]
 
 
-@pytest.mark.parametrize("argv", MISUSES, ids=lambda a: " ".join(a[:3]))
+@pytest.mark.parametrize("argv", MISUSES, ids=lambda a: " ".join(a) or "no command")
 def test_one_line_exit_2(argv, capsys):
     with pytest.raises(SystemExit) as exc:
         code = main(argv)

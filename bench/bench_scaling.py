@@ -16,7 +16,13 @@ Sharded (``--sharded``): the sampler over 8 CPU devices
 process) against one device, same key: speed-up and bit-identity of the draws.
 
     python bench/bench_scaling.py [--dims 10,100,1000,10000] [--ks 10000,100000,1000000]
-                                  [--sharded] [--device]
+                                  [--fh-ks 100,10000,1000000] [--sharded] [--device]
+
+Every run starts with a ``device:`` line (backend, devices, x64, jax version, CPU count);
+``--device`` prints only that.  K-dim flipped Huber (``--fh-ks``): the exact epsilon of
+``K`` i.i.d. ``FH(b gamma, gamma^2)`` coordinates at the corner shift
+(:func:`dpjax.accounting.flipped_huber_kdim.epsilon_flipped_huber_exact`, ``K`` a traced
+power) with ``gamma = 4 sqrt(K)``, ``b = 1``, beside Theorem 8's bound.
 
 Measured 2026-11-23, CPU only (2 cores shared with other jobs, load 6-15; no GPU), x64.
 Every first call of a new shape includes its XLA compile, which dominates these times, so
@@ -77,6 +83,35 @@ def device_report() -> dict:
     return {"backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()],
             "x64": bool(jax.config.jax_enable_x64), "jax": jax.__version__,
             "cpu_count": os.cpu_count()}
+
+
+def fh_kdim_rows(ks, gamma_per_root_k=4.0, shape=1.0, delta=1e-6):
+    """Exact K-dim flipped Huber epsilon (the engine's K-fold composition, K traced) against K.
+
+    ``gamma = gamma_per_root_k sqrt(K)`` (the Gaussian-like regime: ``Delta_2 / gamma``
+    fixed), shape ``b = alpha / gamma``; beside it the Theorem 8 / zCDP bound.  Times: the
+    first call (grid planning + compile) and a second call (compiled).
+    """
+    import math
+
+    from dpjax.accounting.flipped_huber_kdim import (
+        epsilon_flipped_huber_bound,
+        epsilon_flipped_huber_exact,
+    )
+
+    rows = []
+    for k in ks:
+        gamma = gamma_per_root_k * math.sqrt(k)
+        args = (delta, shape * gamma, gamma, k, 1.0)
+        eps, t_first, mem = _measure(lambda args=args: float(epsilon_flipped_huber_exact(*args)))
+        _, t_again, _ = _measure(lambda args=args: float(epsilon_flipped_huber_exact(*args)))
+        bound = float(epsilon_flipped_huber_bound(delta, shape * gamma, gamma, k, float(k),
+                                                  math.sqrt(k), 1.0))
+        rows.append({"K": k, "gamma": gamma, "b": shape, "fh_exact_epsilon": eps,
+                     "thm8_epsilon": bound, "first_s": t_first, "again_s": t_again,
+                     "first_MiB": mem})
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
 
 
 def spherical_rows(dims, n, samples):
@@ -182,14 +217,18 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=20, help="shells per unit radius")
     ap.add_argument("--samples", type=int, default=1000)
     ap.add_argument("--ks", default="10000,100000,1000000")
+    ap.add_argument("--fh-ks", default="100,10000,1000000",
+                    help="K of the exact K-dim flipped Huber accounting ('' to skip)")
     ap.add_argument("--sharded", action="store_true")
-    ap.add_argument("--device", action="store_true", help="print the device report")
+    ap.add_argument("--device", action="store_true",
+                    help="print only the device report and exit (it heads every run)")
     args = ap.parse_args()
     import jax
 
     jax.config.update("jax_enable_x64", True)
+    print("device:", json.dumps(device_report()), flush=True)
     if args.device:
-        print("device:", json.dumps(device_report()))
+        return
     if args.dims:
         rows = spherical_rows([int(v) for v in args.dims.split(",")], args.n, args.samples)
         _table(rows, "m", ["design_s", "sample_s", "pld_s", "design_MiB", "pld_MiB", "epsilon"])
@@ -197,6 +236,10 @@ def main() -> None:
         rows = inid_rows([int(v) for v in args.ks.split(",")])
         _table(rows, "K", ["closed_form_s", "laplace_pld_s", "fh_pld_s", "laplace_MiB",
                            "laplace_epsilon", "fh_epsilon"])
+    if args.fh_ks:
+        rows = fh_kdim_rows([int(v) for v in args.fh_ks.split(",")])
+        _table(rows, "K", ["first_s", "again_s", "first_MiB", "fh_exact_epsilon",
+                           "thm8_epsilon"])
     if args.sharded:
         print("sharded:", json.dumps(sharded_run()))
 

@@ -19,7 +19,7 @@ import numpy as np
 from dpjax.reproduce._report import markdown_table, new_figure, save_figure
 
 SIGMA, DELTA, SHELLS = 0.5, 1e-8, 20
-FULL = {"dims": (10, 100, 1000), "qs": (1e-3, 1e-2, 1.0), "ks": (1, 100, 1000)}
+FULL = {"dims": (10, 100, 1000, 10000), "qs": (1e-2, 1e-1, 1.0), "ks": (1, 10, 100, 1000)}
 QUICK = {"dims": (10, 100), "qs": (1e-2, 1.0), "ks": (1, 100)}
 
 

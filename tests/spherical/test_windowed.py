@@ -37,19 +37,6 @@ def draws(designed):
     return np.concatenate(out, axis=1)
 
 
-def _radial_cdf(mech, rho):
-    """Exact CDF of |Z|: shell masses, then rho^m uniform inside the shell."""
-    lm = mech.shell_log_masses()
-    mu = np.exp(lm - np.logaddexp.reduce(lm))
-    cum = np.concatenate([[0.0], np.cumsum(mu)])
-    k = np.minimum(np.floor(rho * mech.n).astype(np.int64), mu.size - 1)
-    a, b = k / mech.n, (k + 1.0) / mech.n
-    with np.errstate(divide="ignore"):
-        ratio = np.exp(mech.m * (np.log(a) - np.log(b)))
-    frac = (np.exp(mech.m * (np.log(rho) - np.log(b))) - ratio) / (1.0 - ratio)
-    return cum[k] + mu[k] * np.clip(frac, 0.0, 1.0)
-
-
 def test_design_is_solved_monotone_and_meets_the_budget(designed):
     mech, info = designed
     budget = float(mech.m)
@@ -63,7 +50,7 @@ def test_design_is_solved_monotone_and_meets_the_budget(designed):
 def test_sampler_ks_radius_and_direction(designed, draws):
     mech, _ = designed
     rho, x1, _ = draws
-    assert stats.kstest(rho, lambda x: _radial_cdf(mech, x)).pvalue > 1e-3
+    assert stats.kstest(rho, lambda x: mech.radial_cdf(x)).pvalue > 1e-3
     # direction uniform on the sphere: (1 + x_1/|x|)/2 ~ Beta((m-1)/2, (m-1)/2)
     a = 0.5 * (mech.m - 1)
     assert stats.kstest(0.5 * (1.0 + x1 / rho), stats.beta(a, a).cdf).pvalue > 1e-3
@@ -94,7 +81,7 @@ def test_gaussian_limit(designed):
     s2 = budget / mech.m
     rho = np.linspace(math.sqrt(budget) - 3.0, math.sqrt(budget) + 3.0, 601)
     chi = stats.chi(mech.m, scale=math.sqrt(s2)).cdf(rho)
-    assert np.max(np.abs(_radial_cdf(mech, rho) - chi)) < 0.05
+    assert np.max(np.abs(mech.radial_cdf(rho) - chi)) < 0.05
     # E|Z|^2 of the Gaussian with the same budget
     log_moment = math.log(2 * s2) + gammaln(mech.m / 2 + 1) - gammaln(mech.m / 2)
     assert math.exp(log_moment) == pytest.approx(mech.expected_cost(), rel=1e-9)

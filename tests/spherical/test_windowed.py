@@ -12,14 +12,16 @@ from scipy.special import gammaln
 
 from dpjax.spherical.windowed import default_last_shell, design_windowed, slope_rule_r
 
-N_SHELLS = 10
 SAMPLES, CHUNK = 4000, 1000  # draws in R^m, CHUNK at a time (m = 10^4: 80 MB a chunk)
+# (m, n): n ~ sqrt(m) keeps the Gaussian's log-density drop per shell (sqrt(m) / n ~ 3.1)
+# the same, so the grid's price and the tolerances below do not change with m
+DESIGNS = [(1000, 10), (10000, 32)]
 
 
-@pytest.fixture(scope="module", params=[1000, 10000], ids=lambda m: f"m{m}")
+@pytest.fixture(scope="module", params=DESIGNS, ids=lambda p: f"m{p[0]}-n{p[1]}")
 def designed(request):
-    m = request.param
-    mech, info = design_windowed(m, float(m), n=N_SHELLS)  # per-coordinate variance 1
+    m, n = request.param
+    mech, info = design_windowed(m, float(m), n=n)  # per-coordinate variance 1
     return mech, info
 
 
@@ -43,8 +45,8 @@ def test_design_is_solved_monotone_and_meets_the_budget(designed):
     assert info["status"] == 0 and info["residual"] < 1e-10 and info["first"] > 0
     assert np.all(np.diff(mech.log_p) <= 1e-12)
     assert mech.expected_cost() == pytest.approx(budget, rel=1e-9)
-    assert mech.N == default_last_shell(mech.m, N_SHELLS, budget)
-    assert mech.r == pytest.approx(slope_rule_r(mech.m, N_SHELLS, mech.N, budget), rel=1e-15)
+    assert mech.N == default_last_shell(mech.m, mech.n, budget)
+    assert mech.r == pytest.approx(slope_rule_r(mech.m, mech.n, mech.N, budget), rel=1e-15)
 
 
 def test_sampler_ks_radius_and_direction(designed, draws):

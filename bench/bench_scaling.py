@@ -24,16 +24,27 @@ Every run starts with a ``device:`` line (backend, devices, x64, jax version, CP
 (:func:`dpjax.accounting.flipped_huber_kdim.epsilon_flipped_huber_exact`, ``K`` a traced
 power) with ``gamma = 4 sqrt(K)``, ``b = 1``, beside Theorem 8's bound.
 
-Measured 2026-11-23, CPU only (2 cores shared with other jobs, load 6-15; no GPU), x64.
+Measured 2026-11-26, CPU only (2 cores shared with five other jobs, load 15-25; no GPU;
+``device: {"backend": "cpu", "devices": ["cpu:0"], "x64": true, "jax": "0.10.2"}``), x64.
 Every first call of a new shape includes its XLA compile, which dominates these times, so
 the fitted exponents describe compile + run on a loaded machine, not asymptotic cost::
 
   spherical, E|Z|^2 = m (sigma = 1), n = 20, epsilon at delta = 1e-5, one use
   m      N     first  KL      design s  sample s (1000)  PLD s  PLD MiB  epsilon
-  100    314   35     0.5207  51.2      0.094            19.3   11.2     4.422
-  1000   746   442    0.7003  37.5      0.164            17.3   25.1     4.822
-  10^4   2114  1803   1.915   146.1     3.84             19.0   28.5     5.022
-  exponents: design 0.23, sample 0.81, PLD 0.00  (KL > 0.5 = Gaussian: n = 20 is coarse)
+  100    314   35     0.5207  238.4     0.43             121.6  11.4     4.422
+  1000   746   442    0.7003  286.1     1.02             134.6  25.3     4.822
+  10^4   2114  1803   1.915   396.5     9.80             85.1   28.5     5.022
+  exponents: design 0.11, sample 0.68, PLD -0.08  (KL > 0.5 = Gaussian: n = 20 is coarse)
+  (KL and epsilon equal to the 2026-11-23 run's to the digits shown; times ~2-5x theirs, at
+  2-3x the load.)  m = 10^5 (n = 10): bench/bench_spherical.py --large 100000:10.
+
+  K-dim flipped Huber, exact (b = 1, gamma = 4 sqrt(K), Delta = 1, delta = 1e-6)
+  K      epsilon exact  Theorem 8 / zCDP  first call s  again s
+  100    1.2640         3.612             635.9         1.20
+  10^4   1.2820         26.11             160.4         0.54
+  (first call: grid planning + compile; the composed grid does not grow with K)
+
+The 2026-11-23 run (load 6-15) for the rows not re-run::
 
   i.n.i.d. (Pareto profile, unit l1; Theorem 5 Laplace scales at (1, 1e-6); 16 groups)
   K      closed form s  Laplace PLD s  eps    flipped Huber (b = 1) PLD s  eps

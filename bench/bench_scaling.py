@@ -42,9 +42,14 @@ the fitted exponents describe compile + run on a loaded machine, not asymptotic 
   K      epsilon exact  Theorem 8 / zCDP  first call s  again s
   100    1.2640         3.612             635.9         1.20
   10^4   1.2820         26.11             160.4         0.54
-  (first call: grid planning + compile; the composed grid does not grow with K)
+  10^6   1.3019         251.1             247.7         0.45
+  exponents: first call -0.10, again -0.11 (first call: grid planning + compile; the
+  composed grid does not grow with K)
 
-The 2026-11-23 run (load 6-15) for the rows not re-run::
+  sharded sampler directions (m = 1000, 20000 draws), 8 CPU devices vs 1 on 2 cores:
+  6.80 s vs 4.49 s, speed-up 1.52; draws and directions bit-identical (max diff 0.0).
+
+The 2026-11-23 run (load 6-15) for the rows not re-run this time::
 
   i.n.i.d. (Pareto profile, unit l1; Theorem 5 Laplace scales at (1, 1e-6); 16 groups)
   K      closed form s  Laplace PLD s  eps    flipped Huber (b = 1) PLD s  eps
@@ -52,10 +57,7 @@ The 2026-11-23 run (load 6-15) for the rows not re-run::
   10^5   1.46           14.9           0.168  53.5                         0.202
   10^6   6.47           18.4           0.128  10.4                         0.152
   (K = 10^4 rows carry the compiles; the PLD cost does not grow with K)
-
-  sharded sampler directions (m = 1000, 20000 draws): 8 CPU devices vs 1 on 2 cores:
-  speed-up 1.19-1.44; normal draws bit-identical, normalised directions equal to 5.6e-17
-  (the row reduction is vectorised differently).
+  (sharded, then: speed-up 1.19-1.44, directions equal to 5.6e-17.)
 """
 
 from __future__ import annotations

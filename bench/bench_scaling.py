@@ -16,18 +16,40 @@ Sharded (``--sharded``): the sampler over 8 CPU devices
 process) against one device, same key: speed-up and bit-identity of the draws.
 
     python bench/bench_scaling.py [--dims 10,100,1000,10000] [--ks 10000,100000,1000000]
-                                  [--sharded] [--device]
+                                  [--fh-ks 100,10000,1000000] [--sharded] [--device]
 
-Measured 2026-11-23, CPU only (2 cores shared with other jobs, load 6-15; no GPU), x64.
+Every run starts with a ``device:`` line (backend, devices, x64, jax version, CPU count);
+``--device`` prints only that.  K-dim flipped Huber (``--fh-ks``): the exact epsilon of
+``K`` i.i.d. ``FH(b gamma, gamma^2)`` coordinates at the corner shift
+(:func:`dpjax.accounting.flipped_huber_kdim.epsilon_flipped_huber_exact`, ``K`` a traced
+power) with ``gamma = 4 sqrt(K)``, ``b = 1``, beside Theorem 8's bound.
+
+Measured 2026-11-26, CPU only (2 cores shared with five other jobs, load 15-25; no GPU;
+``device: {"backend": "cpu", "devices": ["cpu:0"], "x64": true, "jax": "0.10.2"}``), x64.
 Every first call of a new shape includes its XLA compile, which dominates these times, so
 the fitted exponents describe compile + run on a loaded machine, not asymptotic cost::
 
   spherical, E|Z|^2 = m (sigma = 1), n = 20, epsilon at delta = 1e-5, one use
   m      N     first  KL      design s  sample s (1000)  PLD s  PLD MiB  epsilon
-  100    314   35     0.5207  51.2      0.094            19.3   11.2     4.422
-  1000   746   442    0.7003  37.5      0.164            17.3   25.1     4.822
-  10^4   2114  1803   1.915   146.1     3.84             19.0   28.5     5.022
-  exponents: design 0.23, sample 0.81, PLD 0.00  (KL > 0.5 = Gaussian: n = 20 is coarse)
+  100    314   35     0.5207  238.4     0.43             121.6  11.4     4.422
+  1000   746   442    0.7003  286.1     1.02             134.6  25.3     4.822
+  10^4   2114  1803   1.915   396.5     9.80             85.1   28.5     5.022
+  exponents: design 0.11, sample 0.68, PLD -0.08  (KL > 0.5 = Gaussian: n = 20 is coarse)
+  (KL and epsilon equal to the 2026-11-23 run's to the digits shown; times ~2-5x theirs, at
+  2-3x the load.)  m = 10^5 (n = 10): bench/bench_spherical.py --large 100000:10.
+
+  K-dim flipped Huber, exact (b = 1, gamma = 4 sqrt(K), Delta = 1, delta = 1e-6)
+  K      epsilon exact  Theorem 8 / zCDP  first call s  again s
+  100    1.2640         3.612             635.9         1.20
+  10^4   1.2820         26.11             160.4         0.54
+  10^6   1.3019         251.1             247.7         0.45
+  exponents: first call -0.10, again -0.11 (first call: grid planning + compile; the
+  composed grid does not grow with K)
+
+  sharded sampler directions (m = 1000, 20000 draws), 8 CPU devices vs 1 on 2 cores:
+  6.80 s vs 4.49 s, speed-up 1.52; draws and directions bit-identical (max diff 0.0).
+
+The 2026-11-23 run (load 6-15) for the rows not re-run this time::
 
   i.n.i.d. (Pareto profile, unit l1; Theorem 5 Laplace scales at (1, 1e-6); 16 groups)
   K      closed form s  Laplace PLD s  eps    flipped Huber (b = 1) PLD s  eps
@@ -35,10 +57,7 @@ the fitted exponents describe compile + run on a loaded machine, not asymptotic 
   10^5   1.46           14.9           0.168  53.5                         0.202
   10^6   6.47           18.4           0.128  10.4                         0.152
   (K = 10^4 rows carry the compiles; the PLD cost does not grow with K)
-
-  sharded sampler directions (m = 1000, 20000 draws): 8 CPU devices vs 1 on 2 cores:
-  speed-up 1.19-1.44; normal draws bit-identical, normalised directions equal to 5.6e-17
-  (the row reduction is vectorised differently).
+  (sharded, then: speed-up 1.19-1.44, directions equal to 5.6e-17.)
 """
 
 from __future__ import annotations
@@ -77,6 +96,35 @@ def device_report() -> dict:
     return {"backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()],
             "x64": bool(jax.config.jax_enable_x64), "jax": jax.__version__,
             "cpu_count": os.cpu_count()}
+
+
+def fh_kdim_rows(ks, gamma_per_root_k=4.0, shape=1.0, delta=1e-6):
+    """Exact K-dim flipped Huber epsilon (the engine's K-fold composition, K traced) against K.
+
+    ``gamma = gamma_per_root_k sqrt(K)`` (the Gaussian-like regime: ``Delta_2 / gamma``
+    fixed), shape ``b = alpha / gamma``; beside it the Theorem 8 / zCDP bound.  Times: the
+    first call (grid planning + compile) and a second call (compiled).
+    """
+    import math
+
+    from dpjax.accounting.flipped_huber_kdim import (
+        epsilon_flipped_huber_bound,
+        epsilon_flipped_huber_exact,
+    )
+
+    rows = []
+    for k in ks:
+        gamma = gamma_per_root_k * math.sqrt(k)
+        args = (delta, shape * gamma, gamma, k, 1.0)
+        eps, t_first, mem = _measure(lambda args=args: float(epsilon_flipped_huber_exact(*args)))
+        _, t_again, _ = _measure(lambda args=args: float(epsilon_flipped_huber_exact(*args)))
+        bound = float(epsilon_flipped_huber_bound(delta, shape * gamma, gamma, k, float(k),
+                                                  math.sqrt(k), 1.0))
+        rows.append({"K": k, "gamma": gamma, "b": shape, "fh_exact_epsilon": eps,
+                     "thm8_epsilon": bound, "first_s": t_first, "again_s": t_again,
+                     "first_MiB": mem})
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
 
 
 def spherical_rows(dims, n, samples):
@@ -182,14 +230,18 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=20, help="shells per unit radius")
     ap.add_argument("--samples", type=int, default=1000)
     ap.add_argument("--ks", default="10000,100000,1000000")
+    ap.add_argument("--fh-ks", default="100,10000,1000000",
+                    help="K of the exact K-dim flipped Huber accounting ('' to skip)")
     ap.add_argument("--sharded", action="store_true")
-    ap.add_argument("--device", action="store_true", help="print the device report")
+    ap.add_argument("--device", action="store_true",
+                    help="print only the device report and exit (it heads every run)")
     args = ap.parse_args()
     import jax
 
     jax.config.update("jax_enable_x64", True)
+    print("device:", json.dumps(device_report()), flush=True)
     if args.device:
-        print("device:", json.dumps(device_report()))
+        return
     if args.dims:
         rows = spherical_rows([int(v) for v in args.dims.split(",")], args.n, args.samples)
         _table(rows, "m", ["design_s", "sample_s", "pld_s", "design_MiB", "pld_MiB", "epsilon"])
@@ -197,6 +249,10 @@ def main() -> None:
         rows = inid_rows([int(v) for v in args.ks.split(",")])
         _table(rows, "K", ["closed_form_s", "laplace_pld_s", "fh_pld_s", "laplace_MiB",
                            "laplace_epsilon", "fh_epsilon"])
+    if args.fh_ks:
+        rows = fh_kdim_rows([int(v) for v in args.fh_ks.split(",")])
+        _table(rows, "K", ["first_s", "again_s", "first_MiB", "fh_exact_epsilon",
+                           "thm8_epsilon"])
     if args.sharded:
         print("sharded:", json.dumps(sharded_run()))
 

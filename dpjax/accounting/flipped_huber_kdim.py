@@ -5,7 +5,9 @@ flipped-huber-mechanism, Sec. IV-B and VI-A.  With ``b = alpha / gamma``:
 * :func:`log_delta_flipped_huber_sufficient` -- the K-dim sufficient condition of
   Theorem 8 (with ``theta`` of Lemma 6 and the restriction of Lemma 5 / eq. (21));
 * :func:`log_delta_flipped_huber_bound` -- the minimum of Theorem 8 and the zCDP bound;
-* :func:`zcdp_flipped_huber` -- Theorem 9 and its K-dim form (Sec. VI-A).
+* :func:`zcdp_flipped_huber` -- Theorem 9 and its K-dim form (Sec. VI-A);
+* :func:`delta_flipped_huber_exact` / :func:`epsilon_flipped_huber_exact` -- the exact K-dim
+  profile by the PLD engine at any ``K`` (``K`` a traced power: the cost does not grow with K).
 
 Note on Lemma 5: the paper bounds ``P(T.d > a)`` by ``Q(a / (gamma |d|_2))``
 citing sub-Gaussianity, which alone only gives ``exp(-a^2 / (2 gamma^2 |d|^2))``.
@@ -243,6 +245,81 @@ def epsilon_flipped_huber_bound(
 
 
 # ---------------------------------------------------------------------------
+# K dimensions, exact: the engine's K-fold composition (Sec. V-B)
+# ---------------------------------------------------------------------------
+
+
+def _exact_args(alpha, gamma, dim, linf):
+    from dpjax.noise.flipped_huber import FlippedHuber
+
+    alpha, gamma, linf = float(alpha), float(gamma), float(linf)
+    if not (gamma > 0 and alpha >= 0 and linf > 0 and int(dim) >= 1):
+        raise ValueError(f"need alpha >= 0, gamma > 0, linf > 0, dim >= 1, got "
+                         f"({alpha}, {gamma}, {linf}, {dim})")
+    return FlippedHuber.from_scale, gamma, alpha / gamma, linf, int(dim)
+
+
+def delta_flipped_huber_exact(epsilon, alpha: float, gamma: float, dim: int, linf: float,
+                              bin_width: float = 1e-4):
+    r"""Certified exact K-dim profile of ``K`` i.i.d. ``FH(alpha, gamma^2)`` coordinates.
+
+    .. math:: \delta_K(\epsilon) = \mathbb E_P\big[(1 - e^{\epsilon - L_K})_+\big],
+              \qquad L_K = \sum_{k=1}^{K} L_k,\ L_k \text{ i.i.d. the 1-D loss at shift }
+              \Delta
+
+    The corner ``d = Delta (1, ..., 1)`` is the worst shift, so the exact profile is the
+    ``K``-fold composition of the 1-D pair (Sec. V-B / Algorithm 2 of
+    flipped-huber-mechanism), by the pessimistic PLD engine
+    (:func:`dpjax.accounting.pld.engine.profile`, ``K`` a traced power: one FFT window).
+
+    Args:
+      epsilon: ``epsilon >= 0`` (array).
+      alpha: flipped Huber ``alpha >= 0`` (``0``: the Gaussian ``N(0, gamma^2)``).
+      gamma: flipped Huber ``gamma > 0``.
+      dim: number of coordinates ``K >= 1``.
+      linf: per-coordinate sensitivity ``Delta > 0``.
+      bin_width: the engine's loss-grid spacing.
+
+    Returns:
+      Certified ``delta(epsilon)`` (NumPy array of ``epsilon``'s shape).
+
+    Raises:
+      ValueError: bad parameters.
+    """
+    from dpjax.accounting.pld import engine
+
+    fn, scale, shape, sens, k = _exact_args(alpha, gamma, dim, linf)
+    return engine.profile(fn, scale, shape, sens, epsilon, compositions=k, bin_width=bin_width)
+
+
+def epsilon_flipped_huber_exact(delta, alpha: float, gamma: float, dim: int, linf: float,
+                                bin_width: float = 1e-4):
+    r"""Least certified ``epsilon`` at ``delta`` of ``K``-dim flipped Huber, exactly.
+
+    .. math:: \epsilon_K(\delta) = \min\{\epsilon \ge 0 : \delta_K(\epsilon) \le
+              \delta (1 - \text{MARGIN})\}
+
+    for the profile of :func:`delta_flipped_huber_exact` (Sec. V-B of flipped-huber-mechanism;
+    :func:`dpjax.accounting.pld.engine.epsilon`).  At ``alpha = 0``: the Gaussian with
+    ``Delta_2 = sqrt(K) Delta``; below :func:`epsilon_flipped_huber_bound` (Theorem 8).
+
+    Args:
+      delta: target ``delta`` in ``(0, 1)`` (array).
+      alpha, gamma, dim, linf, bin_width: as in :func:`delta_flipped_huber_exact`.
+
+    Returns:
+      Certified ``epsilon`` (NumPy array of ``delta``'s shape; ``inf`` where none).
+
+    Raises:
+      ValueError: bad parameters.
+    """
+    from dpjax.accounting.pld import engine
+
+    fn, scale, shape, sens, k = _exact_args(alpha, gamma, dim, linf)
+    return engine.epsilon(fn, scale, shape, sens, delta, compositions=k, bin_width=bin_width)
+
+
+# ---------------------------------------------------------------------------
 # zCDP (Theorem 9, Sec. VI-A)
 # ---------------------------------------------------------------------------
 
@@ -313,6 +390,8 @@ def epsilon_from_zcdp_shifted(xi: ArrayLike, eta: ArrayLike, delta: ArrayLike) -
 
 __all__ = [
     "alpha_max_sufficient",
+    "delta_flipped_huber_exact",
+    "epsilon_flipped_huber_exact",
     "epsilon_flipped_huber_bound",
     "epsilon_from_zcdp_shifted",
     "log_delta_flipped_huber_bound",

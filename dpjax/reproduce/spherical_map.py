@@ -19,7 +19,7 @@ import numpy as np
 from dpjax.reproduce._report import markdown_table, new_figure, save_figure
 
 SIGMA, DELTA, SHELLS = 0.5, 1e-8, 20
-FULL = {"dims": (10, 100, 1000), "qs": (1e-3, 1e-2, 1.0), "ks": (1, 100, 1000)}
+FULL = {"dims": (10, 100, 1000, 10000), "qs": (1e-2, 1e-1, 1.0), "ks": (1, 10, 100, 1000)}
 QUICK = {"dims": (10, 100), "qs": (1e-2, 1.0), "ks": (1, 100)}
 
 
@@ -56,15 +56,19 @@ def epsilon_map(dims, qs, ks, sigma: float = SIGMA, delta: float = DELTA,
     return rows
 
 
-def map_section(out_dir: Path, quick: bool = False) -> tuple[list[str], list[dict]]:
+def map_section(out_dir: Path, quick: bool = False,
+                rows: list[dict] | None = None) -> tuple[list[str], list[dict]]:
     """Compute the map, plot the ratio, and return the report's lines and the rows.
 
     Args:
       out_dir: where ``spherical_map.png`` is written.
       quick: the small grid (``QUICK``) instead of ``FULL``.
+      rows: rows of :func:`epsilon_map` computed already (e.g. one process per ``m``), or
+        ``None`` to compute them.
     """
     grid = QUICK if quick else FULL
-    rows = epsilon_map(grid["dims"], grid["qs"], grid["ks"])
+    if rows is None:
+        rows = epsilon_map(grid["dims"], grid["qs"], grid["ks"])
     fig, axes = new_figure(ncols=len(grid["qs"]), figsize=(4 * len(grid["qs"]), 3.5))
     for ax, q in zip(np.atleast_1d(axes), grid["qs"], strict=True):
         for m in grid["dims"]:

@@ -87,6 +87,29 @@ class SphericalMechanism(NamedTuple):
                     + math.log(self.m) + co.log_unit_ball_volume(self.m)
                     + (self.m - 1) * np.log(rho))
 
+    def radial_cdf(self, rho) -> np.ndarray:
+        r"""Exact CDF of ``R = |Z|`` (the sampler's law, to its cut :meth:`sampler_rows`).
+
+        .. math:: P(R \le \rho) = \sum_{i < k} \mu_i + \mu_k
+                  \frac{\rho^m - (k/n)^m}{((k+1)/n)^m - (k/n)^m},\qquad k = \lfloor n\rho\rfloor
+
+        (shell masses ``mu_i = p_i v_i`` normalised, ``R^m`` uniform inside a shell; Definition 2
+        of spherical-kl-optimal-mechanisms), in logs.
+
+        Args:
+          rho: radii ``>= 0`` (array).
+        """
+        lm = self.shell_log_masses()
+        mu = np.exp(lm - np.logaddexp.reduce(lm))
+        cum = np.concatenate([[0.0], np.cumsum(mu)])
+        rho = np.asarray(rho, np.float64)
+        k = np.minimum(np.floor(rho * self.n).astype(np.int64), mu.size - 1)
+        a, b = k / self.n, (k + 1.0) / self.n
+        with np.errstate(divide="ignore"):
+            ratio = np.exp(self.m * (np.log(a) - np.log(b)))
+            frac = (np.exp(self.m * (np.log(rho) - np.log(b))) - ratio) / (1.0 - ratio)
+        return np.minimum(cum[k] + mu[k] * np.clip(frac, 0.0, 1.0), 1.0)
+
     def shell_log_masses(self, count: int | None = None) -> np.ndarray:
         """``log mu_i = log p_i + log v_i`` for ``i < count`` (default: to the sampler's cut)."""
         count = self.sampler_rows() if count is None else count

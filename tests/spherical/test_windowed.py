@@ -1,5 +1,6 @@
-"""The spherical mechanism at m = 10^3 (windowed log-space design): sampler KS, loss Monte
-Carlo, the Gaussian limit and a certified subsampled, composed epsilon."""
+"""The spherical mechanism at gradient dimension (windowed log-space design), at m = 10^3 and
+10^4: sampler KS, loss Monte Carlo against the exact cells, the Gaussian limit and a certified
+subsampled, composed epsilon.  (m = 10^5: bench/bench_spherical.py --large, same checks.)"""
 
 import math
 
@@ -11,59 +12,56 @@ from scipy.special import gammaln
 
 from dpjax.spherical.windowed import default_last_shell, design_windowed, slope_rule_r
 
-M_DIM, N_SHELLS = 1000, 10
-BUDGET = float(M_DIM)  # per-coordinate variance 1
-SAMPLES = 4000
+SAMPLES, CHUNK = 4000, 1000  # draws in R^m, CHUNK at a time (m = 10^4: 80 MB a chunk)
+# (m, n): n ~ sqrt(m) keeps the Gaussian's log-density drop per shell (sqrt(m) / n ~ 3.1)
+# the same, so the grid's price and the tolerances below do not change with m
+DESIGNS = [(1000, 10), (10000, 32)]
+
+
+@pytest.fixture(scope="module", params=DESIGNS, ids=lambda p: f"m{p[0]}-n{p[1]}")
+def designed(request):
+    m, n = request.param
+    mech, info = design_windowed(m, float(m), n=n)  # per-coordinate variance 1
+    return mech, info
 
 
 @pytest.fixture(scope="module")
-def designed():
-    return design_windowed(M_DIM, BUDGET, n=N_SHELLS)
-
-
-@pytest.fixture(scope="module")
-def samples(designed):
+def draws(designed):
+    """``(|z|, z_1, loss)`` of SAMPLES exact draws; loss = log f(z) - log f(z - e_1)."""
     mech, _ = designed
-    return np.asarray(mech.sample(jax.random.key(19), (SAMPLES,)))
-
-
-def _radial_cdf(mech, rho):
-    """Exact CDF of |Z|: shell masses, then rho^m uniform inside the shell."""
-    lm = mech.shell_log_masses()
-    mu = np.exp(lm - np.logaddexp.reduce(lm))
-    cum = np.concatenate([[0.0], np.cumsum(mu)])
-    k = np.minimum(np.floor(rho * mech.n).astype(np.int64), mu.size - 1)
-    a, b = k / mech.n, (k + 1.0) / mech.n
-    with np.errstate(divide="ignore"):
-        ratio = np.exp(mech.m * (np.log(a) - np.log(b)))
-    frac = (np.exp(mech.m * (np.log(rho) - np.log(b))) - ratio) / (1.0 - ratio)
-    return cum[k] + mu[k] * np.clip(frac, 0.0, 1.0)
+    out = []
+    for c in range(SAMPLES // CHUNK):
+        z = np.asarray(mech.sample(jax.random.fold_in(jax.random.key(19), c), (CHUNK,)))
+        shifted = z.copy()
+        shifted[:, 0] -= 1.0
+        out.append(np.stack([np.linalg.norm(z, axis=-1), z[:, 0],
+                             mech.log_density(z) - mech.log_density(shifted)]))
+    return np.concatenate(out, axis=1)
 
 
 def test_design_is_solved_monotone_and_meets_the_budget(designed):
     mech, info = designed
+    budget = float(mech.m)
     assert info["status"] == 0 and info["residual"] < 1e-10 and info["first"] > 0
     assert np.all(np.diff(mech.log_p) <= 1e-12)
-    assert mech.expected_cost() == pytest.approx(BUDGET, rel=1e-9)
-    assert mech.N == default_last_shell(M_DIM, N_SHELLS, BUDGET)
-    assert mech.r == pytest.approx(slope_rule_r(M_DIM, N_SHELLS, mech.N, BUDGET), rel=1e-15)
+    assert mech.expected_cost() == pytest.approx(budget, rel=1e-9)
+    assert mech.N == default_last_shell(mech.m, mech.n, budget)
+    assert mech.r == pytest.approx(slope_rule_r(mech.m, mech.n, mech.N, budget), rel=1e-15)
 
 
-def test_sampler_ks_radius_and_direction(designed, samples):
+def test_sampler_ks_radius_and_direction(designed, draws):
     mech, _ = designed
-    rho = np.linalg.norm(samples, axis=-1)
-    assert stats.kstest(rho, lambda x: _radial_cdf(mech, x)).pvalue > 1e-3
+    rho, x1, _ = draws
+    assert stats.kstest(rho, lambda x: mech.radial_cdf(x)).pvalue > 1e-3
     # direction uniform on the sphere: (1 + x_1/|x|)/2 ~ Beta((m-1)/2, (m-1)/2)
-    a = 0.5 * (M_DIM - 1)
-    assert stats.kstest(0.5 * (1.0 + samples[:, 0] / rho), stats.beta(a, a).cdf).pvalue > 1e-3
+    a = 0.5 * (mech.m - 1)
+    assert stats.kstest(0.5 * (1.0 + x1 / rho), stats.beta(a, a).cdf).pvalue > 1e-3
 
 
-def test_loss_monte_carlo_matches_the_atoms(designed, samples):
+def test_loss_monte_carlo_matches_the_atoms(designed, draws):
     # the privacy loss at the maximal shift e1 (Lemma 1): log f(x) - log f(x - e1), x ~ P
     mech, _ = designed
-    shifted = samples.copy()
-    shifted[:, 0] -= 1.0
-    loss_mc = mech.log_density(samples) - mech.log_density(shifted)
+    loss_mc = draws[2]
     loss, pm, _, p_out, _ = mech.atoms()
     assert p_out < 1e-12
     assert abs(loss_mc.mean() - mech.kl) < 5.0 * loss_mc.std() / math.sqrt(SAMPLES)
@@ -79,14 +77,15 @@ def test_gaussian_limit(designed):
     # at large m the optimum is the budget's Gaussian: its gain on the same grid ~1/m, and its
     # radius follows the Gaussian's (s chi_m, s^2 = C/m) up to the shell discretisation
     mech, info = designed
+    budget = float(mech.m)
     gain = 1.0 - info["kl"] / info["grid_gaussian_kl"]
     assert 0.0 < gain < 1e-3
-    s2 = BUDGET / M_DIM
-    rho = np.linspace(math.sqrt(BUDGET) - 3.0, math.sqrt(BUDGET) + 3.0, 601)
-    chi = stats.chi(M_DIM, scale=math.sqrt(s2)).cdf(rho)
-    assert np.max(np.abs(_radial_cdf(mech, rho) - chi)) < 0.05
+    s2 = budget / mech.m
+    rho = np.linspace(math.sqrt(budget) - 3.0, math.sqrt(budget) + 3.0, 601)
+    chi = stats.chi(mech.m, scale=math.sqrt(s2)).cdf(rho)
+    assert np.max(np.abs(mech.radial_cdf(rho) - chi)) < 0.05
     # E|Z|^2 of the Gaussian with the same budget
-    log_moment = math.log(2 * s2) + gammaln(M_DIM / 2 + 1) - gammaln(M_DIM / 2)
+    log_moment = math.log(2 * s2) + gammaln(mech.m / 2 + 1) - gammaln(mech.m / 2)
     assert math.exp(log_moment) == pytest.approx(mech.expected_cost(), rel=1e-9)
 
 

@@ -101,6 +101,7 @@ def laplace_limit_variance(epsilon, delta, sensitivity) -> np.ndarray:
       The variance (``inf`` where ``epsilon = delta = 0``).
 
     Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
       >>> float(laplace_limit_variance(1.0, 0.0, 1.0))
       2.0
     """
@@ -128,6 +129,7 @@ def uniform_limit_variance(delta, sensitivity) -> np.ndarray:
       The variance.
 
     Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
       >>> float(uniform_limit_variance(0.25, 1.0))  # A = 2
       1.3333333333333333
     """

@@ -49,8 +49,9 @@ import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.accounting.pld import compose, engine, query, tail_bounds
+from dpjax.accounting.pld import engine, query, tail_bounds
 from dpjax.accounting.pld._pld import PLD
+from dpjax.accounting.pld.compose import self_compose
 from dpjax.accounting.pld.plan import plan
 from dpjax.numerics import float64_kernel
 
@@ -122,7 +123,7 @@ def _lower_kernel(
     k = jnp.asarray(compositions, jnp.float64)
     out = [
         epsilon_lower_bound(
-            compose.self_compose(one, k, sizes.fft) if sizes.fft else one, delta, k,
+            self_compose(one, k, sizes.fft) if sizes.fft else one, delta, k,
             support_lower=k * one.lower.astype(jnp.float64),
         )
         for one in ones

@@ -119,11 +119,13 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         condition = "exact"
         from dpjax.calibration.flipped_huber_kdim import SHAPES
 
-        top = f"largest shape searched (b = {SHAPES[-1]:g})"
+        # the ends: the Gaussian by its closed form; the Laplace member is the grid's last
+        # shape b = 1e4 (no closed form for the K-fold exact Laplace)
         gauss = members.gaussian_limit_variance(epsilon, delta, np.sqrt(query.dim) * linf)
         member = members.name_by_variance(variance, {"gaussian": gauss})
-        at_top = members.name_member(alpha / gamma, 0.0, SHAPES[-1], "gaussian", top) == top
-        member = np.where((member == members.INTERIOR) & at_top, top, member)
+        at_top = members.name_member(alpha / gamma, 0.0, SHAPES[-1], "gaussian", "laplace")
+        member = np.where((member == members.INTERIOR) & (at_top == "laplace"), "laplace",
+                          member)
         notes += (
             f"exact K-dim condition: PLD engine, {query.dim}-fold composition of the 1-D pair at "
             f"linf = {linf!r} (worst corner of the linf box; pessimistic discretisation)",

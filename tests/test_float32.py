@@ -184,7 +184,7 @@ _EXEMPT = {
     "dpjax.certificate.certify_scale": "re-check loop on a guarded profile",
     "dpjax.certificate.require_certified": "host check of a certificate",
     "dpjax.calibration.members.name_member": "labels a returned shape, no privacy",
-    "dpjax.calibration.flipped_huber.flipped_huber_member": "labels a returned shape",
+    "dpjax.calibration.members.name_by_variance": "labels a returned variance, no privacy",
     # spherical: the KL programme designs the density; its privacy goes through the
     # guarded PLD of SphericalMechanism (pld/epsilon/epsilons/delta)
     **{

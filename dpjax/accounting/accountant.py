@@ -255,10 +255,19 @@ class PLDAccountant:
         plds = self._plds(pessimistic=False)
         if plds is None:
             return math.inf, math.inf
-        live = [p for p in plds.values() if p is not None]
         uses = float(sum(count for _, count in flatten(self.ledger)))
+        # the composed support starts at sum(count * lower) of the leaves: no FFT wrap-up below
+        starts = {d: 0.0 for d in plds}
+        for leaf, count in self._table(pessimistic=False):
+            for d, p in leaf.items():
+                starts[d] += count * float(p.lower)
         with jax.enable_x64(True):
             lower = max(
-                (float(epsilon_lower_bound(p, float(delta), uses)) for p in live), default=0.0
+                (
+                    float(epsilon_lower_bound(p, float(delta), uses, starts[d]))
+                    for d, p in plds.items()
+                    if p is not None
+                ),
+                default=0.0,
             )
         return min(lower, upper), upper

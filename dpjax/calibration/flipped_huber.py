@@ -53,7 +53,6 @@ from dpjax.accounting.flipped_huber import (
 )
 from dpjax.accounting.flipped_huber_kdim import BOUND_ERROR, log_delta_flipped_huber_sufficient
 from dpjax.calibration.host_shape import least_certified_scale, log_delta_lemma11, search_shape
-from dpjax.calibration.members import name_member
 from dpjax.certificate import log_target, reported_delta, scale_is_certified
 from dpjax.numerics import float64_kernel
 from dpjax.numerics.host_grid import log1mexp_host
@@ -65,12 +64,6 @@ B_GRID = np.concatenate([[0.0], np.geomspace(1e-3, 1e9, 63)])
 B_MAX = float(B_GRID[-1])
 
 
-def flipped_huber_member(alpha, gamma) -> np.ndarray:
-    """Name the member of each calibrated ``FH(alpha, gamma^2)``: ``"gaussian"`` (``b = 0``),
-    ``"laplace"`` (``b`` at the grid's Laplace end) or ``"interior"``
-    (:func:`dpjax.calibration.members.name_member`)."""
-    b = np.asarray(alpha, float) / np.asarray(gamma, float)
-    return name_member(b, 0.0, B_MAX, "gaussian", "laplace")
 #: gamma in [e^-720, e^720] x reference sensitivity: every float64 target (delta >= 2.2e-308
 #: at epsilon = 0 needs gamma ~ Delta / delta; epsilon <= 1.8e308 needs Delta / gamma <= 2e154)
 _LOG_GAMMA_SPAN = 720.0

@@ -32,8 +32,10 @@ from dpjax.numerics import float64_kernel
 
 #: Loss-grid bin width of the engine for flipped Huber calibration.
 BIN_WIDTH = 1e-4
-#: Shape grid ``b = alpha / gamma`` (refined around the best point).
-SHAPES = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0, 12.0, 20.0)
+#: Shape grid ``b = alpha / gamma`` (refined around the best point): ``b = 0`` is the
+#: Gaussian member, ``b = 1e4`` the Laplace member (``FH(b, gamma^2)`` is Laplace of scale
+#: ``gamma / b`` up to a mass ``~e^{-b^2/2}`` beyond ``alpha``; always a finalist).
+SHAPES = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0, 12.0, 20.0, 1e4)
 
 
 #: The unit variance ``v(b)`` of eq. (11), compiled once.

@@ -178,6 +178,22 @@ def _host_variance(k: np.ndarray) -> np.ndarray:
     return np.where(small, direct, np.sum(w * s * s * damp, -1) / np.sum(w * damp, -1) / kl**2)
 
 
+def _gaussian_end(eps, dlt, sens, level, found):
+    r"""``(k, rho, log delta, certified, variance)``: the search's, or the Gaussian member
+    ``k = 0`` (``vartheta = 0``: ``O(0, rho^2) = N(0, rho^2)``, variance ``rho^2``) where that
+    is certified by the exact kernel and has the smaller variance."""
+    from dpjax.calibration.gaussian import calibrate_sigma
+
+    sigma = calibrate_sigma(eps, dlt, sens)[0]
+    rho, log_d, ok = least_certified_scale(
+        lambda r: np.asarray(_exact_profile(eps, 0.0 * r, r, sens)), sigma, level
+    )
+    ok = ok & scale_is_certified(rho, log_d, level)
+    take = ok & (np.square(rho) < found[4])
+    gauss = (np.zeros_like(rho), rho, log_d, ok, np.square(rho))
+    return tuple(np.where(take, g, f) for g, f in zip(gauss, found, strict=True))
+
+
 @float64_kernel
 def osgt_least_variance(
     epsilon: ArrayLike,
@@ -192,11 +208,12 @@ def osgt_least_variance(
     r"""Least-variance OSGT parameters with the exact 1-D profile ``<= delta`` at ``epsilon``.
 
     Unconstrained (both ranges ``None``) the shape is searched over
-    ``k in [K_MIN, K_MAX]``; the variance decreases towards the
-    Laplace limit ``k -> inf`` in some regimes, so the returned value is then
-    the least variance at ``k <= K_MAX`` (an upper bound on the infimum, reached
-    within ~1/K_MAX relative).  With ``vartheta_range = (lo, hi)`` and
-    ``rho_range = (lo, hi)`` the box-constrained optimum is returned
+    ``k in [K_MIN, K_MAX]`` and the Gaussian end ``k = 0`` (``vartheta = 0``) is calibrated
+    too; the variance decreases towards the Laplace limit ``k -> inf`` in some regimes,
+    where the least variance at ``k <= K_MAX`` is within ~1e-6 relative of that limit's
+    (:func:`dpjax.calibration.members.laplace_limit_variance`).  With
+    ``vartheta_range = (lo, hi)`` and ``rho_range = (lo, hi)`` the box-constrained optimum
+    is returned
     (``feasible`` False where the box holds no private parameter).
 
     Per shape ``k`` the least ``rho`` meeting the exact profile (App. F(c) of
@@ -279,12 +296,16 @@ def osgt_least_variance(
         log_d = np.where(raised, log_delta_at(np.where(raised, floor, rho)), log_d)
         rho = np.where(raised, floor, rho)
     ok = ok & found.reshape(eps.shape) & scale_is_certified(rho, log_d, level)
+    variance = np.where(found.reshape(eps.shape), np.square(rho) * _host_variance(k), np.inf)
     if constrained:
         ok = ok & (rho <= box[3]) & (k * rho <= box[1] * (1 + 1e-12))
+    else:  # the Gaussian end k = 0 itself (the log-k grid stops at K_MIN), certified likewise
+        k, rho, log_d, ok, variance = _gaussian_end(eps, dlt, sens, level, (k, rho, log_d, ok,
+                                                                            variance))
     return OSGTCalibration(
         vartheta=k * rho,
         rho=rho,
-        variance=np.where(found.reshape(eps.shape), np.square(rho) * _host_variance(k), np.inf),
+        variance=variance,
         delta_at_params=np.asarray(reported_delta(log_d, ERROR)),
         certified=ok,
         feasible=found.reshape(eps.shape),

@@ -36,7 +36,9 @@ from dpjax.numerics import float64_kernel
 
 _LOG_MU_MIN = -200.0
 _LOG2 = 0.6931471805599453
-C_MIN, C_MAX = 1e-3, 2e3
+#: shape range ``c = A / lambda``: ``c -> 0`` is the uniform member (variance ``A^2 / 3`` to
+#: ``O(c)``), ``c = 2e3`` the Laplace member to ``O(e^{-c})``
+C_MIN, C_MAX = 1e-7, 2e3
 #: the exact profile, compiled once per target shape for the final bisection
 _exact_profile = jax.jit(log_delta_truncated_laplace)
 

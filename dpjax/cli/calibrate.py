@@ -31,7 +31,7 @@ def run(args) -> None:
 
     Calls :func:`dpjax.calibrate` (comma lists: one vectorised call) and prints a table,
     or JSON with ``mechanism``, ``params``, ``variance``, ``mse``, ``epsilon``, ``delta``,
-    ``delta_at_params``.
+    ``delta_at_params`` and ``member`` (which member of a shape family won).
 
     Args:
       args: the parsed arguments.
@@ -54,6 +54,9 @@ def run(args) -> None:
     cols = np.broadcast_arrays(
         cal.epsilon, cal.delta, *cal.params.values(), cal.variance, cal.mse, cal.delta_at_params
     )
+    if cal.member is not None:  # a shape family: which member won, per target
+        headers.append("member")
+        cols = (*cols, np.broadcast_to(np.asarray(cal.member, dtype=object), cols[0].shape))
     rows = list(zip(*(np.atleast_1d(col) for col in cols), strict=True))
     c.print_table(
         headers, rows, title=f"{cal.mechanism} (condition={cal.condition}; "

@@ -47,6 +47,12 @@ def _params(row) -> str:
     return f"{name}_i in [{c.fmt(scales.min())}, {c.fmt(scales.max())}]"
 
 
+def _member(row) -> str:
+    """Which member of a shape family won (``"-"`` for a mechanism without a shape)."""
+    member = None if row.inid else row.result.member
+    return "-" if member is None else str(member)
+
+
 def run(args) -> None:
     """Print :func:`dpjax.design` for the parsed target and query (table or ``--json``).
 
@@ -66,13 +72,13 @@ def run(args) -> None:
         c.print_json(d.to_json())
         return
     rows = [
-        [r.mechanism, _params(r), r.variance, r.mse, r.delta_at_params, r.condition]
+        [r.mechanism, _params(r), r.variance, r.mse, r.delta_at_params, r.condition, _member(r)]
         for r in d.rows
     ]
     title = (f"target epsilon={c.fmt(args.epsilon)}, delta={c.fmt(args.delta)}; "
              + c.query_text(c.query_fields(args, sens)))
     c.print_table(
-        ["mechanism", "params", "variance", "mse", "delta_at_params", "condition"],
+        ["mechanism", "params", "variance", "mse", "delta_at_params", "condition", "member"],
         rows,
         title=title,
     )

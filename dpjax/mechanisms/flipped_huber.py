@@ -23,10 +23,10 @@ import numpy as np
 
 from dpjax.accounting import flipped_huber as _acc
 from dpjax.accounting import flipped_huber_kdim as _kdim
+from dpjax.calibration import members
 from dpjax.calibration.flipped_huber import (
     calibrate_flipped_huber_1d,
     calibrate_flipped_huber_sufficient,
-    flipped_huber_member,
 )
 from dpjax.calibration.result import Calibration
 from dpjax.certificate import reported_delta, require_certified
@@ -101,6 +101,10 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         recheck = _reported(log_delta_flipped_huber(epsilon, alpha, gamma, linf), _acc.ERROR)
         sensitivity = {"linf": linf}
         condition = "exact"
+        limits = {
+            "gaussian": members.gaussian_limit_variance(epsilon, delta, linf),
+            "laplace": members.laplace_limit_variance(epsilon, delta, linf),
+        }
     elif query.condition == "exact":
         # K-dim necessary-and-sufficient: PLD engine (K-fold composition of the exact 1-D pair
         # at the per-coordinate sensitivity), shape grid x certified scale search
@@ -114,10 +118,14 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         sensitivity = {"linf": linf}
         condition = "exact"
         from dpjax.calibration.flipped_huber_kdim import SHAPES
-        from dpjax.calibration.members import name_member
 
-        top = f"largest shape searched (b = {SHAPES[-1]:g})"
-        member = name_member(alpha / gamma, 0.0, SHAPES[-1], "gaussian", top)
+        # the ends: the Gaussian by its closed form; the Laplace member is the grid's last
+        # shape b = 1e4 (no closed form for the K-fold exact Laplace)
+        gauss = members.gaussian_limit_variance(epsilon, delta, np.sqrt(query.dim) * linf)
+        member = members.name_by_variance(variance, {"gaussian": gauss})
+        at_top = members.name_member(alpha / gamma, 0.0, SHAPES[-1], "gaussian", "laplace")
+        member = np.where((member == members.INTERIOR) & (at_top == "laplace"), "laplace",
+                          member)
         notes += (
             f"exact K-dim condition: PLD engine, {query.dim}-fold composition of the 1-D pair at "
             f"linf = {linf!r} (worst corner of the linf box; pessimistic discretisation)",
@@ -135,14 +143,19 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         )
         sensitivity = dict(sens)
         condition = "sufficient"
-        limit = 2.0 * (sens["l1"] / np.asarray(epsilon, float)) ** 2
+        # Theorem 8's ends: alpha = 0 is exactly the Gaussian (theta = 0, R = 0); b -> inf
+        # forces K R_Delta(alpha) <= 2 gamma^2 eps, i.e. pure eps-DP Laplace of scale l1 / eps
+        limits = {
+            "gaussian": members.gaussian_limit_variance(epsilon, delta, sens["l2"]),
+            "laplace": members.laplace_limit_variance(epsilon, 0.0, sens["l1"]),
+        }
         notes += (
             "Theorem 8 sufficient condition (per-coordinate linf, l1, l2)",
             "Laplace limit member (b -> inf) in closed form: variance 2 (l1 / eps)^2 = "
-            + np.array2string(np.asarray(limit), precision=6),
+            + np.array2string(np.asarray(limits["laplace"]), precision=6),
         )
     if member is None:
-        member = flipped_huber_member(alpha, gamma)
+        member = members.name_by_variance(variance, limits)
     delta_at = np.maximum(delta_at, recheck)
     ok = np.asarray(ok) & (recheck <= delta) & np.isfinite(gamma)
     require_certified(NAME, ok, epsilon, delta, delta_at)

@@ -15,7 +15,11 @@ import jax
 import numpy as np
 
 from dpjax.accounting.osgt import delta_osgt, epsilon_osgt
-from dpjax.calibration.members import name_member
+from dpjax.calibration.members import (
+    gaussian_limit_variance,
+    laplace_limit_variance,
+    name_by_variance,
+)
 from dpjax.calibration.osgt import K_MAX, K_MIN, osgt_least_variance
 from dpjax.calibration.result import Calibration
 from dpjax.certificate import require_certified
@@ -59,7 +63,10 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         NAME, query, params={"vartheta": res.vartheta, "rho": res.rho}, variance=res.variance,
         epsilon=epsilon, delta=delta, delta_at_params=res.delta_at_params,
         sensitivity={"linf": sens}, notes=notes,
-        member=name_member(res.vartheta / res.rho, K_MIN, K_MAX, "gaussian", "laplace"),
+        member=name_by_variance(res.variance, {
+            "gaussian": gaussian_limit_variance(epsilon, delta, sens),
+            "laplace": laplace_limit_variance(epsilon, delta, sens),
+        }),
     )
 
 

@@ -15,11 +15,13 @@ import jax
 import numpy as np
 
 from dpjax.accounting.truncated_laplace import delta_truncated_laplace, epsilon_truncated_laplace
-from dpjax.calibration.members import name_member
+from dpjax.calibration.members import (
+    laplace_limit_variance,
+    name_by_variance,
+    uniform_limit_variance,
+)
 from dpjax.calibration.result import Calibration
 from dpjax.calibration.truncated_laplace import (
-    C_MAX,
-    C_MIN,
     truncated_laplace_least_variance,
 )
 from dpjax.certificate import require_certified
@@ -64,7 +66,10 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     return calibration(
         NAME, query, params={"scale": scale, "bound": bound}, variance=var, epsilon=epsilon,
         delta=delta, delta_at_params=delta_at, sensitivity={"linf": sens}, notes=notes,
-        member=name_member(bound / scale, C_MIN, C_MAX, "smallest shape (c = 1e-3)", "laplace"),
+        member=name_by_variance(var, {
+            "uniform": uniform_limit_variance(delta, sens),
+            "laplace": laplace_limit_variance(epsilon, delta, sens),
+        }),
     )
 
 

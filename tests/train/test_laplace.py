@@ -102,12 +102,6 @@ def test_bracket_lower_value_against_dp_accounting_optimistic(plan):
     assert 0.0 <= lower <= ref * (1 + 1e-9) and lower <= upper  # certified: never above
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the certified lower end of a Poisson-subsampled Laplace subtracts a Chernoff "
-    "bound on the FFT wrap-around (~0.4 for one use), so it is ~10% below the upper end "
-    "here; tight once that bound is only charged where the FFT can wrap (issue 13)",
-)
 def test_bracket_is_narrow_for_laplace(plan):
     lower, upper, _ = plan.accountant().bracket(plan.steps)
     assert lower <= upper < lower * 1.001

@@ -10,10 +10,21 @@ e^{-(j - k) h})`` (:func:`.query.profile_arrays`); every error is *subtracted*:
           - r\sqrt{n - k} - w - (1 - (1 - \varepsilon_b)^K),
 
 ``r`` the FFT round-off bound (l2, Cauchy-Schwarz over the ``n - k`` points above), ``w``
-the Chernoff bound on the composed mass below the window (the only mass a cyclic FFT can
-carry *up*: mass above the window wraps down, which only lowers ``delta``), ``REL, ABS`` the
+the composed mass below the window (the only mass a cyclic FFT can carry *up*: a cyclic
+FFT of length ``N`` puts the mass of the composed loss index ``j`` at the window label
+congruent to ``j`` mod ``N``, so mass above the window wraps down, which only lowers
+``delta``, and mass below it is carried up), ``REL, ABS`` the
 rounding constants of :mod:`.query` and ``eps_b = 1e-11`` the relative accuracy of one
-bin mass (:mod:`.discretise`), compounded over the ``K`` uses.  The window's cut mass is
+bin mass (:mod:`.discretise`), compounded over the ``K`` uses.  The composed loss of the
+discretised pairs never lies below ``s = sum_i K_i lower_i`` (each pair's pmf starts at
+its index ``lower_i``), so
+
+.. math:: w = P(S < \text{lower}\,h) = 0 \quad\text{if}\ \text{lower} \le s,\qquad
+          w \le \min_{\lambda < 0} M_K(\lambda)\, e^{-\lambda(\text{lower} - 1/2) h}
+          \quad\text{else}
+
+(Chernoff; the grid-valued ``S < lower h`` is ``S <= (lower - 1/2) h``): where no
+composition can reach below the window, nothing is charged.  The window's cut mass is
 dropped, never sent to ``+infinity`` (that would raise ``delta``), and no tail bound is
 used.  Since ``delta`` is non-increasing, ``delta_true(eps) >= underline delta_k > delta``
 for every ``eps <= l_k``, so
@@ -40,6 +51,7 @@ from jax.typing import ArrayLike
 
 from dpjax.accounting.pld import engine, query, tail_bounds
 from dpjax.accounting.pld._pld import PLD
+from dpjax.accounting.pld.compose import self_compose
 from dpjax.accounting.pld.plan import plan
 from dpjax.numerics import float64_kernel
 
@@ -48,7 +60,9 @@ BIN_MASS_ERROR = 1e-11
 
 
 @float64_kernel
-def epsilon_lower_bound(pld: PLD, delta: ArrayLike, compositions=1.0) -> Array:
+def epsilon_lower_bound(
+    pld: PLD, delta: ArrayLike, compositions=1.0, support_lower: ArrayLike | None = None
+) -> Array:
     r"""Certified lower end of ``epsilon(delta)`` from an optimistic (composed) PLD.
 
     .. math:: \epsilon_{\text{lower}} = \max\{l_k : \underline\delta_k > \delta\}\ (\text{or } 0)
@@ -60,6 +74,11 @@ def epsilon_lower_bound(pld: PLD, delta: ArrayLike, compositions=1.0) -> Array:
       pld: an optimistic :class:`PLD` (``pessimistic=False``), composed or not.
       delta: targets ``delta`` (any shape).
       compositions: ``K``, the number of uses composed into ``pld`` (bin-mass errors).
+      support_lower: a grid index ``s`` below which the composed (discretised) loss has no
+        mass: ``sum_i K_i lower_i`` over the composed pairs' first indices (their pmfs start
+        there), e.g. ``K * one.lower`` for a ``K``-fold self-composition of ``one``.  Where
+        the window starts at or below it no mass is carried up by the FFT (``w = 0``);
+        ``None``: unknown, the Chernoff bound is charged.
 
     Returns:
       Lower bounds on the true ``epsilon(delta)``, shape of ``delta`` (``0`` where the grid
@@ -73,8 +92,11 @@ def epsilon_lower_bound(pld: PLD, delta: ArrayLike, compositions=1.0) -> Array:
     h = jnp.asarray(pld.bin_width, jnp.float64)
     k = jnp.arange(n + 1, dtype=jnp.float64)
     losses = (pld.lower.astype(jnp.float64) + k) * h
-    wrapped = jnp.exp(tail_bounds.log_lower_tail(pld.log_mgf, pld.lower.astype(jnp.float64) * h))
+    start = pld.lower.astype(jnp.float64)
+    wrapped = jnp.exp(tail_bounds.log_lower_tail(pld.log_mgf, (start - 0.5) * h))
     wrapped = jnp.where(jnp.isnan(wrapped), jnp.inf, wrapped)
+    if support_lower is not None:  # nothing below the window: no mass to carry up
+        wrapped = jnp.where(start <= jnp.asarray(support_lower, jnp.float64), 0.0, wrapped)
     kk = jnp.asarray(compositions, jnp.float64)
     mass_err = -jnp.expm1(kk * jnp.log1p(-BIN_MASS_ERROR))
     low = (1.0 - 2.0 * prof.rel) * (prof.d - prof.abs_) - pld.roundoff * jnp.sqrt(n - k)
@@ -92,11 +114,20 @@ def _lower_kernel(
     scale, shape, sensitivity, sampling_rate, compositions, delta, *, noise_fn, bin_width, sizes,
     subsampled,
 ):
-    plds = engine._plds(
-        noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, sizes,
-        subsampled, pessimistic=False,
+    # every adjacency's one-use pair (fft = 0: not composed), composed here so that the
+    # composed support's first index K * one.lower is known (no FFT wrap-up below it)
+    ones = engine._plds(
+        noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width,
+        sizes._replace(fft=0), subsampled, pessimistic=False,
     )
-    out = [epsilon_lower_bound(p, delta, compositions) for p in plds]
+    k = jnp.asarray(compositions, jnp.float64)
+    out = [
+        epsilon_lower_bound(
+            self_compose(one, k, sizes.fft) if sizes.fft else one, delta, k,
+            support_lower=k * one.lower.astype(jnp.float64),
+        )
+        for one in ones
+    ]
     return functools.reduce(jnp.maximum, out)
 
 
@@ -133,7 +164,7 @@ def epsilon_lower(
     """
     p = plan(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width)
     x = jnp.asarray(delta, jnp.float64)
-    if p.sizes is None:
+    if p.sizes is None or p.sizes.moments_only:  # no grid: no certified lower end
         return np.zeros(np.shape(x))
     got = _lower_kernel(
         *engine._scalar_args(scale, shape, sensitivity, sampling_rate, compositions),

@@ -38,13 +38,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from dpjax._batching import pad, padded_size
 from dpjax.accounting.pld import query as _query
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld.compose import _index, moments_only, self_compose
 from dpjax.accounting.pld.discretise import discretise_pair
-from dpjax.accounting.pld.plan import EngineNote, plan
+from dpjax.accounting.pld.plan import EngineNote, plan, tilted_sizes
 from dpjax.accounting.pld.subsample import adjacency_pairs
+from dpjax.accounting.pld.tilted import tilted_kernel
 from dpjax.numerics import float64_kernel
+
+#: Below this ``delta`` (asked for, or answered by the plain engine) the tilted composition
+#: (:mod:`.tilted`) is run too and the smaller certified answer kept: the plain FFT's
+#: round-off floor starts around ``1e-10 .. 1e-8`` (it grows with ``K``); above, the plain
+#: engine alone is as accurate and needs no second composition.
+TILT_BELOW = 1e-7
 
 
 def _plds(
@@ -195,9 +203,47 @@ def _evaluate(kernel, noise_fn, scale, shape, sensitivity, x, compositions, samp
         )
         got = np.asarray(both[0 if kernel is log_delta_kernel else 1], np.float64)
         out = np.minimum(out, np.where(np.isnan(got), fallback, got))
+    if p.sizes is not None:
+        out = _tilted(kernel is epsilon_kernel, noise_fn, args, x, out, p.bin_width, sampling_rate)
     if p.note is not None:
         warnings.warn(p.note, EngineNote, stacklevel=3)
     return out
+
+
+def _tilted(by_delta, noise_fn, args, x, out, bin_width, sampling_rate):
+    """``out`` improved by the tilted composition where the target (``by_delta``) or the
+    plain answer (``log delta``) is below :data:`TILT_BELOW` (the minimum of two certified
+    answers is certified)."""
+    x = np.asarray(x, np.float64)
+    flat = x.ravel()
+    log_out = out.ravel() if not by_delta else np.log(np.where(flat > 0, flat, np.nan))
+    with np.errstate(invalid="ignore"):
+        sel = np.isfinite(log_out) & (log_out < np.log(TILT_BELOW))
+    if by_delta:
+        sel &= np.isfinite(flat) & (flat > 0)
+    if not sel.any():
+        return out
+    # plain answers may exceed the truth (RDP-like): resolve 1e4 below them
+    log_min = float(np.min(log_out[sel])) + (0.0 if by_delta else np.log(1e-4))
+    scale, shape, sens, q, k = (float(a) for a in args)
+    sizes = tilted_sizes(
+        noise_fn, scale, shape, sens, q if sampling_rate is not None else None, k, bin_width,
+        log_min,
+    )
+    if sizes is None:
+        return out
+    xs = flat[sel]
+    got = np.asarray(
+        tilted_kernel(
+            *args, jnp.asarray(pad(xs, padded_size(xs.size, 2))), noise_fn=noise_fn,
+            bin_width=bin_width, sizes=sizes, subsampled=sampling_rate is not None,
+            by_delta=by_delta,
+        ),
+        np.float64,
+    )[: xs.size]
+    res = out.ravel().copy()
+    res[sel] = np.minimum(res[sel], np.where(np.isnan(got), res[sel], got))
+    return res.reshape(out.shape)
 
 
 @float64_kernel

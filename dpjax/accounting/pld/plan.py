@@ -318,20 +318,40 @@ def plan(
     return Plan(h_eng if h_eng is not None else h, sizes, moments, note)
 
 
+def tilt_level(log_delta: float) -> int:
+    r"""``log10`` of the tail ``tau`` the tilted composition resolves ``delta`` with.
+
+    .. math:: \text{level} = -\max\Big(40,\ \min\big(300,\
+              10 \big\lceil (14.5 - \log_{10}\delta) / 10 \big\rceil\big)\Big)
+
+    Whole decades of ten (few compiles); the steps fall at ``delta = 3.16 \cdot 10^{-j}``,
+    off the round targets users ask for, so a ``delta`` and the ``delta(epsilon)`` just below
+    it (a certificate's re-check) share one level.
+
+    Args:
+      log_delta: natural ``log`` of ``delta``.
+
+    Returns:
+      The level, an integer in ``[-300, -40]``.
+    """
+    e = 10 * math.ceil((14.5 - log_delta / math.log(10.0)) / 10.0)
+    return -max(40, min(300, e))
+
+
 @float64_kernel
 def tilted_sizes(
     noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, log_delta
 ) -> Sizes | None:
     r"""Host helper: static sizes of the tilted composition (:mod:`.tilted`) down to ``delta``.
 
-    .. math:: \tau \le \min(10^{-40},\ 10^{-8}\delta / K)\ (\text{a power } 10^{-10m}
-              \ge 10^{-300}),\qquad
+    .. math:: \tau = 10^{\text{tilt\_level}(\delta)} \le \min(10^{-40},\ 10^{-14}\delta),\qquad
               \text{fft} \ge \frac{x_{hi}(\tau) - x_{lo}(10^{-30})}{h} + 3
 
     the one-use pairs cut at ``tau`` (so their mass at ``+infinity``, ``K tau``, is far below
-    ``delta``) and the window's top at the Chernoff edge leaving ``tau`` (what it cuts goes to
-    ``+infinity``).  ``None`` when ``K = 1`` (nothing to compose) or the sizes exceed
-    :func:`max_grid_points` or exact indices (the plain engine still answers).
+    ``delta`` for ``K`` up to ``10^6``) and the window's top at the Chernoff edge leaving
+    ``tau`` (what it cuts goes to ``+infinity``).  ``None`` when ``K = 1`` (nothing to
+    compose) or the sizes exceed :func:`max_grid_points` or exact indices (the plain engine
+    still answers).
 
     Args:
       noise_fn, scale, shape, sensitivity, sampling_rate, compositions: as in
@@ -345,9 +365,7 @@ def tilted_sizes(
     k = float(compositions)
     if not k > 1.0 or not math.isfinite(log_delta):
         return None
-    log_tau = min(math.log(1e-40), log_delta + math.log(1e-8) - math.log(k))
-    # whole decades of ten (few compiles of the sizing program), at least 1e-300
-    log_tau = max(10.0 * math.floor(log_tau / math.log(1e10)), -300.0) * math.log(10.0)
+    log_tau = tilt_level(log_delta) * math.log(10.0)
     tail = math.exp(log_tau)
     ext = extents(
         noise_fn, scale, shape, sensitivity, sampling_rate, k, tail, window_log_tail=log_tau

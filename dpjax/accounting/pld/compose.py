@@ -238,20 +238,12 @@ def _window(y, comp_lower, log_mgf, bin_width, size, inf_atoms, roundoff, trunca
 
 
 def fft_power(x, k, size: int, pessimistic: bool):
-    r"""``(y, err)``: the cyclic ``K``-fold self-convolution of ``x`` and an l2 bound on its error.
-
-    .. math:: y = \mathrm{IFFT}\big(\mathrm{FFT}(x)^K\big),\qquad
-              \|\hat y - y\|_2 \le K c_1 \sqrt{2 \textstyle\sum_k r_k^{2(K-1)}} / \sqrt N
-              + ((4K + 4) u + c_1) \|\hat y\|_2 + u
-
-    with ``c_1`` of one FFT (Higham 2002, Thm 24.2) and ``r_k = min(|X_k| + c_1, 1)``
-    (module docstring).  Needs ``||x||_1 <= 1``.
+    r"""``(y, err)``: ``y = IFFT(FFT(x)^K)`` (cyclic ``K``-fold self-convolution) and the l2
+    bound ``err`` on its float64 error (module docstring; needs ``||x||_1 <= 1``).
 
     Args:
-      x: ``(size,)`` non-negative masses of total at most 1.
-      k: ``K`` (float64, may be traced).
-      size: FFT length (static).
-      pessimistic: clip negative round-off of ``y`` at 0 (moves it toward the exact value).
+      x: ``(size,)`` non-negative masses; k: ``K`` (float64, may be traced); size: FFT
+        length (static); pessimistic: clip negative round-off of ``y`` at 0.
 
     Returns:
       ``(y, err)``.

@@ -237,6 +237,39 @@ def _window(y, comp_lower, log_mgf, bin_width, size, inf_atoms, roundoff, trunca
     )
 
 
+def fft_power(x, k, size: int, pessimistic: bool):
+    r"""``(y, err)``: ``y = IFFT(FFT(x)^K)`` (cyclic ``K``-fold self-convolution) and the l2
+    bound ``err`` on its float64 error (module docstring; needs ``||x||_1 <= 1``).
+
+    Args:
+      x: ``(size,)`` non-negative masses; k: ``K`` (float64, may be traced); size: FFT
+        length (static); pessimistic: clip negative round-off of ``y`` at 0.
+
+    Returns:
+      ``(y, err)``.
+    """
+    big_x = jnp.fft.rfft(x)
+    # K-th power as exp(K log z): one traced exponent for every K
+    zero = big_x == 0
+    logz = jnp.log(jnp.where(zero, jnp.ones_like(big_x), big_x))
+    big_y = jnp.where(zero, jnp.zeros_like(big_x), jnp.exp(k.astype(big_x.dtype) * logz))
+    y = jnp.fft.irfft(big_y, size)
+    if pessimistic:
+        y = jnp.maximum(y, 0.0)
+    c1 = _fft_error_constant(size)
+    # componentwise FFT error |e_k| <= c1 ||x||_1 = c1; the K-th power turns it into
+    # K |e_k| r_k^(K-1), r_k = min(|X_k| + c1, 1): l2 over the (two-sided) spectrum, / sqrt(N)
+    r = jnp.minimum(jnp.abs(big_x) + c1, 1.0)
+    pw = jnp.exp(2.0 * (k - 1.0) * jnp.log(jnp.where(r > 0, r, 1.0)))
+    spread = jnp.sqrt(2.0 * jnp.sum(jnp.where(r > 0, pw, 0.0)))
+    err = (
+        k * c1 * spread / jnp.sqrt(float(size))
+        + ((4.0 * k + 4.0) * _U + c1) * jnp.linalg.norm(y)
+        + _U
+    )
+    return y, err
+
+
 @float64_kernel
 def self_compose(pld: PLD, num_compositions, size: int) -> PLD:
     r"""``K``-fold self-composition of ``pld`` by FFT (``K`` traced, FFT length ``size`` static).
@@ -266,27 +299,8 @@ def self_compose(pld: PLD, num_compositions, size: int) -> PLD:
       0.000109...
     """
     k = jnp.asarray(num_compositions, jnp.float64)
-    x = _fold(pld.pmf, size)
-    big_x = jnp.fft.rfft(x)
-    # K-th power as exp(K log z): one traced exponent for every K
-    zero = big_x == 0
-    logz = jnp.log(jnp.where(zero, jnp.ones_like(big_x), big_x))
-    big_y = jnp.where(zero, jnp.zeros_like(big_x), jnp.exp(k.astype(big_x.dtype) * logz))
-    y = jnp.fft.irfft(big_y, size)
-    if pld.pessimistic:
-        y = jnp.maximum(y, 0.0)
-    c1 = _fft_error_constant(size)
-    # componentwise FFT error |e_k| <= c1 ||x||_1 = c1; the K-th power turns it into
-    # K |e_k| r_k^(K-1), r_k = min(|X_k| + c1, 1): l2 over the (two-sided) spectrum, / sqrt(N)
-    r = jnp.minimum(jnp.abs(big_x) + c1, 1.0)
-    pw = jnp.exp(2.0 * (k - 1.0) * jnp.log(jnp.where(r > 0, r, 1.0)))
-    spread = jnp.sqrt(2.0 * jnp.sum(jnp.where(r > 0, pw, 0.0)))
-    roundoff = (
-        k * pld.roundoff
-        + k * c1 * spread / jnp.sqrt(float(size))
-        + ((4.0 * k + 4.0) * _U + c1) * jnp.linalg.norm(y)
-        + _U
-    )
+    y, err = fft_power(_fold(pld.pmf, size), k, size, pld.pessimistic)
+    roundoff = k * pld.roundoff + err
     comp_lower = k * pld.lower.astype(jnp.float64)  # float64: K may exceed int64
     inf_atoms = -jnp.expm1(k * jnp.log1p(-jnp.minimum(pld.atom_inf, 1.0)))
     return _window(

@@ -38,13 +38,22 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from dpjax._batching import pad, padded_size
 from dpjax.accounting.pld import query as _query
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld.compose import _index, moments_only, self_compose
 from dpjax.accounting.pld.discretise import discretise_pair
-from dpjax.accounting.pld.plan import EngineNote, plan
+from dpjax.accounting.pld.plan import EngineNote, plan, tilt_level, tilted_sizes
 from dpjax.accounting.pld.subsample import adjacency_pairs
+from dpjax.accounting.pld.tilted import tilted_kernel
+from dpjax.certificate import MARGIN
 from dpjax.numerics import float64_kernel
+
+#: Below this ``delta`` (asked for, or answered by the plain engine) the tilted composition
+#: (:mod:`.tilted`) is run too and the smaller certified answer kept: the plain FFT's
+#: round-off floor starts around ``1e-10 .. 1e-8`` (it grows with ``K``); above, the plain
+#: engine alone is as accurate and needs no second composition.
+TILT_BELOW = 1e-7
 
 
 def _plds(
@@ -195,9 +204,74 @@ def _evaluate(kernel, noise_fn, scale, shape, sensitivity, x, compositions, samp
         )
         got = np.asarray(both[0 if kernel is log_delta_kernel else 1], np.float64)
         out = np.minimum(out, np.where(np.isnan(got), fallback, got))
+    plain = out
+    if p.sizes is not None:
+        out = _tilted(kernel is epsilon_kernel, noise_fn, args, x, out, p.bin_width, sampling_rate)
     if p.note is not None:
         warnings.warn(p.note, EngineNote, stacklevel=3)
+    if kernel is epsilon_kernel and np.any(out < plain):
+        # the tilted epsilon's certificate, re-checked by the profile as the caller will
+        # (the tilts of a delta and of an epsilon query differ): where it fails, the plain one
+        delta = np.broadcast_to(np.asarray(x, np.float64), np.shape(out))
+        back = _evaluate(
+            log_delta_kernel, noise_fn, scale, shape, sensitivity, np.where(out < plain, out, 0.0),
+            compositions, sampling_rate, h,
+        )
+        with np.errstate(divide="ignore"):
+            ok = back <= np.log(delta * (1.0 - MARGIN))
+        out = np.where((out < plain) & ~ok, plain, out)
     return out
+
+
+def _tilted(by_delta, noise_fn, args, x, out, bin_width, sampling_rate):
+    """``out`` improved by the tilted composition (:mod:`.tilted`) where the target
+    (``by_delta``) or the plain answer (``log delta``) is below :data:`TILT_BELOW`; the
+    minimum of two certified answers is certified.  Each entry's sizes depend on that entry
+    alone (its target, or its plain answer), so an entry's answer does not depend on the
+    batch it came in."""
+    flat = np.asarray(x, np.float64).ravel()
+    res = np.asarray(out, np.float64).ravel().copy()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_t = np.log(flat) if by_delta else res.copy()
+        sel = np.isfinite(log_t) & (log_t < np.log(TILT_BELOW))
+    if by_delta:
+        sel &= np.isfinite(flat) & (flat > 0)
+    else:
+        # a plain answer (a Chernoff bound at tiny delta) may exceed the truth by far:
+        # resolve down to its square (times 1e-4)
+        log_t = 2.0 * log_t + np.log(1e-4)
+    scale, shape, sens, q, k = (float(a) for a in args)
+    q = q if sampling_rate is not None else None
+
+    def run(idx, levels):
+        groups = {}
+        for i in idx:
+            sizes = tilted_sizes(noise_fn, scale, shape, sens, q, k, bin_width, levels[i])
+            if sizes is not None:
+                groups.setdefault(sizes, []).append(i)
+        for sizes, grp in groups.items():
+            xs = flat[grp]
+            got = np.asarray(
+                tilted_kernel(
+                    *args, jnp.asarray(pad(xs, padded_size(xs.size, 2))), noise_fn=noise_fn,
+                    bin_width=bin_width, sizes=sizes, subsampled=q is not None,
+                    by_delta=by_delta,
+                ),
+                np.float64,
+            )[: xs.size]
+            res[grp] = np.minimum(res[grp], np.where(np.isnan(got), res[grp], got))
+
+    idx = np.nonzero(sel)[0]
+    run(idx, log_t)
+    if not by_delta:
+        # the sizes of the delta this answered, as a delta query there chose (a certificate
+        # re-check then sees the composition the epsilon came from)
+        level = np.array([tilt_level(v) if np.isfinite(v) else 0 for v in log_t])
+        again = [
+            i for i in idx if np.isfinite(res[i]) and tilt_level(res[i]) != level[i]
+        ]
+        run(again, res.copy())
+    return res.reshape(np.shape(out))
 
 
 @float64_kernel

@@ -61,8 +61,13 @@ class Sizes(NamedTuple):
 _SIZING_POINTS = 4096
 
 
-@functools.partial(jax.jit, static_argnames=("noise_fn", "subsampled", "tail"))
-def _sizing(scale, shape, sensitivity, sampling_rate, compositions, *, noise_fn, subsampled, tail):
+@functools.partial(
+    jax.jit, static_argnames=("noise_fn", "subsampled", "tail", "window_log_tail")
+)
+def _sizing(
+    scale, shape, sensitivity, sampling_rate, compositions, *, noise_fn, subsampled, tail,
+    window_log_tail=LOG_WINDOW_TAIL,
+):
     """Per adjacency and row (1-D ``scale``, ``shape``): the one-use loss range
     ``(L(t_lo), L(t_hi))`` and the Chernoff window ``(x_lo, x_hi)`` of the ``K``-fold sum,
     from the ``log_mgf`` of the pessimistic PLD on :data:`_SIZING_POINTS` points spanning
@@ -80,7 +85,7 @@ def _sizing(scale, shape, sensitivity, sampling_rate, compositions, *, noise_fn,
             lower, _ = _index(jnp.floor(lo / h) - 1.0)
             mgf = discretise_pair(p, h, lower, _SIZING_POINTS).log_mgf * compositions
             w_lo = tail_bounds.lower_edge(mgf, LOG_WINDOW_TAIL)
-            w_hi = tail_bounds.upper_edge(mgf, LOG_WINDOW_TAIL)
+            w_hi = tail_bounds.upper_edge(mgf, window_log_tail)
             out.append((lo, hi, w_lo, w_hi))
         return out
 
@@ -110,7 +115,10 @@ class Extents(NamedTuple):
 
 
 @float64_kernel
-def extents(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, tail=1e-40):
+def extents(
+    noise_fn, scale, shape, sensitivity, sampling_rate, compositions, tail=1e-40,
+    window_log_tail=LOG_WINDOW_TAIL,
+):
     r"""Host helper: :class:`Extents` for ``(scale, shape)`` (arrays allowed: every row).
 
     .. math:: [L(t_{lo}), L(t_{hi})],\qquad [x_{lo}, x_{hi}]:\ P(S_K \notin [x_{lo}, x_{hi}])
@@ -127,6 +135,8 @@ def extents(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, ta
       sampling_rate: ``q`` in ``(0, 1]``, or ``None`` (no subsampling).
       compositions: ``K >= 1``.
       tail: probability each one-use pair may leave beyond its ``t`` range.
+      window_log_tail: log of the mass the window may leave above its top (the bottom
+        leaves ``1e-30``).
 
     Returns:
       The :class:`Extents` of every (row, adjacency) pair.
@@ -142,6 +152,7 @@ def extents(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, ta
     plans = _sizing(
         jnp.asarray(pad(scale)), jnp.asarray(pad(shape)), sens, q, jnp.float64(k),
         noise_fn=noise_fn, subsampled=subsampled, tail=tail,
+        window_log_tail=float(window_log_tail),
     )
     lo, hi, w_lo, w_hi = (
         np.concatenate([np.asarray(p[j], float)[:n] for p in plans]) for j in range(4)
@@ -305,6 +316,65 @@ def plan(
     else:
         note = f"{why}: no grid fits, no bound certified"
     return Plan(h_eng if h_eng is not None else h, sizes, moments, note)
+
+
+def tilt_level(log_delta: float) -> int:
+    r"""``log10`` of the tail ``tau`` the tilted composition resolves ``delta`` with.
+
+    .. math:: \text{level} = -\max\Big(40,\ \min\big(300,\
+              10 \big\lceil (14.5 - \log_{10}\delta) / 10 \big\rceil\big)\Big)
+
+    Whole decades of ten (few compiles); the steps fall at ``delta = 3.16 \cdot 10^{-j}``,
+    off the round targets users ask for, so a ``delta`` and the ``delta(epsilon)`` just below
+    it (a certificate's re-check) share one level.
+
+    Args:
+      log_delta: natural ``log`` of ``delta``.
+
+    Returns:
+      The level, an integer in ``[-300, -40]``.
+    """
+    e = 10 * math.ceil((14.5 - log_delta / math.log(10.0)) / 10.0)
+    return -max(40, min(300, e))
+
+
+@float64_kernel
+def tilted_sizes(
+    noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, log_delta
+) -> Sizes | None:
+    r"""Host helper: static sizes of the tilted composition (:mod:`.tilted`) down to ``delta``.
+
+    .. math:: \tau = 10^{\text{tilt\_level}(\delta)} \le \min(10^{-40},\ 10^{-14}\delta),\qquad
+              \text{fft} \ge \frac{x_{hi}(\tau) - x_{lo}(10^{-30})}{h} + 3
+
+    the one-use pairs cut at ``tau`` (so their mass at ``+infinity``, ``K tau``, is far below
+    ``delta`` for ``K`` up to ``10^6``) and the window's top at the Chernoff edge leaving
+    ``tau`` (what it cuts goes to ``+infinity``).  ``None`` when ``K = 1`` (nothing to
+    compose) or the sizes exceed :func:`max_grid_points` or exact indices (the plain engine
+    still answers).
+
+    Args:
+      noise_fn, scale, shape, sensitivity, sampling_rate, compositions: as in
+        :func:`extents`.
+      bin_width: the grid spacing ``h``.
+      log_delta: ``log`` of the least ``delta`` the tilted answers should resolve.
+
+    Returns:
+      The :class:`Sizes`, or ``None``.
+    """
+    k = float(compositions)
+    if not k > 1.0 or not math.isfinite(log_delta):
+        return None
+    log_tau = tilt_level(log_delta) * math.log(10.0)
+    tail = math.exp(log_tau)
+    ext = extents(
+        noise_fn, scale, shape, sensitivity, sampling_rate, k, tail, window_log_tail=log_tau
+    )
+    grid, fft, index = _needs(ext, float(bin_width))
+    cap = max_grid_points()
+    if not (grid <= cap and fft <= cap and index < _PLAN_INDEX):
+        return None
+    return _sizes(grid, fft, tail, cap)
 
 
 class EngineNote(UserWarning):

@@ -1,0 +1,374 @@
+r"""Exponentially tilted FFT composition: certified ``delta(epsilon)`` far below the FFT floor.
+
+Plain FFT composition (:mod:`.compose`) has a float64 round-off of about ``1e-16`` *relative
+to the composed pmf's peak*: below ``delta ~ 1e-12`` it swamps the answer.  Here the pmf
+``p`` of one use (losses ``l_i = (lower + i) h``) is tilted first,
+
+.. math:: p_\lambda(l) = p(l)\, e^{\lambda l - c},\qquad
+          c \ge \log \sum_i p_i e^{\lambda l_i}\ (\text{so } \|p_\lambda\|_1 \le 1),
+
+composed ``K`` times by FFT (:func:`.compose.fft_power`) and untilted pointwise after the
+inverse FFT, exactly (the ``K`` losses add up, so the factors ``e^{\lambda l}`` multiply):
+
+.. math:: p^{*K}(l) = p_\lambda^{*K}(l)\, e^{K c - \lambda l}.
+
+Round-off is then relative to the tilted density's peak, which sits where the tilted mean
+``K E_\lambda[L]`` is; ``lambda`` is near the saddle point of the queried ``epsilon`` (or ``delta``;
+:func:`saddle_lambdas`), so the peak sits near the queried loss (Daniels 1954,
+"Saddlepoint approximations in statistics"; the exponential tilting of Sommer, Meiser &
+Mohammadi 2019, "Privacy loss classes: the central limit theorem in differential privacy",
+PoPETs 2019).
+
+**Certified.**  With ``y`` the computed window (``n`` points from ``l_0``), ``e`` its error
+(``||e||_2 <= r``, the bound of :func:`.compose.fft_power` on the tilted pmf), ``b =
+e^{-\lambda h}``, ``a = e^{-h}`` and, for ``l_{k-1} <= epsilon < l_k``, ``t = l_k - epsilon``:
+
+.. math:: \delta(\epsilon) \le m + e^{Kc - \lambda l_k} (1 + \rho)\Big[(1 - e^{-t}) S_k
+          + e^{-t} D_k + r \sqrt{\tfrac{1 - b^{2(n - k)}}{1 - b^2}}\Big],
+
+``S_k = sum_{j >= k} b^{j-k} y_j``, ``D_k = sum_{j > k} b^{j-k} (1 - a^{j-k}) y_j =
+b (1 - a) sum_{j >= k} (ab)^{j-k} S_{j+1}`` (both discounted suffix sums,
+:func:`.query.discounted_suffix`: non-negative terms, no cancellation, no overflow).  The
+round-off term is Cauchy-Schwarz: ``sum_{j >= k} |e_j| e^{-\lambda (l_j - l_k)} <= ||e||_2
+(sum_{j >= k} b^{2(j - k)})^{1/2}``.  ``1 + rho = (1 + eta)^K`` bounds the entrywise
+relative rounding ``eta`` of the tilt through ``K`` convolutions of non-negative terms,
+``m`` is the mass at ``+infinity`` (atoms and the window's cut top, bounded by Chernoff
+on the *untilted* moments, as in :mod:`.compose`); tilted mass that the cyclic FFT wraps
+lands at other window points and only adds non-negative mass (pessimistic).  Sums are
+inflated by the rounding bounds of :mod:`.query`; a ``nan`` anywhere gives ``delta = 1``.
+The inverse ``epsilon(delta)`` is closed-form on a segment and re-evaluated at the
+returned value, as in :mod:`.query`.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import Array
+from jax.scipy.special import logsumexp
+
+from dpjax.accounting.pld import tail_bounds
+from dpjax.accounting.pld._pld import LAMBDAS, PLD
+from dpjax.accounting.pld.compose import _fold, _window, fft_power
+from dpjax.accounting.pld.query import (
+    _BLOCK,
+    _PADS,
+    _TINY,
+    _UP,
+    _first_ok,
+    _levels,
+    discounted_suffix,
+)
+from dpjax.certificate import MARGIN
+from dpjax.numerics import float64_kernel
+
+_U = 2.0**-53
+
+
+class Tilted(NamedTuple):
+    """A composed PLD kept tilted: ``pld.pmf`` holds ``p_lambda^{*K}`` on the window.
+
+    Attributes:
+      pld: the composed :class:`.PLD`; its ``pmf`` and ``roundoff`` are in tilted units,
+        ``inf_mass``, ``atom_inf`` and ``log_mgf`` are those of the untilted composition.
+      lam: the tilt ``lambda >= 0``.
+      log_scale: ``K c``: the untilted pmf is ``pmf * exp(K c - lambda l)``.
+      rel: ``rho = (1 + eta)^K - 1``, relative rounding of the tilt through ``K`` uses.
+    """
+
+    pld: PLD
+    lam: Array
+    log_scale: Array
+    rel: Array
+
+
+def _tilt(pld: PLD, lam):
+    """``(x, c, eta, r)``: the tilted pmf ``x_i = p_i e^{lam l_i - c}`` (sum ``<= 1``), the
+    constant ``c``, a bound ``eta`` on the entries' relative rounding, the l2 bound ``r`` on
+    ``x``'s error carried over from ``pld.roundoff``."""
+    p = jnp.where(jnp.isfinite(pld.pmf), jnp.maximum(pld.pmf, 0.0), jnp.nan)
+    pos = p > 0
+    log_p = jnp.where(pos, jnp.log(jnp.where(pos, p, 1.0)), -jnp.inf)
+    lam_l = lam * pld.losses()
+    a = log_p + lam_l
+    # any c is exact for the untilting; c above the sum's log by far more than its rounding
+    c = logsumexp(a) + 1e-9
+    c = jnp.where(jnp.all(jnp.isfinite(pld.pmf)), c, jnp.nan)  # fail closed
+    x = jnp.exp(a - c)
+    mag = jnp.where(pos, jnp.abs(log_p) + jnp.abs(lam_l), 0.0)
+    eta = 8.0 * _U * (jnp.max(mag) + jnp.abs(c) + 1.0)
+    log_r = jnp.log(pld.roundoff) + jnp.max(lam_l) - c
+    r = jnp.where(pld.roundoff > 0, jnp.exp(log_r), 0.0)
+    return x, c, eta, r
+
+
+@float64_kernel
+def tilted_self_compose(pld: PLD, num_compositions, size: int, lam) -> Tilted:
+    r"""``K``-fold self-composition of ``pld`` tilted by ``lambda`` (``K``, ``lambda`` traced).
+
+    .. math:: p_\lambda^{*K} = \mathrm{IFFT}\big(\mathrm{FFT}(p\, e^{\lambda l - c})^K\big),
+              \qquad p^{*K}(l) = p_\lambda^{*K}(l)\, e^{K c - \lambda l}
+
+    on a cyclic grid of ``size`` points whose window starts at the untilted Chernoff lower
+    edge (:func:`.compose.self_compose`); the untilted mass above its top is bounded by
+    Chernoff and added to ``inf_mass`` (module docstring).
+
+    Args:
+      pld: the (pessimistic) PLD of one use.
+      num_compositions: ``K >= 1``.
+      size: FFT length (static).
+      lam: the tilt ``lambda >= 0``.
+
+    Returns:
+      The :class:`Tilted` composition.
+    """
+    k = jnp.asarray(num_compositions, jnp.float64)
+    lam = jnp.asarray(lam, jnp.float64)
+    x, c, eta, r1 = _tilt(pld, lam)
+    y, err = fft_power(_fold(x, size), k, size, pld.pessimistic)
+    inf_atoms = -jnp.expm1(k * jnp.log1p(-jnp.minimum(pld.atom_inf, 1.0)))
+    comp = _window(
+        y, k * pld.lower.astype(jnp.float64), k * pld.log_mgf, pld.bin_width, size, inf_atoms,
+        k * r1 + err, k * pld.truncated_mass, pld.pessimistic,
+    )
+    return Tilted(comp, lam, k * c, jnp.expm1(k * jnp.log1p(eta)))
+
+
+class _Sums(NamedTuple):
+    s: Array
+    d: Array
+    rel: Array
+    abs_: Array
+    ok: Array
+
+
+def _sums(t: Tilted) -> _Sums:
+    """The discounted suffix sums ``S``, ``D`` of the tilted window (module docstring)."""
+    pld, lam = t.pld, t.lam
+    raw = pld.pmf
+    n = raw.shape[-1]
+    ok = jnp.all(jnp.isfinite(raw)) & jnp.isfinite(pld.inf_mass) & jnp.isfinite(pld.roundoff)
+    ok = ok & jnp.isfinite(t.log_scale) & jnp.isfinite(t.rel)
+    y = jnp.where(jnp.isfinite(raw), jnp.maximum(raw, 0.0), 0.0)
+    h = jnp.asarray(pld.bin_width, jnp.float64)
+    zero = jnp.zeros((1,), y.dtype)
+    s = jnp.concatenate([discounted_suffix(y, lam * h), zero])
+    pre = jnp.exp(-lam * h) * -jnp.expm1(-h) * _UP * _UP
+    d = jnp.concatenate([pre * discounted_suffix(s[1:], (lam + 1.0) * h), zero])
+    rel = (2.0 * _levels(n) * (_BLOCK + 3.0) + 96.0) * _U
+    return _Sums(s, d, jnp.asarray(rel), jnp.asarray(16.0 * (n + 1.0) * _TINY), ok)
+
+
+def _log_certified(t: Tilted, sm: _Sums, k, grid):
+    """Certified ``log delta`` from the tilted grid value ``grid`` at segment ``k``."""
+    pld, lam = t.pld, t.lam
+    n = sm.s.shape[-1] - 1
+    h = jnp.asarray(pld.bin_width, jnp.float64)
+    cnt = (n - k).astype(jnp.float64)
+    two = 2.0 * lam * h
+    ratio = -jnp.expm1(-two * cnt) / jnp.where(two > 0, -jnp.expm1(-two), 1.0)
+    spread = jnp.sqrt(jnp.where(two > 0, ratio, cnt)) * (1.0 + 16.0 * _U)
+    val = (grid + pld.roundoff * spread) * (1.0 + sm.rel) + jnp.where(sm.s[k] > 0, sm.abs_, 0.0)
+    l_k = (pld.lower.astype(jnp.float64) + k.astype(jnp.float64)) * h
+    expo = t.log_scale - lam * l_k
+    pad = 8.0 * _U * (jnp.abs(t.log_scale) + jnp.abs(lam * l_k) + 1.0) + jnp.log1p(t.rel)
+    log_val = jnp.where(val > 0, jnp.log(jnp.where(val > 0, val, 1.0)) + expo + pad, -jnp.inf)
+    log_inf = jnp.where(pld.inf_mass > 0, jnp.log(pld.inf_mass * (1.0 + 4.0 * _U)), -jnp.inf)
+    out = jnp.logaddexp(log_inf, log_val)
+    out = out + 4.0 * _U * jnp.abs(jnp.where(jnp.isfinite(out), out, 0.0))
+    bad = ~sm.ok | jnp.isnan(out) | ~(val >= 0)
+    return jnp.where(bad, 0.0, jnp.minimum(out, 0.0))
+
+
+def _log_delta(t: Tilted, sm: _Sums, epsilon):
+    n = sm.s.shape[-1] - 1
+    h = jnp.asarray(t.pld.bin_width, jnp.float64)
+    lower = t.pld.lower.astype(jnp.float64)
+    eps = jnp.asarray(epsilon, jnp.float64)
+    ratio = eps / h
+    x_lo = ratio - lower - 4.0 * _U * (jnp.abs(ratio) + jnp.abs(lower) + 1.0)
+    x_lo = jnp.where(jnp.isnan(x_lo), jnp.where(eps > 0, jnp.inf, -jnp.inf), x_lo)
+    kf = jnp.clip(jnp.floor(x_lo) + 1.0, 0.0, float(n))
+    k = kf.astype(jnp.int32 if n < 2**31 - 1 else jnp.int64)
+    tt = jnp.maximum((kf - x_lo) * h, 0.0)
+    grid = -jnp.expm1(-tt) * sm.s[k] + jnp.exp(-tt) * sm.d[k]
+    return jnp.where(jnp.isnan(eps), 0.0, _log_certified(t, sm, k, grid))
+
+
+@float64_kernel
+def log_delta_for_epsilon(t: Tilted, epsilon) -> Array:
+    r"""``log`` of a certified upper bound on ``delta(epsilon)`` from a tilted composition.
+
+    .. math:: \delta(\epsilon) \le m + e^{Kc - \lambda l_k}(1 + \rho)\big[(1 - e^{-t}) S_k
+              + e^{-t} D_k + r\,\|b^{j-k}\|_{2, j \ge k}\big]
+
+    (module docstring), in log space: finite down to ``delta ~ 1e-300``.
+
+    Args:
+      t: a :class:`Tilted` composition.
+      epsilon: array of ``epsilon``.
+
+    Returns:
+      ``log delta`` bounds ``<= 0`` (``0`` where the grid says nothing or on ``nan``).
+    """
+    return _log_delta(t, _sums(t), epsilon)
+
+
+@float64_kernel
+def epsilon_for_delta(t: Tilted, delta) -> Array:
+    r"""Least ``epsilon >= 0`` whose tilted bound (:func:`log_delta_for_epsilon`) is ``<= delta``.
+
+    .. math:: \epsilon = l_k - \log\Big(1 + \frac{w - D_k}{S_k - w}\Big),\quad
+              w = \frac{(\delta' - m) e^{\lambda l_k - Kc}}{(1 + \rho)(1 + \text{REL})}
+              - r\,\|b^{j-k}\|_2
+
+    on the first segment ``k`` whose certified value at ``l_k`` is ``<= delta' = delta (1 -
+    MARGIN)``, then re-evaluated there (padded candidates, then grid points; ``+inf`` if
+    none passes), as :func:`.query.epsilon_for_delta` does.
+
+    Args:
+      t: a :class:`Tilted` composition.
+      delta: array of targets.
+
+    Returns:
+      Certified ``epsilon``, shape of ``delta`` (``+inf`` where none).
+    """
+    sm = _sums(t)
+    pld, lam = t.pld, t.lam
+    n = sm.s.shape[-1] - 1
+    h = jnp.asarray(pld.bin_width, jnp.float64)
+    lower = pld.lower.astype(jnp.float64)
+    dl = jnp.asarray(delta, jnp.float64)
+    target = dl * (1.0 - MARGIN - 4.0 * sm.rel)
+    log_target = jnp.log(jnp.where(target > 0, target, jnp.nan))
+    ks = jnp.arange(n + 1)
+    at = jax.lax.cummax(_log_certified(t, sm, ks, sm.d), axis=0, reverse=True)
+    k = jnp.searchsorted(-at, -log_target, side="left")
+    kc = jnp.minimum(k, n)
+    s, d = sm.s[kc], sm.d[kc]
+    l_k = (lower + kc.astype(jnp.float64)) * h
+    rest = target - pld.inf_mass * (1.0 + 8.0 * _U)
+    log_rest = jnp.log(jnp.where(rest > 0, rest, 1.0)) - (t.log_scale - lam * l_k)
+    log_rest = log_rest - 16.0 * _U * (jnp.abs(t.log_scale) + jnp.abs(lam * l_k) + 1.0)
+    want = jnp.exp(log_rest - jnp.log1p(t.rel)) / (1.0 + sm.rel) - sm.abs_
+    two = 2.0 * lam * h
+    cnt = (n - kc).astype(jnp.float64)
+    spread = jnp.sqrt(-jnp.expm1(-two * cnt) / -jnp.expm1(-two))
+    want = jnp.where(rest > 0, want - pld.roundoff * spread, -jnp.inf)
+    room = s - want
+    tt = jnp.where(
+        room > 0, jnp.log1p(jnp.maximum(want - d, 0.0) / jnp.where(room > 0, room, 1.0)), jnp.inf
+    )
+    eps = l_k - tt
+    eps = jnp.where(kc > 0, jnp.maximum(eps, l_k - h), eps)
+    scale = jnp.abs(l_k) + jnp.abs(lower) * h + h
+    seg = eps[..., None] + jnp.asarray(_PADS) * 64.0 * _U * scale[..., None]
+    grid_pts = l_k[..., None] + h * jnp.arange(3.0)
+    cands = jnp.maximum(jnp.concatenate([seg, grid_pts], axis=-1), 0.0)
+    ok = _log_delta(t, sm, cands) <= log_target[..., None]
+    eps = jnp.where(k <= n, _first_ok(cands, ok), jnp.inf)
+    eps = jnp.where(dl >= 1.0, 0.0, eps)
+    return jnp.where(~(dl > 0), jnp.inf, eps)
+
+
+#: Tilts tried per query, as offsets on :data:`.LAMBDAS` (ratio ~1.25 a step) from the
+#: Chernoff minimiser: for a ``delta`` query it puts the tilted mean at the Chernoff epsilon,
+#: above the true one (the bound lacks the ``1 / sqrt(2 pi K Var)`` prefactor), so smaller
+#: tilts are tried; for an ``epsilon`` query it is about the saddle point, and the tilts
+#: around it cover those a ``delta`` query at the same point picked.
+OFFSETS = {True: (0, -1, -2, -3), False: (2, 1, 0, -1, -2)}
+
+
+def saddle_lambdas(log_mgf, x, by_delta: bool):
+    r"""The Chernoff minimiser on :data:`.LAMBDAS` (``lambda > 0``) and its neighbours
+    (:data:`OFFSETS`): the tilts of a query.
+
+    .. math:: \lambda^* = \arg\min_{\lambda > 0} \frac{\log M_K(\lambda) + \log c(\lambda)
+              - \log\delta}{\lambda}\ \ (\text{by delta}),\qquad
+              \arg\min_{\lambda > 0} \log M_K(\lambda) - \lambda\epsilon + \log c(\lambda)
+
+    where ``K E_lambda[L]`` is about the Chernoff epsilon (the saddle point).  Only a
+    placement: any ``lambda`` gives a certified bound.
+
+    Args:
+      log_mgf: the composed ``log M_K`` on :data:`.LAMBDAS`.
+      x: a ``delta`` (``by_delta``) or an ``epsilon`` (scalar).
+      by_delta: which query ``x`` is.
+
+    Returns:
+      ``(len(OFFSETS[by_delta]),)`` tilts ``lambda > 0`` (traced).
+    """
+    lam, lm = tail_bounds._split(log_mgf, None, True)
+    log_c, _ = tail_bounds._log_c(lam)
+    if by_delta:
+        obj = (lm + log_c - jnp.log(x)) / lam
+    else:
+        obj = lm - lam * x + log_c
+    obj = jnp.where(jnp.isnan(obj), jnp.inf, obj)
+    first = int(np.argmax(LAMBDAS > 0))
+    idx = jnp.argmin(obj) + jnp.asarray(OFFSETS[by_delta])
+    idx = jnp.clip(idx, first, len(LAMBDAS) - 1)
+    return jnp.asarray(LAMBDAS)[idx]
+
+
+_STATIC = ("noise_fn", "bin_width", "sizes", "subsampled", "by_delta")
+
+
+@functools.partial(jax.jit, static_argnames=_STATIC)
+@float64_kernel
+def tilted_kernel(
+    scale, shape, sensitivity, sampling_rate, compositions, x, *, noise_fn, bin_width, sizes,
+    subsampled, by_delta,
+):
+    r"""Tilted engine answer after ``K`` uses: the worse adjacency, each query its own tilt.
+
+    .. math:: \max_{\text{adjacency}}\ \text{answer}\big(\text{tilted\_self\_compose}(p, K,
+              N, \lambda^*(x_i)),\, x_i\big)
+
+    (the least over the tilts ``lambda^*`` of :func:`saddle_lambdas`; answers of
+    :func:`epsilon_for_delta` or :func:`log_delta_for_epsilon`).
+
+    Args:
+      scale, shape, sensitivity, sampling_rate, compositions: as in
+        :data:`.engine.log_delta_kernel`.
+      x: 1-D array of targets ``delta`` (``by_delta``) or of ``epsilon``.
+      noise_fn, bin_width, subsampled: as in :data:`.engine.log_delta_kernel`.
+      sizes: the static :class:`.plan.Sizes` (:func:`.plan.tilted_sizes`).
+      by_delta: ``x`` holds deltas (answer epsilon) or epsilons (answer ``log delta``).
+
+    Returns:
+      Certified ``epsilon`` or ``log delta``, shape of ``x``.
+    """
+    from dpjax.accounting.pld.engine import _plds
+
+    plds = _plds(
+        noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width,
+        sizes._replace(fft=0), subsampled,
+    )
+    k = jnp.asarray(compositions, jnp.float64)
+
+    def one(pld, xi, lam):
+        t = tilted_self_compose(pld, k, sizes.fft, lam)
+        return epsilon_for_delta(t, xi) if by_delta else log_delta_for_epsilon(t, xi)
+
+    answers = []
+    for p in plds:
+        lams = jax.vmap(lambda xi, p=p: saddle_lambdas(k * p.log_mgf, xi, by_delta))(x)
+        xs = jnp.broadcast_to(x[:, None], lams.shape)
+        got = jax.vmap(functools.partial(one, p))(xs.ravel(), lams.ravel()).reshape(lams.shape)
+        answers.append(jnp.min(got, axis=1))  # every tilt is certified: the least
+    return functools.reduce(jnp.maximum, answers)
+
+
+__all__ = [
+    "Tilted",
+    "epsilon_for_delta",
+    "log_delta_for_epsilon",
+    "saddle_lambdas",
+    "tilted_kernel",
+    "tilted_self_compose",
+]

@@ -216,6 +216,9 @@ _EXEMPT = {
         for n in "slope_rule_r default_last_shell design_windowed mechanism_from_window".split()
     },
     "dpjax.accounting.pld.compose.max_grid_points": "host configuration (memory cap), no privacy value",
+    "dpjax.accounting.pld.plan.tilt_level": "host integer grid level (sizing), no privacy value",
+    "dpjax.accounting.pld.tilted.saddle_lambdas": "places the tilts; any lambda gives a "
+    "certified bound (the tilted kernels that use them are guarded)",
     "dpjax.spherical.io.save": "host file I/O of a designed mechanism, no privacy value",
     "dpjax.spherical.io.load": "host file I/O of a designed mechanism, no privacy value",
     # events: data and their conversions (the accountant scopes x64 for its kernels)

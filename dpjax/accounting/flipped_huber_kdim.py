@@ -259,6 +259,7 @@ def _exact_args(alpha, gamma, dim, linf):
     return FlippedHuber.from_scale, gamma, alpha / gamma, linf, int(dim)
 
 
+@float64_kernel
 def delta_flipped_huber_exact(epsilon, alpha: float, gamma: float, dim: int, linf: float,
                               bin_width: float = 1e-4):
     r"""Certified exact K-dim profile of ``K`` i.i.d. ``FH(alpha, gamma^2)`` coordinates.
@@ -292,6 +293,7 @@ def delta_flipped_huber_exact(epsilon, alpha: float, gamma: float, dim: int, lin
     return engine.profile(fn, scale, shape, sens, epsilon, compositions=k, bin_width=bin_width)
 
 
+@float64_kernel
 def epsilon_flipped_huber_exact(delta, alpha: float, gamma: float, dim: int, linf: float,
                                 bin_width: float = 1e-4):
     r"""Least certified ``epsilon`` at ``delta`` of ``K``-dim flipped Huber, exactly.

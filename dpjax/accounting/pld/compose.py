@@ -237,6 +237,7 @@ def _window(y, comp_lower, log_mgf, bin_width, size, inf_atoms, roundoff, trunca
     )
 
 
+@float64_kernel
 def fft_power(x, k, size: int, pessimistic: bool):
     r"""``(y, err)``: ``y = IFFT(FFT(x)^K)`` (cyclic ``K``-fold self-convolution) and the l2
     bound ``err`` on its float64 error (module docstring; needs ``||x||_1 <= 1``).

@@ -215,7 +215,9 @@ _EXEMPT = {
         f"dpjax.spherical.windowed.{n}": "designs the density (privacy via SphericalMechanism)"
         for n in "slope_rule_r default_last_shell design_windowed mechanism_from_window".split()
     },
-    "dpjax.accounting.pld.compose.max_grid_points": "host configuration (memory cap), no privacy value",
+    "dpjax.accounting.pld.compose.max_grid_points": (
+        "host configuration (memory cap), no privacy value"
+    ),
     "dpjax.accounting.pld.plan.tilt_level": "host integer grid level (sizing), no privacy value",
     "dpjax.accounting.pld.tilted.saddle_lambdas": "places the tilts; any lambda gives a "
     "certified bound (the tilted kernels that use them are guarded)",

@@ -121,6 +121,8 @@ def _figures(dpcd: dict, out_dir: Path) -> None:
                             marker="o", capsize=2)
             ax.set_xscale("log")
             ax.set_yscale("log")
+            ax.set_xticks(c["passes"], [str(p) for p in c["passes"]])  # no minor labels
+            ax.minorticks_off()
             ax.set_xlabel("passes L")
             ax.set_ylabel("(J - J*) / J*")
             ax.set_title(name)

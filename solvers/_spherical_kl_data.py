@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import math
 
-import jax.numpy as jnp
 import numpy as np
-from jax.scipy.special import logsumexp
+from scipy.special import logsumexp
 
 #: ``log c`` of an inactive loss-cap row
 NO_CAP = 1e4
@@ -132,7 +131,7 @@ def reference_profile(shell_cbar, cbar, mass, log_v, budget, cap_slope):
         slope = np.minimum(beta * dc, cap_slope)
         lp = np.concatenate([[0.0], -np.cumsum(slope)])
         lmu = lp + log_v  # free-shell masses up to a factor; total mass = sum(mu * mass)
-        lmu = lmu - logsumexp(jnp.asarray(lmu + np.log(mass))).item()
+        lmu = lmu - float(logsumexp(lmu + np.log(mass)))  # host: one bisection step
         ratio = float(np.sum(np.exp(lmu) * cbar))
         return lp, ratio
 
@@ -155,7 +154,7 @@ def reference_profile(shell_cbar, cbar, mass, log_v, budget, cap_slope):
     # normalise to unit mass
     lmu = lp + log_v + np.log(mass)
 
-    lp = lp - logsumexp(jnp.asarray(lmu)).item()
+    lp = lp - float(logsumexp(lmu))
     if not np.all(np.diff(lp) < 0):
         raise ValueError("reference profile is not strictly monotone")
     return lp

@@ -25,8 +25,10 @@ the time per query (dpjax timed warm, after one compiling call; all deltas in on
   columns ``dpjax/ref-1`` (acceptance: within 0.5%) and ``in`` (the bracket contains it).
 * dpjax at delta = 1e-5 alone (the speed acceptance): warm time of one ``account`` call.
 
-Opacus is not installed in this environment: its RDP accountant is dp-accounting's RDP
-formulas and its PRV accountant is prv-accountant's, so the table covers both.
+* Opacus (``pip install opacus``; it needs torch): ``RDPAccountant`` and ``PRVAccountant``
+  (its defaults: eps_error 0.01, delta_error delta / 1000) with ``history = [(sigma, q, T)]``;
+  the last column ``opacus RDP / PRV`` (PRV refuses deltas where, in its words, floating
+  point errors dominate).  Without Opacus the column says "not installed".
 """
 
 from __future__ import annotations
@@ -73,6 +75,28 @@ def dpjax_eps(sigma, q, steps, bracket=False):
     return out.bracket if bracket else np.atleast_1d(out)
 
 
+def opacus_eps(sigma, q, steps):
+    """Opacus's RDP and PRV epsilons at :data:`DELTAS` (strings) and their total times."""
+    try:
+        from opacus.accountants import PRVAccountant, RDPAccountant
+    except ImportError:
+        return ["not installed"] * len(DELTAS), (0.0, 0.0)
+    out, times = [], [0.0, 0.0]
+    for d in DELTAS:
+        cells = []
+        for k, cls in enumerate((RDPAccountant, PRVAccountant)):
+            acc = cls()
+            acc.history = [(sigma, q, steps)]
+            try:
+                e, t = timed(lambda acc=acc, d=d: acc.get_epsilon(float(d)))
+                times[k] += t
+                cells.append(f"{float(e):.4f}")
+            except ValueError:  # PRV: "floating point errors will dominate"
+                cells.append("refused")
+        out.append(" / ".join(cells))
+    return out, tuple(times)
+
+
 def main() -> None:
     print(f"machine: {platform.machine()}, {platform.processor() or 'cpu'}; jax {jax.__version__}")
     for sigma, q, steps in SETTINGS:
@@ -114,6 +138,7 @@ def one_setting(sigma, q, steps) -> None:
                 prv.append(f"error: {type(err).__name__}")
     except ImportError:
         prv = ["not installed"] * len(DELTAS)
+    opacus, t_opacus = opacus_eps(sigma, q, steps)
     one = lambda: dpjax.account(  # noqa: E731
         "gaussian", {"sigma": sigma}, compositions=steps, sampling_rate=q, delta=1e-5)
     one()
@@ -123,18 +148,19 @@ def one_setting(sigma, q, steps) -> None:
     print(f"  dpjax: {warm:.3f} s warm for all {n} deltas ({warm / n:.3f} s/query; {cold:.1f} s "
           f"cold), with bracket {warm_b:.3f} s ({warm_b / n:.3f} s/query); dp-accounting RDP "
           f"{t_rdp / n:.4f} s/query, PLD {t_pld:.2f} s (ratio {t_pld / warm:.1f}x), "
-          f"prv-accountant {t_prv / n:.2f} s/query; delta = 1e-5 alone {t_one:.3f} s warm; "
+          f"prv-accountant {t_prv / n:.2f} s/query, Opacus RDP / PRV {t_opacus[0] / n:.3f} / "
+          f"{t_opacus[1] / n:.2f} s/query; delta = 1e-5 alone {t_one:.3f} s warm; "
           f"reference {t_ref / n:.1f} s/query")
     print(f"  {'delta':>7} {'dpjax':>9} {'width':>8} {'reference':>10} {'dpjax/ref-1':>11} "
           f"{'in':>3} {'dpacc RDP':>10} {'dpacc PLD':>10}  {'dpjax/RDP-1':>11}  "
-          "prv-accountant est [lo, hi]")
+          "prv-accountant est [lo, hi]  opacus RDP / PRV")
     for i, d in enumerate(DELTAS):
         flag = "  (above RDP)" if ours[i] > rdp_eps[i] else ""
         assert upper[i] == ours[i]  # the bracket's upper end is what account reports
         inside = "yes" if lower[i] <= ref[i] <= upper[i] else "NO"
         print(f"  {d:7.0e} {ours[i]:9.4f} {upper[i] - lower[i]:8.4f} {ref[i]:10.4f} "
               f"{ours[i] / ref[i] - 1:+11.2e} {inside:>3} {rdp_eps[i]:10.4f} "
-              f"{pld_out[i]:10.4f}  {ours[i] / rdp_eps[i] - 1:+11.2e}  {prv[i]}{flag}")
+              f"{pld_out[i]:10.4f}  {ours[i] / rdp_eps[i] - 1:+11.2e}  {prv[i]}  {opacus[i]}{flag}")
 
 
 if __name__ == "__main__":

@@ -193,10 +193,10 @@ def test_l1_shrink_bounds_float32_rounding():
 
 def test_noise_is_laplace_with_the_plan_scale_on_the_sum():
     # zero gradients: (q N) * update = Z, i.i.d. Lap(0, b) in float32; KS test at the
-    # 1e-4 level (the statistic of 40000 draws has sd ~ 0.005) and the std within 2%
+    # 1e-4 level (the statistic of 40000 draws has sd ~ 0.005) and the std within 2%.  The
+    # module's schedule: its subsampled-Laplace calibration is compiled once for the module
     params = {"w": jnp.zeros(40000, jnp.float32)}
-    p = make_plan(params, noise="laplace", dataset_size=50, sampling_rate=0.5, steps=1,
-                  epsilon=2.0, delta=1e-5, max_batch_size=51)
+    p = make_plan(params, noise="laplace", max_batch_size=51, **SCHEDULE)
     tx = p.transform(seed=0)
     out, _ = jax.jit(tx.update)({"w": jnp.zeros((4, 40000), jnp.float32)}, tx.init(params))
     assert out["w"].dtype == jnp.float32

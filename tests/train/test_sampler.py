@@ -35,15 +35,17 @@ def test_padding_truncates_and_reshapes_for_accumulation():
 
 
 def test_sampler_from_plan_and_fixed_mode_flag():
+    # the schedule of tests/train/test_plan.py: its calibration and its report's accounting
+    # (the PLD bracket) are compiled programs the run shares
     params = {"w": jnp.zeros(3)}
-    plan = make_plan(params, dataset_size=50, sampling_rate=1.0, steps=1, epsilon=1.0,
+    plan = make_plan(params, dataset_size=200, batch_size=20, steps=12, epsilon=2.0,
                      delta=1e-5)
     assert plan.sampler().max_batch_size == plan.max_batch_size
     with pytest.raises(ValueError, match="assume_poisson"):
         plan.sampler("fixed")
     fixed = plan.sampler("fixed", assume_poisson=True)
-    assert "ASSUMES Poisson" in plan.accountant().report(1, fixed)["guarantee"]
+    assert "ASSUMES Poisson" in plan.accountant().report(plan.steps, fixed)["guarantee"]
     b = fixed.sample(jax.random.key(0))
-    assert int(b.size) == 50
+    assert int(b.size) == 20 == round(plan.sampling_rate * plan.dataset_size)
     with pytest.raises(ValueError, match="mode"):
         plan.sampler("shuffle")

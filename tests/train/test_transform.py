@@ -85,8 +85,10 @@ def test_transform_is_clipped_mean_plus_one_noise_draw(grads):
 
 
 def test_empirical_noise_std_matches_calibration():
+    # the schedule of tests/train/test_plan.py: its subsampled-Gaussian calibration is a
+    # compiled program the run shares
     params = {"w": jnp.zeros(40000, jnp.float32)}
-    plan = make_plan(params, dataset_size=50, sampling_rate=0.5, steps=1, epsilon=2.0,
+    plan = make_plan(params, dataset_size=200, batch_size=20, steps=12, epsilon=2.0,
                      delta=1e-5, max_batch_size=51)
     tx = plan.transform(seed=0)
     out, _ = tx.update({"w": jnp.zeros((4, 40000), jnp.float32)}, tx.init(params))

@@ -166,6 +166,59 @@ def reported_delta(log_delta: ArrayLike, error: float) -> Array:
     return jnp.where(jnp.isnan(log_delta), 1.0, out)
 
 
+def log_target_host(delta) -> np.ndarray:
+    r""":func:`log_target` in NumPy, for host searches (no compiled program).
+
+    .. math:: \log\big(\delta(1 - \text{MARGIN})\big) = \log\delta + \mathrm{log1p}(-\text{MARGIN})
+
+    Args:
+      delta: target ``delta`` in ``[0, 1)``.
+
+    Returns:
+      The log-level as a float64 array (``-inf`` for 0).
+
+    Example:
+      >>> bool(log_target_host(1e-6) == float(log_target(1e-6)))
+      True
+    """
+    with np.errstate(divide="ignore"):
+        return np.log(np.asarray(delta, dtype=np.float64)) + math.log1p(-MARGIN)
+
+
+def reported_delta_host(log_delta, error_bound) -> np.ndarray:
+    r""":func:`reported_delta` in NumPy, given a per-point bound on the error of ``log delta``.
+
+    .. math:: \hat\delta = \min\big(1,\ \mathrm{nextafter}(e^{\log\delta + e}, +\infty)\big)
+
+    with ``e`` the bound (an upper bound on the exact value when ``|log delta - log
+    delta_true| <= e``).  Fails closed as :func:`reported_delta`: NaN gives 1, a finite value
+    below the normal range gives :data:`TINY`, only ``-inf`` gives 0.
+
+    Args:
+      log_delta: ``log delta`` from a host kernel.
+      error_bound: the bound ``e >= 0`` (broadcast; ``inf`` reports 1).
+
+    Returns:
+      The reported delta in ``[0, 1]`` as a float64 array.
+
+    Example:
+      >>> import math
+      >>> float(reported_delta_host(-1000.0, 1e-10))
+      2.2250738585072014e-308
+      >>> bool(reported_delta_host(math.log(1e-6), 1e-12) > 1e-6)
+      True
+    """
+    log_delta, error_bound = np.broadcast_arrays(
+        np.asarray(log_delta, dtype=np.float64), np.asarray(error_bound, dtype=np.float64)
+    )
+    with np.errstate(all="ignore"):
+        shifted = log_delta + np.where(np.isfinite(log_delta), error_bound, 0.0)
+        normal = shifted > _LOG_TINY
+        up = np.nextafter(np.exp(np.where(normal, shifted, 0.0)), np.inf)
+    out = np.where(normal, np.minimum(up, 1.0), np.where(log_delta == -np.inf, 0.0, TINY))
+    return np.where(np.isnan(log_delta) | np.isnan(error_bound), 1.0, out)
+
+
 @float64_kernel
 @jax.jit
 def reported_epsilon(epsilon: ArrayLike, error: float) -> Array:

@@ -27,16 +27,8 @@ from scipy import special
 
 from dpjax._batching import pad, padded_size
 from dpjax.accounting.gaussian import ERROR, log_delta_gaussian, log_delta_gaussian_mu
-from dpjax.certificate import (
-    MARGIN,
-    TINY,
-    certify_scale,
-    log_target,
-    log_target_host,
-    reported_delta,
-    reported_delta_host,
-    scale_is_certified,
-)
+from dpjax.calibration.gaussian_host import calibrate_sigma_host
+from dpjax.certificate import MARGIN, TINY, certify_scale, log_target, reported_delta
 from dpjax.numerics import Q_inv, Status, bisect_monotone, float64_kernel, newton_host
 
 #: The bracket of the bisection fallback, on ``log mu``: ``mu in [e^-690, e^690]``.
@@ -209,99 +201,6 @@ def _gap_and_slope(epsilon, delta, sensitivity, log_sigma):
     return log_d - log_target(delta), slope, reported_delta(log_d, ERROR)
 
 
-#: Documented error of ``scipy.special.log_ndtr`` as the host kernel uses it:
-#: ``|log Q_hat(x) - log Q(x)| <= HOST_LOG_Q_ERROR (1 + |log Q(x)|)``.  Largest measured
-#: ratio 4.4e-16 (about 4 ulps) against 40-digit mpmath over x in [-40, 40] (SciPy 1.17);
-#: the constant keeps a factor ~10 (tests/calibration/test_gaussian_host.py checks 4x).
-HOST_LOG_Q_ERROR = 4e-15
-_U = 2.0**-53
-
-
-def log_delta_gaussian_host(epsilon, sigma, sensitivity) -> tuple[np.ndarray, np.ndarray]:
-    r"""The exact Gaussian profile in NumPy/SciPy, with a per-point bound on its float error.
-
-    .. math:: \log\delta = \log Q(a) + \log\big(1 - e^{t}\big),\qquad
-              t = \epsilon + \log Q(b) - \log Q(a),\qquad
-              a, b = \frac{\epsilon\sigma}{\Delta} \mp \frac{\Delta}{2\sigma}
-
-    (eq. (16) of inid-noise-laplace-beats-gaussian; Balle & Wang 2018, Thm 8), with
-    ``log Q(x) = scipy.special.log_ndtr(-x)``.  No compiled program: the host path of
-    :func:`calibrate_sigma`.  The error bound propagates, by first-order bounds,
-    :data:`HOST_LOG_Q_ERROR` on each ``log Q``, the rounding of ``a`` and ``b``
-    (``<= 4u (|eps sigma / Delta| + |Delta / (2 sigma)|)``, times ``|d log Q / dx| <= max(x, 0) + 1``),
-    and the cancellation in ``1 - e^t`` (factor ``1 / expm1(-(t + err_t))``; infinite
-    where ``t + err_t >= 0``).  The bound is not uniform like the JAX kernel's
-    (:data:`dpjax.accounting.gaussian.ERROR`): callers certify only where it is small.
-
-    Args:
-      epsilon: ``epsilon >= 0``.
-      sigma: noise standard deviation ``> 0``.
-      sensitivity: l2 sensitivity ``Delta_2 > 0``.  All three broadcast.
-
-    Returns:
-      ``(log_delta, error)``: ``|log_delta - log delta_true| <= error``; ``error = inf``
-      where the bound does not hold (NaN, overflow, ``t >= 0``), with ``log_delta = 0``
-      (``delta = 1``) where it is NaN: fails closed.
-
-    Example:
-      >>> log_d, err = log_delta_gaussian_host(1.0, 3.730632, 1.0)
-      >>> round(float(np.exp(log_d)) * 1e5, 4), bool(err < 1e-11)
-      (1.0, True)
-    """
-    eps, s, d = np.broadcast_arrays(
-        *(np.asarray(v, dtype=np.float64) for v in (epsilon, sigma, sensitivity))
-    )
-    with np.errstate(all="ignore"):
-        p = eps * s / d
-        h = d / (2.0 * s)
-        a, b = p - h, p + h
-        err_x = 4.0 * _U * (np.abs(p) + np.abs(h))
-        log_qa, log_qb = special.log_ndtr(-a), special.log_ndtr(-b)
-        err_a = HOST_LOG_Q_ERROR * (1.0 + np.abs(log_qa)) + (np.maximum(a, 0.0) + 1.0) * err_x
-        err_b = HOST_LOG_Q_ERROR * (1.0 + np.abs(log_qb)) + (np.maximum(b, 0.0) + 1.0) * err_x
-        t = eps + log_qb - log_qa
-        err_t = err_a + err_b + 2.0 * _U * (eps + np.abs(log_qb) + np.abs(log_qa))
-        log_gap = np.log(-np.expm1(t))
-        t_up = t + err_t
-        err_gap = np.where(t_up < 0, err_t / -np.expm1(t_up), np.inf) + 2.0 * _U * np.abs(log_gap)
-        log_d = log_qa + log_gap
-        error = err_a + err_gap + 2.0 * _U * (np.abs(log_qa) + np.abs(log_gap))
-    bad = ~np.isfinite(log_d) | ~np.isfinite(error)
-    return np.where(np.isnan(log_d), 0.0, np.minimum(log_d, 0.0)), np.where(bad, np.inf, error)
-
-
-def _calibrate_sigma_host(eps, dlt, sens, x0, good, bad):
-    """Host search of :func:`calibrate_sigma`: ``(sigma, delta_at, certified)``, no compile.
-
-    Newton on ``log sigma`` (:func:`dpjax.numerics.newton_host`) over
-    :func:`log_delta_gaussian_host`; certified where the profile at the returned ``sigma``
-    meets :func:`dpjax.certificate.log_target_host` (:func:`dpjax.certificate.scale_is_certified`)
-    and its error bound is within ``MARGIN / 4`` (the rule :func:`dpjax.certificate.kernel_error`
-    imposes on every kernel), the reported delta padded by the larger of that bound and
-    the JAX kernel's (:func:`dpjax.certificate.reported_delta_host`).
-    """
-    level = log_target_host(dlt)
-
-    def evaluate(x):
-        log_d, _ = log_delta_gaussian_host(eps, np.exp(x), sens)
-        with np.errstate(all="ignore"):
-            log_mu = np.log(sens) - x
-            mu = np.exp(log_mu)
-            a = eps / mu - 0.5 * mu
-            slope = -np.exp(log_mu - 0.5 * a * a - _HALF_LOG_2PI - log_d)
-        return log_d - level, slope
-
-    x, converged = newton_host(evaluate, x0, good=good, bad=bad)
-    sigma = np.exp(x)
-    log_d, err = log_delta_gaussian_host(eps, sigma, sens)
-    with jax.enable_x64(True):
-        meets = scale_is_certified(sigma, log_d, level)
-    certified = converged & meets & (err <= MARGIN / 4) & (dlt > 0)
-    with np.errstate(all="ignore"):
-        bound = np.maximum(err, ERROR * (1.0 + np.abs(log_d)))
-    return sigma, reported_delta_host(log_d, bound), certified
-
-
 def calibrate_sigma(epsilon, delta, sensitivity) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Host path of :func:`sigma_gaussian`: a NumPy/SciPy search, no compile where it certifies.
 
@@ -314,8 +213,8 @@ def calibrate_sigma(epsilon, delta, sensitivity) -> tuple[np.ndarray, np.ndarray
 
     to ``1e-12`` relative), by :func:`dpjax.numerics.newton_host` on ``log sigma`` started
     from the feasible bound of the module docstring.  First on the host: the closed form
-    in SciPy (:func:`log_delta_gaussian_host`), certified at the returned ``sigma`` where
-    its error bound is within ``MARGIN / 4``.  Entries it cannot certify take the JAX path:
+    in SciPy (:func:`dpjax.calibration.gaussian_host.log_delta_gaussian_host`), certified
+    at the returned ``sigma`` where its error bound is within ``MARGIN / 4``.  Entries it cannot certify take the JAX path:
     the same Newton loop over the compiled certified profile (one small kernel, padded to
     a bucket of 16), and :func:`sigma_gaussian` (the traced search with its bisection
     fallback) where that bracket did not close.  Either way the returned ``sigma`` is a
@@ -351,7 +250,7 @@ def calibrate_sigma(epsilon, delta, sensitivity) -> tuple[np.ndarray, np.ndarray
         x0 = log_sens - np.log(np.clip(mu_lo, 1e-300, 1e300))
     x0 = np.where(np.isfinite(x0), x0, log_sens - LOG_MU_MIN)
     good, bad = log_sens - LOG_MU_MIN, log_sens - LOG_MU_MAX
-    sigma, delta_at, certified = _calibrate_sigma_host(eps, dlt, sens, x0, good, bad)
+    sigma, delta_at, certified = calibrate_sigma_host(eps, dlt, sens, x0, good, bad)
     if not np.all(certified):
         idx = np.flatnonzero(~certified)
         s_j, d_j, ok_j = _calibrate_sigma_jax(

@@ -214,11 +214,12 @@ def calibrate_sigma(epsilon, delta, sensitivity) -> tuple[np.ndarray, np.ndarray
     to ``1e-12`` relative), by :func:`dpjax.numerics.newton_host` on ``log sigma`` started
     from the feasible bound of the module docstring.  First on the host: the closed form
     in SciPy (:func:`dpjax.calibration.gaussian_host.log_delta_gaussian_host`), certified
-    at the returned ``sigma`` where its error bound is within ``MARGIN / 4``.  Entries it cannot certify take the JAX path:
-    the same Newton loop over the compiled certified profile (one small kernel, padded to
-    a bucket of 16), and :func:`sigma_gaussian` (the traced search with its bisection
-    fallback) where that bracket did not close.  Either way the returned ``sigma`` is a
-    point where a certified profile was evaluated and met the target.
+    at the returned ``sigma`` where its error bound is within ``MARGIN / 4``.  Entries it
+    cannot certify take the JAX path: the same Newton loop over the compiled certified
+    profile (one small kernel, padded to a bucket of 16), and :func:`sigma_gaussian` (the
+    traced search with its bisection fallback) where that bracket did not close.  Either
+    way the returned ``sigma`` is a point where a certified profile was evaluated and met
+    the target.
 
     Args:
       epsilon: target ``epsilon >= 0`` (array-like).

@@ -331,6 +331,42 @@ def certify_scale(
     return scale, log_delta, good(scale, log_delta)
 
 
+def certify_scale_host(
+    log_delta_at: Callable[[np.ndarray], np.ndarray], scale, level, max_nudges: int = 24
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r""":func:`certify_scale` as a NumPy loop, for host searches (no compiled program).
+
+    .. math:: s_0 = s,\qquad s_k = \max\big(\mathrm{nextafter}(s),\ s\,(1 + 2^{k - 53})\big)
+
+    The same nudges and the same test (:func:`scale_is_certified`) as :func:`certify_scale`.
+
+    Args:
+      log_delta_at: ``scale -> log delta`` (NumPy), a certified host profile.
+      scale: the search's feasible end (NumPy array).
+      level: the target level (:func:`log_target_host`).
+      max_nudges: most nudges tried.
+
+    Returns:
+      ``(scale, log_delta, certified)`` as NumPy arrays.
+
+    Example:
+      >>> s, ld, ok = certify_scale_host(lambda s: -s, np.array([1.0]), np.array([-1.0]))
+      >>> s.tolist(), ok.tolist()
+      ([1.0], [True])
+    """
+    scale0 = np.asarray(scale, dtype=np.float64)
+    s, ld = scale0, np.asarray(log_delta_at(scale0), dtype=np.float64)
+    with jax.enable_x64(True):
+        for k in range(max_nudges + 1):
+            ok = scale_is_certified(s, ld, level)
+            if k == max_nudges or np.all(ok):
+                break
+            trial = np.maximum(np.nextafter(scale0, np.inf), scale0 * (1.0 + 2.0 ** (k - 52.0)))
+            s = np.where(ok, s, trial)
+            ld = np.where(ok, ld, np.asarray(log_delta_at(s), dtype=np.float64))
+    return s, ld, np.asarray(ok)
+
+
 def require_certified(mechanism: str, certified, epsilon, delta, delta_at) -> None:
     """Raise :class:`CertificationError` naming the first target that failed.
 

@@ -43,3 +43,19 @@ def test_gaussian_and_laplace_first_calls_compile_nothing(tmp_path):
     assert abs(got["sigma"] / 12.992382894921809 - 1) < 1e-12 and got["g_delta"] <= 1e-6
     assert abs(got["scale"] * (0.3 - 2 * math.log1p(-1e-6)) - 1) < 1e-9
     assert got["l_delta"] <= 1e-6
+
+
+def test_staircase_pure_dp_certificate_matches_the_exact_profile():
+    # the 1-D calibration certifies delta = 0 by eps_0 = decay ceil(linf / width) <= epsilon
+    # (no compiled profile); the exact profile at the returned parameters agrees
+    import numpy as np
+
+    import dpjax
+
+    eps = np.array([1e-3, 0.3, 1.0, 7.5, 40.0])
+    cal = dpjax.calibrate("staircase", epsilon=eps, delta=1e-9, linf=2.5)
+    assert np.all(cal.delta_at_params == 0)
+    for i, e in enumerate(eps):
+        p = {k: float(v[i]) for k, v in cal.params.items()}
+        assert float(dpjax.profile("staircase", p, e, linf=2.5)) == 0.0
+        assert float(dpjax.profile("staircase", p, e * (1 - 1e-6), linf=2.5)) > 0.0

@@ -100,8 +100,8 @@ def certify_scale_host(
       ([1.0], [True])
     """
     scale0 = np.asarray(scale, dtype=np.float64)
-    s, ld = scale0, np.asarray(log_delta_at(scale0), dtype=np.float64)
     with jax.enable_x64(True):
+        s, ld = scale0, np.asarray(log_delta_at(scale0), dtype=np.float64)
         for k in range(max_nudges + 1):
             ok = scale_is_certified(s, ld, level)
             if k == max_nudges or np.all(ok):

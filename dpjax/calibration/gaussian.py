@@ -251,7 +251,8 @@ def calibrate_sigma(epsilon, delta, sensitivity) -> tuple[np.ndarray, np.ndarray
         x0 = log_sens - np.log(np.clip(mu_lo, 1e-300, 1e300))
     x0 = np.where(np.isfinite(x0), x0, log_sens - LOG_MU_MIN)
     good, bad = log_sens - LOG_MU_MIN, log_sens - LOG_MU_MAX
-    sigma, delta_at, certified = calibrate_sigma_host(eps, dlt, sens, x0, good, bad)
+    with jax.enable_x64(True):
+        sigma, delta_at, certified = calibrate_sigma_host(eps, dlt, sens, x0, good, bad)
     if not np.all(certified):
         idx = np.flatnonzero(~certified)
         s_j, d_j, ok_j = _calibrate_sigma_jax(

@@ -10,14 +10,13 @@ below is too loose to certify (small ``epsilon`` for its ``delta``).
 
 from __future__ import annotations
 
-import jax
 import numpy as np
 from scipy import special
 
 from dpjax.accounting.gaussian import ERROR
 from dpjax.certificate import MARGIN, scale_is_certified
 from dpjax.certificate_host import log_target_host, reported_delta_host
-from dpjax.numerics import newton_host
+from dpjax.numerics import float64_kernel, newton_host
 
 _HALF_LOG_2PI = 0.9189385332046727
 _U = 2.0**-53
@@ -43,6 +42,7 @@ def _erfcx_log_slope(x):
     return np.where(x >= 0, 2.0 / (np.abs(x) + np.sqrt(x * x + 2.0)), 2.0 * np.abs(x) + 2.0)
 
 
+@float64_kernel
 def log_delta_gaussian_host(epsilon, sigma, sensitivity) -> tuple[np.ndarray, np.ndarray]:
     r"""The exact Gaussian profile in NumPy/SciPy, with a per-point bound on its float error.
 
@@ -74,6 +74,7 @@ def log_delta_gaussian_host(epsilon, sigma, sensitivity) -> tuple[np.ndarray, np
       (``delta = 1``) where it is NaN: fails closed.
 
     Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
       >>> log_d, err = log_delta_gaussian_host(1.0, 3.730632, 1.0)
       >>> round(float(np.exp(log_d)) * 1e5, 4), bool(err < 1e-11)
       (1.0, True)
@@ -108,6 +109,7 @@ def log_delta_gaussian_host(epsilon, sigma, sensitivity) -> tuple[np.ndarray, np
     return np.where(np.isnan(log_d), 0.0, np.minimum(log_d, 0.0)), np.where(bad, np.inf, error)
 
 
+@float64_kernel
 def calibrate_sigma_host(eps, dlt, sens, x0, good, bad):
     """Host search of :func:`dpjax.calibration.gaussian.calibrate_sigma`: ``(sigma, delta_at,
     certified)`` for flat arrays, no compiled program.
@@ -135,9 +137,8 @@ def calibrate_sigma_host(eps, dlt, sens, x0, good, bad):
     x, converged = newton_host(evaluate, x0, good=good, bad=bad)
     sigma = np.exp(x)
     log_d, err = log_delta_gaussian_host(eps, sigma, sens)
-    with jax.enable_x64(True):
-        meets = scale_is_certified(sigma, log_d, level)
-    certified = converged & meets & (err <= MARGIN / 4) & (dlt > 0)
+    certified = (converged & scale_is_certified(sigma, log_d, level) & (err <= MARGIN / 4)
+                 & (dlt > 0))
     with np.errstate(all="ignore"):
         bound = np.maximum(err, ERROR * (1.0 + np.abs(log_d)))
     return sigma, reported_delta_host(log_d, bound), certified

@@ -64,6 +64,7 @@ def scale_laplace_1d(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLik
     return b, reported_delta(log_d, ERROR), ok
 
 
+@float64_kernel
 def log_delta_laplace_host(epsilon, scale, sensitivity) -> np.ndarray:
     r"""Host twin of :func:`dpjax.accounting.laplace.log_delta_laplace`, within its ``ERROR``.
 
@@ -87,6 +88,7 @@ def log_delta_laplace_host(epsilon, scale, sensitivity) -> np.ndarray:
       ``log delta(epsilon)`` as a float64 array.
 
     Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
       >>> round(float(np.exp(log_delta_laplace_host(0.0, 1.0, 1.0))), 6)  # 1 - e^{-1/2}
       0.393469
     """
@@ -97,6 +99,7 @@ def log_delta_laplace_host(epsilon, scale, sensitivity) -> np.ndarray:
     return np.where(x < 0, log1mexp_host(x), -np.inf)
 
 
+@float64_kernel
 def scale_laplace_1d_host(epsilon, delta, sensitivity):
     r""":func:`scale_laplace_1d` on the host (NumPy, exact rational gap): no compiled program.
 
@@ -119,6 +122,7 @@ def scale_laplace_1d_host(epsilon, delta, sensitivity):
       finite positive scale are not certified.
 
     Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
       >>> b, delta_at, ok = scale_laplace_1d_host(1.0, 0.0, 1.0)
       >>> float(b), bool(ok)
       (1.0, True)

@@ -19,6 +19,13 @@ from dpjax.certificate import MARGIN, reported_delta
 
 mpmath.mp.dps = 40
 
+
+@pytest.fixture(autouse=True)
+def _x64():
+    """The host kernels are float64_kernel-guarded, like the compiled ones."""
+    with jax.enable_x64(True):
+        yield
+
 EPS = np.geomspace(1e-3, 50.0, 9)
 DELTA = np.array([1e-300, 1e-100, 1e-30, 1e-12, 1e-6, 1e-3, 0.1, 0.5])
 GRID_E, GRID_D = (v.ravel() for v in np.meshgrid(EPS, DELTA))

@@ -3,6 +3,7 @@
 import jax
 import mpmath
 import numpy as np
+import pytest
 
 from dpjax.accounting.laplace import ERROR
 from dpjax.calibration.laplace import (
@@ -13,6 +14,13 @@ from dpjax.calibration.laplace import (
 from dpjax.certificate_host import certify_scale_host, log_target_host
 
 mpmath.mp.dps = 50
+
+
+@pytest.fixture(autouse=True)
+def _x64():
+    """The host kernels are float64_kernel-guarded, like the compiled ones."""
+    with jax.enable_x64(True):
+        yield
 E, D = (v.ravel() for v in np.meshgrid(
     np.geomspace(1e-3, 50.0, 12), np.concatenate([[0.0], np.geomspace(1e-300, 0.5, 9)])))
 

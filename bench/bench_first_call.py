@@ -15,13 +15,18 @@ imports, the call), and the same task by the peer a user would pick instead
 ``dpjax call / peer call``.  The cache threshold is lowered to 0 s
 (``JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0``) so every compiled program is cached.
 
-    python bench/bench_first_call.py [--only NAME ...] [--skip-peers]
+    python bench/bench_first_call.py [--only NAME ...] [--skip-peers] [--root CHECKOUT]
 
-Entry points: ``gaussian`` (closed form, ``dpjax.calibrate("gaussian", epsilon=1,
-delta=1e-5, l2=1)``), ``dpsgd`` (calibrate the DP-SGD sigma: ``q = 256/60000``,
-``T = 7032``, ``epsilon = 1``, ``delta = 1e-5``), ``account`` (epsilon of sigma = 1,
-``q = 0.01``, ``T = 1000``, ``delta = 1e-5``), ``design`` (``dpjax design`` with its
-defaults, through the command's ``main``: the process time is the number to read).
+``--root`` times another checkout of dpjax (e.g. main, for a before/after table in the
+same run).  Beside the wall times the table gives the child's CPU time (user + system):
+on a shared machine it is the steadier number.
+
+Entry points: ``gaussian`` (closed form, the target of issue 12:
+``dpjax.calibrate("gaussian", epsilon=0.3, delta=1e-6, l2=1)``), ``dpsgd`` (calibrate
+the DP-SGD sigma: ``q = 256/60000``, ``T = 7032``, ``epsilon = 1``, ``delta = 1e-5``),
+``account`` (epsilon of sigma = 1, ``q = 0.01``, ``T = 1000``, ``delta = 1e-5``),
+``design`` (``dpjax design`` with its defaults, through the command's ``main``: the
+process time is the number to read).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import subprocess
 import sys
 import tempfile
@@ -41,19 +47,20 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Python run in the child: prints ``{"call": seconds}`` on its last line.
 _TIMED = """
 import json, time
+t0 = time.perf_counter()
 import jax
 jax.config.update("jax_enable_x64", True)
 {imports}
 t = time.perf_counter()
 out = {call}
 seconds = time.perf_counter() - t
-print(json.dumps({{"call": seconds, "value": {value}}}))
+print(json.dumps({{"call": seconds, "import": t - t0, "value": {value}}}))
 """
 
 ENTRY_POINTS = {
     "gaussian": dict(
         imports="import dpjax",
-        call='dpjax.calibrate("gaussian", epsilon=1.0, delta=1e-5, l2=1.0)',
+        call='dpjax.calibrate("gaussian", epsilon=0.3, delta=1e-6, l2=1.0)',
         value='float(out.params["sigma"])',
     ),
     "dpsgd": dict(
@@ -78,7 +85,7 @@ ENTRY_POINTS = {
 PEERS = {
     "gaussian": dict(
         imports="from dp_accounting.gaussian_mechanism import get_sigma_gaussian",
-        call="get_sigma_gaussian(1.0, 1e-5)",
+        call="get_sigma_gaussian(0.3, 1e-6)",
         value="float(out)",
     ),
     "dpsgd": dict(
@@ -117,17 +124,22 @@ def _env(cache: str | None) -> dict:
 
 
 def _run(argv: list[str], cache: str | None) -> tuple[float, dict]:
-    """``(process seconds, last JSON line or {})`` of ``argv`` in a fresh process."""
+    """``(process seconds, last JSON line or {})`` of ``argv`` in a fresh process; the JSON
+    gains ``cpu``, the child's user + system seconds."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     done = subprocess.run(argv, env=_env(cache), cwd=ROOT, capture_output=True, text=True)
     wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise RuntimeError(f"{argv[:3]} failed:\n{done.stderr[-2000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     last = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
     try:
-        return wall, json.loads(last)
+        got = json.loads(last)
     except json.JSONDecodeError:
-        return wall, {}
+        got = {}
+    return wall, {**(got if isinstance(got, dict) else {}), "cpu": cpu}
 
 
 def _python(spec: dict, cache: str | None) -> tuple[float, dict]:
@@ -144,8 +156,9 @@ def _cold_warm(run) -> dict:
         cold_wall, cold = run(cache)
         warm_wall, warm = run(cache)
     return dict(
-        cold_call=cold.get("call"), cold_wall=cold_wall,
-        warm_call=warm.get("call"), warm_wall=warm_wall, value=cold.get("value"),
+        cold_call=cold.get("call"), cold_wall=cold_wall, cold_cpu=cold.get("cpu"),
+        warm_call=warm.get("call"), warm_wall=warm_wall, warm_cpu=warm.get("cpu"),
+        value=cold.get("value"), imports=warm.get("import"),
     )
 
 
@@ -154,22 +167,26 @@ def _fmt(x) -> str:
 
 
 def main() -> None:
+    global ROOT
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     names = [*ENTRY_POINTS, "design"]
     ap.add_argument("--only", nargs="*", choices=names, default=names)
     ap.add_argument("--skip-peers", action="store_true", help="do not time dp-accounting")
+    ap.add_argument("--root", type=Path, default=ROOT, help="checkout of dpjax to time")
     args = ap.parse_args()
+    ROOT = args.root.resolve()
 
     import jax
 
     print(
         f"# first-call bench: python {platform.python_version()}, jax {jax.__version__}, "
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"load {os.getloadavg()[0]:.1f}"
+        f"load {os.getloadavg()[0]:.1f}; dpjax at {ROOT}"
     )
     head = (
-        f"{'entry point':<10} {'cold call':>9} {'cold proc':>9} {'warm call':>9} "
-        f"{'warm proc':>9} {'peer call':>9} {'cold/peer':>9}  value"
+        f"{'entry point':<10} {'cold call':>9} {'cold proc':>9} {'cold cpu':>9} "
+        f"{'warm call':>9} {'warm proc':>9} {'warm cpu':>9} {'import':>9} "
+        f"{'peer call':>9} {'cold/peer':>9}  value"
     )
     print(head)
     print("-" * len(head))
@@ -186,12 +203,15 @@ def main() -> None:
         value = "" if row["value"] is None else f"{row['value']:.6g}"
         print(
             f"{name:<10} {_fmt(row['cold_call']):>9} {_fmt(row['cold_wall']):>9} "
-            f"{_fmt(row['warm_call']):>9} {_fmt(row['warm_wall']):>9} {_fmt(peer):>9} "
-            f"{_fmt(ratio):>9}  {value}"
+            f"{_fmt(row['cold_cpu']):>9} {_fmt(row['warm_call']):>9} "
+            f"{_fmt(row['warm_wall']):>9} {_fmt(row['warm_cpu']):>9} "
+            f"{_fmt(row['imports']):>9} {_fmt(peer):>9} {_fmt(ratio):>9}  {value}",
+            flush=True,
         )
     print(
         "\nseconds; call = the call after `import dpjax`, proc = the whole fresh process "
-        "(for design: `dpjax design --json`); peer = dp-accounting, fresh process"
+        "(for design: `dpjax design --json`), cpu = its user + system time, import = "
+        "`import jax; import dpjax` (warm run); peer = dp-accounting, fresh process"
     )
 
 

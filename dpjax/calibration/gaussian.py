@@ -27,6 +27,7 @@ from scipy import special
 
 from dpjax._batching import pad, padded_size
 from dpjax.accounting.gaussian import ERROR, log_delta_gaussian, log_delta_gaussian_mu
+from dpjax.calibration.gaussian_host import calibrate_sigma_host
 from dpjax.certificate import MARGIN, TINY, certify_scale, log_target, reported_delta
 from dpjax.numerics import Q_inv, Status, bisect_monotone, float64_kernel, newton_host
 
@@ -201,7 +202,7 @@ def _gap_and_slope(epsilon, delta, sensitivity, log_sigma):
 
 
 def calibrate_sigma(epsilon, delta, sensitivity) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    r"""Host path of :func:`sigma_gaussian`: one small compiled kernel, the Newton loop in NumPy.
+    r"""Host path of :func:`sigma_gaussian`: a NumPy/SciPy search, no compile where it certifies.
 
     The same answer as :func:`sigma_gaussian` (the least ``sigma`` whose exact profile,
     eq. (16) of inid-noise-laplace-beats-gaussian,
@@ -211,12 +212,14 @@ def calibrate_sigma(epsilon, delta, sensitivity) -> tuple[np.ndarray, np.ndarray
               \le \delta (1 - \text{MARGIN}) ,
 
     to ``1e-12`` relative), by :func:`dpjax.numerics.newton_host` on ``log sigma`` started
-    from the feasible bound of the module docstring.  The only compiled program is the
-    certified profile and its slope at the evaluated ``sigma`` (padded to a bucket of
-    16), so a first call compiles one small kernel instead of the whole traced search.
-    The returned ``sigma`` is a point where that profile was evaluated and met the target:
-    certified by construction.  Entries whose bracket did not close fall back to
-    :func:`sigma_gaussian` (the traced search with its bisection fallback).
+    from the feasible bound of the module docstring.  First on the host: the closed form
+    in SciPy (:func:`dpjax.calibration.gaussian_host.log_delta_gaussian_host`), certified
+    at the returned ``sigma`` where its error bound is within ``MARGIN / 4``.  Entries it
+    cannot certify take the JAX path: the same Newton loop over the compiled certified
+    profile (one small kernel, padded to a bucket of 16), and :func:`sigma_gaussian` (the
+    traced search with its bisection fallback) where that bracket did not close.  Either
+    way the returned ``sigma`` is a point where a certified profile was evaluated and met
+    the target.
 
     Args:
       epsilon: target ``epsilon >= 0`` (array-like).
@@ -236,9 +239,35 @@ def calibrate_sigma(epsilon, delta, sensitivity) -> tuple[np.ndarray, np.ndarray
     eps, dlt, sens = np.broadcast_arrays(
         *(np.asarray(v, dtype=np.float64) for v in (epsilon, delta, sensitivity))
     )
-    shape, n = eps.shape, eps.size
+    shape = eps.shape
+    eps, dlt, sens = (v.ravel() for v in (eps, dlt, sens))
+    # feasible start: sigma_0 = Delta / mu_lo (module docstring), on the host
+    target = dlt * (1.0 - MARGIN)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        z = -special.ndtri(target)
+        mu_lo = np.maximum(np.sqrt(z * z + 2.0 * eps) - z,
+                           2.0 * np.sqrt(2.0) * special.erfinv(target))
+        log_sens = np.log(sens)
+        x0 = log_sens - np.log(np.clip(mu_lo, 1e-300, 1e300))
+    x0 = np.where(np.isfinite(x0), x0, log_sens - LOG_MU_MIN)
+    good, bad = log_sens - LOG_MU_MIN, log_sens - LOG_MU_MAX
+    with jax.enable_x64(True):
+        sigma, delta_at, certified = calibrate_sigma_host(eps, dlt, sens, x0, good, bad)
+    if not np.all(certified):
+        idx = np.flatnonzero(~certified)
+        s_j, d_j, ok_j = _calibrate_sigma_jax(
+            *(v[idx] for v in (eps, dlt, sens, x0, good, bad)))
+        sigma[idx], delta_at[idx], certified[idx] = s_j, d_j, ok_j
+    return sigma.reshape(shape), delta_at.reshape(shape), certified.reshape(shape)
+
+
+def _calibrate_sigma_jax(eps, dlt, sens, x0, good, bad):
+    """JAX path of :func:`calibrate_sigma` (the compiled certified profile
+    :func:`_gap_and_slope` evaluated at each Newton point; :func:`sigma_gaussian` where the
+    bracket did not close): ``(sigma, delta_at, certified)`` for flat arrays."""
+    n = eps.size
     size = padded_size(n, 16)
-    eps, dlt, sens = (pad(v.ravel(), size) for v in (eps, dlt, sens))
+    eps, dlt, sens, x0, good, bad = (pad(v, size) for v in (eps, dlt, sens, x0, good, bad))
     with jax.enable_x64(True):
         args = tuple(jnp.asarray(v) for v in (eps, dlt, sens))
 
@@ -246,18 +275,7 @@ def calibrate_sigma(epsilon, delta, sensitivity) -> tuple[np.ndarray, np.ndarray
             gap, slope, _ = _gap_and_slope(*args, jnp.asarray(x))
             return gap, slope
 
-        # feasible start: sigma_0 = Delta / mu_lo (module docstring), on the host
-        target = dlt * (1.0 - MARGIN)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            z = -special.ndtri(target)
-            mu_lo = np.maximum(np.sqrt(z * z + 2.0 * eps) - z,
-                               2.0 * np.sqrt(2.0) * special.erfinv(target))
-            x0 = np.log(sens) - np.log(np.clip(mu_lo, 1e-300, 1e300))
-        x0 = np.where(np.isfinite(x0), x0, np.log(sens) - LOG_MU_MIN)
-        log_sens = np.log(sens)
-        good, converged = newton_host(
-            evaluate, x0, good=log_sens - LOG_MU_MIN, bad=log_sens - LOG_MU_MAX
-        )
+        good, converged = newton_host(evaluate, x0, good=good, bad=bad)
         gap, _, delta_at = (np.asarray(v) for v in _gap_and_slope(*args, jnp.asarray(good)))
         sigma = np.exp(good)
         certified = converged & (gap <= 0) & np.isfinite(sigma) & (sigma >= TINY) & (dlt > 0)
@@ -266,5 +284,4 @@ def calibrate_sigma(epsilon, delta, sensitivity) -> tuple[np.ndarray, np.ndarray
             sigma = np.where(certified, sigma, s_b)
             delta_at = np.where(certified, delta_at, d_b)
             certified = certified | ok_b
-    unpad = (lambda v: np.asarray(v)[:n].reshape(shape))
-    return unpad(sigma), unpad(delta_at), unpad(certified)
+    return sigma[:n], delta_at[:n], certified[:n]

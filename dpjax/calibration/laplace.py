@@ -8,13 +8,22 @@ r"""Least Laplace scale meeting a target.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.typing import ArrayLike
 
 from dpjax.accounting.laplace import ERROR, log_delta_laplace, scale_laplace
 from dpjax.certificate import MARGIN, certify_scale, log_target, reported_delta
+from dpjax.certificate_host import certify_scale_host, log_target_host, reported_delta_host
 from dpjax.numerics import float64_kernel
+from dpjax.numerics.host_grid import log1mexp_host
+
+#: Most targets :func:`scale_laplace_1d_host` takes (its gap is exact rational arithmetic,
+#: one Python operation per target); larger batches take :func:`scale_laplace_1d`.
+HOST_MAX_SIZE = 256
 
 
 @jax.jit
@@ -53,6 +62,84 @@ def scale_laplace_1d(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLik
         lambda s: log_delta_laplace(epsilon, s, sensitivity), b, log_target(delta)
     )
     return b, reported_delta(log_d, ERROR), ok
+
+
+@float64_kernel
+def log_delta_laplace_host(epsilon, scale, sensitivity) -> np.ndarray:
+    r"""Host twin of :func:`dpjax.accounting.laplace.log_delta_laplace`, within its ``ERROR``.
+
+    .. math:: \log\delta(\epsilon) = \log\big(1 - e^{x}\big),\qquad
+              x = \tfrac12\Big(\epsilon - \frac{\Delta}{b}\Big) < 0
+
+    (App. F(b) of flipped-huber-mechanism), ``-inf`` for ``x >= 0``.  The gap
+    ``epsilon - Delta / b`` is computed exactly in rational arithmetic and rounded once
+    (relative error ``u = 2^-53``), so ``x`` carries ``<= u |x|`` absolute, which moves
+    ``log(1 - e^x)`` by at most ``u |x| e^x / (1 - e^x) <= u``; ``log1mexp`` adds a few
+    ulps (:func:`dpjax.numerics.host_grid.log1mexp_host`).  In all ``<= 4u (1 + |log
+    delta|)``, within :data:`dpjax.accounting.laplace.ERROR` (``4e-15``; the JAX kernel's
+    constant, so the same certificate applies).
+
+    Args:
+      epsilon: ``epsilon >= 0`` (finite).
+      scale: Laplace scale ``b > 0`` (finite).
+      sensitivity: ``Delta > 0`` (finite).  All three broadcast.
+
+    Returns:
+      ``log delta(epsilon)`` as a float64 array.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> round(float(np.exp(log_delta_laplace_host(0.0, 1.0, 1.0))), 6)  # 1 - e^{-1/2}
+      0.393469
+    """
+    gap = np.frompyfunc(
+        lambda e, b, d: float(Fraction(e) - Fraction(d) / Fraction(b)), 3, 1
+    )(*np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (epsilon, scale, sensitivity))))
+    x = 0.5 * np.asarray(gap, dtype=np.float64)
+    return np.where(x < 0, log1mexp_host(x), -np.inf)
+
+
+@float64_kernel
+def scale_laplace_1d_host(epsilon, delta, sensitivity):
+    r""":func:`scale_laplace_1d` on the host (NumPy, exact rational gap): no compiled program.
+
+    The same closed form at the margin-reduced target,
+
+    .. math:: b = \frac{\Delta}{\epsilon - 2 \log(1 - \delta (1 - \mathrm{MARGIN}))},
+
+    re-checked with :func:`log_delta_laplace_host` and nudged up where rounding made it
+    fail (:func:`dpjax.certificate_host.certify_scale_host`, the nudges of
+    :func:`dpjax.certificate.certify_scale`); the reported delta is padded by the kernel's
+    ``ERROR`` (:func:`dpjax.certificate_host.reported_delta_host`).
+
+    Args:
+      epsilon: target ``epsilon >= 0`` (finite).
+      delta: target ``delta`` in ``[0, 1)``.
+      sensitivity: ``Delta > 0``.  All three broadcast; NumPy arrays.
+
+    Returns:
+      ``(b, delta_at_b, certified)`` as NumPy arrays; entries whose closed form is not a
+      finite positive scale are not certified.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> b, delta_at, ok = scale_laplace_1d_host(1.0, 0.0, 1.0)
+      >>> float(b), bool(ok)
+      (1.0, True)
+    """
+    eps, dlt, sens = np.broadcast_arrays(
+        *(np.asarray(v, dtype=np.float64) for v in (epsilon, delta, sensitivity))
+    )
+    with np.errstate(divide="ignore"):
+        b0 = sens / (eps - 2.0 * np.log1p(-(dlt * (1.0 - MARGIN))))
+    usable = np.isfinite(b0) & (b0 > 0)
+    b0 = np.where(usable, b0, 1.0)
+    b, log_d, ok = certify_scale_host(
+        lambda s: log_delta_laplace_host(eps, s, sens), b0, log_target_host(dlt)
+    )
+    with np.errstate(invalid="ignore"):
+        delta_at = reported_delta_host(log_d, ERROR * (1.0 + np.abs(log_d)))
+    return b, delta_at, ok & usable
 
 
 @jax.jit

@@ -34,7 +34,12 @@ import numpy as np
 from dpjax._batching import call_padded
 from dpjax.accounting.laplace import delta_laplace, epsilon_laplace, epsilon_pure_dp
 from dpjax.accounting.pld import engine as pld_engine
-from dpjax.calibration.laplace import scale_laplace_1d, scale_laplace_pure
+from dpjax.calibration.laplace import (
+    HOST_MAX_SIZE,
+    scale_laplace_1d,
+    scale_laplace_1d_host,
+    scale_laplace_pure,
+)
 from dpjax.calibration.result import Calibration
 from dpjax.calibration.scale_search import calibrate_scale
 from dpjax.certificate import require_certified
@@ -114,6 +119,16 @@ def _pure_scale(epsilon, l1: float, query: Query) -> np.ndarray:
     return l1 / np.log1p(np.expm1(per_use) / q) * (1.0 + 2.0**-45)
 
 
+def _scale_1d(epsilon: np.ndarray, delta: np.ndarray, l1: float):
+    """The exact 1-D scale: on the host for up to ``HOST_MAX_SIZE`` targets (no compile),
+    else (or where the host cannot certify) the compiled :func:`scale_laplace_1d`."""
+    if np.size(epsilon) <= HOST_MAX_SIZE and np.all(np.isfinite(epsilon)):
+        b, delta_at, ok = scale_laplace_1d_host(epsilon, delta, l1)
+        if np.all(ok):
+            return b, delta_at, ok
+    return (np.asarray(x) for x in call_padded(scale_laplace_1d, epsilon, delta, l1))
+
+
 def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
     r"""Least scale ``b`` meeting the target, certified.
 
@@ -135,7 +150,7 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     exact = _exact_1d(query)
     if exact:
         l1, notes = query.sensitivity.resolve("l1")
-        b, delta_at, ok = (np.asarray(x) for x in call_padded(scale_laplace_1d, epsilon, delta, l1))
+        b, delta_at, ok = _scale_1d(epsilon, delta, l1)
         require_certified(NAME, ok, epsilon, delta, delta_at)
     else:
         if np.any(epsilon == 0):

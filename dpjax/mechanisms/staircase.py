@@ -85,9 +85,11 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
 
     ``decay = epsilon / (K T)``, ``width = Delta_inf``, ``gamma = gamma^*(decay)``
     (:func:`~dpjax.noise.staircase.staircase_optimal_gamma`; Table II of
-    flipped-huber-mechanism for ``K`` coordinates); ``delta`` is met with the exact
-    1-D profile, or in ``K`` dims / ``T`` uses with the randomized-response bound of
-    ``epsilon_0 = K T decay ceil(Delta_inf / width)``.
+    flipped-huber-mechanism for ``K`` coordinates); ``delta`` is met with
+    ``delta(epsilon) = 0`` where ``epsilon_0 = K T decay ceil(Delta_inf / width) <= epsilon``
+    (exact rational arithmetic; Geng & Viswanath 2016: the staircase is
+    ``epsilon_0``-DP), else with the exact 1-D profile, or in ``K`` dims / ``T`` uses
+    with the randomized-response bound of ``epsilon_0``.
 
     Args:
       epsilon: target epsilons, ``> 0`` (broadcast with ``delta``).
@@ -107,7 +109,12 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         decay = np.where(over, np.nextafter(decay, 0.0), decay)
     params = {"decay": decay, "width": width, "gamma": gamma}
     if exact:
-        delta_at = _exact_delta(epsilon, params, linf)
+        # eps_0 = decay ceil(Delta_inf / width) <= epsilon (exact rational arithmetic) proves
+        # delta(epsilon) = 0 without the compiled profile; the profile only where it does not
+        pure = _pure_epsilon(params, query) <= epsilon
+        delta_at = np.where(pure, 0.0, 1.0)
+        if not np.all(pure):
+            delta_at = _exact_delta(epsilon, params, linf)
         notes += ("pure epsilon-DP staircase (gamma*); delta not used",)
     else:
         delta_at = pure_dp_delta(epsilon, _pure_epsilon(params, query))

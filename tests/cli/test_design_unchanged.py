@@ -1,0 +1,44 @@
+"""``dpjax design --json`` (defaults) gives the numbers it gave before the host paths.
+
+``data/design_default_main.json`` is the output of ``dpjax design --json`` on main at
+556fa5c (before the Gaussian and 1-D Laplace calibrations moved to host closed forms).
+Every field must be identical, except the Gaussian entry: its sigma now comes from the host
+search (SciPy closed form, a different rounding of the same profile), so its numbers may move
+by at most 1e-12 relative, and its certificate must still hold.
+"""
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from dpjax.cli._main import main
+
+REFERENCE = Path(__file__).parent / "data" / "design_default_main.json"
+
+
+def _compare(got, ref, path, rtol):
+    if isinstance(ref, dict):
+        assert set(got) == set(ref), path
+        for k in ref:
+            _compare(got[k], ref[k], f"{path}/{k}", rtol)
+    elif isinstance(ref, list):
+        assert len(got) == len(ref), path
+        for i, (g, r) in enumerate(zip(got, ref, strict=True)):
+            _compare(g, r, f"{path}[{i}]", rtol)
+    elif isinstance(ref, float) and rtol:
+        np.testing.assert_allclose(got, ref, rtol=rtol, atol=0, err_msg=path)
+    else:
+        assert got == ref, (path, got, ref)
+
+
+def test_design_json_unchanged_vs_main(capsys):
+    assert main(["design", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    ref = json.loads(REFERENCE.read_text())
+    gaussian = [i for i, r in enumerate(ref["results"]) if r["mechanism"] == "gaussian"]
+    assert len(gaussian) == 1
+    g_got, g_ref = got["results"].pop(gaussian[0]), ref["results"].pop(gaussian[0])
+    _compare(got, ref, "", rtol=0)
+    _compare(g_got, g_ref, "/gaussian", rtol=1e-12)
+    assert g_got["delta_at_params"] <= g_got["delta"]

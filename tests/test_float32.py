@@ -235,8 +235,9 @@ _EXEMPT = {
     "dpjax.accounting.pld.mixture.check_shifts": "host check of the shifts",
     "dpjax.certificate.kernel_error": "host declaration of a constant (checked at import)",
     "dpjax.calibration.gaussian.calibrate_sigma": (
-        "host driver: its only kernel (_gap_and_slope) is float64_kernel-guarded and runs "
-        "inside jax.enable_x64(True); NumPy float64 in and out"
+        "host driver: its kernels (calibrate_sigma_host, then _gap_and_slope where the host "
+        "declines) are float64_kernel-guarded and run inside jax.enable_x64(True); NumPy "
+        "float64 in and out"
     ),
     "dpjax.certificate.certify_epsilon": "host function; the profile it calls is guarded",
     # i.n.i.d.: errors (not privacy), NumPy validation, and functions that scope x64 themselves

@@ -41,8 +41,15 @@ def test_host_path_is_certified_by_the_exact_profile(targets):
     assert np.all(log_d_less > np.log(delta * (1 - MARGIN)))
 
 
-def test_one_compiled_bucket_serves_scalars_and_small_grids():
+def _host_declines(eps, *_):
+    """A stand-in for the host closed form that certifies nothing (the compiled path runs)."""
+    return np.full(eps.shape, np.nan), np.full(eps.shape, np.nan), np.zeros(eps.shape, bool)
+
+
+def test_one_compiled_bucket_serves_scalars_and_small_grids(monkeypatch):
+    monkeypatch.setattr(cal, "calibrate_sigma_host", _host_declines)
     cal.calibrate_sigma(1.0, 1e-5, 1.0)
+    assert cal._gap_and_slope._cache_size() >= 1  # the compiled path ran
     before = cal._gap_and_slope._cache_size()
     s, _, ok = cal.calibrate_sigma([0.3, 0.5, 1.0], 1e-6, 1.0)
     assert cal._gap_and_slope._cache_size() == before and ok.all()

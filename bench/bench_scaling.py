@@ -127,6 +127,34 @@ def fh_kdim_rows(ks, gamma_per_root_k=4.0, shape=1.0, delta=1e-6):
     return rows
 
 
+def fh_calibration_rows(ks, epsilon=1.0, delta=1e-6):
+    """Exact K-dim flipped Huber *calibration* (``dpjax.calibrate(..., condition="exact")``:
+    shape search x certified scale roots through the engine) against K, beside its peers in
+    the same run: the Gaussian calibration (``Delta_2 = sqrt(K)``, closed form) and Theorem 8's
+    sufficient calibration (variance and time ratios)."""
+    import dpjax
+    from dpjax.calibration.gaussian import sigma_gaussian
+
+    rows = []
+    for k in ks:
+        query = {"epsilon": epsilon, "delta": delta, "dim": k, "linf": 1.0}
+        exact, t_exact, _ = _measure(
+            lambda q=query: dpjax.calibrate("flipped-huber", condition="exact", **q))
+        suff, t_suff, _ = _measure(
+            lambda q=query: dpjax.calibrate("flipped-huber", condition="sufficient", **q))
+        sg = float(np.asarray(sigma_gaussian(epsilon, delta, np.sqrt(k))).reshape(-1)[0])
+        var = float(exact.variance)
+        rows.append({"K": k, "exact_s": t_exact, "thm8_s": t_suff,
+                     "time_ratio_exact_thm8": t_exact / t_suff, "variance": var,
+                     "b": float(exact.params["alpha"]) / float(exact.params["gamma"]),
+                     "member": str(np.asarray(exact.member)),
+                     "var_over_gaussian": var / sg**2,
+                     "var_over_thm8": var / float(suff.variance),
+                     "delta_at": float(exact.delta_at_params)})
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
 def spherical_rows(dims, n, samples):
     import jax
 
@@ -232,6 +260,8 @@ def main() -> None:
     ap.add_argument("--ks", default="10000,100000,1000000")
     ap.add_argument("--fh-ks", default="100,10000,1000000",
                     help="K of the exact K-dim flipped Huber accounting ('' to skip)")
+    ap.add_argument("--fh-cal-ks", default="100,10000",
+                    help="K of the exact K-dim flipped Huber calibration ('' to skip)")
     ap.add_argument("--sharded", action="store_true")
     ap.add_argument("--device", action="store_true",
                     help="print only the device report and exit (it heads every run)")
@@ -253,6 +283,10 @@ def main() -> None:
         rows = fh_kdim_rows([int(v) for v in args.fh_ks.split(",")])
         _table(rows, "K", ["first_s", "again_s", "first_MiB", "fh_exact_epsilon",
                            "thm8_epsilon"])
+    if args.fh_cal_ks:
+        rows = fh_calibration_rows([int(v) for v in args.fh_cal_ks.split(",")])
+        _table(rows, "K", ["exact_s", "thm8_s", "time_ratio_exact_thm8", "variance", "b",
+                           "var_over_gaussian", "var_over_thm8"])
     if args.sharded:
         print("sharded:", json.dumps(sharded_run()))
 

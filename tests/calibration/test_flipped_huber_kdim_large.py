@@ -44,7 +44,9 @@ def test_below_the_gaussian_and_theorem_8(cli_1e4):
                            condition="sufficient")
     # independent upper ends: the Gaussian calibration (b = 0, closed form) and Theorem 8
     assert var <= sg**2
-    assert var <= float(suff.variance)
+    # (Theorem 8 may return a shape b ~ 1e-10 whose v(b) is below 1 by ~1e-14: the same
+    # Gaussian to rounding; at K = 100 it is 2e-14 below sigma_G^2)
+    assert var <= float(suff.variance) * (1 + 1e-12)
     # the K-fold Laplace end (b = 1e4) costs ~2x the Gaussian at this K: never the winner
     assert var < 1.5 * sg**2
 

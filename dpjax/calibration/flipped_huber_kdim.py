@@ -26,6 +26,7 @@ import numpy as np
 from dpjax._batching import call_padded
 from dpjax._progress import progress
 from dpjax.calibration.gaussian import sigma_gaussian
+from dpjax.calibration.scale_search import COARSEN
 from dpjax.calibration.shape_search import calibrate_shape_scale
 from dpjax.noise.flipped_huber import FlippedHuber, standard_variance
 from dpjax.numerics import float64_kernel
@@ -38,8 +39,47 @@ BIN_WIDTH = 1e-4
 SHAPES = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0, 12.0, 20.0, 1e4)
 
 
+#: Largest ``K`` whose shape search surveys on a :data:`COARSEN` times coarser grid first: the
+#: coarse grid's pessimism grows with ``K`` (~``K h`` in the composed loss), and beyond ~100
+#: it moves the finalists' roots out of their bracket (re-planned grids, new compiles).
+SURVEY_MAX_DIM = 100
+
+
 #: The unit variance ``v(b)`` of eq. (11), compiled once.
 _standard_variance = jax.jit(standard_variance)
+
+
+def laplace_zcdp_scale(epsilon, delta, dim: int, linf: float) -> np.ndarray:
+    r"""Laplace scale meeting ``(epsilon, delta)`` after ``K`` uses through zCDP (a bracket end).
+
+    .. math:: s = \Delta\sqrt{\frac{K}{2\rho}},\qquad
+              \rho = \big(\sqrt{\log(1/\delta) + \epsilon} - \sqrt{\log(1/\delta)}\big)^2
+
+    ``Delta / s``-DP Laplace is ``(Delta / s)^2 / 2``-zCDP, ``K`` uses add, and ``rho``-zCDP
+    is ``(rho + 2 sqrt(rho log(1/delta)), delta)``-DP (Bun & Steinke 2016, "Concentrated
+    Differential Privacy: Simplifications, Extensions, and Lower Bounds", arXiv:1605.02065,
+    Prop. 1.4, Lemma 2.3, Prop. 1.3), solved for ``rho``.  It grows like ``sqrt(K)``, where
+    the pure-DP scale ``K Delta / epsilon`` grows like ``K``: ``FH(b, gamma^2)`` is Laplace of
+    scale ``gamma / b`` up to a mass ``~e^{-b^2/2}``, so ``gamma = b s`` brackets the least
+    ``gamma`` of a large shape ``b`` from above (checked by the engine like any bracket).
+
+    Args:
+      epsilon: target ``epsilon > 0`` (array).
+      delta: target ``delta`` in ``(0, 1)`` (array).
+      dim: number of coordinates ``K``.
+      linf: per-coordinate sensitivity ``Delta``.
+
+    Returns:
+      The scale ``s`` (NumPy array of the broadcast targets' shape).
+
+    Example:
+      >>> s = laplace_zcdp_scale(1.0, 1e-6, 10_000, 1.0)
+      >>> round(float(s), 1)  # ~1.3 sigma_Gaussian, not 1e4 = K / eps
+      535.0
+    """
+    log_inv = -np.log(np.asarray(delta, float))
+    rho = np.square(np.sqrt(log_inv + np.asarray(epsilon, float)) - np.sqrt(log_inv))
+    return linf * np.sqrt(dim / (2.0 * rho))
 
 
 def _variance(gamma, b):
@@ -57,8 +97,24 @@ def calibrate_flipped_huber_exact(epsilon, delta, dim: int, linf: float):
 
     .. math:: \min_b\ \gamma^*(b)^2\, v(b) \qquad \text{(eq. (11))},
 
-    one shape search per target (a progress bar on a terminal), bracketed above by the
-    Gaussian calibration with ``Delta_2 = sqrt(K) Delta``.
+    one shape search per target (a progress bar on a terminal), each shape's root on
+    ``log gamma`` bracketed above by ``max(1.05 sigma_G, min(1.3 b K Delta / eps, 1.1 b s_Z))``
+    (``sigma_G`` the Gaussian calibration with ``Delta_2 = sqrt(K) Delta``, ``s_Z`` the zCDP
+    Laplace scale of :func:`laplace_zcdp_scale`: both grow like ``sqrt(K)``, so the bracket
+    ``[upper / 4, upper]`` holds the root at any ``K`` and no widening re-plans the grids).
+    Up to ``K =`` :data:`SURVEY_MAX_DIM` the shapes are surveyed on a coarser grid and the
+    finalists settled at :data:`BIN_WIDTH`; beyond, one stage at :data:`BIN_WIDTH` (a coarse
+    grid's pessimism, ~``K h`` in the composed loss, would move the roots out of the
+    finalists' bracket), the shapes sharing one compiled kernel (vmapped) and one grid plan.
+
+    The Gaussian member ``b = 0`` is also taken in closed form: ``K`` i.i.d. ``N(0, gamma^2)``
+    coordinates at the corner shift are the Gaussian mechanism with ``Delta_2 = sqrt(K)
+    Delta``, whose exact profile (Balle & Wang 2018, "Improving the Gaussian Mechanism for
+    Differential Privacy: Analytical Calibration and Optimal Denoising", arXiv:1805.06530,
+    Thm. 8) certifies ``sigma_G`` (:func:`dpjax.calibration.gaussian.sigma_gaussian`); where
+    ``sigma_G^2`` is below the engine's least variance (large ``K``: the engine's
+    pessimistic grid costs ~4e-4 in variance at ``K = 10^4``) it is returned, with its
+    closed-form certificate as ``delta_at``.
 
     Args:
       epsilon: target ``epsilon`` (array).
@@ -71,11 +127,16 @@ def calibrate_flipped_huber_exact(epsilon, delta, dim: int, linf: float):
       targets.
     """
     epsilon, delta = np.broadcast_arrays(np.asarray(epsilon, float), np.asarray(delta, float))
-    # one Gaussian calibration per target (the shape search's feasible upper end)
-    sg = call_padded(sigma_gaussian, epsilon, delta, np.sqrt(dim) * linf)[0].reshape(-1, 1)
+    # one Gaussian calibration per target: the b = 0 member in closed form (certified), and
+    # the shape search's feasible upper end
+    gauss = call_padded(sigma_gaussian, epsilon, delta, np.sqrt(dim) * linf)
+    sg = gauss[0].reshape(-1, 1)
+
+    up_laplace = laplace_zcdp_scale(epsilon, delta, dim, linf).reshape(-1, 1)
 
     def upper(b):  # b: (targets, shapes)
-        return np.maximum(1.05 * sg, 1.3 * b * dim * linf / epsilon.reshape(-1, 1))
+        pure = 1.3 * b * dim * linf / epsilon.reshape(-1, 1)
+        return np.maximum(1.05 * sg, np.minimum(pure, 1.1 * b * up_laplace))
 
     # one target at a time: each gets grids sized for its own scale (a batch would size
     # every row for the smallest scale); power-of-two sizes let targets share kernels
@@ -84,6 +145,11 @@ def calibrate_flipped_huber_exact(epsilon, delta, dim: int, linf: float):
         for k, (e, d) in enumerate(zip(epsilon.ravel(), delta.ravel(), strict=True)):
             out[:, k] = _one_target(e, d, dim, linf, lambda b, k=k: upper(b)[k])
             step()
+    # the b = 0 member by its exact closed form where it beats the engine's grid (large K)
+    closed = np.asarray(gauss[2], bool).ravel() & (sg.ravel() ** 2 < out[2])
+    out[:, closed] = np.stack([np.zeros_like(sg.ravel()), sg.ravel(), sg.ravel() ** 2,
+                               np.asarray(gauss[1], float).ravel(),
+                               np.ones_like(sg.ravel())])[:, closed]
     alpha, gamma, variance, delta_at, ok = (x.reshape(epsilon.shape) for x in out)
     return alpha, gamma, variance, delta_at, ok.astype(bool)
 
@@ -100,5 +166,6 @@ def _one_target(e, d, dim, linf, upper):
         dim,
         upper,
         BIN_WIDTH,
+        coarsen=COARSEN if dim <= SURVEY_MAX_DIM else 1,
     )
     return res.shape * res.scale, res.scale, res.variance, res.delta_at, res.certified

@@ -119,13 +119,13 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         condition = "exact"
         from dpjax.calibration.flipped_huber_kdim import SHAPES
 
-        # the ends: the Gaussian by its closed form; the Laplace member is the grid's last
-        # shape b = 1e4 (no closed form for the K-fold exact Laplace)
+        # the ends: the Gaussian by its closed form or the grid's shape b = 0 (the engine's
+        # pessimistic grid puts the K-fold Gaussian a bit above its closed form at large K);
+        # the Laplace member is the grid's last shape b = 1e4 (no closed form for it)
         gauss = members.gaussian_limit_variance(epsilon, delta, np.sqrt(query.dim) * linf)
         member = members.name_by_variance(variance, {"gaussian": gauss})
-        at_top = members.name_member(alpha / gamma, 0.0, SHAPES[-1], "gaussian", "laplace")
-        member = np.where((member == members.INTERIOR) & (at_top == "laplace"), "laplace",
-                          member)
+        at_end = members.name_member(alpha / gamma, 0.0, SHAPES[-1], "gaussian", "laplace")
+        member = np.where(member == members.INTERIOR, at_end, member)
         notes += (
             f"exact K-dim condition: PLD engine, {query.dim}-fold composition of the 1-D pair at "
             f"linf = {linf!r} (worst corner of the linf box; pessimistic discretisation)",

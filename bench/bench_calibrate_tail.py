@@ -2,6 +2,7 @@
 
     python bench/bench_calibrate_tail.py              # the full table
     python bench/bench_calibrate_tail.py --dpjax-only # dpjax's sigma and epsilon only
+    python bench/bench_calibrate_tail.py 0.1,100      # one setting (q,T)
 
 For the Poisson-subsampled Gaussian (q, T) in {(0.01, 1000), (0.004, 10^4), (0.1, 100)},
 target epsilon in {1, 3} and delta in {1e-5, 1e-10, 1e-15, 1e-30}:
@@ -106,7 +107,9 @@ def main() -> None:
     full = "--dpjax-only" not in sys.argv
     print(f"dpjax from {os.path.dirname(dpjax.__file__)}; jax {jax.__version__}; "
           f"load {os.getloadavg()[0]:.1f}", flush=True)
-    for q, steps in SETTINGS:
+    picked = [a for a in sys.argv[1:] if not a.startswith("--")]
+    settings = [(float(a.split(",")[0]), int(a.split(",")[1])) for a in picked] or SETTINGS
+    for q, steps in settings:
         one_setting(q, steps, full)
 
 

@@ -277,7 +277,10 @@ def calibrate_scale(
     then settled at ``bin_width`` (module docstring).  Either way the returned scale
     comes with the evaluation at it: the certificate ``delta_at``, checked against
     ``delta (1 - MARGIN)``.  All stages run batched (``vmap``), sharded over devices
-    when several.
+    when several.  Targets ``delta < TILT_BELOW`` (below the plain FFT's round-off floor)
+    are searched again on the tilted composition
+    (:func:`dpjax.calibration.scale_tilted.refine`), whose root is kept where
+    :func:`dpjax.accounting.pld.engine.profile` certifies it (else the plain root stands).
 
     Args:
       noise_fn: ``noise_fn(scale, shape)`` -> a noise family (e.g.

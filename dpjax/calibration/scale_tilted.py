@@ -30,7 +30,7 @@ import numpy as np
 from dpjax.accounting.pld import engine
 from dpjax.accounting.pld.plan import tilt_level, tilted_sizes
 from dpjax.calibration.scale_kernels import tilted_search_kernel
-from dpjax.numerics import Status
+from dpjax.numerics import Status, float64_kernel
 
 #: Relative steps above a tilted root tried (after the root itself) when the profile does
 #: not certify it (its grid sizes follow the exact scale, the search's the bracket's end).
@@ -79,6 +79,7 @@ def _certify(rows, i: int, scale: float, h: float):
     return None
 
 
+@float64_kernel
 def refine(rows, final, lo, hi, h: float, tol: float, search) -> None:
     r"""Improve ``final`` (in place) by the tilted root where the target ``delta`` is below
     :data:`~dpjax.accounting.pld.engine.TILT_BELOW`.

@@ -11,7 +11,10 @@ steps, on host arrays of rows (one row per target):
    evaluation at a larger scale reuses them (one compiled program per search);
 2. **search** (:func:`_bracketed_search`): Illinois on ``[lower, upper]`` at the requested
    bin width; a row whose bracket misses the root is widened (``lower / 4``, or the
-   fallback upper end) and searched again, at most :data:`MAX_WIDENINGS` times.
+   fallback upper end) and searched again, at most :data:`MAX_WIDENINGS` times;
+3. **tilted refinement** (:func:`dpjax.calibration.scale_tilted.refine`), only for targets
+   ``delta < TILT_BELOW = 1e-7``: a second root below the first on the *tilted*
+   composition's ``log delta``, kept where the engine's profile certifies it.
 
 Compilation, not evaluation, dominates a first call (a composition costs milliseconds,
 compiling it seconds), so the default is that single stage: one compiled program.  With
@@ -40,6 +43,7 @@ from dpjax import _batching
 from dpjax._batching import padded_size
 from dpjax.accounting.pld.engine import _scalar_args
 from dpjax.accounting.pld.plan import Sizes, sizes_for
+from dpjax.calibration import scale_tilted
 from dpjax.calibration.scale_kernels import search_kernel, warm_kernel
 from dpjax.certificate import log_target
 from dpjax.numerics import Root, Status, float64_kernel
@@ -171,10 +175,13 @@ def _widen(rows: _Rows, index, root: Root, lo, hi):
     return too_small | too_big
 
 
-def _bracketed_search(rows: _Rows, index, lo, hi, h, tol):
+def _bracketed_search(rows: _Rows, index, lo, hi, h, tol, kernel=search_kernel, sizes=_sizes):
     """Steps 2 and 4: Illinois at bin width ``h`` on ``[lo, hi]`` to ``tol`` for the rows
     ``index``; rows whose bracket misses the root are widened (:func:`_widen`) and searched
     again, at most :data:`MAX_WIDENINGS` times.
+
+    ``kernel`` and ``sizes(rows, index, scales, h)`` default to the plain engine's
+    (:func:`_tilted_stage` passes the tilted ones).
 
     Returns ``(root, lo, hi)``: the roots of the rows ``index`` and the brackets after
     widening (copies; later stages start from them).
@@ -183,8 +190,8 @@ def _bracketed_search(rows: _Rows, index, lo, hi, h, tol):
     out = None
     todo = index
     for _ in range(1 + MAX_WIDENINGS):
-        sizes = _sizes(rows, todo, lo[todo], h)
-        root = _run(search_kernel, rows, todo, lo, hi, h, tol, sizes, padded_size(len(index)))
+        planned = sizes(rows, todo, lo[todo], h)
+        root = _run(kernel, rows, todo, lo, hi, h, tol, planned, padded_size(len(index)))
         if out is None:
             out = Root(*(np.array(x) for x in root))
         else:
@@ -270,7 +277,10 @@ def calibrate_scale(
     then settled at ``bin_width`` (module docstring).  Either way the returned scale
     comes with the evaluation at it: the certificate ``delta_at``, checked against
     ``delta (1 - MARGIN)``.  All stages run batched (``vmap``), sharded over devices
-    when several.
+    when several.  Targets ``delta < TILT_BELOW`` (below the plain FFT's round-off floor)
+    are searched again on the tilted composition
+    (:func:`dpjax.calibration.scale_tilted.refine`), whose root is kept where
+    :func:`dpjax.accounting.pld.engine.profile` certifies it (else the plain root stands).
 
     Args:
       noise_fn: ``noise_fn(scale, shape)`` -> a noise family (e.g.
@@ -317,6 +327,8 @@ def calibrate_scale(
     if rest.size:
         root, lo, hi = _bracketed_search(rows, rest, lo, hi, bin_width, tolerance)
         _store(final, rest, root)
+    # targets below the plain FFT's floor: a root on the tilted composition, certified
+    scale_tilted.refine(rows, final, lo, hi, bin_width, tolerance, _bracketed_search)
     status = final.status.reshape(out_shape)
     scale = final.aux[:, 1].reshape(out_shape)
     log_d = final.aux[:, 0].reshape(out_shape)

@@ -1,0 +1,129 @@
+r"""The scale search below the plain FFT's round-off floor: a root on the tilted composition.
+
+At a target ``delta`` below :data:`dpjax.accounting.pld.engine.TILT_BELOW` the plain
+composition's answer is limited by its float64 round-off (about ``1e-16`` of the composed
+pmf's peak) and, below that, by a Chernoff bound; the scale it certifies is then the
+tail bound's, not the exact one.  :func:`refine` runs a second root search on
+``x = log scale`` whose objective is the *tilted* composition's certified ``log delta``
+(:mod:`dpjax.accounting.pld.tilted`, the tilts an ``epsilon`` query of
+:func:`dpjax.accounting.pld.engine.profile` picks; jitted, vmapped over the rows, ``K``
+traced), bracketed by the plain root (or the caller's upper end) above:
+
+.. math:: F(x) = \log(-\ell) - \log\big(-\log \delta^{\text{tilt}}_K(\epsilon; e^x)\big),
+          \qquad \delta^{\text{tilt}}_K(\epsilon) \le m + e^{Kc - \lambda l_k}(1 + \rho)
+          \big[(1 - e^{-t}) S_k + e^{-t} D_k + r \|b^{j-k}\|_2\big]
+
+(the certified tilted hockey stick; exponential tilting as in Sommer, Meiser & Mohammadi
+2019, "Privacy loss classes: the central limit theorem in differential privacy", PoPETs
+2019).  **Certified and fail-closed**: each root is re-evaluated by
+:func:`dpjax.accounting.pld.engine.profile` (the accounting :func:`dpjax.account` runs)
+and kept only where that certifies it (``delta(epsilon) <= delta (1 - MARGIN)``; two
+slightly larger scales are tried next); otherwise the plain stage's answer stands.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpjax.accounting.pld import engine
+from dpjax.accounting.pld.plan import tilt_level, tilted_sizes
+from dpjax.calibration.scale_kernels import tilted_search_kernel
+from dpjax.numerics import Status, float64_kernel
+
+#: Relative steps above a tilted root tried (after the root itself) when the profile does
+#: not certify it (its grid sizes follow the exact scale, the search's the bracket's end).
+RETRY_STEPS = (1e-6, 1e-4)
+
+
+class _NoSizes(Exception):
+    """The tilted composition does not fit the grid cap at this scale."""
+
+
+def _tilted_sizes(level: int):
+    """``sizes(rows, index, scales, h)`` of the tilted composition resolving ``10^level``,
+    shared through ``rows.plan`` with later stages and calls (as the plain sizes are)."""
+
+    def sizes(rows, index, scales, h):
+        key = ("tilted", h, level)
+        scale = float(np.min(scales))
+        if key in rows.plan and rows.plan[key][0] <= scale:
+            return rows.plan[key][1]
+        new = tilted_sizes(
+            rows.noise_fn, scales, rows.shape[index], rows.sensitivity, rows.sampling_rate,
+            rows.compositions, h, level * math.log(10.0),
+        )
+        if new is None:
+            raise _NoSizes
+        rows.plan[key] = (scale, new)
+        return new
+
+    return sizes
+
+
+def _certify(rows, i: int, scale: float, h: float):
+    """``(scale, log delta)`` at the least of ``scale (1 + step)`` (steps ``0`` and
+    :data:`RETRY_STEPS`) that :func:`dpjax.accounting.pld.engine.profile` certifies at
+    row ``i``'s target, or ``None``."""
+    for step in (0.0, *RETRY_STEPS):
+        s = scale * (1.0 + step)
+        d = engine.profile(
+            rows.noise_fn, s, rows.shape[i], rows.sensitivity, rows.eps[i], rows.compositions,
+            rows.sampling_rate, h,
+        )
+        with np.errstate(divide="ignore"):
+            log_d = float(np.log(np.asarray(d, np.float64)))
+        if log_d <= rows.level[i]:
+            return s, log_d
+    return None
+
+
+@float64_kernel
+def refine(rows, final, lo, hi, h: float, tol: float, search) -> None:
+    r"""Improve ``final`` (in place) by the tilted root where the target ``delta`` is below
+    :data:`~dpjax.accounting.pld.engine.TILT_BELOW`.
+
+    Rows are grouped by :func:`dpjax.accounting.pld.plan.tilt_level` of their target (one
+    static size, one compiled search per group); each group is searched on ``[lo, top]``,
+    ``top`` the plain root where certified (else ``hi``), widened as the plain search is
+    (``search``: :func:`dpjax.calibration.scale_search._bracketed_search`).  A root is kept
+    where it is below the plain answer and :func:`_certify` accepts it.
+
+    Args:
+      rows: the search's ``_Rows``.
+      final: its :class:`dpjax.numerics.Root` after the plain stage (updated in place).
+      lo, hi: the brackets after the plain stage.
+      h: bin width.
+      tol: tolerance on ``log scale``.
+      search: the bracketed search ``(rows, index, lo, hi, h, tol, kernel, sizes)``.
+    """
+    if not float(rows.compositions) > 1.0:
+        return
+    idx = np.flatnonzero(rows.level < math.log(engine.TILT_BELOW))
+    if not idx.size:
+        return
+    plain_ok = (final.status == Status.OPTIMAL) & (final.aux[:, 0] <= rows.level)
+    top = np.where(plain_ok, final.aux[:, 1], hi)
+    low = np.minimum(lo, top / 1.25)
+    levels = np.array([tilt_level(v) for v in rows.level[idx]])
+    for level in np.unique(levels):
+        grp = idx[levels == level]
+        try:
+            root, _, _ = search(
+                rows, grp, low, top, h, tol, tilted_search_kernel, _tilted_sizes(int(level))
+            )
+        except _NoSizes:
+            continue
+        for j, i in enumerate(grp):
+            scale = root.aux[j, 1]
+            if root.status[j] != Status.OPTIMAL or not np.isfinite(scale):
+                continue
+            if plain_ok[i] and not scale < final.aux[i, 1]:
+                continue
+            got = _certify(rows, i, float(scale), h)
+            if got is None or (plain_ok[i] and not got[0] < final.aux[i, 1]):
+                continue
+            final.aux[i] = [got[1], got[0]]
+            final.good[i] = math.log(got[0])
+            final.status[i] = Status.OPTIMAL

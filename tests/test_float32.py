@@ -240,6 +240,9 @@ _EXEMPT = {
         "float64 in and out"
     ),
     "dpjax.certificate.certify_epsilon": "host function; the profile it calls is guarded",
+    "dpjax.calibration.flipped_huber_kdim.laplace_zcdp_scale": (
+        "host bracket end (NumPy float64); every scale it brackets is certified by the engine"
+    ),
     # i.n.i.d.: errors (not privacy), NumPy validation, and functions that scope x64 themselves
     "dpjax.inid._kernels.gaussian_abs_moment": "error moment, not privacy",
     "dpjax.inid._kernels.laplace_abs_moment": "error moment, not privacy",

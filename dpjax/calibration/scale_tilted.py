@@ -100,7 +100,8 @@ def refine(rows, final, lo, hi, h: float, tol: float, search) -> None:
     """
     if not float(rows.compositions) > 1.0:
         return
-    idx = np.flatnonzero(rows.level < math.log(engine.TILT_BELOW))
+    # delta = 0 (log level -inf: pure DP) has no tail for a tilt to resolve: the plain answer
+    idx = np.flatnonzero(np.isfinite(rows.level) & (rows.level < math.log(engine.TILT_BELOW)))
     if not idx.size:
         return
     plain_ok = (final.status == Status.OPTIMAL) & (final.aux[:, 0] <= rows.level)

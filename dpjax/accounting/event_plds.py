@@ -194,10 +194,6 @@ def _subsampled_plds(noise, q: float, h: float, pessimistic: bool, directions) -
     }
 
 
-def _pow2(n: int) -> int:
-    return 1 << max(int(n) - 1, 1).bit_length()
-
-
 def _same(pld, relation):
     return {d: pld for d in DIRECTIONS[relation]}
 
@@ -336,17 +332,23 @@ def compose_table(table, relation: str):
     Returns:
       ``{direction: PLD}``; ``None`` for a direction with nothing to compose.
     """
-    from dpjax.accounting.pld.compose import compose, self_compose, self_compose_size, window_size
+    from dpjax.accounting.pld.compose import (
+        ceil_pow2,
+        compose,
+        self_compose,
+        self_compose_size,
+        window_size,
+    )
 
     parts: dict[str, list[PLD]] = {d: [] for d in DIRECTIONS[relation]}
     for plds, count in table:
         for d, pld in plds.items():
             if count > 1:  # FFT lengths rounded up to powers of two: few compiles
-                pld = self_compose(pld, count, _pow2(self_compose_size(pld, count)))
+                pld = self_compose(pld, count, ceil_pow2(self_compose_size(pld, count)))
             parts[d].append(pld)
 
     def product(ps):
         log_mgf = np.asarray(sum(p.log_mgf for p in ps))
-        return compose(ps, _pow2(window_size(log_mgf, float(ps[0].bin_width))))
+        return compose(ps, ceil_pow2(window_size(log_mgf, float(ps[0].bin_width))))
 
     return {d: (product(ps) if len(ps) > 1 else ps[0] if ps else None) for d, ps in parts.items()}

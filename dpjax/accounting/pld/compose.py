@@ -132,6 +132,11 @@ def _floor_pow2(n: float) -> int:
     return 1 << max(int(n), 1).bit_length() - 1
 
 
+def ceil_pow2(n: int) -> int:
+    """The least power of two ``>= n`` (at least 2): FFT lengths in few buckets, few compiles."""
+    return 1 << max(int(n) - 1, 1).bit_length()
+
+
 @float64_kernel
 def window_size(log_mgf, bin_width: float, log_tail: float = LOG_WINDOW_TAIL) -> int:
     r"""Host helper: a fast FFT length covering the Chernoff window of a composed ``log_mgf``.
@@ -237,6 +242,30 @@ def _window(y, comp_lower, log_mgf, bin_width, size, inf_atoms, roundoff, trunca
     )
 
 
+def power_spectrum(x, k, c1):
+    r"""``(Y, e)``: the spectrum ``Y = FFT(x)^K`` and the l2 bound ``e`` on its error from the
+    forward FFT's (module docstring: ``K |e_k| r_k^{K-1}``, ``r_k = min(|X_k| + c1, 1)``, two-sided
+    l2 over the spectrum), before the inverse FFT's ``1 / sqrt(N)``; ``||x||_1 <= 1``.
+
+    .. math:: e = K c_1 \Big(2 \sum_k r_k^{2(K-1)}\Big)^{1/2}
+
+    Args:
+      x: ``(N,)`` non-negative masses; k: ``K`` (float64, may be traced); c1: the forward
+        FFT's componentwise error constant (:func:`_fft_error_constant`).
+
+    Returns:
+      ``(Y, e)``.
+    """
+    big_x = jnp.fft.rfft(x)
+    # K-th power as exp(K log z): one traced exponent for every K
+    zero = big_x == 0
+    logz = jnp.log(jnp.where(zero, jnp.ones_like(big_x), big_x))
+    big_y = jnp.where(zero, jnp.zeros_like(big_x), jnp.exp(k.astype(big_x.dtype) * logz))
+    r = jnp.minimum(jnp.abs(big_x) + c1, 1.0)
+    pw = jnp.exp(2.0 * (k - 1.0) * jnp.log(jnp.where(r > 0, r, 1.0)))
+    return big_y, k * c1 * jnp.sqrt(2.0 * jnp.sum(jnp.where(r > 0, pw, 0.0)))
+
+
 @float64_kernel
 def fft_power(x, k, size: int, pessimistic: bool):
     r"""``(y, err)``: ``y = IFFT(FFT(x)^K)`` (cyclic ``K``-fold self-convolution) and the l2
@@ -249,22 +278,14 @@ def fft_power(x, k, size: int, pessimistic: bool):
     Returns:
       ``(y, err)``.
     """
-    big_x = jnp.fft.rfft(x)
-    # K-th power as exp(K log z): one traced exponent for every K
-    zero = big_x == 0
-    logz = jnp.log(jnp.where(zero, jnp.ones_like(big_x), big_x))
-    big_y = jnp.where(zero, jnp.zeros_like(big_x), jnp.exp(k.astype(big_x.dtype) * logz))
+    c1 = _fft_error_constant(size)
+    big_y, spectral = power_spectrum(x, k, c1)
     y = jnp.fft.irfft(big_y, size)
     if pessimistic:
         y = jnp.maximum(y, 0.0)
-    c1 = _fft_error_constant(size)
-    # componentwise FFT error |e_k| <= c1 ||x||_1 = c1; the K-th power turns it into
-    # K |e_k| r_k^(K-1), r_k = min(|X_k| + c1, 1): l2 over the (two-sided) spectrum, / sqrt(N)
-    r = jnp.minimum(jnp.abs(big_x) + c1, 1.0)
-    pw = jnp.exp(2.0 * (k - 1.0) * jnp.log(jnp.where(r > 0, r, 1.0)))
-    spread = jnp.sqrt(2.0 * jnp.sum(jnp.where(r > 0, pw, 0.0)))
+    # the forward FFT's error through the K-th power, then the pipeline's own rounding
     err = (
-        k * c1 * spread / jnp.sqrt(float(size))
+        spectral / jnp.sqrt(float(size))
         + ((4.0 * k + 4.0) * _U + c1) * jnp.linalg.norm(y)
         + _U
     )
@@ -399,7 +420,9 @@ def compose(plds, size: int | None = None) -> PLD:
     m = len(plds)
     roundoff = err + ((2.0 * m + 2.0) * _U + c1) * jnp.linalg.norm(y) + _U
     comp_lower = sum(p.lower.astype(jnp.float64) for p in plds)
-    log_keep = sum(jnp.log1p(-jnp.minimum(p.atom_inf, 1.0)) for p in plds)
+    # every part's mass at +infinity, its window's cut top included (a part's cut mass wraps
+    # down inside its own pmf, so only its bound in inf_mass keeps the product pessimistic)
+    log_keep = sum(jnp.log1p(-jnp.minimum(p.inf_mass, 1.0)) for p in plds)
     inf_atoms = -jnp.expm1(log_keep)
     truncated = sum(p.truncated_mass for p in plds)
     return _window(y, comp_lower, log_mgf, h, size, inf_atoms, roundoff, truncated, pessimistic)

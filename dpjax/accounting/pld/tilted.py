@@ -350,22 +350,47 @@ def tilted_kernel(
         sizes._replace(fft=0), subsampled,
     )
     k = jnp.asarray(compositions, jnp.float64)
-
-    def one(pld, xi, lam):
-        t = tilted_self_compose(pld, k, sizes.fft, lam)
-        return epsilon_for_delta(t, xi) if by_delta else log_delta_for_epsilon(t, xi)
-
     answers = []
     for p in plds:
-        lams = jax.vmap(lambda xi, p=p: saddle_lambdas(k * p.log_mgf, xi, by_delta))(x)
-        xs = jnp.broadcast_to(x[:, None], lams.shape)
-        got = jax.vmap(functools.partial(one, p))(xs.ravel(), lams.ravel()).reshape(lams.shape)
-        answers.append(jnp.min(got, axis=1))  # every tilt is certified: the least
+
+        def one(xi, lam, p=p):
+            return query(tilted_self_compose(p, k, sizes.fft, lam), xi, by_delta)
+
+        answers.append(least_over_tilts(one, k * p.log_mgf, x, by_delta))
     return functools.reduce(jnp.maximum, answers)
+
+
+def query(t: Tilted, x, by_delta: bool) -> Array:
+    """:func:`epsilon_for_delta` (``x`` a delta, ``by_delta``) or :func:`log_delta_for_epsilon`."""
+    return epsilon_for_delta(t, x) if by_delta else log_delta_for_epsilon(t, x)
+
+
+def least_over_tilts(answer, log_mgf, x, by_delta: bool) -> Array:
+    r"""``min_{lambda in saddle_lambdas(x_i)} answer(x_i, lambda)`` for each entry of ``x``.
+
+    .. math:: a_i = \min_{\lambda \in \Lambda^*(x_i)} \text{answer}(x_i, \lambda)
+
+    Every tilt gives a certified answer, so the least is certified.
+
+    Args:
+      answer: ``(x_i, lambda) -> certified answer`` (traced).
+      log_mgf: the composed ``log M`` on :data:`.LAMBDAS` (places the tilts).
+      x: 1-D array of targets ``delta`` (``by_delta``) or of ``epsilon``.
+      by_delta: which query ``x`` holds.
+
+    Returns:
+      The least answer per entry, shape of ``x``.
+    """
+    lams = jax.vmap(lambda xi: saddle_lambdas(log_mgf, xi, by_delta))(x)
+    xs = jnp.broadcast_to(x[:, None], lams.shape)
+    got = jax.vmap(answer)(xs.ravel(), lams.ravel()).reshape(lams.shape)
+    return jnp.min(got, axis=1)
 
 
 __all__ = [
     "Tilted",
+    "least_over_tilts",
+    "query",
     "epsilon_for_delta",
     "log_delta_for_epsilon",
     "saddle_lambdas",

@@ -79,17 +79,20 @@ def test_tilted_lower_below_truth_where_plain_valid():
     assert abs(tilted[0] - plain[0]) <= 3 * H
 
 
-def _optimistic_one(sigma):
+def _optimistic_one(sigma, h=1e-2):
+    # one use's losses span about +-11 (tails to 1e-60): 4096 bins of 1e-2 hold them
     pair = adjacency_pairs(Gaussian(sigma), 1.0, None, False, 1e-60)[0]
-    low = int(np.floor(float(pair.loss(pair.t_lo)) / H)) - 1
-    return discretise_pair(pair, H, jnp.asarray(low), 4096, False)
+    low = int(np.floor(float(pair.loss(pair.t_lo)) / h)) - 1
+    return discretise_pair(pair, h, jnp.asarray(low), 4096, False)
 
 
 def test_fails_closed_down_on_nan_and_pessimistic():
     one = _optimistic_one(SIGMA)
     t = tilted_self_compose(one, 4.0, 8192, 2.0)
     good = tilted_lower.epsilon_lower_bound(t, 1e-20, 4.0)
-    assert float(good) > 0.0
+    # 4-fold: mu = 2 / sigma; the lower end sits below the closed form, within (4 + 2) h
+    ref = exact_epsilon(1e-20, 2.0 / SIGMA)
+    assert ref - 6e-2 <= float(good) <= ref, (float(good), ref)
     bad = t._replace(log_scale=jnp.nan)
     assert float(tilted_lower.epsilon_lower_bound(bad, 1e-20, 4.0)) == 0.0
     bad_pmf = t._replace(pld=dataclasses.replace(t.pld, pmf=t.pld.pmf.at[3].set(jnp.nan)))

@@ -48,7 +48,7 @@ def exact_epsilon(delta, mu):
     return float(lo)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def brackets():
     lo = lower.epsilon_lower(gaussian, SIGMA, 0.0, 1.0, DELTAS, compositions=T, bin_width=H)
     up = engine.epsilon(gaussian, SIGMA, 0.0, 1.0, DELTAS, compositions=T, bin_width=H)

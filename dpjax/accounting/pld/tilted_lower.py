@@ -17,7 +17,7 @@ part of the optimistic ``delta`` at ``l_k`` is exactly
 
 .. math:: \underline\delta_k = \frac{e^{Kc - \lambda l_k}}{(1 + \rho)(1 + \varepsilon_b)^K}
           \Big[(1 - 2\,\text{REL})(\hat D_k - \text{ABS})
-          - r\sqrt{\tfrac{1 - b^{2(n-k)}}{1 - b^2}} - W e^{\lambda (l_0 - h) - Kc}\Big]
+          - r\sqrt{\tfrac{1 - b^{2(n-k)}}{1 - b^2}} - W e^{\lambda (l_0 - h) - Kc} - V_k\Big]
 
 - ``r``: the l2 bound on the tilted window's FFT error (:func:`.compose.fft_power`);
   ``sum_{j > k} b^{j-k} |e_j| <= ||e||_2 (sum_{j >= k} b^{2(j-k)})^{1/2}`` (Cauchy-Schwarz,
@@ -37,6 +37,14 @@ part of the optimistic ``delta`` at ``l_k`` is exactly
   optimistic moments (:func:`.tail_bounds.log_lower_tail`), and ``W = 0`` when no
   composition reaches below the window (``l_0 <= s h``, ``s = K`` times the one-use
   pair's first index).
+- ``V_k``: the mass a cyclic FFT carries *down*.  Untilted it only lowers ``delta``, but
+  tilted mass from ``l`` lands at ``l - N h`` (``N = n``, the window length), where
+  untilting multiplies it by ``e^{\lambda N h}`` more than its own weight: what lands
+  above ``l_k`` comes from ``l > l_k + N h`` and is charged.  Its tilted size is at most
+  ``V_k = e^{-Kc} \min_{\lambda' \ge \lambda} M_K(\lambda') e^{-(\lambda' - \lambda)(l_k +
+  N h)}`` (Chernoff on the optimistic moments: ``e^{\lambda l} \le e^{\lambda' l -
+  (\lambda' - \lambda) x}`` for ``l \ge x``; the next :data:`_NEAR` points of
+  :data:`.LAMBDAS`), subtracted in the bracket beside ``W``'s term.
 - ``REL, ABS``: the rounding of the discounted suffix sums (:mod:`.query`), the untilting
   exponent padded by ``8u(|Kc| + |\lambda l_k| + 1)``.
 
@@ -68,6 +76,7 @@ from jax import Array
 from jax.typing import ArrayLike
 
 from dpjax.accounting.pld import tail_bounds
+from dpjax.accounting.pld._pld import LAMBDAS
 from dpjax.accounting.pld.lower import BIN_MASS_ERROR
 from dpjax.accounting.pld.plan import tilted_sizes
 from dpjax.accounting.pld.query import _UP
@@ -80,6 +89,9 @@ from dpjax.accounting.pld.tilted import (
 )
 from dpjax.numerics import float64_kernel
 
+#: Moment points ``lambda' >= lambda`` (the next ones on :data:`.LAMBDAS`) tried for ``V``.
+_NEAR = 8
+
 
 @float64_kernel
 def log_delta_lower(t: Tilted, compositions, support_lower: ArrayLike | None = None) -> Array:
@@ -87,7 +99,7 @@ def log_delta_lower(t: Tilted, compositions, support_lower: ArrayLike | None = N
 
     .. math:: \log\underline\delta_k = Kc - \lambda l_k - \log(1 + \rho)
               - K\log(1 + \varepsilon_b) + \log\Big[(1 - 2\,\text{REL})(\hat D_k - \text{ABS})
-              - r\,\|b^{j-k}\|_{2, j \ge k} - W e^{\lambda(l_0 - h) - Kc}\Big]
+              - r\,\|b^{j-k}\|_{2, j \ge k} - W e^{\lambda(l_0 - h) - Kc} - V_k\Big]
 
     (module docstring).
 
@@ -121,6 +133,18 @@ def log_delta_lower(t: Tilted, compositions, support_lower: ArrayLike | None = N
     log_wt = jnp.minimum(log_w, 0.0) + lam * (start - 1.0) * h - t.log_scale
     log_wt = log_wt + 8.0 * _U * (jnp.abs(lam * (start - 1.0) * h) + jnp.abs(t.log_scale) + 1.0)
     wrap = jnp.exp(log_wt) * (1.0 + 16.0 * _U)
+    # tilted mass wrapped down from l >= l_k + N h lands above l_k, where untilting
+    # amplifies it: min over lambda' >= lambda of M_K(lambda') e^{-(lambda' - lambda) x_k}
+    grid = jnp.asarray(LAMBDAS, jnp.float64)
+    pick = jnp.clip(jnp.searchsorted(grid, lam) + jnp.arange(_NEAR), 0, grid.shape[0] - 1)
+    g, lm = grid[pick], jnp.asarray(pld.log_mgf, jnp.float64)[pick]
+    x_k = (l_k + float(n) * h)[:, None]
+    lx = (g - lam) * x_k
+    obj = lm - lx + 8.0 * _U * (jnp.abs(lm) + jnp.abs(lx) + 1.0)
+    obj = jnp.where((g >= lam) & (g > 0) & ~jnp.isnan(obj), obj, jnp.inf)
+    log_v = jnp.min(obj, axis=-1)
+    log_v = log_v - t.log_scale + 8.0 * _U * (jnp.abs(log_v) + jnp.abs(t.log_scale) + 1.0)
+    wrap = wrap + jnp.exp(log_v) * (1.0 + 16.0 * _U)
     val = d - pld.roundoff * spread * (1.0 + 4.0 * _U) - wrap
     kk = jnp.asarray(compositions, jnp.float64)
     expo = t.log_scale - lam * l_k - jnp.log1p(t.rel) - kk * jnp.log1p(BIN_MASS_ERROR)

@@ -136,7 +136,8 @@ def log_delta_lower(t: Tilted, compositions, support_lower: ArrayLike | None = N
     # tilted mass wrapped down from l >= l_k + N h lands above l_k, where untilting
     # amplifies it: min over lambda' >= lambda of M_K(lambda') e^{-(lambda' - lambda) x_k}
     grid = jnp.asarray(LAMBDAS, jnp.float64)
-    pick = jnp.clip(jnp.searchsorted(grid, lam) + jnp.arange(_NEAR), 0, grid.shape[0] - 1)
+    pick = jnp.searchsorted(grid, lam).astype(jnp.int64) + jnp.arange(_NEAR, dtype=jnp.int64)
+    pick = jnp.clip(pick, 0, grid.shape[0] - 1)
     g, lm = grid[pick], jnp.asarray(pld.log_mgf, jnp.float64)[pick]
     x_k = (l_k + float(n) * h)[:, None]
     lx = (g - lam) * x_k

@@ -9,9 +9,10 @@ the time per query (dpjax timed warm, after one compiling call; all deltas in on
 * dpjax: ``dpjax.account`` (certified upper bound: min of the pessimistic PLD engine and the
   Chernoff / RDP conversion of the exact integer- and fractional-order moments), and with
   ``bracket=True`` its certified lower end (optimistic PLD); the table shows the bracket
-  width ``upper - lower`` (the lower end stops at the FFT round-off floor, so the width
-  grows below ~1e-10).  Time per query: one warm ``account`` call over all deltas, divided
-  by their number (upper end alone, and with the bracket).
+  width ``upper - lower`` (below delta 1e-7 the lower end also goes through the tilted
+  optimistic composition, :mod:`dpjax.accounting.pld.tilted_lower`, so the width stays
+  near the grid's below the plain FFT's ~1e-12 round-off floor).  Time per query: one warm
+  ``account`` call over all deltas, divided by their number (upper end alone, and with the bracket).
 * dp-accounting PLD: pessimistic connect-the-dots at ``value_discretization_interval = 1e-4``
   (returns inf where its grid truncation exceeds delta).
 * dp-accounting RDP: its default orders (fractional 1.1 .. 10.9, integers 11 .. 63, 128 .. 1024).

@@ -141,8 +141,10 @@ def epsilon_lower(
               \underline\delta_k > \delta\}
 
     of the optimistic ``K``-fold PLD of each adjacency on the grid :func:`.plan.plan`
-    chooses for the pessimistic engine (:func:`.engine.epsilon` is the upper end); ``0``
-    where the plan has no grid (Chernoff only: no certified lower end).
+    chooses for the pessimistic engine (:func:`.engine.epsilon` is the upper end), and below
+    :data:`.engine.TILT_BELOW` the larger of it and the tilted lower end
+    (:func:`.tilted_lower.epsilon_lower`: both are lower bounds); ``0`` where the plan has
+    no grid (Chernoff only: no certified lower end).
 
     Args:
       noise_fn, scale, shape, sensitivity, compositions, sampling_rate, bin_width: as in
@@ -175,4 +177,16 @@ def epsilon_lower(
         subsampled=sampling_rate is not None,
     )
     got = np.asarray(got, np.float64).reshape(np.shape(x))
-    return np.where(np.isnan(got), 0.0, got)
+    got = np.where(np.isnan(got), 0.0, got)
+    flat = np.asarray(x, np.float64).reshape(-1)
+    tiny = (flat > 0) & (flat < engine.TILT_BELOW)
+    if np.any(tiny):  # below the FFT floor: the tilted lower end too, the larger kept
+        from dpjax.accounting.pld import tilted_lower
+
+        more = np.zeros(flat.shape)
+        more[tiny] = tilted_lower.epsilon_lower(
+            noise_fn, engine._scalar_args(scale, shape, sensitivity, sampling_rate, compositions),
+            flat[tiny], p.bin_width, sampling_rate is not None,
+        )
+        got = np.maximum(got, more.reshape(got.shape))
+    return got

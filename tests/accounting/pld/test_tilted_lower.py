@@ -1,0 +1,118 @@
+"""The tilted optimistic lower end (:mod:`dpjax.accounting.pld.tilted_lower`).
+
+Reference: the ``T``-fold Gaussian mechanism is the Gaussian with ``mu = sqrt(T) / sigma``,
+``delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)`` (Balle & Wang 2018, Thm 8;
+Dong, Roth & Su 2019, Cor. 2), evaluated and inverted with mpmath at 60 digits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import jax
+import jax.numpy as jnp
+import mpmath as mp
+import numpy as np
+import pytest
+
+from dpjax.accounting.pld import engine, lower, tilted_lower
+from dpjax.accounting.pld.discretise import discretise_pair
+from dpjax.accounting.pld.subsample import adjacency_pairs
+from dpjax.accounting.pld.tilted import tilted_self_compose
+from dpjax.noise import Gaussian
+
+jax.config.update("jax_enable_x64", True)
+
+SIGMA, T, H = 1.0, 4, 2e-3  # small grid: fast kernels; mu = sqrt(4) / 1.0 = 2
+DELTAS = np.array([1e-12, 1e-30, 1e-100, 1e-300])
+
+
+def gaussian(scale, shape):
+    return Gaussian(scale)
+
+
+def exact_epsilon(delta, mu):
+    """Closed-form epsilon(delta) of the Gaussian with ``mu`` (mpmath, log space)."""
+    mp.mp.dps = 60
+    m = mp.mpf(mu)
+
+    def log_delta(e):
+        return mp.log(mp.ncdf(-e / m + m / 2) - mp.exp(e) * mp.ncdf(-e / m - m / 2))
+
+    target = mp.log(mp.mpf(delta))
+    lo, hi = mp.mpf(0), mp.mpf(400)
+    for _ in range(200):  # bisection: delta(eps) is decreasing
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if log_delta(mid) > target else (lo, mid)
+    return float(lo)
+
+
+@functools.cache
+def brackets():
+    lo = lower.epsilon_lower(gaussian, SIGMA, 0.0, 1.0, DELTAS, compositions=T, bin_width=H)
+    # the upper end (:mod:`.tilted`) at 1e-30 only: one more compile per tilt level
+    up = np.full(DELTAS.shape, np.inf)
+    up[1] = engine.epsilon(gaussian, SIGMA, 0.0, 1.0, DELTAS[1:2], compositions=T, bin_width=H)[0]
+    return np.asarray(lo), np.asarray(up)
+
+
+def test_bracket_contains_closed_form_down_to_1e300():
+    lo, up = brackets()
+    mu = np.sqrt(T) / SIGMA
+    for d, lo_d, up_d in zip(DELTAS, lo, up, strict=True):
+        ref = exact_epsilon(d, mu)
+        assert lo_d <= ref <= up_d, (d, lo_d, ref, up_d)
+        # each use rounds the loss down by < h (optimistic grid), so the optimistic
+        # composition's epsilon is >= the true one - T h; one more bin for reading the grid
+        # and one for the subtracted errors: (T + 2) h
+        assert ref - lo_d <= (T + 2) * H, (d, ref - lo_d)
+
+
+def test_tilted_lower_below_truth_where_plain_valid():
+    d = np.array([1e-6])
+    args = engine._scalar_args(SIGMA, 0.0, 1.0, None, T)
+    tilted = tilted_lower.epsilon_lower(gaussian, args, d, H, False)
+    plain = lower.epsilon_lower(gaussian, SIGMA, 0.0, 1.0, d, compositions=T, bin_width=H)
+    ref = exact_epsilon(1e-6, np.sqrt(T) / SIGMA)
+    assert 0.0 < tilted[0] <= ref
+    assert plain[0] <= ref
+    # both read the same optimistic composition: within a few bins of each other
+    assert abs(tilted[0] - plain[0]) <= 3 * H
+
+
+def _optimistic_one(sigma, h=1e-2):
+    # one use's losses span about +-11 (tails to 1e-60): 4096 bins of 1e-2 hold them
+    pair = adjacency_pairs(Gaussian(sigma), 1.0, None, False, 1e-60)[0]
+    low = int(np.floor(float(pair.loss(pair.t_lo)) / h)) - 1
+    return discretise_pair(pair, h, jnp.asarray(low), 4096, False)
+
+
+def test_fails_closed_down_on_nan_and_pessimistic():
+    one = _optimistic_one(SIGMA)
+    t = tilted_self_compose(one, 4.0, 8192, 1.0)
+    good = tilted_lower.epsilon_lower_bound(t, 1e-6, 4.0)
+    # 4-fold: mu = 2 / sigma; the lower end sits below the closed form, within (4 + 2) h
+    ref = exact_epsilon(1e-6, 2.0 / SIGMA)
+    assert ref - 6e-2 <= float(good) <= ref, (float(good), ref)
+    bad = t._replace(log_scale=jnp.nan)
+    assert float(tilted_lower.epsilon_lower_bound(bad, 1e-6, 4.0)) == 0.0
+    bad_pmf = t._replace(pld=dataclasses.replace(t.pld, pmf=t.pld.pmf.at[3].set(jnp.nan)))
+    assert float(tilted_lower.epsilon_lower_bound(bad_pmf, 1e-6, 4.0)) == 0.0
+    pess = t._replace(pld=dataclasses.replace(t.pld, pessimistic=True))
+    assert float(tilted_lower.epsilon_lower_bound(pess, 1e-6, 4.0)) == 0.0
+
+
+@pytest.mark.parametrize("q, steps", [(0.01, 300)])
+def test_subsampled_lower_between_plain_and_upper(q, steps, monkeypatch):
+    d = np.array([1e-8, 1e-12, 1e-20])
+    sigma, h = 1.0, 2e-3
+    lo = lower.epsilon_lower(gaussian, sigma, 0.0, 1.0, d, steps, q, h)
+    up = engine.epsilon(gaussian, sigma, 0.0, 1.0, d, steps, q, h)
+    with monkeypatch.context() as m:
+        m.setattr(engine, "TILT_BELOW", 0.0)  # the plain lower end alone
+        plain = lower.epsilon_lower(gaussian, sigma, 0.0, 1.0, d, steps, q, h)
+    assert np.all(lo <= up), (lo, up)
+    assert np.all(lo >= plain), (lo, plain)
+    # below the plain floor (~1e-12) the tilted end says more; at 1e-20 only it does
+    assert lo[-1] > plain[-1], (lo, plain)

@@ -118,8 +118,9 @@ def _env(cache: str | None) -> dict:
     env["JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES"] = "0"
     if cache is None:
         env["DPJAX_NO_COMPILATION_CACHE"] = "1"
-    else:
-        env["JAX_COMPILATION_CACHE_DIR"] = cache
+    else:  # dpjax's default folders ($XDG_CACHE_HOME/dpjax: XLA binaries and exported programs)
+        env.pop("DPJAX_NO_COMPILATION_CACHE", None)
+        env["XDG_CACHE_HOME"] = cache
     return env
 
 

@@ -55,6 +55,7 @@ from dpjax.accounting.flipped_huber_kdim import BOUND_ERROR, log_delta_flipped_h
 from dpjax.calibration.host_shape import least_certified_scale, log_delta_lemma11, search_shape
 from dpjax.certificate import log_target, reported_delta, scale_is_certified
 from dpjax.numerics import float64_kernel
+from dpjax.numerics.export_cache import exported_jit
 from dpjax.numerics.host_grid import log1mexp_host
 
 #: Shapes ``b = alpha / gamma`` searched: 0 (the Gaussian member) and log-spaced up to
@@ -71,9 +72,10 @@ _LOG_GAMMA_SPAN = 720.0
 
 _HALF_LOG_2PI = 0.9189385332046727
 _LOG2 = 0.6931471805599453
-#: the exact profile of Theorem 3, jitted like the mechanism's re-check (same function, same
+#: the exact profile of Theorem 3, jitted (traced program kept across processes,
+#: dpjax/numerics/export_cache.py) like the mechanism's re-check (same function, same
 #: argument types): the search's final bisection and that re-check share one compiled program
-_exact_profile = jax.jit(log_delta_flipped_huber)
+_exact_profile = exported_jit(log_delta_flipped_huber)
 #: Theorem 8's bound, likewise jitted as the mechanism's re-check jits it
 _theorem8_bound = jax.jit(log_delta_flipped_huber_sufficient)
 

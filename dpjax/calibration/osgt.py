@@ -44,6 +44,7 @@ from dpjax.calibration.host_shape import least_certified_scale, log_delta_lemma1
 from dpjax.certificate import log_target, reported_delta, scale_is_certified
 from dpjax.noise.osgt import _K_SERIES, _laguerre32, osgt_unit_variance
 from dpjax.numerics import bisect_bracket, float64_kernel
+from dpjax.numerics.export_cache import exported_jit
 
 _LOG_M_MIN, _LOG_M_MAX = -200.0, 40.0
 _HALF_LOG_2PI = 0.9189385332046727
@@ -139,7 +140,7 @@ def osgt_variance_by_shape(
 
 _LOG2 = 0.6931471805599453
 #: the exact profile (App. F(c)), compiled once per target shape for the final bisection
-_exact_profile = jax.jit(log_delta_osgt)
+_exact_profile = exported_jit(log_delta_osgt)
 
 
 def _host_log_delta(eps, log_k, log_m):

@@ -24,7 +24,6 @@ with the margin of :mod:`dpjax.certificate`.
 
 from __future__ import annotations
 
-import jax
 import numpy as np
 from jax.typing import ArrayLike
 from scipy import special
@@ -33,6 +32,7 @@ from dpjax.accounting.truncated_laplace import ERROR, log_delta_truncated_laplac
 from dpjax.calibration.host_shape import least_certified_scale, log_delta_lemma11, search_shape
 from dpjax.certificate import log_target, reported_delta, scale_is_certified
 from dpjax.numerics import float64_kernel
+from dpjax.numerics.export_cache import exported_jit
 
 _LOG_MU_MIN = -200.0
 _LOG2 = 0.6931471805599453
@@ -40,7 +40,7 @@ _LOG2 = 0.6931471805599453
 #: ``O(c)``), ``c = 2e3`` the Laplace member to ``O(e^{-c})``
 C_MIN, C_MAX = 1e-7, 2e3
 #: the exact profile, compiled once per target shape for the final bisection
-_exact_profile = jax.jit(log_delta_truncated_laplace)
+_exact_profile = exported_jit(log_delta_truncated_laplace)
 
 
 def _host_log_delta(eps, log_c, log_mu):

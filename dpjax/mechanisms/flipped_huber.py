@@ -33,11 +33,12 @@ from dpjax.certificate import reported_delta, require_certified
 from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms._spec import About, Mechanism, Query, calibration, unsupported
 from dpjax.noise.flipped_huber import FlippedHuber
+from dpjax.numerics.export_cache import exported_jit
 
 NAME = "flipped-huber"
 
 # the façade is the caller, so it decides to jit (one compile per shape, not per call)
-log_delta_flipped_huber = jax.jit(_acc.log_delta_flipped_huber)
+log_delta_flipped_huber = exported_jit(_acc.log_delta_flipped_huber)
 log_delta_flipped_huber_sufficient = jax.jit(_kdim.log_delta_flipped_huber_sufficient)
 log_delta_flipped_huber_bound = jax.jit(_kdim.log_delta_flipped_huber_bound)
 epsilon_flipped_huber = jax.jit(_acc.epsilon_flipped_huber)

@@ -1,0 +1,80 @@
+"""The export cache (dpjax/numerics/export_cache.py): a program loaded from disk gives the
+jit path's numbers bit for bit, and a corrupt or missing entry falls back safely."""
+
+import jax
+import numpy as np
+import pytest
+
+from dpjax.accounting.truncated_laplace import log_delta_truncated_laplace
+from dpjax.numerics import export_cache
+
+# a small certified profile of the design path, on a batch of scales (np inputs, a python
+# float sensitivity: the argument kinds the calibration passes)
+ARGS = (np.full(5, 0.3), np.geomspace(0.5, 50.0, 5), np.geomspace(2.0, 400.0, 5), 1.0)
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(export_cache, "export_dir", lambda: tmp_path)
+    return tmp_path
+
+
+def _reference():
+    with jax.enable_x64(True):
+        return np.asarray(jax.jit(log_delta_truncated_laplace)(*ARGS))
+
+
+def _fresh_call():
+    # a new wrapper: no in-memory program, as in a fresh process
+    with jax.enable_x64(True):
+        return np.asarray(export_cache._CachedJit(log_delta_truncated_laplace)(*ARGS))
+
+
+def _no_export(*a, **k):
+    raise AssertionError("traced again: the cached program was not used")
+
+
+def test_loaded_program_is_bit_identical_to_jit(folder, monkeypatch):
+    ref = _reference()
+    first = _fresh_call()  # exports and writes the entry
+    (entry,) = folder.glob("*.jaxexport")
+    monkeypatch.setattr(jax.export, "export", _no_export)
+    second = _fresh_call()  # loads it: no tracing
+    assert np.isfinite(ref).all()
+    np.testing.assert_array_equal(first, ref)
+    np.testing.assert_array_equal(second, ref)
+    assert entry.exists()
+
+
+@pytest.mark.parametrize("content", [b"", b"not a pickle", b"\x80\x04K\x01."])  # last: int 1
+def test_corrupt_entry_falls_back_and_is_rewritten(folder, content):
+    ref = _reference()
+    _fresh_call()
+    (entry,) = folder.glob("*.jaxexport")
+    entry.write_bytes(content)
+    np.testing.assert_array_equal(_fresh_call(), ref)
+    assert entry.read_bytes() != content  # exported again
+
+
+def test_missing_folder_or_failing_export_uses_jit(folder, monkeypatch):
+    ref = _reference()
+    monkeypatch.setattr(jax.export, "export", _no_export)  # export fails: the jit path
+    np.testing.assert_array_equal(_fresh_call(), ref)
+    assert not list(folder.glob("*.jaxexport"))
+
+
+def test_tracers_take_the_jit_path(folder):
+    wrapper = export_cache._CachedJit(log_delta_truncated_laplace)
+    with jax.enable_x64(True):
+        inner = np.asarray(jax.jit(lambda *a: wrapper(*a))(*ARGS))
+    np.testing.assert_array_equal(inner, _reference())
+    assert not list(folder.glob("*.jaxexport"))
+
+
+def test_off_when_dpjax_cache_is_not_in_use(monkeypatch):
+    monkeypatch.setenv("DPJAX_NO_COMPILATION_CACHE", "1")
+    assert export_cache.export_dir() is None
+    monkeypatch.delenv("DPJAX_NO_COMPILATION_CACHE")
+    # the test run's own XLA cache folder (tests/conftest.py), not dpjax's: off as well
+    assert jax.config.jax_compilation_cache_dir != str(export_cache._compilation_cache.cache_dir())
+    assert export_cache.export_dir() is None

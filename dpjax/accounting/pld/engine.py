@@ -240,25 +240,14 @@ def _tilted(by_delta, noise_fn, args, x, out, bin_width, sampling_rate):
         # a plain answer (a Chernoff bound at tiny delta) may exceed the truth by far:
         # resolve down to its square (times 1e-4)
         log_t = 2.0 * log_t + np.log(1e-4)
-    scale, shape, sens, q, k = (float(a) for a in args)
-    q = q if sampling_rate is not None else None
+    q = float(sampling_rate) if sampling_rate is not None else None
 
     def run(idx, levels):
-        groups = {}
-        for i in idx:
-            sizes = tilted_sizes(noise_fn, scale, shape, sens, q, k, bin_width, levels[i])
-            if sizes is not None:
-                groups.setdefault(sizes, []).append(i)
-        for sizes, grp in groups.items():
-            xs = flat[grp]
-            got = np.asarray(
-                tilted_kernel(
-                    *args, jnp.asarray(pad(xs, padded_size(xs.size, 2))), noise_fn=noise_fn,
-                    bin_width=bin_width, sizes=sizes, subsampled=q is not None,
-                    by_delta=by_delta,
-                ),
-                np.float64,
-            )[: xs.size]
+        for sizes, grp in tilted_groups(noise_fn, args, q, bin_width, idx, levels).items():
+            got = run_padded(
+                tilted_kernel, args, flat[grp], noise_fn=noise_fn, bin_width=bin_width,
+                sizes=sizes, subsampled=q is not None, by_delta=by_delta,
+            )
             res[grp] = np.minimum(res[grp], np.where(np.isnan(got), res[grp], got))
 
     idx = np.nonzero(sel)[0]
@@ -272,6 +261,36 @@ def _tilted(by_delta, noise_fn, args, x, out, bin_width, sampling_rate):
         ]
         run(again, res.copy())
     return res.reshape(np.shape(out))
+
+
+def tilted_groups(noise_fn, args, sampling_rate, bin_width, idx, log_levels) -> dict:
+    """Host helper: ``{sizes: [i, ...]}``, the entries ``idx`` grouped by the static sizes of
+    the tilted composition at their levels (:func:`.plan.tilted_sizes`; entries it cannot
+    size are left out): one compiled program per group.
+
+    Args:
+      noise_fn: the family; args: the kernels' scalar arguments (:func:`_scalar_args`);
+      sampling_rate: ``q`` or ``None``; bin_width: ``h``; idx: entry indices;
+      log_levels: per entry, ``log`` of the least ``delta`` to resolve.
+
+    Returns:
+      The groups.
+    """
+    scale, shape, sens, _, k = (float(a) for a in args)
+    groups: dict = {}
+    for i in idx:
+        sizes = tilted_sizes(noise_fn, scale, shape, sens, sampling_rate, k, bin_width,
+                             log_levels[i])
+        if sizes is not None:
+            groups.setdefault(sizes, []).append(i)
+    return groups
+
+
+def run_padded(kernel, args, xs, **static) -> np.ndarray:
+    """``kernel(*args, xs, **static)`` on ``xs`` padded to a bucketed length (few compiles),
+    as a float64 NumPy array of ``xs``'s length."""
+    got = kernel(*args, jnp.asarray(pad(xs, padded_size(xs.size, 2))), **static)
+    return np.asarray(got, np.float64)[: xs.size]
 
 
 @float64_kernel

@@ -67,7 +67,6 @@ approximations of privacy loss distributions" (arXiv:2207.04380).
 from __future__ import annotations
 
 import functools
-import math
 
 import jax
 import jax.numpy as jnp
@@ -78,7 +77,6 @@ from jax.typing import ArrayLike
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import LAMBDAS
 from dpjax.accounting.pld.lower import BIN_MASS_ERROR
-from dpjax.accounting.pld.plan import tilted_sizes
 from dpjax.accounting.pld.query import _UP
 from dpjax.accounting.pld.tilted import (
     _U,
@@ -254,29 +252,19 @@ def epsilon_lower(noise_fn, args, delta, bin_width, subsampled: bool) -> np.ndar
     Returns:
       Lower ends, shape of ``delta``.
     """
-    from dpjax.accounting.pld.engine import pad, padded_size
+    from dpjax.accounting.pld.engine import run_padded, tilted_groups
 
     flat = np.asarray(delta, np.float64).ravel()
     out = np.zeros(flat.shape)
-    scale, shape, sens, q, k = (float(a) for a in args)
-    groups = {}
-    for i, d in enumerate(flat):
-        if not (0.0 < d < 1.0):
-            continue
-        sizes = tilted_sizes(
-            noise_fn, scale, shape, sens, q if subsampled else None, k, bin_width, math.log(d)
+    q = float(args[3]) if subsampled else None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        levels = np.log(flat)
+    idx = [i for i, d in enumerate(flat) if 0.0 < d < 1.0]
+    for sizes, grp in tilted_groups(noise_fn, args, q, bin_width, idx, levels).items():
+        got = run_padded(
+            tilted_lower_kernel, args, flat[grp], noise_fn=noise_fn, bin_width=bin_width,
+            sizes=sizes, subsampled=subsampled,
         )
-        if sizes is not None:
-            groups.setdefault(sizes, []).append(i)
-    for sizes, grp in groups.items():
-        xs = flat[grp]
-        got = np.asarray(
-            tilted_lower_kernel(
-                *args, jnp.asarray(pad(xs, padded_size(xs.size, 2))), noise_fn=noise_fn,
-                bin_width=bin_width, sizes=sizes, subsampled=subsampled,
-            ),
-            np.float64,
-        )[: xs.size]
         out[grp] = np.where(np.isnan(got), 0.0, got)
     return out.reshape(np.shape(delta))
 

@@ -288,7 +288,10 @@ class PLDAccountant:
         through a profile bound (``ZCDP``, sampling without replacement): a sub-composition
         is at most as private as the whole.  It is read off the composed grid with every
         error subtracted (:func:`~dpjax.accounting.pld.lower.epsilon_lower_bound`: no tail
-        bound, no mass sent to infinity, which would raise the lower end above the truth).
+        bound, no mass sent to infinity, which would raise the lower end above the truth);
+        below ``delta = 1e-7`` also off the *tilted* optimistic composition
+        (:mod:`~dpjax.accounting.pld.tilted_lower`, accurate far below the plain grid's
+        ~1e-10 floor), the larger of the two lower ends kept.
 
         Args:
           delta: ``delta`` in ``(0, 1)``.
@@ -317,4 +320,34 @@ class PLDAccountant:
                 ),
                 default=0.0,
             )
+        if 0.0 < float(delta) < TILT_BELOW:
+            lower = max(lower, self._tilted_lower(float(delta)))
         return min(lower, upper), upper
+
+    def _tilted_lower(self, delta: float) -> float:
+        """The larger direction's lower end of the *tilted* optimistic composition of the
+        ledger (:func:`~dpjax.accounting.pld.tilted_lower.product_lower_kernel`): valid far
+        below the plain grid's ~1e-10 floor; ``0`` where it cannot run."""
+        import jax.numpy as jnp
+
+        from dpjax.accounting.event_plds import DIRECTIONS
+        from dpjax.accounting.pld.tilted_compose import product_size
+        from dpjax.accounting.pld.tilted_lower import product_lower_kernel
+
+        table = self._table(pessimistic=False)
+        out = 0.0
+        with jax.enable_x64(True):
+            for d in DIRECTIONS[self.relation]:
+                parts = [(plds[d], count) for plds, count in table if d in plds]
+                if not parts:
+                    continue
+                ps, counts = [p for p, _ in parts], [float(c) for _, c in parts]
+                size = product_size(ps, counts, math.log(delta))
+                if size is None:
+                    continue
+                got = product_lower_kernel(
+                    tuple(ps), jnp.asarray(counts), jnp.asarray([delta]), size=size
+                )
+                got = float(np.asarray(got)[0])
+                out = max(out, 0.0 if math.isnan(got) else got)
+        return out

@@ -365,26 +365,28 @@ def query(t: Tilted, x, by_delta: bool) -> Array:
     return epsilon_for_delta(t, x) if by_delta else log_delta_for_epsilon(t, x)
 
 
-def least_over_tilts(answer, log_mgf, x, by_delta: bool) -> Array:
+def least_over_tilts(answer, log_mgf, x, by_delta: bool, combine=jnp.min) -> Array:
     r"""``min_{lambda in saddle_lambdas(x_i)} answer(x_i, lambda)`` for each entry of ``x``.
 
     .. math:: a_i = \min_{\lambda \in \Lambda^*(x_i)} \text{answer}(x_i, \lambda)
 
-    Every tilt gives a certified answer, so the least is certified.
+    Every tilt gives a certified answer, so the least is certified (``combine = jnp.max``
+    for certified *lower* ends: the largest is a lower end).
 
     Args:
       answer: ``(x_i, lambda) -> certified answer`` (traced).
       log_mgf: the composed ``log M`` on :data:`.LAMBDAS` (places the tilts).
       x: 1-D array of targets ``delta`` (``by_delta``) or of ``epsilon``.
       by_delta: which query ``x`` holds.
+      combine: how the tilts' answers are combined (``jnp.min``, or ``jnp.max``).
 
     Returns:
-      The least answer per entry, shape of ``x``.
+      The combined answer per entry, shape of ``x``.
     """
     lams = jax.vmap(lambda xi: saddle_lambdas(log_mgf, xi, by_delta))(x)
     xs = jnp.broadcast_to(x[:, None], lams.shape)
     got = jax.vmap(answer)(xs.ravel(), lams.ravel()).reshape(lams.shape)
-    return jnp.min(got, axis=1)
+    return combine(got, axis=1)
 
 
 __all__ = [

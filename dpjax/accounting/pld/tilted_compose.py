@@ -66,7 +66,9 @@ def tilted_product(parts, counts, size: int, lam) -> Tilted:
     (module docstring).
 
     Args:
-      parts: the pessimistic one-use PLDs ``p_i`` (one bin width).
+      parts: the one-use PLDs ``p_i`` (one bin width): pessimistic (upper bounds) or all
+        optimistic (:mod:`.tilted_lower` reads a lower end off the product; the cut top is
+        then dropped, not sent to ``+infinity``).
       counts: their numbers of uses ``K_i >= 1`` (float64, traced).
       size: FFT length ``N`` (static).
       lam: the tilt ``lambda >= 0``.
@@ -92,11 +94,14 @@ def tilted_product(parts, counts, size: int, lam) -> Tilted:
         log_keep = log_keep + k * jnp.log1p(-jnp.minimum(pld.inf_mass, 1.0))
         truncated = truncated + k * pld.truncated_mass
         roundings = roundings + 4.0 * k + 4.0
-    y = jnp.maximum(jnp.fft.irfft(prod, size), 0.0)
+    pessimistic = all(p.pessimistic for p in parts)
+    y = jnp.fft.irfft(prod, size)
+    if pessimistic:  # an optimistic product keeps its round-off (the lower end subtracts it)
+        y = jnp.maximum(y, 0.0)
     err = spectral / jnp.sqrt(float(size)) + (roundings * _U + c1) * jnp.linalg.norm(y) + _U
     h = parts[0].bin_width
     comp = _window(
-        y, lower, log_mgf, h, size, -jnp.expm1(log_keep), carried + err, truncated, True
+        y, lower, log_mgf, h, size, -jnp.expm1(log_keep), carried + err, truncated, pessimistic
     )
     return Tilted(comp, lam, log_scale, jnp.expm1(log_rel))
 

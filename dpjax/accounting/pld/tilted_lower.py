@@ -82,7 +82,7 @@ from dpjax.accounting.pld.tilted import (
     _U,
     Tilted,
     _sums,
-    saddle_lambdas,
+    least_over_tilts,
     tilted_self_compose,
 )
 from dpjax.numerics import float64_kernel
@@ -221,17 +221,50 @@ def tilted_lower_kernel(
     )
     k = jnp.asarray(compositions, jnp.float64)
 
-    def one(pld, xi, lam):
-        t = tilted_self_compose(pld, k, sizes.fft, lam)
-        return epsilon_lower_bound(t, xi, k, k * pld.lower.astype(jnp.float64))
-
     answers = []
     for p in ones:
-        lams = jax.vmap(lambda xi, p=p: saddle_lambdas(k * p.log_mgf, xi, True))(delta)
-        xs = jnp.broadcast_to(delta[:, None], lams.shape)
-        got = jax.vmap(functools.partial(one, p))(xs.ravel(), lams.ravel()).reshape(lams.shape)
-        answers.append(jnp.max(got, axis=1))  # every tilt is a certified lower end
+
+        def one(xi, lam, p=p):
+            t = tilted_self_compose(p, k, sizes.fft, lam)
+            return epsilon_lower_bound(t, xi, k, k * p.lower.astype(jnp.float64))
+
+        # every tilt is a certified lower end: the largest is kept
+        answers.append(least_over_tilts(one, k * p.log_mgf, delta, True, combine=jnp.max))
     return functools.reduce(jnp.maximum, answers)
+
+
+@functools.partial(jax.jit, static_argnames=("size",))
+@float64_kernel
+def product_lower_kernel(parts, counts, delta, *, size: int) -> Array:
+    r"""Tilted lower end of a ledger's composition (one direction), the largest over tilts.
+
+    .. math:: \max_{\lambda \in \lambda^*(\delta_i)} \epsilon_{\text{lower}}\big(
+              \text{tilted\_product}(p_{opt}, K, N, \lambda),\ \delta_i\big)
+
+    (:func:`.tilted_compose.tilted_product` of the optimistic one-use PLDs; the composed
+    support starts at ``sum_i K_i lower_i``, so nothing is carried up from below a window
+    that starts there).
+
+    Args:
+      parts: the optimistic one-use PLDs; counts: their numbers of uses (float64).
+      delta: 1-D targets.
+      size: FFT length (static; :func:`.tilted_compose.product_size`).
+
+    Returns:
+      Certified lower ends of epsilon, shape of ``delta``.
+    """
+    from dpjax.accounting.pld.tilted_compose import tilted_product
+
+    ks = [jnp.asarray(c, jnp.float64) for c in counts]
+    total = sum(ks)
+    support = sum(k * p.lower.astype(jnp.float64) for p, k in zip(parts, ks, strict=True))
+    log_mgf = sum(k * p.log_mgf for p, k in zip(parts, ks, strict=True))
+
+    def one(xi, lam):
+        t = tilted_product(parts, ks, size, lam)
+        return epsilon_lower_bound(t, xi, total, support)
+
+    return least_over_tilts(one, log_mgf, delta, True, combine=jnp.max)
 
 
 def epsilon_lower(noise_fn, args, delta, bin_width, subsampled: bool) -> np.ndarray:
@@ -269,4 +302,10 @@ def epsilon_lower(noise_fn, args, delta, bin_width, subsampled: bool) -> np.ndar
     return out.reshape(np.shape(delta))
 
 
-__all__ = ["epsilon_lower", "epsilon_lower_bound", "log_delta_lower", "tilted_lower_kernel"]
+__all__ = [
+    "epsilon_lower",
+    "epsilon_lower_bound",
+    "log_delta_lower",
+    "product_lower_kernel",
+    "tilted_lower_kernel",
+]

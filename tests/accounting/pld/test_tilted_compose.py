@@ -103,3 +103,16 @@ def test_accountant_mixed_ledger_tighter_and_certified():
     assert acc.get_delta(eps) <= 1e-15
     # get_delta is tilted too, and never above the plain profile
     assert acc.get_delta(eps) <= max(float(delta_for_epsilon(p, eps)) for p in composed.values())
+
+
+def test_accountant_bracket_tilted_lower_end_contains_closed_form():
+    """The ledger's bracket below 1e-7: the tilted optimistic product's lower end. For mixed
+    Gaussians (closed form) it contains the exact epsilon and is about a bin per use wide at
+    1e-12 and 1e-30, where the plain lower end stopped at the FFT's ~1e-10 floor."""
+    acc = PLDAccountant().compose(ev.Gaussian(2.0), 3).compose(ev.Gaussian(3.0), 5)
+    mu = math.sqrt(3 / 4 + 5 / 9)
+    for delta in (1e-12, 1e-30):
+        lower, upper = acc.bracket(delta)
+        exact = gdp_epsilon(mu, delta)
+        assert lower <= exact <= upper
+        assert upper - lower <= (8 + 2) * H  # K uses, each rounded by less than a bin

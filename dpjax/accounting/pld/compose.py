@@ -242,6 +242,7 @@ def _window(y, comp_lower, log_mgf, bin_width, size, inf_atoms, roundoff, trunca
     )
 
 
+@float64_kernel
 def power_spectrum(x, k, c1):
     r"""``(Y, e)``: the spectrum ``Y = FFT(x)^K`` and the l2 bound ``e`` on its error from the
     forward FFT's (module docstring: ``K |e_k| r_k^{K-1}``, ``r_k = min(|X_k| + c1, 1)``, two-sided

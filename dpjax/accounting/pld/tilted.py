@@ -360,11 +360,13 @@ def tilted_kernel(
     return functools.reduce(jnp.maximum, answers)
 
 
+@float64_kernel
 def query(t: Tilted, x, by_delta: bool) -> Array:
     """:func:`epsilon_for_delta` (``x`` a delta, ``by_delta``) or :func:`log_delta_for_epsilon`."""
     return epsilon_for_delta(t, x) if by_delta else log_delta_for_epsilon(t, x)
 
 
+@float64_kernel
 def least_over_tilts(answer, log_mgf, x, by_delta: bool, combine=jnp.min) -> Array:
     r"""``min_{lambda in saddle_lambdas(x_i)} answer(x_i, lambda)`` for each entry of ``x``.
 

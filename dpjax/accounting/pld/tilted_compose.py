@@ -134,6 +134,7 @@ def tilted_product_kernel(parts, counts, x, *, size: int, by_delta: bool) -> Arr
     return least_over_tilts(answer, log_mgf, x, by_delta)
 
 
+@float64_kernel
 def product_size(parts: list[PLD], counts, log_level: float) -> int | None:
     r"""Host helper: the FFT length of :func:`tilted_product` resolving ``delta ~ e^{log_level}``.
 

@@ -267,6 +267,7 @@ def product_lower_kernel(parts, counts, delta, *, size: int) -> Array:
     return least_over_tilts(one, log_mgf, delta, True, combine=jnp.max)
 
 
+@float64_kernel
 def epsilon_lower(noise_fn, args, delta, bin_width, subsampled: bool) -> np.ndarray:
     r"""Host: the tilted lower end at each ``delta`` (``0`` where no tilted grid fits).
 

@@ -15,6 +15,12 @@ a ``NonPrivate`` event gives ``epsilon = inf`` and ``delta = 1``.  Exact where e
 possible: the PLDs of Gaussian, Laplace, discrete and subsampled events are their exact
 pairs, discretised only by the loss grid.
 
+Below ``delta = 1e-7`` the ledger is also composed through the exponential tilt
+(:mod:`~dpjax.accounting.pld.tilted_compose`), on leaf grids whose cut tails are sized from
+the ``delta`` asked for (:func:`~dpjax.accounting.event_plds.deep_tail`: ``tau <= 1e-14
+delta / K``, one table per decade), so that their atoms at ``+infinity`` stay far below it
+down to ``delta = 1e-300``.
+
 Switching from dp_accounting is one line::
 
     from dpjax.accounting import PLDAccountant           # was: dp_accounting.pld.PLDAccountant

@@ -326,6 +326,7 @@ def deep_tail(log_level: float, uses: float) -> float:
       ``tau`` (:data:`.pld.discretise.TAIL` where that is deep enough: today's grids).
 
     Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
       >>> deep_tail(math.log(1e-5), 1000), deep_tail(math.log(1e-100), 1000)
       (1e-40, 1e-120)
     """

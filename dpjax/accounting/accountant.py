@@ -17,7 +17,7 @@ pairs, discretised only by the loss grid.
 
 Below ``delta = 1e-7`` the ledger is also composed through the exponential tilt
 (:mod:`~dpjax.accounting.pld.tilted_compose`), on leaf grids whose cut tails are sized from
-the ``delta`` asked for (:func:`~dpjax.accounting.event_plds.deep_tail`: ``tau <= 1e-14
+the ``delta`` asked for (:func:`~dpjax.accounting.deep_tail.deep_tail`: ``tau <= 1e-14
 delta / K``, one table per decade), so that their atoms at ``+infinity`` stay far below it
 down to ``delta = 1e-300``.
 
@@ -39,11 +39,11 @@ import jax
 import numpy as np
 
 from dpjax.accounting import events as ev
+from dpjax.accounting.deep_tail import deep_tail
 from dpjax.accounting.event_plds import (
     NonPrivateEvent,
     UnsupportedEventError,
     compose_table,
-    deep_tail,
     flatten,
     leaf_table,
 )

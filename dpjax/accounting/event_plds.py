@@ -29,10 +29,10 @@ import numpy as np
 
 from dpjax._batching import bucket as _bucket
 from dpjax.accounting import events as ev
+from dpjax.accounting.deep_tail import _flushed
 from dpjax.accounting.pld import discrete, mixture
 from dpjax.accounting.pld._pld import PLD
 from dpjax.accounting.pld.discretise import TAIL, discretise_noise, noise_grid
-from dpjax.accounting.pld.plan import tilt_level
 from dpjax.accounting.pld.profile_pair import from_profile
 from dpjax.accounting.pld.query import delta_for_epsilon
 from dpjax.accounting.pld.subsample import discretise_subsampled, subsampled_grid
@@ -180,7 +180,8 @@ def _noise_pld(noise, shift: float, h: float, pessimistic: bool, tail: float = T
     extra points carry the exact, vanishing, masses): few compiles across events."""
     lower, size = noise_grid(noise, shift, h, tail)
     f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
-    return discretise_noise(noise, f64(shift), f64(h), lower, _bucket(size), pessimistic, tail)
+    pld = discretise_noise(noise, f64(shift), f64(h), lower, _bucket(size), pessimistic, tail)
+    return _flushed(pld, tail)
 
 
 def _subsampled_plds(noise, q, h, pessimistic: bool, directions, tail: float = TAIL) -> dict:
@@ -188,8 +189,11 @@ def _subsampled_plds(noise, q, h, pessimistic: bool, directions, tail: float = T
     grids = subsampled_grid(noise, 1.0, q, h, tail)
     f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
     return {
-        d: discretise_subsampled(
-            noise, f64(1.0), f64(q), d, f64(h), grids[d][0], _bucket(grids[d][1]), pessimistic,
+        d: _flushed(
+            discretise_subsampled(
+                noise, f64(1.0), f64(q), d, f64(h), grids[d][0], _bucket(grids[d][1]),
+                pessimistic, tail,
+            ),
             tail,
         )
         for d in directions
@@ -302,36 +306,6 @@ def _without_replacement(event: ev.SampledWithoutReplacement, relation, h, pessi
 
     top = math.log1p(gamma * math.expm1(max(top_base, h)))
     return _same(from_profile(bound, top, h), relation)
-
-
-@float64_kernel
-def deep_tail(log_level: float, uses: float) -> float:
-    r"""Host helper: the cut tail of the leaf pairs when a composition of ``K`` uses must
-    resolve ``delta ~ e^{log_level}``.
-
-    .. math:: \tau = 10^{\text{tilt\_level}(\log\delta - \log K)}
-              \le \min\big(10^{-40},\ 10^{-14}\,\delta / K\big)
-
-    (whole decades, :func:`.pld.plan.tilt_level`, floored at ``10^{-300}``).  A pessimistic
-    leaf sends at most ``delta(l_top) <= P(T > t_hi) <= tau`` to ``+infinity``, and the
-    composition's atom at ``+infinity`` is ``1 - prod (1 - m_i)^{K_i} <= K tau``: at most
-    ``1e-14`` of ``delta`` (down to the floor, where ``K tau`` may exceed a ``delta`` below
-    ``1e-286``; the answer stays certified, only less tight).
-
-    Args:
-      log_level: natural ``log`` of the least ``delta`` to resolve.
-      uses: ``K``, the number of leaf uses composed.
-
-    Returns:
-      ``tau`` (:data:`.pld.discretise.TAIL` where that is deep enough: today's grids).
-
-    Example:
-      >>> import jax; jax.config.update("jax_enable_x64", True)
-      >>> deep_tail(math.log(1e-5), 1000), deep_tail(math.log(1e-100), 1000)
-      (1e-40, 1e-120)
-    """
-    level = tilt_level(float(log_level) - math.log(max(float(uses), 1.0)))
-    return float(f"1e{level}")
 
 
 @float64_kernel

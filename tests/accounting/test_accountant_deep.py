@@ -17,7 +17,8 @@ import pytest
 import dpjax
 from dpjax.accounting import events as ev
 from dpjax.accounting.accountant import PLDAccountant
-from dpjax.accounting.event_plds import deep_tail, leaf_plds
+from dpjax.accounting.deep_tail import deep_tail
+from dpjax.accounting.event_plds import leaf_plds
 from dpjax.accounting.pld.discretise import TAIL
 
 H = 1e-3  # coarse bins keep the deep grids small; agreement is asserted in bins
@@ -75,7 +76,9 @@ def test_deep_leaves_send_less_than_the_tail_to_infinity(event):
     plain = leaf_plds(event, "add_remove", H, True)
     for d in ("remove", "add"):
         assert float(deep[d].inf_mass) <= 1e-120
-        assert float(deep[d].inf_mass) <= float(plain[d].inf_mass)
+        # no more than today's, but for the charge of what float64 underflow may flush
+        # (3 e^h u_min per grid point, deep_tail._flushed)
+        assert float(deep[d].inf_mass) <= float(plain[d].inf_mass) + deep[d].size * 1e-307
         # the same grid spacing and start: a deeper cut only extends the top
         assert int(deep[d].lower) <= int(plain[d].lower)
 

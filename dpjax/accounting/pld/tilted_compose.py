@@ -54,6 +54,10 @@ from dpjax.accounting.pld.tilted import Tilted, _tilt, least_over_tilts, query
 from dpjax.numerics import float64_kernel
 
 _U = 2.0**-53
+#: :func:`.plan.tilt_level`'s floor; below it :func:`product_size` sizes the window from
+#: ``10^{floor(log10 delta) - 15}`` (the cut above it, added to ``inf_mass``, stays
+#: ``<= 1e-14 delta``; ``log`` space, so ``delta`` down to ``1e-300`` and beyond).
+_FLOOR_LEVEL = -300
 
 
 @float64_kernel
@@ -141,7 +145,8 @@ def product_size(parts: list[PLD], counts, log_level: float) -> int | None:
     .. math:: N = 2^{\lceil \log_2 \text{window\_size}(\sum_i K_i \log M_i,\ h,\ \log\tau)
               \rceil},\qquad \tau = 10^{\text{tilt\_level}(\delta)}
 
-    (:func:`.plan.tilt_level`: whole decades, few compiles), ``None`` where it exceeds
+    (:func:`.plan.tilt_level`: whole decades, few compiles; at its floor ``10^{-300}``,
+    ``tau = 10^{\lfloor \log_{10}\delta \rfloor - 15}`` instead), ``None`` where it exceeds
     :func:`.compose.max_grid_points` (the plain composition still answers).
 
     Args:
@@ -154,7 +159,10 @@ def product_size(parts: list[PLD], counts, log_level: float) -> int | None:
     """
     pairs = zip(parts, counts, strict=True)
     log_mgf = sum(float(k) * np.asarray(p.log_mgf, np.float64) for p, k in pairs)
-    log_tau = tilt_level(log_level) * math.log(10.0)
+    level = tilt_level(log_level)
+    if level <= _FLOOR_LEVEL:  # at tilt_level's floor the cut would be as large as delta
+        level = min(level, math.floor(log_level / math.log(10.0)) - 15)
+    log_tau = level * math.log(10.0)
     size = ceil_pow2(window_size(log_mgf, float(parts[0].bin_width), log_tau))
     return size if size <= max_grid_points() else None
 

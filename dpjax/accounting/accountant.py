@@ -41,6 +41,7 @@ from dpjax.accounting.event_plds import (
     leaf_table,
 )
 from dpjax.accounting.event_pure import pure_epsilon
+from dpjax.accounting.event_rdp import ledger_rdp_delta, ledger_rdp_epsilon
 from dpjax.accounting.pld.engine import TILT_BELOW
 from dpjax.accounting.pld.plan import tilt_level
 from dpjax.certificate import certify_epsilon
@@ -174,8 +175,8 @@ class PLDAccountant:
                 self._cache["pure"] = math.inf
         return self._cache["pure"]
 
-    def get_delta(self, epsilon: float) -> float:
-        """Certified upper bound on ``delta`` at ``epsilon``.
+    def _pld_delta(self, epsilon: float) -> float:
+        """Certified upper bound on ``delta`` at ``epsilon`` from the composed PLDs.
 
         Args:
           epsilon: ``epsilon >= 0``.
@@ -232,8 +233,8 @@ class PLDAccountant:
             return math.nan
         return max(answers)
 
-    def get_epsilon(self, delta: float) -> float:
-        """Least certified ``epsilon`` with ``delta(epsilon) <= delta``; ``inf`` if none.
+    def _pld_epsilon(self, delta: float) -> float:
+        """Least certified ``epsilon`` with ``delta(epsilon) <= delta`` from the PLDs.
 
         The minimum of the composed PLD's certified epsilon and, when every event is pure
         DP, the pure-DP composition ``sum_j count_j epsilon_j`` of the exact pairs
@@ -279,6 +280,54 @@ class PLDAccountant:
             if pure <= eps:
                 return pure
             return float(certify_epsilon("PLDAccountant", profile, eps, dlt))
+
+    def _leaves(self):
+        """The ledger's ``[(leaf, count), ...]``, or ``None`` if it is non-private."""
+        try:
+            return flatten(self.ledger)
+        except NonPrivateEvent:
+            return None
+
+    def get_delta(self, epsilon: float) -> float:
+        """Certified upper bound on ``delta`` at ``epsilon``.
+
+        The smaller of the composed PLDs' certified ``delta(epsilon)`` (the worse direction;
+        tilted below ``delta = 1e-7``) and, when every event has exact moments, the RDP
+        bound of the ledger (:func:`~dpjax.accounting.event_rdp.ledger_rdp_delta`): never
+        above dp_accounting's RDP accountant on the events both support.
+
+        Args:
+          epsilon: ``epsilon >= 0``.
+
+        Returns:
+          The certified ``delta``.
+        """
+        out = self._pld_delta(epsilon)
+        leaves = self._leaves()
+        if out > 0.0 and leaves:
+            out = min(out, ledger_rdp_delta(leaves, self.relation, float(epsilon)))
+        return out
+
+    def get_epsilon(self, delta: float) -> float:
+        """Least certified ``epsilon`` with ``delta(epsilon) <= delta``; ``inf`` if none.
+
+        The smallest of the composed PLDs' certified epsilon (re-checked against their own
+        profile; tilted below ``delta = 1e-7``), the pure-DP composition when every event
+        is pure DP, and, when every event has exact moments, the RDP bound of the ledger
+        (:func:`~dpjax.accounting.event_rdp.ledger_rdp_epsilon`): never above
+        dp_accounting's RDP accountant on the events both support.
+
+        Args:
+          delta: ``delta`` in ``[0, 1)``.
+
+        Returns:
+          The certified epsilon.
+        """
+        out = self._pld_epsilon(delta)
+        leaves = self._leaves()
+        if out > 0.0 and float(delta) > 0.0 and leaves:
+            out = min(out, ledger_rdp_epsilon(leaves, self.relation, float(delta)))
+        return out
 
     def bracket(self, delta: float) -> tuple[float, float]:
         """``(lower, upper)`` around the true ``epsilon(delta)`` of the ledger, both certified.

@@ -51,3 +51,20 @@ def test_subsampled_laplace_and_unsupported_leaves():
     assert ledger_rdp_delta(other, "add_remove", 1.0) == 1.0
     sampled = [(ev.PoissonSampled(0.2, ev.Gaussian(1.0)), 3)]
     assert ledger_log_moments(sampled, "replace_one") is None
+
+
+def test_pld_accountant_takes_the_rdp_bound():
+    """A zCDP ledger: its PLD comes from the profile bound and composes loosely (eps(1e-6)
+    ~10.1); PLDAccountant reports the exact-moment RDP bound instead, which is never above
+    dp_accounting's RDP accountant; get_delta likewise."""
+    from dpjax.accounting import PLDAccountant
+
+    acc = PLDAccountant().compose(ev.ZCDP(0.05), 20)
+    ref = RdpAccountant()
+    ref.compose(dp_event.ZCDpEvent(0.05), 20)
+    got = acc.get_epsilon(1e-6)
+    assert got <= ref.get_epsilon(1e-6) * (1 + 1e-9)
+    assert acc.get_delta(got) <= 1e-6
+    assert acc.get_delta(9.0) <= ref.get_delta(9.0) * (1 + 1e-9)
+    lower, upper = acc.bracket(1e-6)
+    assert lower <= upper == got

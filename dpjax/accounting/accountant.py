@@ -305,7 +305,8 @@ class PLDAccountant:
         out = self._pld_delta(epsilon)
         leaves = self._leaves()
         if out > 0.0 and leaves:
-            out = min(out, ledger_rdp_delta(leaves, self.relation, float(epsilon)))
+            with jax.enable_x64(True):
+                out = min(out, ledger_rdp_delta(leaves, self.relation, float(epsilon)))
         return out
 
     def get_epsilon(self, delta: float) -> float:
@@ -326,7 +327,8 @@ class PLDAccountant:
         out = self._pld_epsilon(delta)
         leaves = self._leaves()
         if out > 0.0 and float(delta) > 0.0 and leaves:
-            out = min(out, ledger_rdp_epsilon(leaves, self.relation, float(delta)))
+            with jax.enable_x64(True):
+                out = min(out, ledger_rdp_epsilon(leaves, self.relation, float(delta)))
         return out
 
     def bracket(self, delta: float) -> tuple[float, float]:

@@ -15,6 +15,12 @@ a ``NonPrivate`` event gives ``epsilon = inf`` and ``delta = 1``.  Exact where e
 possible: the PLDs of Gaussian, Laplace, discrete and subsampled events are their exact
 pairs, discretised only by the loss grid.
 
+Below ``delta = 1e-7`` the ledger is also composed through the exponential tilt
+(:mod:`~dpjax.accounting.pld.tilted_compose`), on leaf grids whose cut tails are sized from
+the ``delta`` asked for (:func:`~dpjax.accounting.event_plds.deep_tail`: ``tau <= 1e-14
+delta / K``, one table per decade), so that their atoms at ``+infinity`` stay far below it
+down to ``delta = 1e-300``.
+
 Switching from dp_accounting is one line::
 
     from dpjax.accounting import PLDAccountant           # was: dp_accounting.pld.PLDAccountant
@@ -37,11 +43,13 @@ from dpjax.accounting.event_plds import (
     NonPrivateEvent,
     UnsupportedEventError,
     compose_table,
+    deep_tail,
     flatten,
     leaf_table,
 )
 from dpjax.accounting.event_pure import pure_epsilon
 from dpjax.accounting.event_rdp import ledger_rdp_delta, ledger_rdp_epsilon
+from dpjax.accounting.pld.discretise import TAIL
 from dpjax.accounting.pld.engine import TILT_BELOW
 from dpjax.accounting.pld.plan import tilt_level
 from dpjax.certificate import certify_epsilon
@@ -144,17 +152,24 @@ class PLDAccountant:
             self._cache.clear()
         return self
 
-    def _table(self, pessimistic: bool = True):
-        """The leaf PLD table of the ledger, or ``None`` if it is non-private (cached)."""
-        key = ("table", pessimistic)
+    def _table(self, pessimistic: bool = True, log_level: float | None = None):
+        """The leaf PLD table of the ledger, or ``None`` if it is non-private (cached).
+
+        ``log_level``: resolve ``delta ~ e^{log_level}`` (the tilted path): the leaves' cut
+        tails are then :func:`deep_tail` (whole decades, one table each); ``None`` or a
+        level the default :data:`~.pld.discretise.TAIL` serves: today's table."""
+        try:
+            leaves = flatten(self.ledger)
+        except NonPrivateEvent:
+            return None
+        uses = sum(count for _, count in leaves)
+        tail = TAIL if log_level is None or not uses else deep_tail(log_level, uses)
+        key = ("table", pessimistic, tail)
         if key not in self._cache:
-            try:
-                leaves = flatten(self.ledger)
-            except NonPrivateEvent:
-                self._cache[key] = None
-                return None
             with jax.enable_x64(True):
-                self._cache[key] = leaf_table(leaves, self.relation, self.bin_width, pessimistic)
+                self._cache[key] = leaf_table(
+                    leaves, self.relation, self.bin_width, pessimistic, tail
+                )
         return self._cache[key]
 
     def _plds(self, pessimistic: bool = True):
@@ -200,9 +215,11 @@ class PLDAccountant:
         if math.isnan(out):
             raise CertificationError("PLDAccountant: the computed delta is NaN")
         if 0.0 < out < TILT_BELOW:
-            # the plain answer may exceed the truth by far: resolve down to its square (x 1e-4);
-            # then at the window of the delta found, as get_epsilon's certificate sized it
-            level = 2.0 * math.log(out) + math.log(1e-4)
+            # the plain answer may exceed the truth by far (it is at least the plain grids'
+            # atom at +infinity): resolve down to its square (x 1e-4), or to the Chernoff
+            # bound of the composed moments (x 1e-4) if lower; then at the window of the
+            # delta found, as get_epsilon's certificate sized it
+            level = min(2.0 * math.log(out), self._log_chernoff(eps)) + math.log(1e-4)
             for _ in range(2):
                 tilted = self._tilted(eps, False, level)
                 if math.isnan(tilted) or tilt_level(tilted) == tilt_level(level):
@@ -210,6 +227,21 @@ class PLDAccountant:
                 out, level = min(out, math.exp(tilted)), tilted
             out = min(out, math.exp(tilted)) if not math.isnan(tilted) else out
         return min(out, 1.0)
+
+    def _log_chernoff(self, eps: float) -> float:
+        """The larger direction's Chernoff bound (:func:`~.pld.tail_bounds.log_delta_chernoff`)
+        on ``log delta(eps)`` of the finite part, from the leaves' summed moments (it only
+        sizes a window)."""
+        from dpjax.accounting.event_plds import DIRECTIONS
+        from dpjax.accounting.pld.tail_bounds import log_delta_chernoff
+
+        out = -math.inf
+        with jax.enable_x64(True):
+            for d in DIRECTIONS[self.relation]:
+                moments = [k * np.asarray(p[d].log_mgf) for p, k in self._table() if d in p]
+                if moments:
+                    out = max(out, float(log_delta_chernoff(sum(moments), eps)))
+        return out if not math.isnan(out) else math.inf
 
     def _tilted(self, x: float, by_delta: bool, log_level: float) -> float:
         """The worse direction's answer of the tilted heterogeneous composition
@@ -219,7 +251,7 @@ class PLDAccountant:
         from dpjax.accounting.event_plds import DIRECTIONS
         from dpjax.accounting.pld.tilted_compose import tilted_product_answer
 
-        table = self._table()
+        table = self._table(log_level=log_level)
         answers = []
         with jax.enable_x64(True):
             for d in DIRECTIONS[self.relation]:
@@ -385,7 +417,7 @@ class PLDAccountant:
         from dpjax.accounting.pld.tilted_compose import product_size
         from dpjax.accounting.pld.tilted_lower import product_lower_kernel
 
-        table = self._table(pessimistic=False)
+        table = self._table(pessimistic=False, log_level=math.log(delta))
         out = 0.0
         with jax.enable_x64(True):
             for d in DIRECTIONS[self.relation]:

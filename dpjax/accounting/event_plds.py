@@ -31,7 +31,8 @@ from dpjax._batching import bucket as _bucket
 from dpjax.accounting import events as ev
 from dpjax.accounting.pld import discrete, mixture
 from dpjax.accounting.pld._pld import PLD
-from dpjax.accounting.pld.discretise import discretise_noise, noise_grid
+from dpjax.accounting.pld.discretise import TAIL, discretise_noise, noise_grid
+from dpjax.accounting.pld.plan import tilt_level
 from dpjax.accounting.pld.profile_pair import from_profile
 from dpjax.accounting.pld.query import delta_for_epsilon
 from dpjax.accounting.pld.subsample import discretise_subsampled, subsampled_grid
@@ -174,21 +175,22 @@ def _discrete_pair(event, relation: str):
     return None
 
 
-def _noise_pld(noise, shift: float, h: float, pessimistic: bool) -> PLD:
+def _noise_pld(noise, shift: float, h: float, pessimistic: bool, tail: float = TAIL) -> PLD:
     """Connect-the-dots PLD of ``(T, T - shift)`` on a grid rounded up to a few sizes (the
     extra points carry the exact, vanishing, masses): few compiles across events."""
-    lower, size = noise_grid(noise, shift, h)
+    lower, size = noise_grid(noise, shift, h, tail)
     f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
-    return discretise_noise(noise, f64(shift), f64(h), lower, _bucket(size), pessimistic)
+    return discretise_noise(noise, f64(shift), f64(h), lower, _bucket(size), pessimistic, tail)
 
 
-def _subsampled_plds(noise, q: float, h: float, pessimistic: bool, directions) -> dict:
+def _subsampled_plds(noise, q, h, pessimistic: bool, directions, tail: float = TAIL) -> dict:
     """Poisson-subsampled PLDs per direction (:mod:`.pld.subsample`), bucketed grids."""
-    grids = subsampled_grid(noise, 1.0, q, h)
+    grids = subsampled_grid(noise, 1.0, q, h, tail)
     f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
     return {
         d: discretise_subsampled(
-            noise, f64(1.0), f64(q), d, f64(h), grids[d][0], _bucket(grids[d][1]), pessimistic
+            noise, f64(1.0), f64(q), d, f64(h), grids[d][0], _bucket(grids[d][1]), pessimistic,
+            tail,
         )
         for d in directions
     }
@@ -199,7 +201,7 @@ def _same(pld, relation):
 
 
 @float64_kernel
-def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True):
+def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True, tail=TAIL):
     """``{direction: PLD}`` of one leaf event (module docstring).
 
     Args:
@@ -208,6 +210,11 @@ def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True):
       bin_width: grid spacing of every PLD.
       pessimistic: upper (default) or lower discretisation; ``False`` returns ``None`` for
         the events accounted through a profile bound (no lower bound is known there).
+      tail: the mass each continuous pair leaves beyond its ``t`` range (a pessimistic PLD
+        sends ``delta`` of its grid top, at most this, to ``+infinity``; default
+        :data:`.pld.discretise.TAIL`): additive noise, its Poisson subsampling (add/remove)
+        and the profile-bound events take it; mixtures of Gaussians and replace-one Poisson
+        sampling keep :data:`.pld.discretise.TAIL`; discrete pairs are exact atoms.
 
     Returns:
       ``{direction: PLD}`` (or ``None``).
@@ -221,7 +228,7 @@ def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True):
     noise = _noise(event)
     if noise is not None:
         shift = 2.0 if relation == "replace_one" else 1.0
-        return _same(_noise_pld(noise, shift, h, pessimistic), relation)
+        return _same(_noise_pld(noise, shift, h, pessimistic, tail), relation)
     pair = _discrete_pair(event, relation)
     if pair is not None:
         return _same(discrete.discrete_pld(*pair, h, pessimistic), relation)
@@ -233,33 +240,34 @@ def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True):
         )
         return {d: plds[d] for d in dirs}
     if isinstance(event, ev.PoissonSampled):
-        return _poisson(event, relation, h, pessimistic)
+        return _poisson(event, relation, h, pessimistic, tail)
     if isinstance(event, ev.ZCDP):
         if not pessimistic:
             return None
         from dpjax.accounting.zcdp import delta_from_zcdp
 
         rho = float(event.rho)
-        top = rho + 2.0 * math.sqrt(rho * math.log(1.0 / _PROFILE_FLOOR)) + 1.0
+        floor = min(_PROFILE_FLOOR, float(tail))
+        top = rho + 2.0 * math.sqrt(rho * math.log(1.0 / floor)) + 1.0
         return _same(from_profile(lambda e: np.asarray(delta_from_zcdp(rho, e)), top, h), relation)
     if isinstance(event, ev.SampledWithoutReplacement):
-        return _without_replacement(event, relation, h, pessimistic)
+        return _without_replacement(event, relation, h, pessimistic, tail)
     if isinstance(event, ev.SampledWithReplacement):
         raise unsupported(event, relation, "sampling with replacement is not accounted yet")
     raise unsupported(event, relation)
 
 
-def _poisson(event: ev.PoissonSampled, relation, h, pessimistic):
+def _poisson(event: ev.PoissonSampled, relation, h, pessimistic, tail=TAIL):
     q, base = float(event.sampling_probability), event.event
     if q == 0.0:
         return {}
     if q == 1.0:
-        return leaf_plds(base, relation, h, pessimistic)
+        return leaf_plds(base, relation, h, pessimistic, tail)
     noise = _noise(base)
     if noise is not None:
         if relation == "replace_one":
             return _same(mixture.replace_one_poisson_pld(noise, q, 1.0, h, pessimistic), relation)
-        return _subsampled_plds(noise, q, h, pessimistic, DIRECTIONS[relation])
+        return _subsampled_plds(noise, q, h, pessimistic, DIRECTIONS[relation], tail)
     if relation == "replace_one":
         raise unsupported(event, relation, "replace_one Poisson sampling needs additive noise")
     if isinstance(base, ev.MixtureOfGaussians):
@@ -276,16 +284,16 @@ def _poisson(event: ev.PoissonSampled, relation, h, pessimistic):
     }
 
 
-def _without_replacement(event: ev.SampledWithoutReplacement, relation, h, pessimistic):
+def _without_replacement(event: ev.SampledWithoutReplacement, relation, h, pessimistic, tail):
     if relation != "replace_one":
         raise unsupported(event, relation, "sampling without replacement is accounted under "
                           "replace_one (fixed-size batches)")
     gamma = event.sample_size / event.source_dataset_size
     if gamma >= 1.0:
-        return leaf_plds(event.event, relation, h, pessimistic)
+        return leaf_plds(event.event, relation, h, pessimistic, tail)
     if not pessimistic:
         return None
-    base = leaf_plds(event.event, relation, h, True)["replace"]
+    base = leaf_plds(event.event, relation, h, True, tail)["replace"]
     top_base = (int(base.lower) + base.size) * float(base.bin_width)
 
     def bound(eps):  # Balle, Barthe & Gaboardi 2018, Thm 9: delta'(eps') <= gamma delta(eps)
@@ -297,7 +305,37 @@ def _without_replacement(event: ev.SampledWithoutReplacement, relation, h, pessi
 
 
 @float64_kernel
-def leaf_table(leaves, relation: str, bin_width: float, pessimistic: bool = True):
+def deep_tail(log_level: float, uses: float) -> float:
+    r"""Host helper: the cut tail of the leaf pairs when a composition of ``K`` uses must
+    resolve ``delta ~ e^{log_level}``.
+
+    .. math:: \tau = 10^{\text{tilt\_level}(\log\delta - \log K)}
+              \le \min\big(10^{-40},\ 10^{-14}\,\delta / K\big)
+
+    (whole decades, :func:`.pld.plan.tilt_level`, floored at ``10^{-300}``).  A pessimistic
+    leaf sends at most ``delta(l_top) <= P(T > t_hi) <= tau`` to ``+infinity``, and the
+    composition's atom at ``+infinity`` is ``1 - prod (1 - m_i)^{K_i} <= K tau``: at most
+    ``1e-14`` of ``delta`` (down to the floor, where ``K tau`` may exceed a ``delta`` below
+    ``1e-286``; the answer stays certified, only less tight).
+
+    Args:
+      log_level: natural ``log`` of the least ``delta`` to resolve.
+      uses: ``K``, the number of leaf uses composed.
+
+    Returns:
+      ``tau`` (:data:`.pld.discretise.TAIL` where that is deep enough: today's grids).
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> deep_tail(math.log(1e-5), 1000), deep_tail(math.log(1e-100), 1000)
+      (1e-40, 1e-120)
+    """
+    level = tilt_level(float(log_level) - math.log(max(float(uses), 1.0)))
+    return float(f"1e{level}")
+
+
+@float64_kernel
+def leaf_table(leaves, relation: str, bin_width: float, pessimistic: bool = True, tail=TAIL):
     """``[({direction: PLD}, count), ...]`` of flattened leaves (those without a PLD omitted).
 
     Args:
@@ -306,13 +344,14 @@ def leaf_table(leaves, relation: str, bin_width: float, pessimistic: bool = True
       bin_width: grid spacing.
       pessimistic: upper (default) or lower discretisation (leaves without a lower bound
         are left out: a sub-composition is a lower bound on the whole).
+      tail: the continuous pairs' cut tail (:func:`leaf_plds`).
 
     Returns:
       The table.
     """
     table = []
     for leaf, count in leaves:
-        plds = leaf_plds(leaf, relation, bin_width, pessimistic)
+        plds = leaf_plds(leaf, relation, bin_width, pessimistic, tail)
         if plds is not None:
             table.append((plds, count))
     return table

@@ -269,16 +269,16 @@ def from_pair(pair: MonotonePair, bin_width: float, pessimistic: bool = True) ->
     return discretise_pair(pair, bin_width, lower, size, pessimistic)
 
 
-@jax.jit
-def _noise_loss_range(noise, sensitivity):
-    pair = noise_pair(noise, sensitivity)
+@functools.partial(jax.jit, static_argnames=("tail",))
+def _noise_loss_range(noise, sensitivity, tail=TAIL):
+    pair = noise_pair(noise, sensitivity, tail)
     return pair.loss(pair.t_lo), pair.loss(pair.t_hi)
 
 
-@functools.partial(jax.jit, static_argnames=("size", "pessimistic"))
+@functools.partial(jax.jit, static_argnames=("size", "pessimistic", "tail"))
 @float64_kernel
 def discretise_noise(
-    noise, sensitivity, bin_width, lower, size: int, pessimistic: bool = True
+    noise, sensitivity, bin_width, lower, size: int, pessimistic: bool = True, tail=TAIL
 ) -> PLD:
     """:func:`discretise_pair` of :func:`noise_pair` (jitted; ``size`` static).
 
@@ -289,20 +289,27 @@ def discretise_noise(
       lower: index of the grid's first point.
       size: number of grid points (static).
       pessimistic: connect-the-dots upper bound (default) or rounding down.
+      tail: mass of the noise left outside the pair's ``t`` range on each side (static; the
+        default :data:`TAIL`; a smaller one resolves smaller ``delta``).
     """
-    return discretise_pair(noise_pair(noise, sensitivity), bin_width, lower, size, pessimistic)
+    pair = noise_pair(noise, sensitivity, tail)
+    return discretise_pair(pair, bin_width, lower, size, pessimistic)
 
 
 @float64_kernel
-def noise_grid(noise, sensitivity: float, bin_width: float) -> tuple[int, int]:
+def noise_grid(
+    noise, sensitivity: float, bin_width: float, tail: float = TAIL
+) -> tuple[int, int]:
     """Host helper: ``(lower, size)`` of a grid covering the loss range of a concrete noise pair.
 
     Args:
       noise: a concrete noise family.
       sensitivity: the shift ``Delta``.
       bin_width: the loss-grid width ``h``.
+      tail: the pair's cut tail (:func:`noise_pair`; default :data:`TAIL`).
     """
-    lo, hi = (float(v) for v in _noise_loss_range(noise, jnp.asarray(sensitivity, jnp.float64)))
+    d = jnp.asarray(sensitivity, jnp.float64)
+    lo, hi = (float(v) for v in _noise_loss_range(noise, d, float(tail)))
     lower = math.floor(lo / bin_width) - 1
     return lower, math.ceil(hi / bin_width) + 1 - lower + 1
 

@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 
 from dpjax.accounting.pld._pld import PLD
-from dpjax.accounting.pld.discretise import MonotonePair, discretise_pair, noise_pair
+from dpjax.accounting.pld.discretise import TAIL, MonotonePair, discretise_pair, noise_pair
 from dpjax.numerics import float64_kernel, logaddexp
 
 # the moment bounds moved to :mod:`.moments`; these names stay importable from here
@@ -127,7 +127,9 @@ def subsampled_pair(base: MonotonePair, sampling_rate, adjacency: str) -> Monoto
 
 
 @float64_kernel
-def subsampled_noise_pair(noise, sensitivity, sampling_rate, adjacency: str) -> MonotonePair:
+def subsampled_noise_pair(
+    noise, sensitivity, sampling_rate, adjacency: str, tail: float = TAIL
+) -> MonotonePair:
     """:func:`subsampled_pair` of the additive-noise pair ``(T, T - Delta)`` of ``noise``.
 
     Args:
@@ -135,25 +137,28 @@ def subsampled_noise_pair(noise, sensitivity, sampling_rate, adjacency: str) -> 
       sensitivity: the shift ``Delta > 0``.
       sampling_rate: ``q`` in ``(0, 1]``.
       adjacency: ``"remove"`` or ``"add"`` (static).
+      tail: the base pair's cut tail (static; :func:`.discretise.noise_pair`).
 
     Returns:
       The subsampled :class:`~dpjax.accounting.pld.discretise.MonotonePair`
       (Zhu, Dong & Wang 2022, Thm 11).
     """
-    return subsampled_pair(noise_pair(noise, sensitivity), sampling_rate, adjacency)
+    return subsampled_pair(noise_pair(noise, sensitivity, tail), sampling_rate, adjacency)
 
 
-@jax.jit
-def _range(noise, sensitivity, sampling_rate):
+@functools.partial(jax.jit, static_argnames=("tail",))
+def _range(noise, sensitivity, sampling_rate, tail=TAIL):
     out = []
     for adj in ADJACENCIES:
-        pair = subsampled_noise_pair(noise, sensitivity, sampling_rate, adj)
+        pair = subsampled_noise_pair(noise, sensitivity, sampling_rate, adj, tail)
         out.append((pair.loss(pair.t_lo), pair.loss(pair.t_hi)))
     return out
 
 
 @float64_kernel
-def subsampled_grid(noise, sensitivity: float, sampling_rate: float, bin_width: float):
+def subsampled_grid(
+    noise, sensitivity: float, sampling_rate: float, bin_width: float, tail: float = TAIL
+):
     """Host helper: ``{adjacency: (lower, size)}`` covering each subsampled loss range.
 
     The grid runs from ``floor(L(t_lo) / h) - 1`` to ``ceil(L(t_hi) / h) + 1`` for the loss
@@ -162,12 +167,16 @@ def subsampled_grid(noise, sensitivity: float, sampling_rate: float, bin_width: 
     Args:
       noise, sensitivity, sampling_rate: as in :func:`subsampled_noise_pair`.
       bin_width: grid spacing ``h > 0``.
+      tail: the base pair's cut tail (default :data:`.discretise.TAIL`).
 
     Returns:
       ``{"remove": (lower, size), "add": (lower, size)}`` (host integers).
     """
     ranges = _range(
-        noise, jnp.asarray(sensitivity, jnp.float64), jnp.asarray(sampling_rate, jnp.float64)
+        noise,
+        jnp.asarray(sensitivity, jnp.float64),
+        jnp.asarray(sampling_rate, jnp.float64),
+        float(tail),
     )
     grids = {}
     for adj, (lo, hi) in zip(ADJACENCIES, ranges, strict=True):
@@ -176,7 +185,7 @@ def subsampled_grid(noise, sensitivity: float, sampling_rate: float, bin_width: 
     return grids
 
 
-@functools.partial(jax.jit, static_argnames=("adjacency", "size", "pessimistic"))
+@functools.partial(jax.jit, static_argnames=("adjacency", "size", "pessimistic", "tail"))
 @float64_kernel
 def discretise_subsampled(
     noise,
@@ -187,6 +196,7 @@ def discretise_subsampled(
     lower,
     size: int,
     pessimistic: bool = True,
+    tail: float = TAIL,
 ) -> PLD:
     """Connect-the-dots PLD of the subsampled pair (jitted; ``size`` static).
 
@@ -200,11 +210,12 @@ def discretise_subsampled(
       lower: integer index of the first grid point.
       size: number of grid points (static).
       pessimistic: round loss mass up (an upper bound) or down (static).
+      tail: the base pair's cut tail (static; default :data:`.discretise.TAIL`).
 
     Returns:
       The :class:`PLD`.
     """
-    pair = subsampled_noise_pair(noise, sensitivity, sampling_rate, adjacency)
+    pair = subsampled_noise_pair(noise, sensitivity, sampling_rate, adjacency, tail)
     return discretise_pair(pair, bin_width, lower, size, pessimistic)
 
 

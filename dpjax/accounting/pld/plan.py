@@ -377,6 +377,25 @@ def tilted_sizes(
     return _sizes(grid, fft, tail, cap)
 
 
+def traced_tail(jitted):
+    """``kernel(*args, sizes=s, **static) = jitted(*args, s.tail, sizes=s', **static)``,
+    ``s'`` being ``s`` with ``tail = 0``: the tail level travels as a traced float64 scalar,
+    so every level with the same grid and FFT lengths shares one compiled program.
+
+    Args:
+      jitted: a jitted kernel taking the tail cut as its last positional argument.
+
+    Returns:
+      The kernel, with the signature of one taking the tail inside the static ``sizes``.
+    """
+
+    def kernel(*args, sizes, **static):
+        tail = jnp.asarray(sizes.tail, jnp.float64)
+        return jitted(*args, tail, sizes=sizes._replace(tail=0.0), **static)
+
+    return kernel
+
+
 class EngineNote(UserWarning):
     """The PLD engine answered on a coarser grid than asked, or by its Chernoff bound
     alone, to stay within :func:`max_grid_points` (the answer is still certified)."""

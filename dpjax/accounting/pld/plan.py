@@ -375,7 +375,7 @@ def tilted_sizes(
     return _sizes(grid, fft, tail, cap)
 
 
-def traced_tail(jitted):
+def _traced_tail(jitted):
     """``kernel(*args, sizes=s, **static) = jitted(*args, s.tail, sizes=s', **static)``,
     ``s'`` being ``s`` with ``tail = 0``: the tail level travels as a traced float64 scalar,
     so every level with the same grid and FFT lengths shares one compiled program.

@@ -54,7 +54,7 @@ from jax.scipy.special import logsumexp
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import LAMBDAS, PLD
 from dpjax.accounting.pld.compose import _fold, _window, fft_power
-from dpjax.accounting.pld.plan import traced_tail
+from dpjax.accounting.pld.plan import _traced_tail
 from dpjax.accounting.pld.query import (
     _BLOCK,
     _PADS,
@@ -331,7 +331,7 @@ def tilted_kernel(
 
     (the least over the tilts ``lambda^*`` of :func:`saddle_lambdas`; answers of
     :func:`epsilon_for_delta` or :func:`log_delta_for_epsilon`).  Jitted with the sizes'
-    tail level ``sizes.tail`` passed as data (:func:`.plan.traced_tail`): one compiled
+    tail level ``sizes.tail`` passed as data (:func:`.plan._traced_tail`): one compiled
     program serves every level whose grid and FFT lengths are the same.
 
     Args:
@@ -345,7 +345,7 @@ def tilted_kernel(
     Returns:
       Certified ``epsilon`` or ``log delta``, shape of ``x``.
     """
-    return traced_tail(_tilted_kernel)(
+    return _traced_tail(_tilted_kernel)(
         scale, shape, sensitivity, sampling_rate, compositions, x, noise_fn=noise_fn,
         bin_width=bin_width, sizes=sizes, subsampled=subsampled, by_delta=by_delta,
     )

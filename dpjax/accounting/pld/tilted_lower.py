@@ -77,7 +77,7 @@ from jax.typing import ArrayLike
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import LAMBDAS
 from dpjax.accounting.pld.lower import BIN_MASS_ERROR
-from dpjax.accounting.pld.plan import traced_tail
+from dpjax.accounting.pld.plan import _traced_tail
 from dpjax.accounting.pld.query import _UP
 from dpjax.accounting.pld.tilted import (
     _U,
@@ -202,7 +202,7 @@ def tilted_lower_kernel(
               \lambda),\, \delta_i\big)
 
     (tilts of :func:`.tilted.saddle_lambdas` on the optimistic log-MGF).  Jitted with the
-    tail level ``sizes.tail`` passed as data (:func:`.plan.traced_tail`): one compiled
+    tail level ``sizes.tail`` passed as data (:func:`.plan._traced_tail`): one compiled
     program serves every level whose grid and FFT lengths are the same.
 
     Args:
@@ -215,7 +215,7 @@ def tilted_lower_kernel(
     Returns:
       Certified lower ends of epsilon, shape of ``delta``.
     """
-    return traced_tail(_tilted_lower_kernel)(
+    return _traced_tail(_tilted_lower_kernel)(
         scale, shape, sensitivity, sampling_rate, compositions, delta, noise_fn=noise_fn,
         bin_width=bin_width, sizes=sizes, subsampled=subsampled,
     )

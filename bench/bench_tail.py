@@ -24,7 +24,11 @@ the time per query (dpjax timed warm, after one compiling call; all deltas in on
   of the subsampled Gaussian (exact normal CDFs, each cell's mass split half to each end,
   bin width 5e-5; validated against the T-fold Gaussian closed form down to 1e-30); the
   columns ``dpjax/ref-1`` (acceptance: within 0.5%) and ``in`` (the bracket contains it).
-* dpjax at delta = 1e-5 alone (the speed acceptance): warm time of one ``account`` call.
+* dpjax at delta = 1e-5 alone (the speed acceptance): warm time of one ``account`` call,
+  beside dp-accounting's PLD accountant (compose and one query, the same bin width 1e-4).
+* ledger: ``dpjax.accounting.PLDAccountant`` on the same event (the ledger path of
+  ``dpjax.account(event)`` and of the DP-SGD accountant; tilted below delta 1e-7, and never
+  above the RDP bound of the exact moments, :mod:`dpjax.accounting.event_rdp`), warm.
 
 * Opacus (``pip install opacus``; it needs torch): ``RDPAccountant`` and ``PRVAccountant``
   (its defaults: eps_error 0.01, delta_error delta / 1000) with ``history = [(sigma, q, T)]``;
@@ -76,6 +80,14 @@ def dpjax_eps(sigma, q, steps, bracket=False):
     return out.bracket if bracket else np.atleast_1d(out)
 
 
+def ledger_eps(sigma, q, steps):
+    """``dpjax.accounting.PLDAccountant`` (the event-ledger path) at :data:`DELTAS`."""
+    from dpjax.accounting import PLDAccountant
+
+    acc = PLDAccountant().compose(event(sigma, q, steps))
+    return [acc.get_epsilon(float(d)) for d in DELTAS]
+
+
 def opacus_eps(sigma, q, steps):
     """Opacus's RDP and PRV epsilons at :data:`DELTAS` (strings) and their total times."""
     try:
@@ -121,6 +133,15 @@ def one_setting(sigma, q, steps) -> None:
         return [a.get_epsilon(d) for d in DELTAS]
 
     pld_out, t_pld = timed(pld_eps)
+
+    def pld_one():
+        a = pld.PLDAccountant(value_discretization_interval=1e-4)
+        a.compose(event(sigma, q, steps))
+        return a.get_epsilon(1e-5)
+
+    t_pld_one = min(timed(pld_one)[1] for _ in range(2))
+    ledger_eps(sigma, q, steps)  # compiles
+    ledger, t_ledger = timed(lambda: ledger_eps(sigma, q, steps))
     prv = []
     t_prv = 0.0
     try:
@@ -150,18 +171,21 @@ def one_setting(sigma, q, steps) -> None:
           f"cold), with bracket {warm_b:.3f} s ({warm_b / n:.3f} s/query); dp-accounting RDP "
           f"{t_rdp / n:.4f} s/query, PLD {t_pld:.2f} s (ratio {t_pld / warm:.1f}x), "
           f"prv-accountant {t_prv / n:.2f} s/query, Opacus RDP / PRV {t_opacus[0] / n:.3f} / "
-          f"{t_opacus[1] / n:.2f} s/query; delta = 1e-5 alone {t_one:.3f} s warm; "
+          f"{t_opacus[1] / n:.2f} s/query; delta = 1e-5 alone {t_one:.3f} s warm against "
+          f"dp-accounting PLD {t_pld_one:.3f} s (compose + query: {t_pld_one / t_one:.1f}x); "
+          f"PLDAccountant (ledger) {t_ledger / n:.3f} s/query warm; "
           f"reference {t_ref / n:.1f} s/query")
     print(f"  {'delta':>7} {'dpjax':>9} {'width':>8} {'reference':>10} {'dpjax/ref-1':>11} "
           f"{'in':>3} {'dpacc RDP':>10} {'dpacc PLD':>10}  {'dpjax/RDP-1':>11}  "
-          "prv-accountant est [lo, hi]  opacus RDP / PRV")
+          f"{'ledger':>9}  prv-accountant est [lo, hi]  opacus RDP / PRV")
     for i, d in enumerate(DELTAS):
         flag = "  (above RDP)" if ours[i] > rdp_eps[i] else ""
         assert upper[i] == ours[i]  # the bracket's upper end is what account reports
         inside = "yes" if lower[i] <= ref[i] <= upper[i] else "NO"
         print(f"  {d:7.0e} {ours[i]:9.4f} {upper[i] - lower[i]:8.4f} {ref[i]:10.4f} "
               f"{ours[i] / ref[i] - 1:+11.2e} {inside:>3} {rdp_eps[i]:10.4f} "
-              f"{pld_out[i]:10.4f}  {ours[i] / rdp_eps[i] - 1:+11.2e}  {prv[i]}  {opacus[i]}{flag}")
+              f"{pld_out[i]:10.4f}  {ours[i] / rdp_eps[i] - 1:+11.2e}  {ledger[i]:9.4f}  {prv[i]}  "
+              f"{opacus[i]}{flag}")
 
 
 if __name__ == "__main__":

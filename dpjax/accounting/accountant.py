@@ -48,6 +48,7 @@ from dpjax.accounting.event_plds import (
     leaf_table,
 )
 from dpjax.accounting.event_pure import pure_epsilon
+from dpjax.accounting.event_rdp import ledger_rdp_delta, ledger_rdp_epsilon
 from dpjax.accounting.pld.discretise import TAIL
 from dpjax.accounting.pld.engine import TILT_BELOW
 from dpjax.accounting.pld.plan import tilt_level
@@ -162,10 +163,10 @@ class PLDAccountant:
         except NonPrivateEvent:
             return None
         uses = sum(count for _, count in leaves)
-        tail = TAIL if log_level is None or not uses else deep_tail(log_level, uses)
-        key = ("table", pessimistic, tail)
-        if key not in self._cache:
-            with jax.enable_x64(True):
+        with jax.enable_x64(True):
+            tail = TAIL if log_level is None or not uses else deep_tail(log_level, uses)
+            key = ("table", pessimistic, tail)
+            if key not in self._cache:
                 self._cache[key] = leaf_table(
                     leaves, self.relation, self.bin_width, pessimistic, tail
                 )
@@ -189,8 +190,8 @@ class PLDAccountant:
                 self._cache["pure"] = math.inf
         return self._cache["pure"]
 
-    def get_delta(self, epsilon: float) -> float:
-        """Certified upper bound on ``delta`` at ``epsilon``.
+    def _pld_delta(self, epsilon: float) -> float:
+        """Certified upper bound on ``delta`` at ``epsilon`` from the composed PLDs.
 
         Args:
           epsilon: ``epsilon >= 0``.
@@ -228,44 +229,23 @@ class PLDAccountant:
         return min(out, 1.0)
 
     def _log_chernoff(self, eps: float) -> float:
-        """The larger direction's Chernoff bound (:func:`~.pld.tail_bounds.log_delta_chernoff`)
-        on ``log delta(eps)`` of the finite part, from the leaves' summed moments (it only
-        sizes a window)."""
-        from dpjax.accounting.event_plds import DIRECTIONS
-        from dpjax.accounting.pld.tail_bounds import log_delta_chernoff
+        """:func:`~.ledger_tilted.log_chernoff` of the ledger (it only sizes a window)."""
+        from dpjax.accounting import ledger_tilted
 
-        out = -math.inf
         with jax.enable_x64(True):
-            for d in DIRECTIONS[self.relation]:
-                moments = [k * np.asarray(p[d].log_mgf) for p, k in self._table() if d in p]
-                if moments:
-                    out = max(out, float(log_delta_chernoff(sum(moments), eps)))
-        return out if not math.isnan(out) else math.inf
+            return ledger_tilted.log_chernoff(self._table(), self.relation, eps)
 
     def _tilted(self, x: float, by_delta: bool, log_level: float) -> float:
-        """The worse direction's answer of the tilted heterogeneous composition
-        (:mod:`~dpjax.accounting.pld.tilted_compose`): ``epsilon`` at ``delta = x``
-        (``by_delta``) or ``log delta`` at ``epsilon = x``, its window resolving ``delta ~
-        e^{log_level}``; ``nan`` where it cannot run (the plain answer stands)."""
-        from dpjax.accounting.event_plds import DIRECTIONS
-        from dpjax.accounting.pld.tilted_compose import tilted_product_answer
+        """:func:`~.ledger_tilted.tilted_answer` of the ledger (``nan``: the plain answer
+        stands), its leaf tails sized for ``delta ~ e^{log_level}``."""
+        from dpjax.accounting import ledger_tilted
 
         table = self._table(log_level=log_level)
-        answers = []
         with jax.enable_x64(True):
-            for d in DIRECTIONS[self.relation]:
-                parts = [(plds[d], count) for plds, count in table if d in plds]
-                if parts:
-                    got = tilted_product_answer(
-                        [p for p, _ in parts], [c for _, c in parts], [x], by_delta, log_level
-                    )
-                    answers.append(float(got[0]))
-        if not answers or any(math.isnan(a) for a in answers):
-            return math.nan
-        return max(answers)
+            return ledger_tilted.tilted_answer(table, self.relation, x, by_delta, log_level)
 
-    def get_epsilon(self, delta: float) -> float:
-        """Least certified ``epsilon`` with ``delta(epsilon) <= delta``; ``inf`` if none.
+    def _pld_epsilon(self, delta: float) -> float:
+        """Least certified ``epsilon`` with ``delta(epsilon) <= delta`` from the PLDs.
 
         The minimum of the composed PLD's certified epsilon and, when every event is pure
         DP, the pure-DP composition ``sum_j count_j epsilon_j`` of the exact pairs
@@ -312,6 +292,56 @@ class PLDAccountant:
                 return pure
             return float(certify_epsilon("PLDAccountant", profile, eps, dlt))
 
+    def _leaves(self):
+        """The ledger's ``[(leaf, count), ...]``, or ``None`` if it is non-private."""
+        try:
+            return flatten(self.ledger)
+        except NonPrivateEvent:
+            return None
+
+    def get_delta(self, epsilon: float) -> float:
+        """Certified upper bound on ``delta`` at ``epsilon``.
+
+        The smaller of the composed PLDs' certified ``delta(epsilon)`` (the worse direction;
+        tilted below ``delta = 1e-7``) and, when every event has exact moments, the RDP
+        bound of the ledger (:func:`~dpjax.accounting.event_rdp.ledger_rdp_delta`): never
+        above dp_accounting's RDP accountant on the events both support.
+
+        Args:
+          epsilon: ``epsilon >= 0``.
+
+        Returns:
+          The certified ``delta``.
+        """
+        out = self._pld_delta(epsilon)
+        leaves = self._leaves()
+        if out > 0.0 and leaves:
+            with jax.enable_x64(True):
+                out = min(out, ledger_rdp_delta(leaves, self.relation, float(epsilon)))
+        return out
+
+    def get_epsilon(self, delta: float) -> float:
+        """Least certified ``epsilon`` with ``delta(epsilon) <= delta``; ``inf`` if none.
+
+        The smallest of the composed PLDs' certified epsilon (re-checked against their own
+        profile; tilted below ``delta = 1e-7``), the pure-DP composition when every event
+        is pure DP, and, when every event has exact moments, the RDP bound of the ledger
+        (:func:`~dpjax.accounting.event_rdp.ledger_rdp_epsilon`): never above
+        dp_accounting's RDP accountant on the events both support.
+
+        Args:
+          delta: ``delta`` in ``[0, 1)``.
+
+        Returns:
+          The certified epsilon.
+        """
+        out = self._pld_epsilon(delta)
+        leaves = self._leaves()
+        if out > 0.0 and float(delta) > 0.0 and leaves:
+            with jax.enable_x64(True):
+                out = min(out, ledger_rdp_epsilon(leaves, self.relation, float(delta)))
+        return out
+
     def bracket(self, delta: float) -> tuple[float, float]:
         """``(lower, upper)`` around the true ``epsilon(delta)`` of the ledger, both certified.
 
@@ -357,29 +387,9 @@ class PLDAccountant:
         return min(lower, upper), upper
 
     def _tilted_lower(self, delta: float) -> float:
-        """The larger direction's lower end of the *tilted* optimistic composition of the
-        ledger (:func:`~dpjax.accounting.pld.tilted_lower.product_lower_kernel`): valid far
-        below the plain grid's ~1e-10 floor; ``0`` where it cannot run."""
-        import jax.numpy as jnp
-
-        from dpjax.accounting.event_plds import DIRECTIONS
-        from dpjax.accounting.pld.tilted_compose import product_size
-        from dpjax.accounting.pld.tilted_lower import product_lower_kernel
+        """:func:`~.ledger_tilted.tilted_lower` of the ledger (``0`` where it cannot run)."""
+        from dpjax.accounting import ledger_tilted
 
         table = self._table(pessimistic=False, log_level=math.log(delta))
-        out = 0.0
         with jax.enable_x64(True):
-            for d in DIRECTIONS[self.relation]:
-                parts = [(plds[d], count) for plds, count in table if d in plds]
-                if not parts:
-                    continue
-                ps, counts = [p for p, _ in parts], [float(c) for _, c in parts]
-                size = product_size(ps, counts, math.log(delta))
-                if size is None:
-                    continue
-                got = product_lower_kernel(
-                    tuple(ps), jnp.asarray(counts), jnp.asarray([delta]), size=size
-                )
-                got = float(np.asarray(got)[0])
-                out = max(out, 0.0 if math.isnan(got) else got)
-        return out
+            return ledger_tilted.tilted_lower(table, self.relation, delta)

@@ -22,9 +22,13 @@ r"""The Laplace mechanism: noise ``Lap(b)`` per coordinate (``b = scale``).
   reported) and pure DP amplified by subsampling, ``epsilon_0 = T log(1 + q (e^{Delta_1/b}
   - 1))`` (Balle, Barthe, Gaboardi 2018, Thm 10), through the same dominating pair.
 
-Where the engine's grid would exceed its memory cap (huge ``T``), it coarsens or
-answers by the Chernoff bound of the composed moments (:func:`dpjax.accounting.pld.
-engine.plan`); the pure-DP bound keeps every answer finite.
+Every profile and epsilon beyond the exact 1-D case is also bounded by the RDP conversion of
+the *exact* moments of the continuous mechanism (:mod:`dpjax.accounting.pld.laplace_moments`:
+Mironov's closed form, or a certified quadrature of the subsampled pair), so it is never
+above dp_accounting's RDP accountant; calibration without subsampling takes the RDP scale
+where it is smaller.  Where the engine's grid would exceed its memory cap (huge ``T``), it
+coarsens or answers by the Chernoff bound of the composed moments (:func:`dpjax.accounting.
+pld.engine.plan`); the pure-DP bound keeps every answer finite.
 """
 
 from __future__ import annotations
@@ -34,6 +38,11 @@ import numpy as np
 from dpjax._batching import call_padded
 from dpjax.accounting.laplace import delta_laplace, epsilon_laplace, epsilon_pure_dp
 from dpjax.accounting.pld import engine as pld_engine
+from dpjax.accounting.pld.laplace_moments import (
+    laplace_rdp_epsilon,
+    laplace_rdp_log_delta,
+    laplace_rdp_scale,
+)
 from dpjax.calibration.laplace import (
     HOST_MAX_SIZE,
     scale_laplace_1d,
@@ -68,23 +77,26 @@ def _engine_uses(query: Query) -> tuple[float, int, tuple[str, ...]]:
 
 
 def _engine_profile(scale, epsilon, query: Query) -> np.ndarray:
-    """Certified ``delta(epsilon)``: min of the engine and the pure-DP bound."""
+    """Certified ``delta(epsilon)``: min of the engine, the pure-DP and the RDP bound."""
     linf, uses, _ = _engine_uses(query)
     engine = pld_engine.profile(
         Laplace.from_scale, float(scale), 0.0, linf, epsilon, uses,
         query.sampling_rate, _bin_width(linf, scale),
     )
+    rdp = laplace_rdp_log_delta(scale, query.sampling_rate, uses, epsilon, linf)
+    engine = np.minimum(engine, np.exp(np.minimum(rdp, 0.0)))
     return np.minimum(pure_dp_delta(epsilon, _pure_epsilon(scale, query)), engine)
 
 
 def _engine_epsilon(scale, delta, query: Query) -> np.ndarray:
-    """Least certified epsilon: min of the engine and the pure-DP bound (inverted at
-    ``delta (1 - MARGIN)``, like every inverse profile)."""
+    """Least certified epsilon: min of the engine, the pure-DP and the RDP bound (each
+    inverted at ``delta (1 - MARGIN)``, like every inverse profile)."""
     linf, uses, _ = _engine_uses(query)
     engine = pld_engine.epsilon(
         Laplace.from_scale, float(scale), 0.0, linf, delta, uses,
         query.sampling_rate, _bin_width(linf, scale),
     )
+    engine = np.minimum(engine, laplace_rdp_epsilon(scale, query.sampling_rate, uses, delta, linf))
     return np.minimum(np.asarray(epsilon_pure_dp(delta, _pure_epsilon(scale, query))), engine)
 
 
@@ -174,17 +186,34 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         exact = bool(np.all(better)) and _corner_exact(query)
         b = np.where(better, res.scale, b)
         delta_at = np.where(better, res.delta_at, delta_at)
+        b, delta_at, rdp_won = _rdp_candidate(b, delta_at, epsilon, delta, query)
+        exact = exact and not rdp_won
         require_certified(NAME, delta_at <= delta, epsilon, delta, delta_at)
         notes += (
-            f"min of two certified bounds: PLD engine ({uses}-fold composition at linf = "
-            f"{linf!r}{', Poisson-subsampled' if query.sampling_rate is not None else ''}) "
-            "and pure DP with l1 budget",
+            f"min of certified bounds: PLD engine ({uses}-fold composition at linf = "
+            f"{linf!r}{', Poisson-subsampled' if query.sampling_rate is not None else ''}), "
+            "pure DP with l1 budget"
+            + (", the RDP bound of the exact moments (smaller here)" if rdp_won else ""),
         )
     return calibration(
         NAME, query, params={"scale": b}, variance=2.0 * b**2, epsilon=epsilon, delta=delta,
         delta_at_params=np.broadcast_to(delta_at, np.shape(b)).copy(), sensitivity={"l1": l1},
         notes=notes, condition="exact" if exact else "sufficient",
     )
+
+
+def _rdp_candidate(b, delta_at, epsilon, delta, query: Query):
+    """The least of ``b`` and the RDP scale of the exact moments (no subsampling: Mironov's
+    closed form, :func:`laplace_rdp_scale`), which wins where the engine's grid is capped."""
+    if query.sampling_rate is not None and query.sampling_rate < 1.0:
+        return b, delta_at, False  # quadrature moments: too costly for a bisection
+    linf, uses, _ = _engine_uses(query)
+    rdp_b = laplace_rdp_scale(epsilon, delta, uses, linf)
+    use = rdp_b < b
+    if not np.any(use):
+        return b, delta_at, False
+    at = np.exp(np.minimum(laplace_rdp_log_delta(rdp_b, None, uses, epsilon, linf), 0.0))
+    return np.where(use, rdp_b, b), np.where(use, at, delta_at), True
 
 
 def _corner_exact(query: Query) -> bool:

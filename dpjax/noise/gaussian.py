@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 from jax import Array
 from jax.scipy.special import erfinv
@@ -26,7 +27,7 @@ from jax.typing import ArrayLike
 
 from dpjax.noise import _shared
 from dpjax.noise._tail import log_q_inv
-from dpjax.numerics import Q_inv, log_Q
+from dpjax.numerics import Q_inv, log_Q, log_Q_inv
 
 _HALF_LOG_2PI = 0.9189385332046727
 _LOG_2 = 0.6931471805599453
@@ -128,12 +129,19 @@ class Gaussian(NamedTuple):
         s2 = jnp.square(jnp.asarray(self.sigma))
         return epsilon * s2 / sensitivity - 0.5 * sensitivity
 
-    def tail_point(self, tail: float) -> Array:
-        r"""``t = sigma Q^{-1}(tail)``: ``log P(T > t) = log(tail)`` (host ``scipy`` quantile).
+    def tail_point(self, tail: ArrayLike) -> Array:
+        r"""``t = sigma Q^{-1}(tail)``: ``log P(T > t) = log(tail)``.
+
+        A Python (or NumPy) float takes the host ``scipy`` quantile; a traced ``tail`` (the
+        tilted engine passes its tail level as data, one compiled program for every level)
+        the Newton-polished :func:`dpjax.numerics.log_Q_inv`.  Either is only a placement
+        of the grid's ends: the mass beyond them is evaluated exactly and sent to the ends.
 
         Args:
-          tail: the probability left above ``t`` (a Python float, e.g. ``1e-40``).
+          tail: the probability left above ``t`` (e.g. ``1e-40``; a float or a traced scalar).
         """
+        if isinstance(tail, jax.core.Tracer):
+            return jnp.asarray(self.sigma) * log_Q_inv(jnp.log(tail))
         from scipy.special import ndtri_exp
 
         q = float(ndtri_exp(math.log(tail)))  # = -Q^{-1}(tail) < 0

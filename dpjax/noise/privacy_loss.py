@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import jax
 import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
@@ -111,14 +112,16 @@ def tail_point(noise: NoiseFamily, tail: float) -> Array:
 
     Args:
       noise: a noise family (:class:`~dpjax.noise.NoiseFamily`).
-      tail: the probability allowed above ``t`` (a Python float, e.g. ``1e-40``).
+      tail: the probability allowed above ``t`` (a Python float, e.g. ``1e-40``, or a
+        traced scalar).
 
     Returns:
       ``t``, shaped like the family's parameters.
     """
     if isinstance(noise, KnownTail):
         return noise.tail_point(tail)
-    target = math.log(tail)
+    # a traced tail (the tilted engine's level as data) is logged in the program
+    target = jnp.log(tail) if isinstance(tail, jax.core.Tracer) else math.log(tail)
     sd = jnp.sqrt(noise.variance)
     res = bisect_monotone(
         lambda t: noise.log_sf(t) <= target, TAIL_BRACKET * sd, jnp.zeros_like(sd), TAIL_ITERATIONS

@@ -236,3 +236,14 @@ def test_bad_input_and_unsupported_events_fail_closed():
     assert _acc().compose(ev.NonPrivate()).get_delta(3.0) == 1.0
     with pytest.raises(ValueError, match="delta"):
         acc.get_epsilon(1.5)
+
+
+def test_deep_leaf_tables_with_x64_off():
+    """The accountant enables float64 itself: the deep leaf tables (tails sized from the
+    queried delta) are built with the caller's x64 off (the tilted queries use them)."""
+    import jax
+
+    acc = PLDAccountant().compose(ev.Gaussian(3.0), 10)
+    with jax.enable_x64(False):
+        table = acc._table(log_level=math.log(1e-100))
+        assert table is not None and acc._log_chernoff(3.0) < 0.0

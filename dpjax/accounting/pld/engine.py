@@ -58,12 +58,14 @@ TILT_BELOW = 1e-7
 
 def _plds(
     noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, sizes, subsampled,
-    pessimistic=True,
+    pessimistic=True, tail=None,
 ):
-    """Every adjacency's PLD after ``K`` uses (pessimistic, or optimistic for lower bounds)."""
+    """Every adjacency's PLD after ``K`` uses (pessimistic, or optimistic for lower bounds);
+    the pairs are cut at ``tail`` (traced) if given, else at the static ``sizes.tail``."""
     noise = noise_fn(scale, shape)
     out = []
-    for pair in adjacency_pairs(noise, sensitivity, sampling_rate, subsampled, sizes.tail):
+    tail = sizes.tail if tail is None else tail
+    for pair in adjacency_pairs(noise, sensitivity, sampling_rate, subsampled, tail):
         lower, ok = _index(jnp.floor(pair.loss(pair.t_lo) / bin_width) - 1.0)
         pld = discretise_pair(pair, bin_width, lower, sizes.grid, pessimistic)
         # a loss range whose grid index is not an exact integer: grid and moments fail closed

@@ -248,6 +248,72 @@ _epsilon_chernoff = jax.jit(tail_bounds.epsilon_chernoff)
 _log_delta_chernoff = jax.jit(tail_bounds.log_delta_chernoff)
 
 
+def _kl_bound(lam, total):
+    """``min_alpha D_alpha`` of the composition, padded up: an upper bound on its KL."""
+    return np.min(total / lam, axis=-1) * (1.0 + 64.0 * _U)
+
+
+@float64_kernel
+def rdp_epsilon(lambdas, total_log_moments, delta):
+    r"""Certified epsilon at ``delta`` from composed log-moments (RDP conversion, NumPy out).
+
+    .. math:: \epsilon = \min_\lambda \frac{\log M(\lambda) + \log c(\lambda)
+              - \log\delta}{\lambda},\qquad
+              c(\lambda) = \frac{\lambda^\lambda}{(1 + \lambda)^{1 + \lambda}}
+
+    (Canonne, Kamath & Steinke 2020, Prop. 12, at ``lambda = alpha - 1``: the formula of
+    ``dp_accounting.rdp.compute_epsilon``), at ``delta (1 - MARGIN)``; ``0`` where ``delta^2
+    >= 1 - e^{-min D_alpha}`` (``delta(0)`` is the total variation, at most ``sqrt(1 -
+    e^{-KL})`` and ``KL <= D_alpha``; Bretagnolle & Huber 1979, as dp_accounting does).
+
+    Args:
+      lambdas: ``alpha - 1 > 0`` (last axis of ``total_log_moments``).
+      total_log_moments: upper bounds on ``log E_P[e^{lambda L}] = (alpha - 1) D_alpha`` of the
+        whole composition (per-use moments times their counts, summed).
+      delta: target ``delta`` in ``(0, 1)`` (broadcast against the leading axes).
+
+    Returns:
+      ``epsilon``: a float for scalar input, else a NumPy array.
+
+    Example:
+      >>> import jax, numpy as np; jax.config.update("jax_enable_x64", True)
+      >>> lam = np.arange(1.0, 200.0)  # Gaussian, mu = 1: log M = lambda (lambda + 1) / 2
+      >>> round(rdp_epsilon(lam, lam * (lam + 1) / 2, 1e-5), 3)
+      4.753
+    """
+    lam, total = np.asarray(lambdas, np.float64), np.asarray(total_log_moments, np.float64)
+    log_delta = log_target(np.asarray(delta, np.float64))
+    eps = np.asarray(_epsilon_chernoff(total, log_delta, lam))
+    zero = np.exp(2.0 * np.asarray(log_delta)) >= -np.expm1(-_kl_bound(lam, total)) * (
+        1.0 + 64.0 * _U
+    )
+    eps = np.where(zero, 0.0, eps)
+    return eps if eps.ndim else float(eps)
+
+
+@float64_kernel
+def rdp_log_delta(lambdas, total_log_moments, epsilon):
+    """Certified ``log delta(epsilon)`` from composed log-moments (NumPy out).
+
+    The Chernoff / RDP conversion of :mod:`.tail_bounds` (Canonne, Kamath & Steinke 2020),
+    and at most the total variation bound ``sqrt(1 - e^{-min D_alpha})`` (Bretagnolle &
+    Huber 1979).
+
+    Args:
+      lambdas, total_log_moments: as in :func:`rdp_epsilon`.
+      epsilon: ``epsilon >= 0``.
+
+    Returns:
+      ``log delta``, a NumPy array.
+    """
+    lam, total = np.asarray(lambdas, np.float64), np.asarray(total_log_moments, np.float64)
+    eps = np.asarray(epsilon, np.float64)
+    chernoff = np.asarray(_log_delta_chernoff(total, eps, lam))
+    with np.errstate(divide="ignore"):
+        tv = 0.5 * np.log(-np.expm1(-_kl_bound(lam, total))) * (1.0 - 64.0 * _U) + 64.0 * _U
+    return np.minimum(chernoff, tv)
+
+
 @float64_kernel
 def gaussian_rdp_epsilon(sigma, sampling_rate, compositions, delta, sensitivity=1.0):
     r"""Certified RDP epsilon of ``T`` Poisson-subsampled Gaussian uses at ``delta`` (NumPy).
@@ -277,15 +343,7 @@ def gaussian_rdp_epsilon(sigma, sampling_rate, compositions, delta, sensitivity=
       2.101
     """
     lam, log_a = gaussian_moment_bounds(sigma, sampling_rate, sensitivity)
-    dl = np.asarray(delta, np.float64)
-    log_delta = log_target(dl)
-    total = float(compositions) * log_a
-    eps = np.asarray(_epsilon_chernoff(total, log_delta, lam))
-    # TV <= sqrt(1 - e^{-KL}), KL <= D_alpha = T log A / lambda: epsilon = 0 certified
-    d_min = np.min(total / lam, axis=-1) * (1.0 + 64.0 * _U)
-    zero = np.exp(2.0 * np.asarray(log_delta)) >= -np.expm1(-d_min) * (1.0 + 64.0 * _U)
-    eps = np.where(zero, 0.0, eps)
-    return eps if eps.ndim else float(eps)
+    return rdp_epsilon(lam, float(compositions) * log_a, delta)
 
 
 @float64_kernel
@@ -304,14 +362,7 @@ def gaussian_rdp_log_delta(sigma, sampling_rate, compositions, epsilon, sensitiv
       ``log delta``, a NumPy array.
     """
     lam, log_a = gaussian_moment_bounds(sigma, sampling_rate, sensitivity)
-    eps = np.asarray(epsilon, np.float64)
-    total = float(compositions) * log_a
-    chernoff = np.asarray(_log_delta_chernoff(total, eps, lam))
-    # delta(eps) <= delta(0) = TV <= sqrt(1 - e^{-KL}), KL <= min_alpha D_alpha
-    d_min = np.min(total / lam, axis=-1) * (1.0 + 64.0 * _U)
-    with np.errstate(divide="ignore"):
-        tv = 0.5 * np.log(-np.expm1(-d_min)) * (1.0 - 64.0 * _U) + 64.0 * _U
-    return np.minimum(chernoff, tv)
+    return rdp_log_delta(lam, float(compositions) * log_a, epsilon)
 
 
 @float64_kernel

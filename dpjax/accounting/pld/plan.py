@@ -61,18 +61,16 @@ class Sizes(NamedTuple):
 _SIZING_POINTS = 4096
 
 
-@functools.partial(
-    jax.jit, static_argnames=("noise_fn", "subsampled", "tail", "window_log_tail")
-)
+@functools.partial(jax.jit, static_argnames=("noise_fn", "subsampled"))
 def _sizing(
-    scale, shape, sensitivity, sampling_rate, compositions, *, noise_fn, subsampled, tail,
-    window_log_tail=LOG_WINDOW_TAIL,
+    scale, shape, sensitivity, sampling_rate, compositions, tail, window_log_tail, *, noise_fn,
+    subsampled,
 ):
     """Per adjacency and row (1-D ``scale``, ``shape``): the one-use loss range
     ``(L(t_lo), L(t_hi))`` and the Chernoff window ``(x_lo, x_hi)`` of the ``K``-fold sum,
     from the ``log_mgf`` of the pessimistic PLD on :data:`_SIZING_POINTS` points spanning
-    that range (a traced bin width and ``K``: one compiled program per family and row
-    count, whatever bin width and ``K`` the caller will use)."""
+    that range (a traced bin width, ``K``, tail cut and window tail: one compiled program
+    per family and row count, whatever bin width, ``K`` and tail level the caller uses)."""
 
     def one(scale, shape):
         out = []
@@ -151,8 +149,8 @@ def extents(
     pad = lambda x: np.resize(x.ravel(), padded_size(n))  # noqa: E731
     plans = _sizing(
         jnp.asarray(pad(scale)), jnp.asarray(pad(shape)), sens, q, jnp.float64(k),
-        noise_fn=noise_fn, subsampled=subsampled, tail=tail,
-        window_log_tail=float(window_log_tail),
+        jnp.float64(tail), jnp.float64(window_log_tail), noise_fn=noise_fn,
+        subsampled=subsampled,
     )
     lo, hi, w_lo, w_hi = (
         np.concatenate([np.asarray(p[j], float)[:n] for p in plans]) for j in range(4)
@@ -375,6 +373,25 @@ def tilted_sizes(
     if not (grid <= cap and fft <= cap and index < _PLAN_INDEX):
         return None
     return _sizes(grid, fft, tail, cap)
+
+
+def _traced_tail(jitted):
+    """``kernel(*args, sizes=s, **static) = jitted(*args, s.tail, sizes=s', **static)``,
+    ``s'`` being ``s`` with ``tail = 0``: the tail level travels as a traced float64 scalar,
+    so every level with the same grid and FFT lengths shares one compiled program.
+
+    Args:
+      jitted: a jitted kernel taking the tail cut as its last positional argument.
+
+    Returns:
+      The kernel, with the signature of one taking the tail inside the static ``sizes``.
+    """
+
+    def kernel(*args, sizes, **static):
+        tail = jnp.asarray(sizes.tail, jnp.float64)
+        return jitted(*args, tail, sizes=sizes._replace(tail=0.0), **static)
+
+    return kernel
 
 
 class EngineNote(UserWarning):

@@ -54,6 +54,7 @@ from jax.scipy.special import logsumexp
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import LAMBDAS, PLD
 from dpjax.accounting.pld.compose import _fold, _window, fft_power
+from dpjax.accounting.pld.plan import _traced_tail
 from dpjax.accounting.pld.query import (
     _BLOCK,
     _PADS,
@@ -318,7 +319,6 @@ def saddle_lambdas(log_mgf, x, by_delta: bool):
 _STATIC = ("noise_fn", "bin_width", "sizes", "subsampled", "by_delta")
 
 
-@functools.partial(jax.jit, static_argnames=_STATIC)
 @float64_kernel
 def tilted_kernel(
     scale, shape, sensitivity, sampling_rate, compositions, x, *, noise_fn, bin_width, sizes,
@@ -330,7 +330,9 @@ def tilted_kernel(
               N, \lambda^*(x_i)),\, x_i\big)
 
     (the least over the tilts ``lambda^*`` of :func:`saddle_lambdas`; answers of
-    :func:`epsilon_for_delta` or :func:`log_delta_for_epsilon`).
+    :func:`epsilon_for_delta` or :func:`log_delta_for_epsilon`).  Jitted with the sizes'
+    tail level ``sizes.tail`` passed as data (:func:`.plan._traced_tail`): one compiled
+    program serves every level whose grid and FFT lengths are the same.
 
     Args:
       scale, shape, sensitivity, sampling_rate, compositions: as in
@@ -343,11 +345,24 @@ def tilted_kernel(
     Returns:
       Certified ``epsilon`` or ``log delta``, shape of ``x``.
     """
+    return _traced_tail(_tilted_kernel)(
+        scale, shape, sensitivity, sampling_rate, compositions, x, noise_fn=noise_fn,
+        bin_width=bin_width, sizes=sizes, subsampled=subsampled, by_delta=by_delta,
+    )
+
+
+@functools.partial(jax.jit, static_argnames=_STATIC)
+@float64_kernel
+def _tilted_kernel(
+    scale, shape, sensitivity, sampling_rate, compositions, x, tail, *, noise_fn, bin_width,
+    sizes, subsampled, by_delta,
+):
+    """:func:`tilted_kernel` with the pairs' tail cut ``tail`` traced."""
     from dpjax.accounting.pld.engine import _plds
 
     plds = _plds(
         noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width,
-        sizes._replace(fft=0), subsampled,
+        sizes._replace(fft=0), subsampled, tail=tail,
     )
     k = jnp.asarray(compositions, jnp.float64)
     answers = []

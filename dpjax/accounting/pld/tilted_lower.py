@@ -77,6 +77,7 @@ from jax.typing import ArrayLike
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import LAMBDAS
 from dpjax.accounting.pld.lower import BIN_MASS_ERROR
+from dpjax.accounting.pld.plan import _traced_tail
 from dpjax.accounting.pld.query import _UP
 from dpjax.accounting.pld.tilted import (
     _U,
@@ -189,7 +190,6 @@ def epsilon_lower_bound(
 _STATIC = ("noise_fn", "bin_width", "sizes", "subsampled")
 
 
-@functools.partial(jax.jit, static_argnames=_STATIC)
 @float64_kernel
 def tilted_lower_kernel(
     scale, shape, sensitivity, sampling_rate, compositions, delta, *, noise_fn, bin_width, sizes,
@@ -201,7 +201,9 @@ def tilted_lower_kernel(
               \epsilon_{\text{lower}}\big(\text{tilted\_self\_compose}(p_{opt}, K, N,
               \lambda),\, \delta_i\big)
 
-    (tilts of :func:`.tilted.saddle_lambdas` on the optimistic log-MGF).
+    (tilts of :func:`.tilted.saddle_lambdas` on the optimistic log-MGF).  Jitted with the
+    tail level ``sizes.tail`` passed as data (:func:`.plan._traced_tail`): one compiled
+    program serves every level whose grid and FFT lengths are the same.
 
     Args:
       scale, shape, sensitivity, sampling_rate, compositions: as in
@@ -213,11 +215,24 @@ def tilted_lower_kernel(
     Returns:
       Certified lower ends of epsilon, shape of ``delta``.
     """
+    return _traced_tail(_tilted_lower_kernel)(
+        scale, shape, sensitivity, sampling_rate, compositions, delta, noise_fn=noise_fn,
+        bin_width=bin_width, sizes=sizes, subsampled=subsampled,
+    )
+
+
+@functools.partial(jax.jit, static_argnames=_STATIC)
+@float64_kernel
+def _tilted_lower_kernel(
+    scale, shape, sensitivity, sampling_rate, compositions, delta, tail, *, noise_fn, bin_width,
+    sizes, subsampled,
+):
+    """:func:`tilted_lower_kernel` with the pairs' tail cut ``tail`` traced."""
     from dpjax.accounting.pld.engine import _plds
 
     ones = _plds(
         noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width,
-        sizes._replace(fft=0), subsampled, pessimistic=False,
+        sizes._replace(fft=0), subsampled, pessimistic=False, tail=tail,
     )
     k = jnp.asarray(compositions, jnp.float64)
 

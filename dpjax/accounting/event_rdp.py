@@ -1,0 +1,125 @@
+r"""The RDP bound of an event ledger from the *exact* moments of its leaves (NumPy, host).
+
+dp_accounting's RDP accountant composes Rényi divergences ``D_alpha`` of its events and
+converts them to ``epsilon(delta)``; this module does the same with certified upper bounds
+on the exact moments ``log A_alpha = (alpha - 1) D_alpha`` of every leaf it knows in closed
+form or by certified quadrature, on :data:`~dpjax.accounting.pld.laplace_moments.ORDERS` (a
+superset of dp_accounting's orders):
+
+* ``Gaussian(sigma)`` (shift ``Delta``: 1, or 2 under ``replace_one``): ``alpha (alpha - 1)
+  Delta^2 / (2 sigma^2)``, exact;
+* ``Laplace(b)``: Mironov's closed form (:mod:`~dpjax.accounting.pld.laplace_moments`);
+* ``PoissonSampled(q, Gaussian | Laplace)`` (not ``replace_one``): the maximum over both
+  adjacencies of the subsampled pair's moments
+  (:func:`~dpjax.accounting.pld.moments.gaussian_moment_bounds`,
+  :func:`~dpjax.accounting.pld.laplace_moments.laplace_log_moments`);
+* ``ZCDP(rho)``: ``alpha (alpha - 1) rho`` (Bun & Steinke 2016, Def. 1.1).
+
+Moments add under composition; :func:`~dpjax.accounting.pld.moments.rdp_epsilon` converts
+(Canonne, Kamath & Steinke 2020).  A ledger with any other leaf has no bound here
+(``None``): its PLD answer stands.  :class:`~dpjax.accounting.PLDAccountant` reports the
+minimum of both, so it is never above the RDP accountant on the events both support.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpjax.accounting import events as ev
+from dpjax.accounting.pld.laplace_moments import ORDERS, laplace_log_moments
+from dpjax.accounting.pld.moments import gaussian_moment_bounds, rdp_epsilon, rdp_log_delta
+from dpjax.numerics import float64_kernel
+
+_U = 2.0**-53
+
+
+def _quadratic(scale2: float) -> np.ndarray:
+    """``alpha (alpha - 1) scale2`` on :data:`ORDERS`, padded up by its rounding."""
+    return ORDERS * (ORDERS - 1.0) * scale2 * (1.0 + 8.0 * _U)
+
+
+@float64_kernel
+def leaf_log_moments(leaf, relation: str) -> np.ndarray | None:
+    """Certified ``log A_alpha`` on :data:`ORDERS` of one use of ``leaf``, or ``None``.
+
+    Args:
+      leaf: a leaf event (as :func:`~dpjax.accounting.event_plds.flatten` returns).
+      relation: ``"add_remove"``, ``"add"``, ``"remove"`` or ``"replace_one"``.
+
+    Returns:
+      The moments (NumPy), or ``None`` where no exact moments are known here.
+    """
+    shift = 2.0 if relation == "replace_one" else 1.0
+    if isinstance(leaf, ev.Gaussian):
+        return _quadratic(shift * shift / (2.0 * float(leaf.noise_multiplier) ** 2))
+    if isinstance(leaf, ev.Laplace):
+        return laplace_log_moments(float(leaf.noise_multiplier), None, shift)[1]
+    if isinstance(leaf, ev.ZCDP):
+        return _quadratic(float(leaf.rho))
+    if isinstance(leaf, ev.PoissonSampled) and relation != "replace_one":
+        q, base = float(leaf.sampling_probability), leaf.event
+        if q == 0.0:
+            return np.zeros(len(ORDERS))
+        if isinstance(base, ev.Gaussian):
+            return gaussian_moment_bounds(float(base.noise_multiplier), q)[1]
+        if isinstance(base, ev.Laplace):
+            return laplace_log_moments(float(base.noise_multiplier), q)[1]
+    return None
+
+
+@float64_kernel
+def ledger_log_moments(leaves, relation: str) -> np.ndarray | None:
+    r"""``sum_j count_j log A_alpha(leaf_j)`` on :data:`ORDERS`, or ``None``.
+
+    .. math:: \log A_\alpha(\text{ledger}) = \sum_j K_j \log A_\alpha(\text{leaf}_j)
+
+    Args:
+      leaves: ``[(leaf, count), ...]`` (:func:`~dpjax.accounting.event_plds.flatten`).
+      relation: the neighbouring relation.
+
+    Returns:
+      The composed moments, or ``None`` if some leaf has none here.
+    """
+    total = np.zeros(len(ORDERS))
+    for leaf, count in leaves:
+        one = leaf_log_moments(leaf, relation)
+        if one is None:
+            return None
+        total = total + float(count) * one
+    return total * (1.0 + 4.0 * len(leaves) * _U)
+
+
+@float64_kernel
+def ledger_rdp_epsilon(leaves, relation: str, delta: float) -> float:
+    """Certified RDP epsilon of the ledger at ``delta`` (``inf`` without exact moments).
+
+    Args:
+      leaves, relation: as in :func:`ledger_log_moments`.
+      delta: ``delta`` in ``(0, 1)``.
+
+    Returns:
+      ``epsilon`` (:func:`~dpjax.accounting.pld.moments.rdp_epsilon`).
+    """
+    total = ledger_log_moments(leaves, relation)
+    if total is None or not delta > 0.0:
+        return math.inf
+    return float(rdp_epsilon(ORDERS - 1.0, total, delta))
+
+
+@float64_kernel
+def ledger_rdp_delta(leaves, relation: str, epsilon: float) -> float:
+    """Certified RDP ``delta(epsilon)`` of the ledger (``1`` without exact moments).
+
+    Args:
+      leaves, relation: as in :func:`ledger_log_moments`.
+      epsilon: ``epsilon >= 0``.
+
+    Returns:
+      ``delta`` (:func:`~dpjax.accounting.pld.moments.rdp_log_delta`), at most 1.
+    """
+    total = ledger_log_moments(leaves, relation)
+    if total is None:
+        return 1.0
+    return float(np.exp(min(float(rdp_log_delta(ORDERS - 1.0, total, epsilon)), 0.0)))

@@ -1,0 +1,50 @@
+"""The tilt level is data, not a compile key (:func:`dpjax.accounting.pld.plan._traced_tail`).
+
+Reference: the closed form of ``K`` uses of ``N(0, sigma^2)`` (one use of
+``N(0, sigma^2 / K)``, Balle & Wang 2018, Thm 8) in 50-digit mpmath: every answer, at
+every level, is certified (the exact delta at the returned epsilon is below the target).
+"""
+
+import math
+
+import mpmath
+import numpy as np
+from _references import gaussian_delta
+
+from dpjax.accounting.pld import engine, tilted
+from dpjax.accounting.pld import plan as pld_plan
+from dpjax.noise import Gaussian
+
+SIGMA, K, H = 10.0, 100, 1e-3  # mu = 1
+DELTAS = np.array([1e-20, 1e-50])
+
+
+def _gaussian(scale, shape):
+    del shape
+    return Gaussian(scale)
+
+
+def test_two_tilt_levels_share_one_sizing_and_one_tilted_program():
+    sizing = pld_plan._sizing._cache_size()
+    levels = [math.log(1e-20), math.log(1e-60)]  # tails 1e-40 and 1e-80
+    sizes = [pld_plan.tilted_sizes(_gaussian, SIGMA, 0.0, 1.0, None, K, H, v) for v in levels]
+    assert sizes[0].tail != sizes[1].tail
+    assert pld_plan._sizing._cache_size() <= sizing + 1  # one sizing program for both levels
+    # the same lengths at both levels (the deeper level's; lengths decide tightness only)
+    same = [s._replace(grid=sizes[1].grid, fft=sizes[1].fft) for s in sizes]
+    args = engine._scalar_args(SIGMA, 0.0, 1.0, None, K)
+    before = tilted._tilted_kernel._cache_size()
+    got = [
+        tilted.tilted_kernel(
+            *args, DELTAS, noise_fn=_gaussian, bin_width=H, sizes=s, subsampled=False,
+            by_delta=True,
+        )
+        for s in same
+    ]
+    assert tilted._tilted_kernel._cache_size() == before + 1
+    with mpmath.workdps(50):
+        for eps in got:
+            eps = np.asarray(eps)
+            assert np.all(np.isfinite(eps))
+            exact = [float(gaussian_delta(e, SIGMA, 1.0, K)) for e in eps]
+            assert np.all(np.array(exact) <= DELTAS)

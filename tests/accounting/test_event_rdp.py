@@ -1,0 +1,70 @@
+"""The ledger RDP bound from exact moments against dp_accounting's RDP accountant."""
+
+import math
+
+import pytest
+from dp_accounting import dp_event
+from dp_accounting.rdp import RdpAccountant
+
+from dpjax.accounting import events as ev
+from dpjax.accounting.event_rdp import ledger_log_moments, ledger_rdp_delta, ledger_rdp_epsilon
+from dpjax.accounting.pld.laplace_moments import laplace_rdp_epsilon
+
+LEDGERS = [
+    # (dpjax leaves, the same ledger as a dp_accounting event)
+    ([(ev.Gaussian(2.0), 50)], dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(2.0), 50)),
+    (
+        [(ev.PoissonSampled(0.01, ev.Gaussian(1.0)), 1000), (ev.Laplace(5.0), 10)],
+        dp_event.ComposedDpEvent([
+            dp_event.SelfComposedDpEvent(
+                dp_event.PoissonSampledDpEvent(0.01, dp_event.GaussianDpEvent(1.0)), 1000),
+            dp_event.SelfComposedDpEvent(dp_event.LaplaceDpEvent(5.0), 10),
+        ]),
+    ),
+    ([(ev.ZCDP(0.05), 20)], dp_event.SelfComposedDpEvent(dp_event.ZCDpEvent(0.05), 20)),
+]
+
+
+@pytest.mark.parametrize("leaves,event", LEDGERS)
+def test_never_above_dp_accounting_rdp(leaves, event):
+    """The same moments on a superset of dp_accounting's orders: never above its epsilon or
+    delta, at most 1% below (more orders, exact fractional-order moments)."""
+    acc = RdpAccountant()
+    acc.compose(event)
+    for delta in (1e-5, 1e-12, 1e-30):
+        ref = acc.get_epsilon(delta)
+        got = ledger_rdp_epsilon(leaves, "add_remove", delta)
+        assert 0.99 * ref <= got <= ref * (1 + 1e-9)
+    ref_delta = acc.get_delta(3.0)
+    assert ledger_rdp_delta(leaves, "add_remove", 3.0) <= ref_delta * (1 + 1e-9)
+
+
+def test_subsampled_laplace_and_unsupported_leaves():
+    """Poisson-subsampled Laplace (which dp_accounting's RDP accountant refuses) composes as
+    its per-use moments; a leaf without exact moments gives no bound (inf / 1)."""
+    leaves = [(ev.PoissonSampled(0.2, ev.Laplace(1.0)), 30)]
+    got = ledger_rdp_epsilon(leaves, "add_remove", 1e-20)
+    assert got == pytest.approx(laplace_rdp_epsilon(1.0, 0.2, 30, 1e-20), rel=1e-12)
+    other = leaves + [(ev.DiscreteLaplace(1.0), 1)]
+    assert ledger_log_moments(other, "add_remove") is None
+    assert ledger_rdp_epsilon(other, "add_remove", 1e-5) == math.inf
+    assert ledger_rdp_delta(other, "add_remove", 1.0) == 1.0
+    sampled = [(ev.PoissonSampled(0.2, ev.Gaussian(1.0)), 3)]
+    assert ledger_log_moments(sampled, "replace_one") is None
+
+
+def test_pld_accountant_takes_the_rdp_bound():
+    """A zCDP ledger: its PLD comes from the profile bound and composes loosely (eps(1e-6)
+    ~10.1); PLDAccountant reports the exact-moment RDP bound instead, which is never above
+    dp_accounting's RDP accountant; get_delta likewise."""
+    from dpjax.accounting import PLDAccountant
+
+    acc = PLDAccountant().compose(ev.ZCDP(0.05), 20)
+    ref = RdpAccountant()
+    ref.compose(dp_event.ZCDpEvent(0.05), 20)
+    got = acc.get_epsilon(1e-6)
+    assert got <= ref.get_epsilon(1e-6) * (1 + 1e-9)
+    assert acc.get_delta(got) <= 1e-6
+    assert acc.get_delta(9.0) <= ref.get_delta(9.0) * (1 + 1e-9)
+    lower, upper = acc.bracket(1e-6)
+    assert lower <= upper == got

@@ -2,7 +2,7 @@
 
 Below ``TILT_BELOW`` the accountant answers through the tilted heterogeneous composition;
 its leaf grids are then cut at a tail sized from the delta asked for
-(:func:`dpjax.accounting.event_plds.deep_tail`).  References: the closed form of a
+(:func:`dpjax.accounting.deep_tail.deep_tail`).  References: the closed form of a
 ``T``-fold Gaussian (``mu = sqrt(sum_i K_i / sigma_i^2)``, Balle & Wang 2018, Thm 8) in
 mpmath, and the scalar engine (``dpjax.account``) for a Poisson-subsampled Gaussian.
 """

@@ -251,7 +251,12 @@ def discretise_pair(
     # scaled Q-masses e^{eps_i} Q(bin_i) <= P(bin_i) and e^{eps_top} Q(L > eps_top) <= P(...):
     # exp of a sum of logs, never e^{eps} (overflows beyond 709) times a tiny mass
     qs, lsq, _ = _intervals(lsq, lcq, eps[:-1])
-    qs_above = jnp.where(jnp.isfinite(lsq[-1]), jnp.exp(eps[-1] + lsq[-1]), 0.0)
+    # above the top point the loss exceeds loss(t_top), which is below eps_top where the
+    # inverse was clipped to its bracket (a mixture's bisection): scale by the smaller, so
+    # that e^{.} Q(above) <= P(above) still holds (nan: everything above goes to +infinity)
+    loss_top = pair.loss(t[-1])
+    top = jnp.where(jnp.isnan(loss_top), -jnp.inf, jnp.minimum(eps[-1], loss_top))
+    qs_above = jnp.where(jnp.isfinite(lsq[-1]), jnp.exp(top + lsq[-1]), 0.0)
     pmf, inf_mass = _connect_dots(p_bin, qs, p_above, qs_above, p_below, h)
     return make(h, lower, pmf, inf_mass, truncated_mass=truncated, pessimistic=True)
 

@@ -29,13 +29,13 @@ import numpy as np
 
 from dpjax._batching import bucket as _bucket
 from dpjax.accounting import events as ev
-from dpjax.accounting.deep_tail import _flushed
 from dpjax.accounting.pld import discrete, mixture
 from dpjax.accounting.pld._pld import PLD
 from dpjax.accounting.pld.discretise import TAIL, discretise_noise, noise_grid
 from dpjax.accounting.pld.profile_pair import from_profile
 from dpjax.accounting.pld.query import delta_for_epsilon
 from dpjax.accounting.pld.subsample import discretise_subsampled, subsampled_grid
+from dpjax.accounting.pld.underflow import charge_underflow
 from dpjax.numerics import float64_kernel
 
 DIRECTIONS = {
@@ -181,7 +181,7 @@ def _noise_pld(noise, shift: float, h: float, pessimistic: bool, tail: float = T
     lower, size = noise_grid(noise, shift, h, tail)
     f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
     pld = discretise_noise(noise, f64(shift), f64(h), lower, _bucket(size), pessimistic, tail)
-    return _flushed(pld, tail)
+    return charge_underflow(pld, tail)
 
 
 def _subsampled_plds(noise, q, h, pessimistic: bool, directions, tail: float = TAIL) -> dict:
@@ -189,7 +189,7 @@ def _subsampled_plds(noise, q, h, pessimistic: bool, directions, tail: float = T
     grids = subsampled_grid(noise, 1.0, q, h, tail)
     f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
     return {
-        d: _flushed(
+        d: charge_underflow(
             discretise_subsampled(
                 noise, f64(1.0), f64(q), d, f64(h), grids[d][0], _bucket(grids[d][1]),
                 pessimistic, tail,

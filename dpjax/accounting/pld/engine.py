@@ -46,6 +46,7 @@ from dpjax.accounting.pld.discretise import discretise_pair
 from dpjax.accounting.pld.plan import EngineNote, plan, tilt_level, tilted_sizes
 from dpjax.accounting.pld.subsample import adjacency_pairs
 from dpjax.accounting.pld.tilted import tilted_kernel
+from dpjax.accounting.pld.underflow import charge_underflow
 from dpjax.certificate import MARGIN
 from dpjax.numerics import float64_kernel
 
@@ -68,6 +69,7 @@ def _plds(
     for pair in adjacency_pairs(noise, sensitivity, sampling_rate, subsampled, tail):
         lower, ok = _index(jnp.floor(pair.loss(pair.t_lo) / bin_width) - 1.0)
         pld = discretise_pair(pair, bin_width, lower, sizes.grid, pessimistic)
+        pld = charge_underflow(pld, tail)  # deep (tilted) levels: what underflow may lose
         # a loss range whose grid index is not an exact integer: grid and moments fail closed
         pld = dataclasses.replace(
             pld,

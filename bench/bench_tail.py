@@ -38,6 +38,7 @@ the time per query (dpjax timed warm, after one compiling call; all deltas in on
 
 from __future__ import annotations
 
+import argparse
 import os
 import platform
 import sys
@@ -110,10 +111,17 @@ def opacus_eps(sigma, q, steps):
     return out, tuple(times)
 
 
-def main() -> None:
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--only", type=int, nargs="+", choices=range(len(SETTINGS)), metavar="I",
+        help=f"run only these settings (indices into {SETTINGS}; default all)",
+    )
+    args = parser.parse_args(argv)
     print(f"machine: {platform.machine()}, {platform.processor() or 'cpu'}; jax {jax.__version__}")
-    for sigma, q, steps in SETTINGS:
-        one_setting(sigma, q, steps)
+    for i, (sigma, q, steps) in enumerate(SETTINGS):
+        if args.only is None or i in args.only:
+            one_setting(sigma, q, steps)
 
 
 def one_setting(sigma, q, steps) -> None:

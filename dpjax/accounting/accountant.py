@@ -218,9 +218,11 @@ class PLDAccountant:
             # the plain answer may exceed the truth by far (it is at least the plain grids'
             # atom at +infinity): resolve down to its square (x 1e-4), or to the Chernoff
             # bound of the composed moments (x 1e-4) if lower; then at the window of the
-            # delta found, as get_epsilon's certificate sized it
+            # delta found, as get_epsilon's certificate sized it, until the level stops
+            # moving (an answer at a level's floor, its leaves' cut mass, moves it down: at
+            # most the 27 decades of ten from 1e-40 to the 1e-300 floor)
             level = min(2.0 * math.log(out), self._log_chernoff(eps)) + math.log(1e-4)
-            for _ in range(2):
+            for _ in range(27):
                 tilted = self._tilted(eps, False, level)
                 if math.isnan(tilted) or tilt_level(tilted) == tilt_level(level):
                     break

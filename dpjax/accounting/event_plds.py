@@ -216,9 +216,9 @@ def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True, 
         the events accounted through a profile bound (no lower bound is known there).
       tail: the mass each continuous pair leaves beyond its ``t`` range (a pessimistic PLD
         sends ``delta`` of its grid top, at most this, to ``+infinity``; default
-        :data:`.pld.discretise.TAIL`): additive noise, its Poisson subsampling (add/remove)
-        and the profile-bound events take it; mixtures of Gaussians and replace-one Poisson
-        sampling keep :data:`.pld.discretise.TAIL`; discrete pairs are exact atoms.
+        :data:`.pld.discretise.TAIL`): additive noise, its Poisson subsampling (every
+        relation), mixtures of Gaussians and the profile-bound events take it; discrete
+        pairs are exact atoms.
 
     Returns:
       ``{direction: PLD}`` (or ``None``).
@@ -240,7 +240,8 @@ def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True, 
         if relation == "replace_one":
             raise unsupported(event, relation, "use add_remove, add or remove")
         plds = mixture.mixture_of_gaussians_plds(
-            event.standard_deviation, event.sensitivities, event.sampling_probs, h, pessimistic
+            event.standard_deviation, event.sensitivities, event.sampling_probs, h, pessimistic,
+            tail,
         )
         return {d: plds[d] for d in dirs}
     if isinstance(event, ev.PoissonSampled):
@@ -270,7 +271,8 @@ def _poisson(event: ev.PoissonSampled, relation, h, pessimistic, tail=TAIL):
     noise = _noise(base)
     if noise is not None:
         if relation == "replace_one":
-            return _same(mixture.replace_one_poisson_pld(noise, q, 1.0, h, pessimistic), relation)
+            pld = mixture.replace_one_poisson_pld(noise, q, 1.0, h, pessimistic, tail)
+            return _same(pld, relation)
         return _subsampled_plds(noise, q, h, pessimistic, DIRECTIONS[relation], tail)
     if relation == "replace_one":
         raise unsupported(event, relation, "replace_one Poisson sampling needs additive noise")
@@ -278,7 +280,7 @@ def _poisson(event: ev.PoissonSampled, relation, h, pessimistic, tail=TAIL):
         c = (0.0,) + tuple(float(x) for x in base.sensitivities)
         w = (1.0 - q,) + tuple(q * float(x) for x in base.sampling_probs)
         mixed = ev.MixtureOfGaussians(float(base.standard_deviation), c, w)
-        return leaf_plds(mixed, relation, h, pessimistic)
+        return leaf_plds(mixed, relation, h, pessimistic, tail)
     pair = _discrete_pair(base, relation) if not isinstance(base, ev.RandomizedResponse) else None
     if pair is None:
         raise unsupported(event, relation, f"Poisson sampling of {type(base).__name__}")

@@ -68,16 +68,26 @@ def test_deep_tail_levels():
 
 @pytest.mark.parametrize(
     "event",
-    [ev.Gaussian(1.0), ev.PoissonSampled(0.01, ev.Gaussian(1.0)), ev.Laplace(1.0)],
-    ids=["gaussian", "poisson-gaussian", "laplace"],
+    [
+        (ev.Gaussian(1.0), "add_remove"),
+        (ev.PoissonSampled(0.01, ev.Gaussian(1.0)), "add_remove"),
+        (ev.Laplace(1.0), "add_remove"),
+        (ev.MixtureOfGaussians(1.0, (0.5, 1.0), (0.5, 0.5)), "add_remove"),
+        (ev.PoissonSampled(0.1, ev.MixtureOfGaussians(1.0, (1.0,), (1.0,))), "add_remove"),
+        (ev.PoissonSampled(0.01, ev.Gaussian(1.0)), "replace_one"),
+    ],
+    ids=["gaussian", "poisson-gaussian", "laplace", "mixture", "poisson-mixture",
+         "replace-one-poisson"],
 )
 def test_deep_leaves_send_less_than_the_tail_to_infinity(event):
-    deep = leaf_plds(event, "add_remove", H, True, 1e-120)
-    plain = leaf_plds(event, "add_remove", H, True)
-    for d in ("remove", "add"):
+    event, relation = event
+    deep = leaf_plds(event, relation, H, True, 1e-120)
+    plain = leaf_plds(event, relation, H, True)
+    assert deep.keys() == plain.keys()
+    for d in deep:
         assert float(deep[d].inf_mass) <= 1e-120
         # no more than today's, but for the charge of what float64 underflow may flush
-        # (3 e^h u_min per grid point, deep_tail._flushed)
+        # (3 e^h u_min per grid point, pld.underflow.charge_underflow)
         assert float(deep[d].inf_mass) <= float(plain[d].inf_mass) + deep[d].size * 1e-307
         # the same grid spacing and start: a deeper cut only extends the top
         assert int(deep[d].lower) <= int(plain[d].lower)
@@ -93,6 +103,13 @@ def test_mixed_gaussian_ledger_deep():
     mu = math.sqrt(4 / 8.0**2 + 6 / 12.0**2)
     for delta in (1e-100, 1e-300):
         check_against(acc, 10, delta, gaussian_epsilon(mu, delta))
+
+
+def test_mixture_ledger_deep():
+    """A one-component mixture is the Gaussian: the mixture path reaches 1e-300 too."""
+    acc = PLDAccountant(bin_width=H).compose(ev.MixtureOfGaussians(10.0, (1.0,), (1.0,)), 10)
+    for delta in (1e-100, 1e-300):
+        check_against(acc, 10, delta, gaussian_epsilon(math.sqrt(10) / 10.0, delta))
 
 
 SUBSAMPLED = (1.0, 0.05, 20, 1e-100)  # sigma, q, steps, delta

@@ -30,6 +30,7 @@ import numpy as np
 from dpjax._batching import bucket as _bucket
 from dpjax.accounting.pld._pld import PLD
 from dpjax.accounting.pld.discretise import TAIL, MonotonePair, discretise_pair
+from dpjax.accounting.pld.underflow import charge_underflow
 from dpjax.noise.privacy_loss import monotone_inverse, tail_point
 from dpjax.numerics import float64_kernel
 
@@ -53,7 +54,9 @@ def _log_mix(fn, shifts, log_w):
 
 
 @float64_kernel
-def shift_mixture_pair(noise, p_shifts, p_log_weights, q_shifts, q_log_weights) -> MonotonePair:
+def shift_mixture_pair(
+    noise, p_shifts, p_log_weights, q_shifts, q_log_weights, tail=TAIL
+) -> MonotonePair:
     r"""The :class:`~dpjax.accounting.pld.MonotonePair` of two shift mixtures (module docstring).
 
     Traceable: shifts and log-weights are arrays (the caller checks ``min a >= max b``,
@@ -63,6 +66,8 @@ def shift_mixture_pair(noise, p_shifts, p_log_weights, q_shifts, q_log_weights) 
       noise: a symmetric log-concave family of :mod:`dpjax.noise` (``logpdf``, ``log_sf``).
       p_shifts, p_log_weights: the shifts ``a_i`` and log-weights ``log w_i`` of ``P``.
       q_shifts, q_log_weights: those of ``Q``.
+      tail: the noise mass left beyond the pair's ``t`` range on each side (default
+        :data:`.discretise.TAIL`; may be traced).
 
     Returns:
       The pair.
@@ -79,8 +84,8 @@ def shift_mixture_pair(noise, p_shifts, p_log_weights, q_shifts, q_log_weights) 
         return log_p(t) - log_q(t)
 
     spread = jnp.maximum(jnp.max(jnp.abs(a)), jnp.max(jnp.abs(b)))
-    tail = tail_point(noise, TAIL)
-    t_lo, t_hi = -tail - spread, tail + spread
+    edge = tail_point(noise, tail)
+    t_lo, t_hi = -edge - spread, edge + spread
     return MonotonePair(
         log_sf_p=_log_mix(noise.log_sf, a, lw),
         log_cdf_p=_log_mix(log_cdf, a, lw),
@@ -100,33 +105,38 @@ def check_shifts(p_shifts, q_shifts) -> None:
 
 
 @jax.jit
-def _loss_range(noise, a, lw, b, lv):
-    pair = shift_mixture_pair(noise, a, lw, b, lv)
+def _loss_range(noise, a, lw, b, lv, tail):
+    pair = shift_mixture_pair(noise, a, lw, b, lv, tail)
     return pair.loss(pair.t_lo), pair.loss(pair.t_hi)
 
 
 @functools.partial(jax.jit, static_argnames=("size", "pessimistic"))
-def _discretise(noise, a, lw, b, lv, h, lower, size, pessimistic):
-    return discretise_pair(shift_mixture_pair(noise, a, lw, b, lv), h, lower, size, pessimistic)
+def _discretise(noise, a, lw, b, lv, h, lower, size, pessimistic, tail):
+    pair = shift_mixture_pair(noise, a, lw, b, lv, tail)
+    return discretise_pair(pair, h, lower, size, pessimistic)
 
 
-def _mixture_pld(noise, p_shifts, p_weights, q_shifts, q_weights, h, pessimistic) -> PLD:
-    """Jitted connect-the-dots of a shift-mixture pair on a bucketed grid (few compiles)."""
+def _mixture_pld(noise, p_shifts, p_weights, q_shifts, q_weights, h, pessimistic, tail) -> PLD:
+    """Jitted connect-the-dots of a shift-mixture pair on a bucketed grid (few compiles; the
+    tail level is data), charged what a deep grid may lose to underflow (:mod:`.underflow`)."""
     check_shifts(p_shifts, q_shifts)
     with np.errstate(divide="ignore"):
         args = [
             jnp.asarray(np.asarray(x, np.float64))
             for x in (p_shifts, np.log(p_weights), q_shifts, np.log(q_weights))
         ]
-    lo, hi = (float(v) for v in _loss_range(noise, *args))
+    level = jnp.asarray(tail, jnp.float64)
+    lo, hi = (float(v) for v in _loss_range(noise, *args, level))
     lower = math.floor(lo / h) - 1
     size = _bucket(math.ceil(hi / h) + 1 - lower + 1)
-    return _discretise(noise, *args, jnp.asarray(h, jnp.float64), lower, size, pessimistic)
+    pld = _discretise(noise, *args, jnp.asarray(h, jnp.float64), lower, size, pessimistic, level)
+    return charge_underflow(pld, tail)
 
 
 @float64_kernel
 def mixture_of_gaussians_plds(
-    standard_deviation, sensitivities, sampling_probs, bin_width=1e-4, pessimistic=True
+    standard_deviation, sensitivities, sampling_probs, bin_width=1e-4, pessimistic=True,
+    tail=TAIL,
 ) -> dict[str, PLD]:
     r"""``{"remove": PLD, "add": PLD}`` of ``N(0, sigma^2)`` vs ``sum_i p_i N(c_i, sigma^2)``.
 
@@ -140,6 +150,8 @@ def mixture_of_gaussians_plds(
       sampling_probs: ``p_i`` (summing to 1).
       bin_width: grid spacing.
       pessimistic: upper (default) or lower discretisation.
+      tail: the noise mass left beyond the pair's range (default :data:`.discretise.TAIL`;
+        deeper for a composed ``delta`` far below ``1e-40``).
 
     Returns:
       One PLD per adjacency.
@@ -151,14 +163,14 @@ def mixture_of_gaussians_plds(
     w = [float(x) for x in sampling_probs]
     h = float(bin_width)
     return {
-        "remove": _mixture_pld(noise, c, w, [0.0], [1.0], h, pessimistic),
-        "add": _mixture_pld(noise, [0.0], [1.0], [-x for x in c], w, h, pessimistic),
+        "remove": _mixture_pld(noise, c, w, [0.0], [1.0], h, pessimistic, tail),
+        "add": _mixture_pld(noise, [0.0], [1.0], [-x for x in c], w, h, pessimistic, tail),
     }
 
 
 @float64_kernel
 def replace_one_poisson_pld(
-    noise, sampling_rate, sensitivity=1.0, bin_width=1e-4, pessimistic=True
+    noise, sampling_rate, sensitivity=1.0, bin_width=1e-4, pessimistic=True, tail=TAIL
 ) -> PLD:
     r"""PLD of one Poisson-subsampled use of additive ``noise`` under replace-one adjacency.
 
@@ -173,10 +185,11 @@ def replace_one_poisson_pld(
       sensitivity: ``Delta > 0`` (the norm bound of one record's contribution).
       bin_width: grid spacing.
       pessimistic: upper (default) or lower discretisation.
+      tail: as in :func:`mixture_of_gaussians_plds`.
 
     Returns:
       The PLD (symmetric pair: both orders of the neighbours).
     """
     q, d = float(sampling_rate), float(sensitivity)
     w = [1.0 - q, q]
-    return _mixture_pld(noise, [0.0, d], w, [0.0, -d], w, float(bin_width), pessimistic)
+    return _mixture_pld(noise, [0.0, d], w, [0.0, -d], w, float(bin_width), pessimistic, tail)

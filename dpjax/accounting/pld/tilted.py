@@ -382,7 +382,9 @@ def query(t: Tilted, x, by_delta: bool) -> Array:
 
 
 @float64_kernel
-def least_over_tilts(answer, log_mgf, x, by_delta: bool, combine=jnp.min) -> Array:
+def least_over_tilts(
+    answer, log_mgf, x, by_delta: bool, combine=jnp.min, tilts=saddle_lambdas
+) -> Array:
     r"""``min_{lambda in saddle_lambdas(x_i)} answer(x_i, lambda)`` for each entry of ``x``.
 
     .. math:: a_i = \min_{\lambda \in \Lambda^*(x_i)} \text{answer}(x_i, \lambda)
@@ -396,11 +398,12 @@ def least_over_tilts(answer, log_mgf, x, by_delta: bool, combine=jnp.min) -> Arr
       x: 1-D array of targets ``delta`` (``by_delta``) or of ``epsilon``.
       by_delta: which query ``x`` holds.
       combine: how the tilts' answers are combined (``jnp.min``, or ``jnp.max``).
+      tilts: ``(log_mgf, x_i, by_delta) -> lambdas`` (default :func:`saddle_lambdas`).
 
     Returns:
       The combined answer per entry, shape of ``x``.
     """
-    lams = jax.vmap(lambda xi: saddle_lambdas(log_mgf, xi, by_delta))(x)
+    lams = jax.vmap(lambda xi: tilts(log_mgf, xi, by_delta))(x)
     xs = jnp.broadcast_to(x[:, None], lams.shape)
     got = jax.vmap(answer)(xs.ravel(), lams.ravel()).reshape(lams.shape)
     return combine(got, axis=1)

@@ -116,3 +116,29 @@ def test_subsampled_lower_between_plain_and_upper(q, steps, monkeypatch):
     assert np.all(lo >= plain), (lo, plain)
     # below the plain floor (~1e-12) the tilted end says more; at 1e-20 only it does
     assert lo[-1] > plain[-1], (lo, plain)
+
+
+def test_lower_tilts_refine_the_saddle_ladder():
+    """:func:`lower_tilts` keeps the upper end's four tilts and adds points between the first
+    three (geometric thirds), all inside their range."""
+    from dpjax.accounting.pld._pld import LAMBDAS
+    from dpjax.accounting.pld.tilted import saddle_lambdas
+
+    log_mgf = 50.0 * jnp.asarray(LAMBDAS) * (jnp.asarray(LAMBDAS) + 1.0) / 2.0 * 0.01
+    base = np.asarray(saddle_lambdas(log_mgf, 1e-30, True))
+    tilts = np.asarray(tilted_lower.lower_tilts(log_mgf, 1e-30))
+    assert tilts.shape == (8,)
+    np.testing.assert_array_equal(tilts[:4], base)
+    assert np.all((tilts[4:] < base[0]) & (tilts[4:] > base[2]))
+
+
+def test_subsampled_lower_end_is_tight_at_1e_100():
+    """Poisson-subsampled Gaussian (sigma 1, q 0.05, T 100) at delta = 1e-100: the lower end
+    sits within ``T h`` of the engine's upper end (with the four saddle tilts alone it was
+    38.15 against 47.76: the tilt above the saddle wraps too much tilted mass down, the one
+    below leaves the signal under the FFT round-off)."""
+    sigma, q, steps, delta, h = 1.0, 0.05, 100, 1e-100, 1e-4
+    low = float(lower.epsilon_lower(gaussian, sigma, 0.0, 1.0, delta, steps, q, h))
+    up = float(engine.epsilon(gaussian, sigma, 0.0, 1.0, np.array([delta]), steps, q, h)[0])
+    assert np.isfinite(up)
+    assert up - steps * h <= low <= up

@@ -347,10 +347,10 @@ def tilted_sizes(
 
     the one-use pairs cut at ``tau`` (so their mass at ``+infinity``, ``K tau``, is far below
     ``delta`` for ``K`` up to ``10^6``; below ``TAIL`` each pair is also charged what its
-    grid may lose to float64 underflow, :mod:`.underflow`) and the window's top at the Chernoff edge leaving
-    ``tau`` (what it cuts goes to ``+infinity``).  ``None`` when ``K = 1`` (nothing to
-    compose) or the sizes exceed :func:`max_grid_points` or exact indices (the plain engine
-    still answers).
+    grid may lose to float64 underflow, :mod:`.underflow`) and the window's top at the
+    Chernoff edge leaving ``tau`` (what it cuts goes to ``+infinity``).  ``None`` when ``K =
+    1`` (nothing to compose) or the sizes exceed :func:`max_grid_points` or exact indices
+    (the plain engine still answers).
 
     Args:
       noise_fn, scale, shape, sensitivity, sampling_rate, compositions: as in

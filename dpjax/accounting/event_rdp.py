@@ -13,7 +13,10 @@ superset of dp_accounting's orders):
   adjacencies of the subsampled pair's moments
   (:func:`~dpjax.accounting.pld.moments.gaussian_moment_bounds`,
   :func:`~dpjax.accounting.pld.laplace_moments.laplace_log_moments`);
-* ``ZCDP(rho)``: ``alpha (alpha - 1) rho`` (Bun & Steinke 2016, Def. 1.1).
+* ``ZCDP(rho)``: ``alpha (alpha - 1) rho`` (Bun & Steinke 2016, Def. 1.1);
+* ``Noise(name, params)`` (not subsampled): the certified moments of that family
+  (:func:`~dpjax.accounting.pld.family_moments.family_log_moments`; ``+inf``, a vacuous
+  bound, for truncated Laplace).
 
 Moments add under composition; :func:`~dpjax.accounting.pld.moments.rdp_epsilon` converts
 (Canonne, Kamath & Steinke 2020).  A ledger with any other leaf has no bound here
@@ -28,6 +31,8 @@ import math
 import numpy as np
 
 from dpjax.accounting import events as ev
+from dpjax.accounting.event_plds import _noise
+from dpjax.accounting.pld.family_moments import family_log_moments
 from dpjax.accounting.pld.laplace_moments import ORDERS, laplace_log_moments
 from dpjax.accounting.pld.moments import gaussian_moment_bounds, rdp_epsilon, rdp_log_delta
 from dpjax.numerics import float64_kernel
@@ -58,6 +63,9 @@ def leaf_log_moments(leaf, relation: str) -> np.ndarray | None:
         return laplace_log_moments(float(leaf.noise_multiplier), None, shift)[1]
     if isinstance(leaf, ev.ZCDP):
         return _quadratic(float(leaf.rho))
+    if isinstance(leaf, ev.Noise):
+        moments = family_log_moments(_noise(leaf), shift)
+        return None if moments is None else moments[1]
     if isinstance(leaf, ev.PoissonSampled) and relation != "replace_one":
         q, base = float(leaf.sampling_probability), leaf.event
         if q == 0.0:
@@ -105,7 +113,8 @@ def ledger_rdp_epsilon(leaves, relation: str, delta: float) -> float:
     total = ledger_log_moments(leaves, relation)
     if total is None or not delta > 0.0:
         return math.inf
-    return float(rdp_epsilon(ORDERS - 1.0, total, delta))
+    eps = float(rdp_epsilon(ORDERS - 1.0, total, delta))
+    return math.inf if math.isnan(eps) else eps
 
 
 @float64_kernel
@@ -122,4 +131,5 @@ def ledger_rdp_delta(leaves, relation: str, epsilon: float) -> float:
     total = ledger_log_moments(leaves, relation)
     if total is None:
         return 1.0
-    return float(np.exp(min(float(rdp_log_delta(ORDERS - 1.0, total, epsilon)), 0.0)))
+    log_delta = float(rdp_log_delta(ORDERS - 1.0, total, epsilon))
+    return 1.0 if math.isnan(log_delta) else float(np.exp(min(log_delta, 0.0)))

@@ -161,7 +161,7 @@ def _quadratic_family(shape: _Shape, delta: float, log_z: float) -> np.ndarray:
         # coarse pass: _COARSE_PIECE panels per piece
         nodes = np.concatenate(
             [
-                np.linspace(a, b, _COARSE_PIECE + 1)[:-1]
+                np.clip(np.linspace(a, b, _COARSE_PIECE + 1)[:-1], a, b)
                 for a, b in zip(edges[:-1], edges[1:], strict=True)
             ]
             + [edges[-1:]]
@@ -212,9 +212,12 @@ def _flipped_huber(a: float, gamma: float, delta: float) -> np.ndarray:
     from dpjax.noise.flipped_huber.standard import log_normaliser
 
     b = a / gamma
-    log_z = math.log(gamma) + float(log_normaliser(np.float64(b)))
-    # own rounding, and that of b (|d log Z / db| <= b)
-    log_z -= 64.0 * _U * (abs(log_z) + b * b + 2.0)
+    log_zb = float(log_normaliser(np.float64(b)))
+    log_z = math.log(gamma) + log_zb
+    # its rounding, and that of b = a / gamma: |d log Z / db| = E min(|X|, b) <= min(b, Z/2)
+    # (E|X| <= 1 / (2 p(0)) for symmetric log-concave X; p(0) = 1 / Z)
+    sens = b * min(b, 0.5 * math.exp(min(log_zb, 700.0)))
+    log_z -= 64.0 * _U * (abs(log_z) + abs(log_zb) + 2.0) + 4.0 * _U * sens
     return _quadratic_family(_Shape(a, 0.0, a * a, gamma), delta, log_z)
 
 
@@ -224,7 +227,7 @@ def _osgt(vartheta: float, rho: float, delta: float) -> np.ndarray:
     lq = float(log_ndtr(-k))
     log_z = math.log(2.0 * rho) + _HALF_LOG_2PI + lq
     # rounding of log Q and of k (|d log Q / dk| <= k + 1)
-    log_z -= 64.0 * _U * (abs(log_z) + abs(lq) + k * (k + 1.0) + 2.0)
+    log_z -= 64.0 * _U * (abs(log_z) + abs(lq) + 2.0) + 4.0 * _U * k * (k + 1.0)
     return _quadratic_family(_Shape(0.0, vartheta, 0.0, rho), delta, log_z)
 
 
@@ -320,7 +323,8 @@ def _cached(name: str, params: tuple, delta: float) -> np.ndarray:
         out = _staircase(*params, delta)
     else:  # truncated-laplace: disjoint supports
         out = np.full(len(ORDERS), np.inf)
-    out = np.where(np.isnan(out), np.inf, out)  # fail closed
+    # fail closed: nan / -inf -> +inf; log A_alpha >= 0 (D_alpha >= 0) for alpha > 1
+    out = np.where(np.isfinite(out), np.maximum(out, 0.0), np.inf)
     out.setflags(write=False)
     return out
 

@@ -133,3 +133,52 @@ def ledger_rdp_delta(leaves, relation: str, epsilon: float) -> float:
         return 1.0
     log_delta = float(rdp_log_delta(ORDERS - 1.0, total, epsilon))
     return 1.0 if math.isnan(log_delta) else float(np.exp(min(log_delta, 0.0)))
+
+
+@float64_kernel
+def family_rdp_epsilon(noise, compositions, delta, sensitivity=1.0):
+    r"""Certified RDP epsilon of ``T`` uses of ``noise`` at ``delta`` (``inf`` where unknown).
+
+    .. math:: \epsilon = \min_\alpha \frac{T \log A_\alpha + \log c(\alpha - 1)
+              - \log\delta}{\alpha - 1}
+
+    on the moments of :func:`~dpjax.accounting.pld.family_moments.family_log_moments`
+    (:func:`~dpjax.accounting.pld.moments.rdp_epsilon`; Canonne, Kamath & Steinke 2020).
+
+    Args:
+      noise, sensitivity: as in
+        :func:`~dpjax.accounting.pld.family_moments.family_log_moments`.
+      compositions: ``T >= 1`` (e.g. the ``K`` coordinates of a K-dim corner shift).
+      delta: ``delta`` in ``(0, 1)`` (array).
+
+    Returns:
+      ``epsilon`` (NumPy, ``delta``'s shape).
+    """
+    moments = family_log_moments(noise, sensitivity)
+    if moments is None:
+        return np.full(np.shape(delta), np.inf)
+    eps = np.asarray(rdp_epsilon(moments[0], float(compositions) * moments[1], delta))
+    return np.where(np.isnan(eps), np.inf, eps)
+
+
+@float64_kernel
+def family_rdp_delta(noise, compositions, epsilon, sensitivity=1.0):
+    """Certified RDP ``delta(epsilon)`` of ``T`` uses of ``noise`` (``1`` where unknown).
+
+    The conversion :func:`~dpjax.accounting.pld.moments.rdp_log_delta` of ``T`` times
+    :func:`~dpjax.accounting.pld.family_moments.family_log_moments`.
+
+    Args:
+      noise, sensitivity: as in
+        :func:`~dpjax.accounting.pld.family_moments.family_log_moments`.
+      compositions: ``T >= 1``.
+      epsilon: ``epsilon >= 0`` (array).
+
+    Returns:
+      ``delta`` in ``[0, 1]`` (NumPy, ``epsilon``'s shape).
+    """
+    moments = family_log_moments(noise, sensitivity)
+    if moments is None:
+        return np.ones(np.shape(epsilon))
+    log_d = np.asarray(rdp_log_delta(moments[0], float(compositions) * moments[1], epsilon))
+    return np.where(np.isnan(log_d), 1.0, np.exp(np.minimum(log_d, 0.0)))

@@ -122,3 +122,28 @@ def test_pld_accountant_with_flipped_huber_ledger():
     got = PLDAccountant().compose(event, 50).get_epsilon(delta)
     assert exact <= got <= min(rdp, 1.01 * exact)
     assert rdp <= 1.1 * got
+
+
+def test_kdim_flipped_huber_takes_the_rdp_bound():
+    """The exact K-dim flipped Huber epsilon / profile is min(engine, RDP of K uses): on a
+    coarse engine grid (bin width 0.5) the RDP bound wins; at alpha = 0 (Gaussian, Delta_2 =
+    sqrt(K)) it lies above the exact epsilon and never above dp_accounting's RDP."""
+    from dpjax.accounting.event_rdp import family_rdp_delta, family_rdp_epsilon
+    from dpjax.accounting.flipped_huber_kdim import (
+        delta_flipped_huber_exact,
+        epsilon_flipped_huber_exact,
+    )
+    from dpjax.noise import FlippedHuber
+
+    k, delta = 10, 1e-10
+    ref = RdpAccountant()
+    ref.compose(dp_event.GaussianDpEvent(2.0 / math.sqrt(k)))
+    for alpha in (0.0, 1.0):
+        got = float(epsilon_flipped_huber_exact(delta, alpha, 2.0, k, 1.0, bin_width=0.5))
+        rdp = float(family_rdp_epsilon(FlippedHuber(alpha, 2.0), k, delta))
+        assert got == rdp < math.inf
+        at = float(delta_flipped_huber_exact(got, alpha, 2.0, k, 1.0, bin_width=0.5))
+        assert at <= float(family_rdp_delta(FlippedHuber(alpha, 2.0), k, got)) <= delta * 1.001
+        if alpha == 0.0:
+            exact = _gaussian_epsilon(math.sqrt(k) / 2.0, delta)
+            assert exact < got <= ref.get_epsilon(delta) * (1 + 1e-9)

@@ -124,26 +124,30 @@ def test_pld_accountant_with_flipped_huber_ledger():
     assert rdp <= 1.1 * got
 
 
-def test_kdim_flipped_huber_takes_the_rdp_bound():
-    """The exact K-dim flipped Huber epsilon / profile is min(engine, RDP of K uses): on a
-    coarse engine grid (bin width 0.5) the RDP bound wins; at alpha = 0 (Gaussian, Delta_2 =
-    sqrt(K)) it lies above the exact epsilon and never above dp_accounting's RDP."""
+def test_kdim_flipped_huber_takes_the_rdp_bound(monkeypatch):
+    """The exact K-dim flipped Huber epsilon / profile is min(engine, RDP of K uses): with the
+    engine answering nothing (inf / 1; its own path is tested in test_flipped_huber_kdim_exact)
+    the RDP bound of K uses is returned; at alpha = 0 (Gaussian, Delta_2 = sqrt(K)) it lies
+    above the exact epsilon and never above dp_accounting's RDP, its delta at most delta."""
     from dpjax.accounting.event_rdp import family_rdp_delta, family_rdp_epsilon
     from dpjax.accounting.flipped_huber_kdim import (
         delta_flipped_huber_exact,
         epsilon_flipped_huber_exact,
     )
+    from dpjax.accounting.pld import engine
     from dpjax.noise import FlippedHuber
 
+    monkeypatch.setattr(engine, "epsilon", lambda *a, **k: np.full(np.shape(a[4]), np.inf))
+    monkeypatch.setattr(engine, "profile", lambda *a, **k: np.ones(np.shape(a[4])))
     k, delta = 10, 1e-10
     ref = RdpAccountant()
     ref.compose(dp_event.GaussianDpEvent(2.0 / math.sqrt(k)))
     for alpha in (0.0, 1.0):
-        got = float(epsilon_flipped_huber_exact(delta, alpha, 2.0, k, 1.0, bin_width=0.5))
-        rdp = float(family_rdp_epsilon(FlippedHuber(alpha, 2.0), k, delta))
-        assert got == rdp < math.inf
-        at = float(delta_flipped_huber_exact(got, alpha, 2.0, k, 1.0, bin_width=0.5))
-        assert at <= float(family_rdp_delta(FlippedHuber(alpha, 2.0), k, got)) <= delta * 1.001
+        noise = FlippedHuber(alpha, 2.0)
+        got = float(epsilon_flipped_huber_exact(delta, alpha, 2.0, k, 1.0))
+        assert got == float(family_rdp_epsilon(noise, k, delta)) < math.inf
+        at = float(delta_flipped_huber_exact(got, alpha, 2.0, k, 1.0))
+        assert at == float(family_rdp_delta(noise, k, got)) <= delta * 1.001
         if alpha == 0.0:
             exact = _gaussian_epsilon(math.sqrt(k) / 2.0, delta)
             assert exact < got <= ref.get_epsilon(delta) * (1 + 1e-9)

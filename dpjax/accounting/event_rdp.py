@@ -153,6 +153,13 @@ def family_rdp_epsilon(noise, compositions, delta, sensitivity=1.0):
 
     Returns:
       ``epsilon`` (NumPy, ``delta``'s shape).
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> from dpjax import noise
+      >>> fh = noise.make("flipped-huber", alpha=0.0, gamma=2.0)  # N(0, 4)
+      >>> round(float(family_rdp_epsilon(fh, 50, 1e-5)), 6)  # dp_accounting RDP: 22.019852
+      22.019852
     """
     moments = family_log_moments(noise, sensitivity)
     if moments is None:

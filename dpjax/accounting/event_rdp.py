@@ -13,7 +13,10 @@ superset of dp_accounting's orders):
   adjacencies of the subsampled pair's moments
   (:func:`~dpjax.accounting.pld.moments.gaussian_moment_bounds`,
   :func:`~dpjax.accounting.pld.laplace_moments.laplace_log_moments`);
-* ``ZCDP(rho)``: ``alpha (alpha - 1) rho`` (Bun & Steinke 2016, Def. 1.1).
+* ``ZCDP(rho)``: ``alpha (alpha - 1) rho`` (Bun & Steinke 2016, Def. 1.1);
+* ``Noise(name, params)`` (not subsampled): the certified moments of that family
+  (:func:`~dpjax.accounting.pld.family_moments.family_log_moments`; ``+inf``, a vacuous
+  bound, for truncated Laplace).
 
 Moments add under composition; :func:`~dpjax.accounting.pld.moments.rdp_epsilon` converts
 (Canonne, Kamath & Steinke 2020).  A ledger with any other leaf has no bound here
@@ -28,6 +31,8 @@ import math
 import numpy as np
 
 from dpjax.accounting import events as ev
+from dpjax.accounting.event_plds import _noise
+from dpjax.accounting.pld.family_moments import family_log_moments
 from dpjax.accounting.pld.laplace_moments import ORDERS, laplace_log_moments
 from dpjax.accounting.pld.moments import gaussian_moment_bounds, rdp_epsilon, rdp_log_delta
 from dpjax.numerics import float64_kernel
@@ -58,6 +63,9 @@ def leaf_log_moments(leaf, relation: str) -> np.ndarray | None:
         return laplace_log_moments(float(leaf.noise_multiplier), None, shift)[1]
     if isinstance(leaf, ev.ZCDP):
         return _quadratic(float(leaf.rho))
+    if isinstance(leaf, ev.Noise):
+        moments = family_log_moments(_noise(leaf), shift)
+        return None if moments is None else moments[1]
     if isinstance(leaf, ev.PoissonSampled) and relation != "replace_one":
         q, base = float(leaf.sampling_probability), leaf.event
         if q == 0.0:
@@ -105,7 +113,8 @@ def ledger_rdp_epsilon(leaves, relation: str, delta: float) -> float:
     total = ledger_log_moments(leaves, relation)
     if total is None or not delta > 0.0:
         return math.inf
-    return float(rdp_epsilon(ORDERS - 1.0, total, delta))
+    eps = float(rdp_epsilon(ORDERS - 1.0, total, delta))
+    return math.inf if math.isnan(eps) else eps
 
 
 @float64_kernel
@@ -122,4 +131,61 @@ def ledger_rdp_delta(leaves, relation: str, epsilon: float) -> float:
     total = ledger_log_moments(leaves, relation)
     if total is None:
         return 1.0
-    return float(np.exp(min(float(rdp_log_delta(ORDERS - 1.0, total, epsilon)), 0.0)))
+    log_delta = float(rdp_log_delta(ORDERS - 1.0, total, epsilon))
+    return 1.0 if math.isnan(log_delta) else float(np.exp(min(log_delta, 0.0)))
+
+
+@float64_kernel
+def family_rdp_epsilon(noise, compositions, delta, sensitivity=1.0):
+    r"""Certified RDP epsilon of ``T`` uses of ``noise`` at ``delta`` (``inf`` where unknown).
+
+    .. math:: \epsilon = \min_\alpha \frac{T \log A_\alpha + \log c(\alpha - 1)
+              - \log\delta}{\alpha - 1}
+
+    on the moments of :func:`~dpjax.accounting.pld.family_moments.family_log_moments`
+    (:func:`~dpjax.accounting.pld.moments.rdp_epsilon`; Canonne, Kamath & Steinke 2020).
+
+    Args:
+      noise, sensitivity: as in
+        :func:`~dpjax.accounting.pld.family_moments.family_log_moments`.
+      compositions: ``T >= 1`` (e.g. the ``K`` coordinates of a K-dim corner shift).
+      delta: ``delta`` in ``(0, 1)`` (array).
+
+    Returns:
+      ``epsilon`` (NumPy, ``delta``'s shape).
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> from dpjax import noise
+      >>> fh = noise.make("flipped-huber", alpha=0.0, gamma=2.0)  # N(0, 4)
+      >>> round(float(family_rdp_epsilon(fh, 50, 1e-5)), 6)  # dp_accounting RDP: 22.019852
+      22.019852
+    """
+    moments = family_log_moments(noise, sensitivity)
+    if moments is None:
+        return np.full(np.shape(delta), np.inf)
+    eps = np.asarray(rdp_epsilon(moments[0], float(compositions) * moments[1], delta))
+    return np.where(np.isnan(eps), np.inf, eps)
+
+
+@float64_kernel
+def family_rdp_delta(noise, compositions, epsilon, sensitivity=1.0):
+    """Certified RDP ``delta(epsilon)`` of ``T`` uses of ``noise`` (``1`` where unknown).
+
+    The conversion :func:`~dpjax.accounting.pld.moments.rdp_log_delta` of ``T`` times
+    :func:`~dpjax.accounting.pld.family_moments.family_log_moments`.
+
+    Args:
+      noise, sensitivity: as in
+        :func:`~dpjax.accounting.pld.family_moments.family_log_moments`.
+      compositions: ``T >= 1``.
+      epsilon: ``epsilon >= 0`` (array).
+
+    Returns:
+      ``delta`` in ``[0, 1]`` (NumPy, ``epsilon``'s shape).
+    """
+    moments = family_log_moments(noise, sensitivity)
+    if moments is None:
+        return np.ones(np.shape(epsilon))
+    log_d = np.asarray(rdp_log_delta(moments[0], float(compositions) * moments[1], epsilon))
+    return np.where(np.isnan(log_d), 1.0, np.exp(np.minimum(log_d, 0.0)))

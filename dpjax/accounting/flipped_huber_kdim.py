@@ -21,20 +21,15 @@ is checked numerically in the tests.
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
+from dpjax.accounting.event_rdp import family_rdp_delta, family_rdp_epsilon
 from dpjax.accounting.zcdp import epsilon_from_zcdp, log_delta_from_zcdp
 from dpjax.certificate import fail_closed, kernel_error, log_target
-from dpjax.noise.flipped_huber import (
-    theta_over_gamma,
-)
-from dpjax.numerics import (
-    Status,
-    bisect_monotone,
-    float64_kernel,
-    log_hockey_stick,
-)
+from dpjax.noise.flipped_huber import FlippedHuber, theta_over_gamma
+from dpjax.numerics import Status, bisect_monotone, float64_kernel, log_hockey_stick
 
 _HALF_LOG_2PI = 0.9189385332046727
 _LOG_2 = 0.6931471805599453
@@ -271,7 +266,8 @@ def delta_flipped_huber_exact(epsilon, alpha: float, gamma: float, dim: int, lin
     The corner ``d = Delta (1, ..., 1)`` is the worst shift, so the exact profile is the
     ``K``-fold composition of the 1-D pair (Sec. V-B / Algorithm 2 of
     flipped-huber-mechanism), by the pessimistic PLD engine
-    (:func:`dpjax.accounting.pld.engine.profile`, ``K`` a traced power: one FFT window).
+    (:func:`dpjax.accounting.pld.engine.profile`, ``K`` a traced power: one FFT window), or the
+    RDP bound of ``K`` uses (:func:`~.event_rdp.family_rdp_delta`) where smaller.
 
     Args:
       epsilon: ``epsilon >= 0`` (array).
@@ -290,7 +286,8 @@ def delta_flipped_huber_exact(epsilon, alpha: float, gamma: float, dim: int, lin
     from dpjax.accounting.pld import engine
 
     fn, scale, shape, sens, k = _exact_args(alpha, gamma, dim, linf)
-    return engine.profile(fn, scale, shape, sens, epsilon, compositions=k, bin_width=bin_width)
+    out = engine.profile(fn, scale, shape, sens, epsilon, compositions=k, bin_width=bin_width)
+    return np.minimum(out, family_rdp_delta(FlippedHuber(float(alpha), scale), k, epsilon, sens))
 
 
 @float64_kernel
@@ -302,7 +299,8 @@ def epsilon_flipped_huber_exact(delta, alpha: float, gamma: float, dim: int, lin
               \delta (1 - \text{MARGIN})\}
 
     for the profile of :func:`delta_flipped_huber_exact` (Sec. V-B of flipped-huber-mechanism;
-    :func:`dpjax.accounting.pld.engine.epsilon`).  At ``alpha = 0``: the Gaussian with
+    :func:`dpjax.accounting.pld.engine.epsilon`; the RDP bound of ``K`` uses where smaller,
+    :func:`~.event_rdp.family_rdp_epsilon`).  At ``alpha = 0``: the Gaussian with
     ``Delta_2 = sqrt(K) Delta``; below :func:`epsilon_flipped_huber_bound` (Theorem 8).
 
     Args:
@@ -318,7 +316,8 @@ def epsilon_flipped_huber_exact(delta, alpha: float, gamma: float, dim: int, lin
     from dpjax.accounting.pld import engine
 
     fn, scale, shape, sens, k = _exact_args(alpha, gamma, dim, linf)
-    return engine.epsilon(fn, scale, shape, sens, delta, compositions=k, bin_width=bin_width)
+    out = engine.epsilon(fn, scale, shape, sens, delta, compositions=k, bin_width=bin_width)
+    return np.minimum(out, family_rdp_epsilon(FlippedHuber(float(alpha), scale), k, delta, sens))
 
 
 # ---------------------------------------------------------------------------

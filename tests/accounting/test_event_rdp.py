@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 from dp_accounting import dp_event
 from dp_accounting.rdp import RdpAccountant
@@ -68,3 +69,85 @@ def test_pld_accountant_takes_the_rdp_bound():
     assert acc.get_delta(9.0) <= ref.get_delta(9.0) * (1 + 1e-9)
     lower, upper = acc.bracket(1e-6)
     assert lower <= upper == got
+
+
+def _gaussian_epsilon(mu, delta):
+    """Exact epsilon(delta) of N(0, 1) vs N(mu, 1) (Balle & Wang 2018, Thm 8), by bisection."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    def gap(eps):
+        return norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * norm.cdf(-eps / mu - mu / 2) - delta
+
+    return brentq(gap, 0.0, 10.0 * mu * mu + 100.0, xtol=1e-12)
+
+
+def test_noise_leaves_use_family_moments():
+    """``Noise`` leaves get the certified family moments: flipped Huber at alpha = 0 is
+    N(0, gamma^2), so its ledger bound is dp_accounting's Gaussian RDP (never above, at most
+    1% below: more orders) and above the exact composed Gaussian epsilon; replace-one doubles
+    the shift; truncated Laplace is vacuous (inf / 1); subsampled families have no bound."""
+    from dpjax import noise
+    from dpjax.accounting.event_rdp import leaf_log_moments
+    from dpjax.accounting.pld.family_moments import family_log_moments
+
+    leaves = [(ev.Noise("flipped-huber", {"alpha": 0.0, "gamma": 2.0}), 50)]
+    acc = RdpAccountant()
+    acc.compose(dp_event.SelfComposedDpEvent(dp_event.GaussianDpEvent(2.0), 50))
+    for delta in (1e-5, 1e-12, 1e-30):
+        ref = acc.get_epsilon(delta)
+        got = ledger_rdp_epsilon(leaves, "add_remove", delta)
+        assert _gaussian_epsilon(math.sqrt(50) / 2.0, delta) < 0.99 * ref <= got
+        assert got <= ref * (1 + 1e-9)
+    fh = ev.Noise("flipped-huber", {"alpha": 1.0, "gamma": 2.0})
+    doubled = family_log_moments(noise.make("flipped-huber", alpha=1.0, gamma=2.0), 2.0)[1]
+    assert np.array_equal(leaf_log_moments(fh, "replace_one"), doubled)
+    tl = [(ev.Noise("truncated-laplace", {"scale": 1.0, "bound": 3.0}), 2)]
+    assert ledger_rdp_epsilon(tl, "add_remove", 1e-5) == math.inf
+    assert ledger_rdp_delta(tl, "add_remove", 5.0) == 1.0
+    assert leaf_log_moments(ev.PoissonSampled(0.1, fh), "add_remove") is None
+
+
+def test_pld_accountant_with_flipped_huber_ledger():
+    """PLDAccountant on ``Noise("flipped-huber") x 50`` takes min(PLD, RDP): at most the
+    finite RDP bound of the family moments, which is not vacuous (within 10%); at the
+    Gaussian end (alpha = 0) both lie above the exact composed epsilon, the accountant
+    within 1% of it."""
+    from dpjax.accounting import PLDAccountant
+
+    delta = 1e-6
+    exact = _gaussian_epsilon(math.sqrt(50) / 2.0, delta)
+    event = ev.Noise("flipped-huber", {"alpha": 0.0, "gamma": 2.0})
+    rdp = ledger_rdp_epsilon([(event, 50)], "add_remove", delta)
+    got = PLDAccountant().compose(event, 50).get_epsilon(delta)
+    assert exact <= got <= min(rdp, 1.01 * exact)
+    assert rdp <= 1.1 * got
+
+
+def test_kdim_flipped_huber_takes_the_rdp_bound(monkeypatch):
+    """The exact K-dim flipped Huber epsilon / profile is min(engine, RDP of K uses): with the
+    engine answering nothing (inf / 1; its own path is tested in test_flipped_huber_kdim_exact)
+    the RDP bound of K uses is returned; at alpha = 0 (Gaussian, Delta_2 = sqrt(K)) it lies
+    above the exact epsilon and never above dp_accounting's RDP, its delta at most delta."""
+    from dpjax.accounting.event_rdp import family_rdp_delta, family_rdp_epsilon
+    from dpjax.accounting.flipped_huber_kdim import (
+        delta_flipped_huber_exact,
+        epsilon_flipped_huber_exact,
+    )
+    from dpjax.accounting.pld import engine
+    from dpjax.noise import FlippedHuber
+
+    monkeypatch.setattr(engine, "epsilon", lambda *a, **k: np.full(np.shape(a[4]), np.inf))
+    monkeypatch.setattr(engine, "profile", lambda *a, **k: np.ones(np.shape(a[4])))
+    k, delta = 10, 1e-10
+    ref = RdpAccountant()
+    ref.compose(dp_event.GaussianDpEvent(2.0 / math.sqrt(k)))
+    for alpha in (0.0, 1.0):
+        noise = FlippedHuber(alpha, 2.0)
+        got = float(epsilon_flipped_huber_exact(delta, alpha, 2.0, k, 1.0))
+        assert got == float(family_rdp_epsilon(noise, k, delta)) < math.inf
+        at = float(delta_flipped_huber_exact(got, alpha, 2.0, k, 1.0))
+        assert at == float(family_rdp_delta(noise, k, got)) <= delta * 1.001
+        if alpha == 0.0:
+            exact = _gaussian_epsilon(math.sqrt(k) / 2.0, delta)
+            assert exact < got <= ref.get_epsilon(delta) * (1 + 1e-9)

@@ -7,6 +7,9 @@ symmetric ``"replace"`` pair.  Each leaf event becomes a PLD per direction:
 
 * additive noise (``Gaussian``, ``Laplace``, ``Noise``): the shift pair ``(T, T - Delta)``,
   ``Delta = 1`` (add/remove) or ``2`` (replace-one: one record moves anywhere in the ball);
+  truncated Laplace (bounded support: the loss is ``+infinity`` where ``T - Delta`` has no
+  density) through :func:`.pld.profile_pair.from_profile` of its exact profile (eq. (26) of
+  flipped-huber-mechanism; upper end only, not Poisson-subsampled);
 * ``PoissonSampled`` of additive noise: :mod:`.pld.subsample` (add/remove),
   :func:`.pld.mixture.replace_one_poisson_pld` (replace-one); of a discrete pair or of a
   mixture of Gaussians: the mixed pair (exact; pure DP gets ``log(1 + q (e^eps - 1))``);
@@ -113,6 +116,8 @@ def flatten(event, count: int = 1) -> list[tuple[ev.Event, int]]:
 
 _ADDITIVE = (ev.Gaussian, ev.Laplace, ev.Noise)
 _PAIRS = (ev.DiscreteLaplace, ev.DiscreteGaussian, ev.EpsilonDelta)
+#: The additive family of bounded support (its pair is not a log-concave shift on the line).
+_BOUNDED = "truncated-laplace"
 
 
 def check_leaf(leaf, relation: str) -> None:
@@ -140,6 +145,8 @@ def check_leaf(leaf, relation: str) -> None:
         allowed = _ADDITIVE if replace else _ADDITIVE + _PAIRS + (ev.MixtureOfGaussians,)
         if not isinstance(base, allowed):
             raise unsupported(leaf, relation, f"Poisson sampling of {type(base).__name__}")
+        if isinstance(base, ev.Noise) and base.mechanism == _BOUNDED:
+            raise unsupported(leaf, relation, f"Poisson sampling of {_BOUNDED} noise")
     if isinstance(leaf, (ev.Composed, ev.SelfComposed, ev.NoOp, ev.NonPrivate)):
         raise unsupported(leaf, relation, "not a leaf event")
 
@@ -232,6 +239,8 @@ def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True, 
     noise = _noise(event)
     if noise is not None:
         shift = 2.0 if relation == "replace_one" else 1.0
+        if isinstance(event, ev.Noise) and event.mechanism == _BOUNDED:
+            return _same(_bounded_pld(noise, shift, h), relation) if pessimistic else None
         return _same(_noise_pld(noise, shift, h, pessimistic, tail), relation)
     pair = _discrete_pair(event, relation)
     if pair is not None:
@@ -260,6 +269,22 @@ def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True, 
     if isinstance(event, ev.SampledWithReplacement):
         raise unsupported(event, relation, "sampling with replacement is not accounted yet")
     raise unsupported(event, relation)
+
+
+def _bounded_pld(noise, shift: float, h: float) -> PLD:
+    r"""Pessimistic PLD of truncated Laplace ``TL(lambda, A)`` at shift ``Delta``: its exact
+    profile (:func:`~dpjax.accounting.truncated_laplace.delta_truncated_laplace`, a certified
+    upper bound) through :func:`.pld.profile_pair.from_profile`, the grid topped at the
+    largest finite loss ``Delta / lambda``; ``delta`` there, the mass where ``T - Delta`` has
+    no density, goes to ``+infinity``.  Symmetric noise: one profile for both orders."""
+    from dpjax.accounting.truncated_laplace import delta_truncated_laplace
+
+    scale, bound = float(noise.scale), float(noise.bound)
+
+    def profile(e):
+        return np.asarray(delta_truncated_laplace(e, scale, bound, shift))
+
+    return from_profile(profile, shift / scale + h, h)
 
 
 def _poisson(event: ev.PoissonSampled, relation, h, pessimistic, tail=TAIL):

@@ -174,7 +174,11 @@ def _trapezoid(orders, mu: float, q: float):
         base = np.logaddexp(l1q, lq + sign * mu * z - mu * mu / 2.0)
         power = a if remove else 1.0 - a
         terms = log_phi + power * base + pad
-        body = logsumexp(terms, axis=-1) + log_h + total_pad
+        # max-shifted sum (its rounding is within total_pad); an infinite top is not
+        # shifted, so that +inf stays +inf and an empty sum stays -inf (never NaN)
+        top = np.max(terms, axis=-1, keepdims=True)
+        top = np.where(np.isfinite(top), top, 0.0)
+        body = np.log(np.sum(np.exp(terms - top), axis=-1)) + top[:, 0] + log_h + total_pad
         tails = _tails(a[:, 0], mu, lq, l1q, float(z[0, 0]), float(z[0, -1]), remove)
         out.append(np.logaddexp(body, tails) + 8.0 * _U * np.abs(body) + strip)
     return out[0], out[1]

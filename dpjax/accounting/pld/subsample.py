@@ -299,6 +299,7 @@ def adjacency_pairs(noise, sensitivity, sampling_rate, subsampled: bool, tail: f
     return [subsampled_pair(base, sampling_rate, adj) for adj in ADJACENCIES]
 
 
+@float64_kernel
 def map_adjacencies(fn, noise, sensitivity, sampling_rate, subsampled: bool, tail=1e-40):
     """``fn(pair)`` for every pair of :func:`adjacency_pairs`, stacked on a leading axis.
 

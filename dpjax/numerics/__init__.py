@@ -36,7 +36,7 @@ from dpjax.numerics.roots import (
     least_feasible,
     warm_bracket,
 )
-from dpjax.numerics.roots_host import bisect_host, newton_host
+from dpjax.numerics.roots_host import bisect_host, illinois_host, newton_host
 
 __all__ = [
     "BisectionResult",
@@ -47,6 +47,7 @@ __all__ = [
     "ZoomResult",
     "bisect_bracket",
     "bisect_host",
+    "illinois_host",
     "newton_host",
     "bisect_monotone",
     "float64_kernel",

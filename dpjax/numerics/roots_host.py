@@ -110,3 +110,82 @@ def newton_host(
         x = np.where(inside, step, fallback)
     below, _ = evaluate(good - tol)
     return good, held & ((good - bad <= tol) | (np.asarray(below) > 0))
+
+
+def illinois_host(
+    evaluate: Callable[[np.ndarray], np.ndarray],
+    good: np.ndarray,
+    bad: np.ndarray,
+    tol: float,
+    max_evaluations: int = 100,
+    f_good: np.ndarray | None = None,
+    f_bad: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Illinois (regula falsi) on ``F(x) <= 0`` driven from the host, vectorised over rows.
+
+    .. math:: x = g - F(g) \frac{g - b}{F(g) - F(b)}
+
+    on the bracket ``(good, bad)`` of each row (``F(good) <= 0 < F(bad)``), the end that
+    survives twice having its value halved (Dowell & Jarratt 1971); the midpoint replaces
+    the secant point while an end has no finite value (e.g. ``F = +inf``), and every point
+    is kept ``tol / 4`` inside the bracket.  Every evaluation tightens the bracket; rows stop when
+    ``|good - bad| <= tol``.  Generic numerics (no paper equation): the host twin of
+    :func:`dpjax.numerics.illinois`, for an ``F`` that is itself a NumPy computation.
+
+    Args:
+      evaluate: ``x -> F(x)`` on a float64 vector (elementwise; ``+inf`` allowed).
+      good: ends where ``F <= 0`` is expected (evaluated first; a row where it fails keeps
+        ``good`` and is reported unconverged).
+      bad: ends where ``F > 0`` is expected (a row where ``F(bad) <= 0`` returns ``bad``
+        as its feasible end).
+      tol: bracket width at which a row has converged.
+      max_evaluations: most evaluations (each evaluates every row).
+      f_good, f_bad: ``F`` at the ends where the caller has it (not evaluated again);
+        ``-inf`` / ``+inf`` stand for an end not evaluated (the first steps then bisect
+        until both ends are evaluated points); the caller vouches for their signs.
+
+    Returns:
+      ``(good, converged)``: per row the feasible end of the final bracket, and whether the
+      bracket closed to ``tol`` with ``F(good) <= 0`` evaluated.
+
+    Example:
+      >>> import numpy as np
+      >>> g, ok = illinois_host(lambda x: 2.0 - x * x, np.array([2.0]), np.array([0.0]), 1e-12)
+      >>> round(float(g[0]), 11), bool(ok[0])
+      (1.41421356237, True)
+    """
+    good = np.asarray(good, dtype=np.float64).copy()
+    bad = np.asarray(bad, dtype=np.float64).copy()
+    evaluations = (f_good is None) + (f_bad is None)
+    f_good = np.asarray(evaluate(good) if f_good is None else f_good, dtype=np.float64)
+    f_bad = np.asarray(evaluate(bad) if f_bad is None else f_bad, dtype=np.float64)
+    held = f_good <= 0
+    # feasible already at the bad end: it is the answer
+    low = f_bad <= 0
+    good, f_good, held = np.where(low, bad, good), np.where(low, f_bad, f_good), held | low
+    active = held & ~low & (np.abs(good - bad) > tol)
+    m_good, m_bad = f_good.copy(), f_bad.copy()
+    last = np.zeros(good.shape, dtype=np.int8)  # +1: the last point was good, -1: bad
+    for _ in range(max_evaluations - evaluations):
+        if not np.any(active):
+            break
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            x = good - m_good * (good - bad) / (m_good - m_bad)
+        lo, hi = np.minimum(good, bad), np.maximum(good, bad)
+        # bisect while an end has no finite value (or the secant leaves the bracket); a
+        # point is kept a quarter tolerance inside, so an end sitting on the root closes it
+        secant = np.isfinite(m_good) & np.isfinite(m_bad) & (x >= lo) & (x <= hi)
+        x = np.where(secant, x, 0.5 * (good + bad))
+        x = np.clip(x, lo + 0.25 * tol, hi - 0.25 * tol)
+        x = np.where(active, x, good)
+        fx = np.asarray(evaluate(x), dtype=np.float64)
+        on_good = active & (fx <= 0)
+        on_bad = active & ~(fx <= 0)
+        # Illinois: the end kept twice in a row has its value halved
+        m_bad = np.where(on_good & (last == 1), 0.5 * m_bad, m_bad)
+        m_good = np.where(on_bad & (last == -1), 0.5 * m_good, m_good)
+        good, m_good = np.where(on_good, x, good), np.where(on_good, fx, m_good)
+        bad, m_bad = np.where(on_bad, x, bad), np.where(on_bad, fx, m_bad)
+        last = np.where(on_good, 1, np.where(on_bad, -1, last)).astype(np.int8)
+        active &= np.abs(good - bad) > tol
+    return good, held & (np.abs(good - bad) <= tol)

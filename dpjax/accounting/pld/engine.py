@@ -44,7 +44,7 @@ from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld.compose import _index, moments_only, self_compose
 from dpjax.accounting.pld.discretise import discretise_pair
 from dpjax.accounting.pld.plan import EngineNote, plan, tilt_level, tilted_sizes
-from dpjax.accounting.pld.subsample import adjacency_pairs
+from dpjax.accounting.pld.subsample import map_adjacencies
 from dpjax.accounting.pld.tilted import tilted_kernel
 from dpjax.accounting.pld.underflow import charge_underflow
 from dpjax.certificate import MARGIN
@@ -57,16 +57,17 @@ from dpjax.numerics import float64_kernel
 TILT_BELOW = 1e-7
 
 
-def _plds(
+def _stacked_plds(
     noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, sizes, subsampled,
-    pessimistic=True, tail=None,
+    pessimistic=True, tail=None, then=None,
 ):
-    """Every adjacency's PLD after ``K`` uses (pessimistic, or optimistic for lower bounds);
-    the pairs are cut at ``tail`` (traced) if given, else at the static ``sizes.tail``."""
-    noise = noise_fn(scale, shape)
-    out = []
+    """Every adjacency's PLD after ``K`` uses (pessimistic, or optimistic for lower bounds),
+    or ``then(PLD)`` of each, stacked on a leading adjacency axis: one traced program for
+    both adjacencies (:func:`.subsample.map_adjacencies`).  The pairs are cut at ``tail``
+    (traced) if given, else at the static ``sizes.tail``."""
     tail = sizes.tail if tail is None else tail
-    for pair in adjacency_pairs(noise, sensitivity, sampling_rate, subsampled, tail):
+
+    def one(pair):
         lower, ok = _index(jnp.floor(pair.loss(pair.t_lo) / bin_width) - 1.0)
         pld = discretise_pair(pair, bin_width, lower, sizes.grid, pessimistic)
         pld = charge_underflow(pld, tail)  # deep (tilted) levels: what underflow may lose
@@ -80,8 +81,10 @@ def _plds(
             pld = moments_only(pld, compositions)
         elif sizes.fft:
             pld = self_compose(pld, compositions, sizes.fft)
-        out.append(pld)
-    return out
+        return pld if then is None else then(pld)
+
+    noise = noise_fn(scale, shape)
+    return map_adjacencies(one, noise, sensitivity, sampling_rate, subsampled, tail)
 
 
 _STATIC = ("noise_fn", "bin_width", "sizes", "subsampled")
@@ -107,12 +110,11 @@ def _worse_adjacency(query, doc: str):
         sizes,
         subsampled,
     ):
-        plds = _plds(
+        answers = _stacked_plds(
             noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, sizes,
-            subsampled,
+            subsampled, then=lambda pld: query(pld, x),
         )
-        answers = [query(p, x) for p in plds]
-        return jax.tree.map(lambda *v: functools.reduce(jnp.maximum, v), *answers)
+        return jax.tree.map(lambda v: jnp.max(v, axis=0), answers)
 
     kernel.__doc__ = doc
     return kernel

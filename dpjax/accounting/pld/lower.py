@@ -116,19 +116,19 @@ def _lower_kernel(
 ):
     # every adjacency's one-use pair (fft = 0: not composed), composed here so that the
     # composed support's first index K * one.lower is known (no FFT wrap-up below it)
-    ones = engine._plds(
-        noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width,
-        sizes._replace(fft=0), subsampled, pessimistic=False,
-    )
     k = jnp.asarray(compositions, jnp.float64)
-    out = [
-        epsilon_lower_bound(
-            self_compose(one, k, sizes.fft) if sizes.fft else one, delta, k,
-            support_lower=k * one.lower.astype(jnp.float64),
+
+    def answer(one):
+        composed = self_compose(one, k, sizes.fft) if sizes.fft else one
+        return epsilon_lower_bound(
+            composed, delta, k, support_lower=k * one.lower.astype(jnp.float64)
         )
-        for one in ones
-    ]
-    return functools.reduce(jnp.maximum, out)
+
+    out = engine._stacked_plds(
+        noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width,
+        sizes._replace(fft=0), subsampled, pessimistic=False, then=answer,
+    )
+    return jnp.max(out, axis=0)
 
 
 @float64_kernel

@@ -43,7 +43,7 @@ from scipy.special import gammaln, log_ndtr, logsumexp
 
 from dpjax.accounting.pld import tail_bounds
 from dpjax.certificate import log_target
-from dpjax.numerics import float64_kernel
+from dpjax.numerics import float64_kernel, illinois_host
 
 _U = 2.0**-53
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -174,7 +174,11 @@ def _trapezoid(orders, mu: float, q: float):
         base = np.logaddexp(l1q, lq + sign * mu * z - mu * mu / 2.0)
         power = a if remove else 1.0 - a
         terms = log_phi + power * base + pad
-        body = logsumexp(terms, axis=-1) + log_h + total_pad
+        # max-shifted sum (its rounding is within total_pad); an infinite top is not
+        # shifted, so that +inf stays +inf and an empty sum stays -inf (never NaN)
+        top = np.max(terms, axis=-1, keepdims=True)
+        top = np.where(np.isfinite(top), top, 0.0)
+        body = np.log(np.sum(np.exp(terms - top), axis=-1)) + top[:, 0] + log_h + total_pad
         tails = _tails(a[:, 0], mu, lq, l1q, float(z[0, 0]), float(z[0, -1]), remove)
         out.append(np.logaddexp(body, tails) + 8.0 * _U * np.abs(body) + strip)
     return out[0], out[1]
@@ -369,8 +373,13 @@ def gaussian_rdp_log_delta(sigma, sampling_rate, compositions, epsilon, sensitiv
 def gaussian_rdp_sigma(epsilon, delta, sampling_rate, compositions, sensitivity=1.0):
     """Least sigma whose RDP estimate meets ``(epsilon, delta)``, to a bracket (NumPy).
 
-    Geometric bisection of :func:`gaussian_rdp_epsilon` over ``[1e-3, 1e4] Delta``, 26 steps
-    (a ratio of 1.0006: a bracket for the engine's calibration, not the answer).
+    Illinois (:func:`dpjax.numerics.illinois_host`) on ``log sigma`` within
+    ``[1e-3, 1e4] Delta`` for ``F = log epsilon_RDP(sigma) - log epsilon``
+    (:func:`gaussian_rdp_epsilon`), to a bracket ratio of ``1 + 1e-6`` (or 24 evaluations),
+    from a bracket found
+    by doubling steps around the moments accountant's estimate
+    ``q sqrt(2 T log(1/delta)) Delta / epsilon``: a bracket for the engine's calibration,
+    checked by the caller (the RDP delta at the returned sigma).
 
     Args:
       epsilon: target ``epsilon > 0``.
@@ -378,13 +387,53 @@ def gaussian_rdp_sigma(epsilon, delta, sampling_rate, compositions, sensitivity=
       sampling_rate, compositions, sensitivity: as in :func:`gaussian_rdp_epsilon`.
 
     Returns:
-      The upper end of the bracket (meets the target), broadcast shape of the targets.
+      The upper end of the bracket (meets the target where any sigma up to ``1e4 Delta``
+      does), broadcast shape of the targets.
     """
     epsilon, delta = np.broadcast_arrays(np.asarray(epsilon, float), np.asarray(delta, float))
-    lo = np.full(epsilon.shape, 1e-3 * sensitivity)
-    hi = np.full(epsilon.shape, 1e4 * sensitivity)
-    for _ in range(26):  # ratio 1e7 -> 1.0006: a bracket, not the answer
-        mid = np.sqrt(lo * hi)
-        ok = gaussian_rdp_epsilon(mid, sampling_rate, compositions, delta, sensitivity) <= epsilon
-        lo, hi = np.where(ok, lo, mid), np.where(ok, mid, hi)
-    return hi
+    shape = epsilon.shape
+    eps, dl = epsilon.ravel(), delta.ravel()
+    with np.errstate(divide="ignore"):
+        log_eps = np.log(eps)
+
+    def gap(x):
+        got = np.asarray(
+            gaussian_rdp_epsilon(np.exp(x), sampling_rate, compositions, dl, sensitivity), float
+        ).reshape(eps.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            f = np.log(got) - log_eps
+        # the sign is the comparison itself (no rounding of the logs decides it)
+        return np.where(got <= eps, np.minimum(f, 0.0), np.maximum(f, 1e-300))
+
+    # a first bracket by doubling steps from the moments accountant's estimate
+    # q sqrt(2 T log(1/delta)) Delta / epsilon (Abadi et al. 2016), within [1e-3, 1e4] Delta
+    # (the quadrature's nodes grow as (Delta / sigma)^2: tiny sigmas are costly)
+    x_min, x_max = math.log(1e-3 * sensitivity), math.log(1e4 * sensitivity)
+    with np.errstate(divide="ignore"):
+        start = np.log(
+            float(sampling_rate) * np.sqrt(2.0 * float(compositions) * -np.log(dl)) / eps
+        ) + math.log(sensitivity)
+    x = np.clip(np.nan_to_num(start, nan=0.0), x_min, x_max)
+    f = gap(x)
+    good = np.where(f <= 0, x, x_max)
+    bad = np.where(f <= 0, x_min, x)
+    f_good = np.where(f <= 0, f, -np.inf)
+    f_bad = np.where(f <= 0, np.inf, f)
+    step = math.log(2.0)
+    for _ in range(24):
+        open_good, open_bad = np.isinf(f_good) & (good > bad), np.isinf(f_bad) & (bad < good)
+        todo = (open_good & (x < x_max)) | (open_bad & (x > x_min))
+        if not np.any(todo):
+            break
+        # only the rows still missing an end move (the others are evaluated again at
+        # their last point: cached moments)
+        x = np.where(todo, np.clip(np.where(open_good, x + step, x - step), x_min, x_max), x)
+        f = np.where(todo, gap(x), np.nan)
+        new_good, new_bad = todo & (f <= 0), todo & (f > 0)
+        good, f_good = np.where(new_good, x, good), np.where(new_good, f, f_good)
+        bad, f_bad = np.where(new_bad, x, bad), np.where(new_bad, f, f_bad)
+        step *= 2.0
+    good, _ = illinois_host(
+        gap, good, bad, tol=1e-6, max_evaluations=24, f_good=f_good, f_bad=f_bad
+    )
+    return np.exp(good).reshape(shape)

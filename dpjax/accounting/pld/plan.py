@@ -36,7 +36,7 @@ from dpjax.accounting.pld.compose import (  # noqa: F401  (cap names re-exported
     moments_only,
 )
 from dpjax.accounting.pld.discretise import discretise_pair
-from dpjax.accounting.pld.subsample import adjacency_pairs
+from dpjax.accounting.pld.subsample import map_adjacencies
 from dpjax.numerics import float64_kernel
 
 
@@ -72,20 +72,21 @@ def _sizing(
     that range (a traced bin width, ``K``, tail cut and window tail: one compiled program
     per family and row count, whatever bin width, ``K`` and tail level the caller uses)."""
 
+    def ranges(p):
+        lo, hi = p.loss(p.t_lo), p.loss(p.t_hi)
+        h = jnp.maximum((hi - lo) / (_SIZING_POINTS - 3), 1e-12)
+        lower, _ = _index(jnp.floor(lo / h) - 1.0)
+        mgf = discretise_pair(p, h, lower, _SIZING_POINTS).log_mgf * compositions
+        w_lo = tail_bounds.lower_edge(mgf, LOG_WINDOW_TAIL)
+        w_hi = tail_bounds.upper_edge(mgf, window_log_tail)
+        return lo, hi, w_lo, w_hi
+
     def one(scale, shape):
-        out = []
-        pairs = adjacency_pairs(
-            noise_fn(scale, shape), sensitivity, sampling_rate, subsampled, tail
+        # one traced program for both adjacencies, stacked on a leading axis
+        stacked = map_adjacencies(
+            ranges, noise_fn(scale, shape), sensitivity, sampling_rate, subsampled, tail
         )
-        for p in pairs:
-            lo, hi = p.loss(p.t_lo), p.loss(p.t_hi)
-            h = jnp.maximum((hi - lo) / (_SIZING_POINTS - 3), 1e-12)
-            lower, _ = _index(jnp.floor(lo / h) - 1.0)
-            mgf = discretise_pair(p, h, lower, _SIZING_POINTS).log_mgf * compositions
-            w_lo = tail_bounds.lower_edge(mgf, LOG_WINDOW_TAIL)
-            w_hi = tail_bounds.upper_edge(mgf, window_log_tail)
-            out.append((lo, hi, w_lo, w_hi))
-        return out
+        return [tuple(v[i] for v in stacked) for i in range(2 if subsampled else 1)]
 
     return jax.vmap(one)(scale, shape)
 

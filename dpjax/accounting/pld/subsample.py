@@ -47,8 +47,17 @@ def _mix(la, lb, log_wa, log_wb):
     return logaddexp(log_wa + la, log_wb + lb)
 
 
+def _pick(remove, a, b):
+    """``a()`` for the remove adjacency, ``b()`` for add (thunks; pytrees of arrays): a
+    Python choice when ``remove`` is a Python bool (only that formula is traced), else
+    both, selected elementwise on the traced flag."""
+    if isinstance(remove, bool):
+        return a() if remove else b()
+    return jax.tree.map(lambda x, y: jnp.where(remove, x, y), a(), b())
+
+
 @float64_kernel
-def subsampled_pair(base: MonotonePair, sampling_rate, adjacency: str) -> MonotonePair:
+def subsampled_pair(base: MonotonePair, sampling_rate, adjacency) -> MonotonePair:
     r"""The Poisson-subsampled dominating pair of ``base`` for one adjacency.
 
     .. math:: L_{\text{remove}} = \log(1 - q + q e^{L_0}),\qquad
@@ -60,70 +69,71 @@ def subsampled_pair(base: MonotonePair, sampling_rate, adjacency: str) -> Monoto
     Args:
       base: the pair of one use without subsampling (loss non-decreasing in ``t``).
       sampling_rate: ``q`` in ``(0, 1]``.
-      adjacency: ``"remove"`` or ``"add"`` (static; anything else raises ``ValueError``).
+      adjacency: ``"remove"`` or ``"add"`` (static: only that adjacency's formulas are
+        traced; anything else raises ``ValueError``), or a traced boolean, ``True`` for
+        remove (both formulas are traced and selected elementwise, so that one program
+        vmapped over the two adjacencies serves both: :func:`stacked_adjacencies`).
 
     Returns:
       The subsampled :class:`~dpjax.accounting.pld.discretise.MonotonePair`.
     """
+    if isinstance(adjacency, str):
+        if adjacency not in ADJACENCIES:
+            raise ValueError(f"adjacency must be one of {ADJACENCIES}, got {adjacency!r}")
+        remove = adjacency == "remove"
+    else:
+        remove = jnp.asarray(adjacency, bool)
     q = jnp.asarray(sampling_rate, jnp.float64)
     lq, l1q = jnp.log(q), jnp.log1p(-q)
     big = 1e300
-    if adjacency == "remove":
 
-        def loss(t):
-            return logaddexp(l1q, lq + base.loss(t))
+    def loss(t):
+        l0 = base.loss(t)
+        return _pick(remove, lambda: logaddexp(l1q, lq + l0), lambda: -logaddexp(l1q, lq - l0))
 
-        def inverse(eps):
-            # e^eps = 1 - q + q e^{L0}  <=>  L0 = eps + log(1 - e^{log(1-q) - eps}) - log q:
-            # no overflow of e^eps, no cancellation for q -> 1 (q = 1: L0 = eps); log(-expm1)
-            # keeps L0 to ~u absolute (all the inverse needs) with two transcendentals
+    def inverse(eps):
+        # remove: e^eps = 1 - q + q e^{L0}  <=>  L0 = eps + log(1 - e^{log(1-q) - eps}) - log q
+        # add: e^{-eps} = 1 - q + q e^{-L0}  <=>  L0 = log q + eps - log(1 - e^{log(1-q) + eps})
+        # no overflow of e^eps, no cancellation for q -> 1 (q = 1: L0 = eps); log(-expm1)
+        # keeps L0 to ~u absolute (all the inverse needs) with two transcendentals
+        def remove_l0():
             ok = eps > l1q
-            l0 = eps + jnp.log(-jnp.expm1(jnp.where(ok, l1q - eps, -1.0))) - lq
-            return jnp.where(ok, base.loss_inverse(l0), -big)
+            return ok, eps + jnp.log(-jnp.expm1(jnp.where(ok, l1q - eps, -1.0))) - lq
 
-        def tails(t):
-            sp, cp, sq, cq = base.all_tails(t)
-            return _mix(sp, sq, lq, l1q), _mix(cp, cq, lq, l1q), sq, cq
-
-        return MonotonePair(
-            log_sf_p=lambda t: _mix(base.log_sf_p(t), base.log_sf_q(t), lq, l1q),
-            log_cdf_p=lambda t: _mix(base.log_cdf_p(t), base.log_cdf_q(t), lq, l1q),
-            log_sf_q=base.log_sf_q,
-            log_cdf_q=base.log_cdf_q,
-            loss=loss,
-            loss_inverse=inverse,
-            t_lo=base.t_lo,
-            t_hi=base.t_hi,
-            tails=tails,
-        )
-    if adjacency == "add":
-
-        def loss(t):
-            return -logaddexp(l1q, lq - base.loss(t))
-
-        def inverse(eps):
-            # e^{-eps} = 1 - q + q e^{-L0}  <=>  L0 = log q + eps - log(1 - e^{log(1-q) + eps})
-            # (exact for q -> 1, where expm1(-eps) + q lost every digit; q = 1: L0 = eps)
+        def add_l0():
             ok = -eps > l1q
-            l0 = lq + eps - jnp.log(-jnp.expm1(jnp.where(ok, l1q + eps, -1.0)))
-            return jnp.where(ok, base.loss_inverse(l0), big)
+            return ok, lq + eps - jnp.log(-jnp.expm1(jnp.where(ok, l1q + eps, -1.0)))
 
-        def tails(t):
-            sp, cp, sq, cq = base.all_tails(t)
-            return sp, cp, _mix(sp, sq, l1q, lq), _mix(cp, cq, l1q, lq)
+        ok, l0 = _pick(remove, remove_l0, add_l0)
+        return jnp.where(ok, base.loss_inverse(l0), _pick(remove, lambda: -big, lambda: big))
 
-        return MonotonePair(
-            log_sf_p=base.log_sf_p,
-            log_cdf_p=base.log_cdf_p,
-            log_sf_q=lambda t: _mix(base.log_sf_p(t), base.log_sf_q(t), l1q, lq),
-            log_cdf_q=lambda t: _mix(base.log_cdf_p(t), base.log_cdf_q(t), l1q, lq),
-            loss=loss,
-            loss_inverse=inverse,
-            t_lo=base.t_lo,
-            t_hi=base.t_hi,
-            tails=tails,
+    def tails(t):
+        sp, cp, sq, cq = base.all_tails(t)
+        return _pick(
+            remove,
+            lambda: (_mix(sp, sq, lq, l1q), _mix(cp, cq, lq, l1q), sq, cq),
+            lambda: (sp, cp, _mix(sp, sq, l1q, lq), _mix(cp, cq, l1q, lq)),
         )
-    raise ValueError(f"adjacency must be one of {ADJACENCIES}, got {adjacency!r}")
+
+    def mixed(p_fn, q_fn):
+        # the subsampled P: remove mixes P with Q, add keeps P
+        return lambda t: _pick(remove, lambda: _mix(p_fn(t), q_fn(t), lq, l1q), lambda: p_fn(t))
+
+    def kept(p_fn, q_fn):
+        # the subsampled Q: remove keeps Q, add mixes P with Q
+        return lambda t: _pick(remove, lambda: q_fn(t), lambda: _mix(p_fn(t), q_fn(t), l1q, lq))
+
+    return MonotonePair(
+        log_sf_p=mixed(base.log_sf_p, base.log_sf_q),
+        log_cdf_p=mixed(base.log_cdf_p, base.log_cdf_q),
+        log_sf_q=kept(base.log_sf_p, base.log_sf_q),
+        log_cdf_q=kept(base.log_cdf_p, base.log_cdf_q),
+        loss=loss,
+        loss_inverse=inverse,
+        t_lo=base.t_lo,
+        t_hi=base.t_hi,
+        tails=tails,
+    )
 
 
 @float64_kernel
@@ -287,3 +297,26 @@ def adjacency_pairs(noise, sensitivity, sampling_rate, subsampled: bool, tail: f
     if not subsampled:
         return [base]
     return [subsampled_pair(base, sampling_rate, adj) for adj in ADJACENCIES]
+
+
+@float64_kernel
+def map_adjacencies(fn, noise, sensitivity, sampling_rate, subsampled: bool, tail=1e-40):
+    """``fn(pair)`` for every pair of :func:`adjacency_pairs`, stacked on a leading axis.
+
+    Subsampled, the two adjacencies are one traced program: ``fn`` is vmapped over the
+    pair of :func:`subsampled_pair` with a traced adjacency flag (remove, then add, the
+    order of :data:`ADJACENCIES`), so that what ``fn`` builds (a discretisation, a
+    composition, a query) is compiled once, not once per adjacency.
+
+    Args:
+      fn: ``MonotonePair -> pytree of arrays`` (traceable).
+      noise, sensitivity, sampling_rate, subsampled, tail: as in :func:`adjacency_pairs`.
+
+    Returns:
+      ``fn``'s pytree with a leading axis of length 1 (not subsampled) or 2.
+    """
+    base = noise_pair(noise, sensitivity, tail)
+    if not subsampled:
+        return jax.tree.map(lambda v: jnp.expand_dims(v, 0), fn(base))
+    remove = jnp.asarray([adj == "remove" for adj in ADJACENCIES])
+    return jax.vmap(lambda r: fn(subsampled_pair(base, sampling_rate, r)))(remove)

@@ -358,21 +358,21 @@ def _tilted_kernel(
     sizes, subsampled, by_delta,
 ):
     """:func:`tilted_kernel` with the pairs' tail cut ``tail`` traced."""
-    from dpjax.accounting.pld.engine import _plds
+    from dpjax.accounting.pld.engine import _stacked_plds
 
-    plds = _plds(
-        noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width,
-        sizes._replace(fft=0), subsampled, tail=tail,
-    )
     k = jnp.asarray(compositions, jnp.float64)
-    answers = []
-    for p in plds:
 
-        def one(xi, lam, p=p):
+    def answer(p):
+        def one(xi, lam):
             return query(tilted_self_compose(p, k, sizes.fft, lam), xi, by_delta)
 
-        answers.append(least_over_tilts(one, k * p.log_mgf, x, by_delta))
-    return functools.reduce(jnp.maximum, answers)
+        return least_over_tilts(one, k * p.log_mgf, x, by_delta)
+
+    answers = _stacked_plds(
+        noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width,
+        sizes._replace(fft=0), subsampled, tail=tail, then=answer,
+    )
+    return jnp.max(answers, axis=0)
 
 
 @float64_kernel

@@ -262,26 +262,23 @@ def _tilted_lower_kernel(
     sizes, subsampled,
 ):
     """:func:`tilted_lower_kernel` with the pairs' tail cut ``tail`` traced."""
-    from dpjax.accounting.pld.engine import _plds
+    from dpjax.accounting.pld.engine import _stacked_plds
 
-    ones = _plds(
-        noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width,
-        sizes._replace(fft=0), subsampled, pessimistic=False, tail=tail,
-    )
     k = jnp.asarray(compositions, jnp.float64)
 
-    answers = []
-    for p in ones:
-
-        def one(xi, lam, p=p):
+    def answer(p):
+        def one(xi, lam):
             t = tilted_self_compose(p, k, sizes.fft, lam)
             return epsilon_lower_bound(t, xi, k, k * p.lower.astype(jnp.float64))
 
         # every tilt is a certified lower end: the largest is kept
-        answers.append(
-            least_over_tilts(one, k * p.log_mgf, delta, True, combine=jnp.max, tilts=lower_tilts)
-        )
-    return functools.reduce(jnp.maximum, answers)
+        return least_over_tilts(one, k * p.log_mgf, delta, True, combine=jnp.max, tilts=lower_tilts)
+
+    answers = _stacked_plds(
+        noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width,
+        sizes._replace(fft=0), subsampled, pessimistic=False, tail=tail, then=answer,
+    )
+    return jnp.max(answers, axis=0)
 
 
 @functools.partial(jax.jit, static_argnames=("size",))

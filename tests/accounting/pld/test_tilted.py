@@ -89,9 +89,12 @@ def _gaussian(scale, shape):
     return Gaussian(scale)
 
 
-def test_t_fold_gaussian_down_to_1e300():
+# the depth is the point, not the grid: by default at a coarser bin width (smaller grids,
+# cheaper compiles); the finer one runs under the slow marker
+@pytest.mark.parametrize("h", [1e-2, pytest.param(1e-3, marks=pytest.mark.slow)])
+def test_t_fold_gaussian_down_to_1e300(h):
     deltas = np.array([1e-8, 1e-15, 1e-30, 1e-100, 1e-300])
-    got = engine.epsilon(_gaussian, SIGMA, 0.0, 1.0, deltas, compositions=K, bin_width=1e-3)
+    got = engine.epsilon(_gaussian, SIGMA, 0.0, 1.0, deltas, compositions=K, bin_width=h)
     with mpmath.workdps(60):
         at = [gaussian_delta(e, SIGMA, 1.0, K) for e in got[:4]]  # the exact delta there
         closer = [gaussian_delta(e / 1.005, SIGMA, 1.0, K) for e in got[:4]]
@@ -103,11 +106,13 @@ def test_t_fold_gaussian_down_to_1e300():
     # Gaussian in closed form), but never a wrong one
     assert got[4] == np.inf
     # the profile at the returned epsilon is below the target (the certificate)
-    back = engine.profile(_gaussian, SIGMA, 0.0, 1.0, got[:4], compositions=K, bin_width=1e-3)
+    back = engine.profile(_gaussian, SIGMA, 0.0, 1.0, got[:4], compositions=K, bin_width=h)
     assert np.all(back <= deltas[:4])
 
 
-def test_subsampled_gaussian_below_rdp_and_near_pld():
+# dp-accounting's PLD at the same bin width: 1e-3 by default, 1e-4 under the slow marker
+@pytest.mark.parametrize("h", [1e-3, pytest.param(1e-4, marks=pytest.mark.slow)])
+def test_subsampled_gaussian_below_rdp_and_near_pld(h):
     from dp_accounting import GaussianDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent
     from dp_accounting.pld import PLDAccountant
     from dp_accounting.rdp import RdpAccountant
@@ -115,14 +120,14 @@ def test_subsampled_gaussian_below_rdp_and_near_pld():
     sigma, q, steps = 1.0, 0.05, 50
     deltas = np.array([1e-10, 1e-15, 1e-30])
     got = engine.epsilon(_gaussian, sigma, 0.0, 1.0, deltas, compositions=steps,
-                         sampling_rate=q, bin_width=1e-4)
+                         sampling_rate=q, bin_width=h)
     event = SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma)), steps)
     rdp = RdpAccountant()
     rdp.compose(event)
     ref_rdp = np.array([rdp.get_epsilon(d) for d in deltas])
     assert np.all(got <= ref_rdp * (1 + 1e-9))
     assert np.all(got <= 0.97 * ref_rdp)  # far below it, not the RDP bound again
-    acc = PLDAccountant(value_discretization_interval=1e-4)
+    acc = PLDAccountant(value_discretization_interval=h)
     acc.compose(event)
     ref_pld = acc.get_epsilon(1e-10)
     assert abs(got[0] / ref_pld - 1) < 5e-3

@@ -44,21 +44,29 @@ def one_use():
 
 def test_tilted_equals_plain_where_both_are_valid(one_use):
     size = self_compose_size(one_use, K)
-    plain = self_compose(one_use, K, size)
     eps = np.array([0.5, 1.0, 2.0, 3.0])  # delta from 0.13 to 1e-3
-    want = np.asarray(delta_for_epsilon(plain, eps))
-    for lam in (0.3, 1.0, 2.0):
+    d = np.array([1e-2, 1e-3])
+
+    # one compiled program each (op-by-op dispatch compiled some 370 small programs here)
+    @jax.jit
+    def plain_answers():
+        plain = self_compose(one_use, K, size)
+        return (delta_for_epsilon(plain, eps), engine._query.epsilon_for_delta(plain, d),
+                plain.roundoff)
+
+    @jax.jit
+    def tilted_answers(lam):
         t = tilted.tilted_self_compose(one_use, K, size, lam)
-        got = np.exp(np.asarray(tilted.log_delta_for_epsilon(t, eps)))
+        return jnp.exp(tilted.log_delta_for_epsilon(t, eps)), tilted.epsilon_for_delta(t, d)
+
+    want, want_inv, roundoff = (np.asarray(a) for a in plain_answers())
+    for lam in (0.3, 1.0, 2.0):
+        got, got_inv = (np.asarray(a) for a in tilted_answers(lam))
         # the plain bound carries its round-off term r sqrt(n) (~1e-12) on top
-        pad = float(plain.roundoff) * np.sqrt(size)
+        pad = float(roundoff) * np.sqrt(size)
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=pad)
         # and the inverse agrees with the plain engine's
-        d = np.array([1e-2, 1e-3])
-        np.testing.assert_allclose(
-            np.asarray(tilted.epsilon_for_delta(t, d)),
-            np.asarray(engine._query.epsilon_for_delta(plain, d)), rtol=1e-7,
-        )
+        np.testing.assert_allclose(got_inv, want_inv, rtol=1e-7)
 
 
 def test_traced_compositions_and_tilt_compile_once(one_use):
@@ -79,9 +87,15 @@ def test_traced_compositions_and_tilt_compile_once(one_use):
 def test_nan_fails_closed(one_use):
     size = self_compose_size(one_use, K)
     bad = one_use.__class__(**{**one_use.__dict__, "pmf": one_use.pmf.at[5].set(jnp.nan)})
-    t = tilted.tilted_self_compose(bad, K, size, 1.0)
-    assert float(tilted.log_delta_for_epsilon(t, 3.0)) == 0.0
-    assert np.isinf(float(tilted.epsilon_for_delta(t, 1e-5)))
+
+    @jax.jit  # one compiled program (op-by-op dispatch compiled some 80 small ones)
+    def answers(pld):
+        t = tilted.tilted_self_compose(pld, K, size, 1.0)
+        return tilted.log_delta_for_epsilon(t, 3.0), tilted.epsilon_for_delta(t, 1e-5)
+
+    log_d, e = answers(bad)
+    assert float(log_d) == 0.0
+    assert np.isinf(float(e))
 
 
 def _gaussian(scale, shape):
@@ -89,12 +103,9 @@ def _gaussian(scale, shape):
     return Gaussian(scale)
 
 
-# the depth is the point, not the grid: by default at a coarser bin width (smaller grids,
-# cheaper compiles); the finer one runs under the slow marker
-@pytest.mark.parametrize("h", [1e-2, pytest.param(1e-3, marks=pytest.mark.slow)])
-def test_t_fold_gaussian_down_to_1e300(h):
+def test_t_fold_gaussian_down_to_1e300():
     deltas = np.array([1e-8, 1e-15, 1e-30, 1e-100, 1e-300])
-    got = engine.epsilon(_gaussian, SIGMA, 0.0, 1.0, deltas, compositions=K, bin_width=h)
+    got = engine.epsilon(_gaussian, SIGMA, 0.0, 1.0, deltas, compositions=K, bin_width=1e-3)
     with mpmath.workdps(60):
         at = [gaussian_delta(e, SIGMA, 1.0, K) for e in got[:4]]  # the exact delta there
         closer = [gaussian_delta(e / 1.005, SIGMA, 1.0, K) for e in got[:4]]
@@ -106,13 +117,11 @@ def test_t_fold_gaussian_down_to_1e300(h):
     # Gaussian in closed form), but never a wrong one
     assert got[4] == np.inf
     # the profile at the returned epsilon is below the target (the certificate)
-    back = engine.profile(_gaussian, SIGMA, 0.0, 1.0, got[:4], compositions=K, bin_width=h)
+    back = engine.profile(_gaussian, SIGMA, 0.0, 1.0, got[:4], compositions=K, bin_width=1e-3)
     assert np.all(back <= deltas[:4])
 
 
-# dp-accounting's PLD at the same bin width: 1e-3 by default, 1e-4 under the slow marker
-@pytest.mark.parametrize("h", [1e-3, pytest.param(1e-4, marks=pytest.mark.slow)])
-def test_subsampled_gaussian_below_rdp_and_near_pld(h):
+def test_subsampled_gaussian_below_rdp_and_near_pld():
     from dp_accounting import GaussianDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent
     from dp_accounting.pld import PLDAccountant
     from dp_accounting.rdp import RdpAccountant
@@ -120,14 +129,14 @@ def test_subsampled_gaussian_below_rdp_and_near_pld(h):
     sigma, q, steps = 1.0, 0.05, 50
     deltas = np.array([1e-10, 1e-15, 1e-30])
     got = engine.epsilon(_gaussian, sigma, 0.0, 1.0, deltas, compositions=steps,
-                         sampling_rate=q, bin_width=h)
+                         sampling_rate=q, bin_width=1e-4)
     event = SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma)), steps)
     rdp = RdpAccountant()
     rdp.compose(event)
     ref_rdp = np.array([rdp.get_epsilon(d) for d in deltas])
     assert np.all(got <= ref_rdp * (1 + 1e-9))
     assert np.all(got <= 0.97 * ref_rdp)  # far below it, not the RDP bound again
-    acc = PLDAccountant(value_discretization_interval=h)
+    acc = PLDAccountant(value_discretization_interval=1e-4)
     acc.compose(event)
     ref_pld = acc.get_epsilon(1e-10)
     assert abs(got[0] / ref_pld - 1) < 5e-3

@@ -32,7 +32,9 @@ def g1():
 
 @pytest.fixture(scope="module")
 def gk(g1):
-    return self_compose(g1, K, self_compose_size(g1, K))
+    # jitted: one compiled program (op-by-op dispatch compiles every primitive on its own)
+    size = self_compose_size(g1, K)  # host helper: outside the traced function
+    return jax.jit(lambda p: self_compose(p, K, size))(g1)
 
 
 def test_kfold_gaussian_is_gaussian_sqrtk(gk):
@@ -58,7 +60,7 @@ def test_kfold_epsilon_and_tiny_delta(gk):
 def test_heterogeneous_gaussians(g1):
     """N(0, 2^2) then N(0, 1.5^2): one Gaussian with mu^2 = 1/4 + 1/1.5^2."""
     g2 = from_gaussian(1.5, 1.0, H)
-    both = compose([g1, g2])
+    both = compose([g1, g2])  # its window is sized on the host from the data
     sigma = 1.0 / np.sqrt(1 / 4 + 1 / 1.5**2)
     eps = np.array([0.0, 0.5, 1.0, 2.0, 3.0])
     exact = np.asarray(delta_gaussian(eps, sigma, 1.0))
@@ -81,7 +83,7 @@ def test_traced_k_compiles_once(g1):
     assert len(traces) == 1
     exact = [float(delta_gaussian(1.0, 2.0, np.sqrt(k))) for k in (2, 5, 8)]
     np.testing.assert_allclose(d, exact, rtol=1e-4)
-    two = compose([g1, g1], size)
+    two = jax.jit(lambda p: compose([p, p], size))(g1)
     assert float(delta_for_epsilon(two, 1.0)) == pytest.approx(d[0], rel=1e-9)
 
 
@@ -90,7 +92,8 @@ def test_laplace_vs_dp_accounting_and_bracket():
     from dp_accounting.pld import privacy_loss_distribution as pldm
 
     lap = from_laplace(10.0, 1.0, 1e-4)
-    comp = self_compose(lap, 20, self_compose_size(lap, 20))
+    size = self_compose_size(lap, 20)
+    comp = jax.jit(lambda p: self_compose(p, 20, size))(lap)
     got = float(delta_for_epsilon(comp, 1.0))
     assert 2.294270e-3 <= got <= 2.294336e-3 * (1 + 1e-4)
     ref = pldm.from_laplace_mechanism(10.0, 1.0, value_discretization_interval=1e-4)
@@ -100,7 +103,7 @@ def test_laplace_vs_dp_accounting_and_bracket():
 
 def test_window_cut_goes_to_infinity(g1):
     """A window far too small: the cut mass is bounded and added, delta stays an upper bound."""
-    small = self_compose(g1, K, 512)
+    small = jax.jit(lambda p: self_compose(p, K, 512))(g1)
     big_eps = np.array([1.0, 3.0])
     exact = np.asarray(delta_gaussian(big_eps, 2.0, np.sqrt(K)))
     assert np.all(np.asarray(delta_for_epsilon(small, big_eps)) >= exact)

@@ -44,21 +44,29 @@ def one_use():
 
 def test_tilted_equals_plain_where_both_are_valid(one_use):
     size = self_compose_size(one_use, K)
-    plain = self_compose(one_use, K, size)
     eps = np.array([0.5, 1.0, 2.0, 3.0])  # delta from 0.13 to 1e-3
-    want = np.asarray(delta_for_epsilon(plain, eps))
-    for lam in (0.3, 1.0, 2.0):
+    d = np.array([1e-2, 1e-3])
+
+    # one compiled program each (op-by-op dispatch compiled some 370 small programs here)
+    @jax.jit
+    def plain_answers():
+        plain = self_compose(one_use, K, size)
+        return (delta_for_epsilon(plain, eps), engine._query.epsilon_for_delta(plain, d),
+                plain.roundoff)
+
+    @jax.jit
+    def tilted_answers(lam):
         t = tilted.tilted_self_compose(one_use, K, size, lam)
-        got = np.exp(np.asarray(tilted.log_delta_for_epsilon(t, eps)))
+        return jnp.exp(tilted.log_delta_for_epsilon(t, eps)), tilted.epsilon_for_delta(t, d)
+
+    want, want_inv, roundoff = (np.asarray(a) for a in plain_answers())
+    for lam in (0.3, 1.0, 2.0):
+        got, got_inv = (np.asarray(a) for a in tilted_answers(lam))
         # the plain bound carries its round-off term r sqrt(n) (~1e-12) on top
-        pad = float(plain.roundoff) * np.sqrt(size)
+        pad = float(roundoff) * np.sqrt(size)
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=pad)
         # and the inverse agrees with the plain engine's
-        d = np.array([1e-2, 1e-3])
-        np.testing.assert_allclose(
-            np.asarray(tilted.epsilon_for_delta(t, d)),
-            np.asarray(engine._query.epsilon_for_delta(plain, d)), rtol=1e-7,
-        )
+        np.testing.assert_allclose(got_inv, want_inv, rtol=1e-7)
 
 
 def test_traced_compositions_and_tilt_compile_once(one_use):
@@ -79,9 +87,15 @@ def test_traced_compositions_and_tilt_compile_once(one_use):
 def test_nan_fails_closed(one_use):
     size = self_compose_size(one_use, K)
     bad = one_use.__class__(**{**one_use.__dict__, "pmf": one_use.pmf.at[5].set(jnp.nan)})
-    t = tilted.tilted_self_compose(bad, K, size, 1.0)
-    assert float(tilted.log_delta_for_epsilon(t, 3.0)) == 0.0
-    assert np.isinf(float(tilted.epsilon_for_delta(t, 1e-5)))
+
+    @jax.jit  # one compiled program (op-by-op dispatch compiled some 80 small ones)
+    def answers(pld):
+        t = tilted.tilted_self_compose(pld, K, size, 1.0)
+        return tilted.log_delta_for_epsilon(t, 3.0), tilted.epsilon_for_delta(t, 1e-5)
+
+    log_d, e = answers(bad)
+    assert float(log_d) == 0.0
+    assert np.isinf(float(e))
 
 
 def _gaussian(scale, shape):

@@ -10,7 +10,6 @@ from dpjax.accounting.pld import engine
 from dpjax.calibration import scale_search
 from dpjax.noise.gaussian import Gaussian
 
-
 # each target's re-evaluation is one engine.profile call at its own scale: its own grid
 # sizes, its own compiled kernel (~15 s each on one core); one target runs by default, the
 # three-target instance (the same assertions) is marked slow

@@ -23,7 +23,9 @@ def mp_delta_integral(eps, b, sens):
         return mpmath.quad(f, pts)
 
 
-@pytest.mark.parametrize("eps,b,sens", [(0.0, 1.0, 1.0), (0.5, 1.0, 1.0), (0.3, 3.3, 1.0), (1.0, 0.25, 0.5)])
+@pytest.mark.parametrize(
+    "eps,b,sens", [(0.0, 1.0, 1.0), (0.5, 1.0, 1.0), (0.3, 3.3, 1.0), (1.0, 0.25, 0.5)]
+)
 def test_profile_matches_direct_integral(eps, b, sens):
     ref = mp_delta_integral(eps, b, sens)
     got = float(delta_laplace(eps, b, sens))

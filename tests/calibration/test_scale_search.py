@@ -3,15 +3,25 @@ end to end by re-evaluating the engine at the returned scale: the certificate mu
 profile of exactly that scale, and the scale minimal against the closed form."""
 
 import numpy as np
+import pytest
 
 from dpjax.accounting.gaussian import delta_gaussian
 from dpjax.accounting.pld import engine
 from dpjax.calibration import scale_search
 from dpjax.noise.gaussian import Gaussian
 
+# each target's re-evaluation is one engine.profile call at its own scale: its own grid
+# sizes, its own compiled kernel (~15 s each on one core); one target runs by default, the
+# three-target instance (the same assertions) is marked slow
+CERTIFICATE_EPS = [
+    pytest.param([1.0], id="eps1"),
+    pytest.param([0.5, 1.0, 2.0], id="eps3", marks=pytest.mark.slow),
+]
 
-def test_calibration_certificate_is_the_profile_at_the_returned_scale():
-    eps = np.array([0.5, 1.0, 2.0])
+
+@pytest.mark.parametrize("eps", CERTIFICATE_EPS)
+def test_calibration_certificate_is_the_profile_at_the_returned_scale(eps):
+    eps = np.array(eps)
     res = scale_search.calibrate_scale(
         Gaussian.from_scale, 0.0, 1.0, eps, 1e-6, 3, None, 1e-3, upper=20.0, lower=1.0
     )
@@ -28,17 +38,23 @@ def test_calibration_certificate_is_the_profile_at_the_returned_scale():
     assert np.all(exact > 1e-6)
 
 
-def test_coarse_to_fine_agrees_with_a_search_at_full_resolution():
+# delta = 1e-8 lies below engine.TILT_BELOW: both searches also run the tilted stage (two
+# more compiled programs, ~3 min on one core), marked slow; delta = 1e-6 (plain engine
+# only) runs the same comparison by default
+@pytest.mark.parametrize(
+    "delta", [1e-6, pytest.param(1e-8, marks=pytest.mark.slow)], ids=["1e-6", "1e-8"]
+)
+def test_coarse_to_fine_agrees_with_a_search_at_full_resolution(delta):
     from dpjax.calibration.gaussian import sigma_gaussian
 
     kw = dict(upper=100.0, lower=4.0, tolerance=1e-8)
     eps = np.array([0.3, 1.0])
-    args = (Gaussian.from_scale, 0.0, 1.0, eps, 1e-8, 5, None, 1e-3)
+    args = (Gaussian.from_scale, 0.0, 1.0, eps, delta, 5, None, 1e-3)
     two = scale_search.calibrate_scale(*args, coarsen=scale_search.COARSEN, **kw)
     one = scale_search.calibrate_scale(*args, coarsen=1, **kw)
     assert np.all(two.certified) and np.all(one.certified)
     # both are pessimistic: above the exact answer (5-fold Gaussian = Gaussian, l2 = sqrt 5)
-    exact = np.asarray(sigma_gaussian(eps, 1e-8, np.sqrt(5.0))[0])
+    exact = np.asarray(sigma_gaussian(eps, delta, np.sqrt(5.0))[0])
     for r in (two, one):
         assert np.all(r.scale >= exact) and np.all(r.scale <= exact * (1 + 2e-4))
     # the one-stage search sizes its grids for the bracket's low end: larger FFTs, a

@@ -195,9 +195,10 @@ class TruncatedLaplace(NamedTuple):
         top = jnp.where(top.astype(work) > bound, jnp.nextafter(top, jnp.zeros_like(top)), top)
         return jnp.clip(x, -top, top)
 
-    def sample(self, key: Array, shape: tuple[int, ...] = (), dtype=None) -> Array:
+    def _sample(self, key: Array, shape: tuple[int, ...] = (), dtype=None) -> Array:
         """Exact inversion (module docstring), ``U`` tail-exact (:mod:`dpjax.noise._tail`), in
-        ``dtype``; never outside ``[-A, A]``.
+        ``dtype``; never outside ``[-A, A]``.  One compiled program per shape and dtype
+        (:func:`dpjax.noise._shared.compiled_sampler`).
 
         Args:
           key: a JAX PRNG key.
@@ -206,5 +207,7 @@ class TruncatedLaplace(NamedTuple):
         """
         dtype = sample_dtype(dtype)
         return self.from_bits(random_words(key, shape, dtype), dtype)
+
+    sample = _shared.compiled_sampler(_sample)
 
     privacy_loss = _shared.log_density_ratio

@@ -26,7 +26,10 @@ Entry points: ``gaussian`` (closed form, the target of issue 12:
 the DP-SGD sigma: ``q = 256/60000``, ``T = 7032``, ``epsilon = 1``, ``delta = 1e-5``),
 ``account`` (epsilon of sigma = 1, ``q = 0.01``, ``T = 1000``, ``delta = 1e-5``),
 ``design`` (``dpjax design`` with its defaults, through the command's ``main``: the
-process time is the number to read).
+process time is the number to read), ``ledger`` (the ``account`` task through the event
+ledger, dp-accounting's vocabulary: ``PLDAccountant().compose(PoissonSampled(0.01,
+Gaussian(1.0)), 1000).get_epsilon(1e-5)``; its peer is dp-accounting's PLD accountant on
+the same events).
 """
 
 from __future__ import annotations
@@ -79,6 +82,14 @@ ENTRY_POINTS = {
         ),
         value="float(out)",
     ),
+    "ledger": dict(
+        imports="import dpjax; from dpjax.accounting import PLDAccountant, events as ev",
+        call=(
+            "PLDAccountant().compose(ev.PoissonSampled(0.01, ev.Gaussian(1.0)), 1000)"
+            ".get_epsilon(1e-5)"
+        ),
+        value="float(out)",
+    ),
 }
 
 #: The same tasks by dp-accounting (PLD accountant at the same bin width, 1e-4).
@@ -109,6 +120,9 @@ PEERS = {
         value="float(out)",
     ),
 }
+
+#: the ledger entry is the account task in the event vocabulary: the same peer
+PEERS["ledger"] = PEERS["account"]
 
 
 def _env(cache: str | None) -> dict:

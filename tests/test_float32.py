@@ -184,6 +184,7 @@ _EXEMPT = {
     "dpjax.accounting.pld.compose.ceil_pow2": "integer sizing",
     "dpjax.accounting.pld.engine.tilted_groups": "host grouping by static sizes",
     "dpjax.accounting.pld.engine.run_padded": "host padding around a guarded kernel",
+    "dpjax.accounting.pld.atoms.delta_of_atoms": "NumPy float64 host sum (no JAX arrays)",
     "dpjax.certificate.certify_scale": "re-check loop on a guarded profile",
     "dpjax.certificate.require_certified": "host check of a certificate",
     "dpjax.calibration.members.name_member": "labels a returned shape, no privacy",

@@ -12,7 +12,8 @@ Noise ``Z`` in ``R^m`` with density ``f(x) = p_i`` on the shell
 * **Accounting** (exact, certified): by Lemma 1 the worst shift is ``e_1``;
   on the cell ``{|x| in J_i, |x - e_1| in J_j}`` the loss is constant,
   ``log(p_i / p_j)``, with ``P``-probability ``A_m gamma_ij p_i`` (eq. 23) and
-  ``Q``-probability ``A_m gamma_ij p_j``: the PLD is exactly discrete.  Cells
+  ``Q``-probability ``A_m gamma_ij p_j``: the PLD is exactly discrete (one use: its
+  hockey-stick is summed over the cells directly).  Cells
   beyond the computed rows carry the (tiny) remaining mass, which is put at
   loss ``+inf`` (pessimistic).  Poisson subsampling with rate ``q`` uses the
   add/remove dominating pairs cell by cell (remove:
@@ -210,7 +211,15 @@ class SphericalMechanism(NamedTuple):
     @float64_kernel
     def delta(self, epsilon: float, compositions: int = 1,
               sampling_rate: float | None = None, bin_width: float = 1e-4) -> float:
-        """Certified ``delta(epsilon)`` after ``compositions`` uses."""
+        """Certified ``delta(epsilon)`` after ``compositions`` uses.
+
+        One plain use (no subsampling) sums the hockey-stick over the exact cells
+        (:func:`dpjax.accounting.pld.delta_of_atoms`: no grid, no compile, the exact value
+        plus a rounding pad); otherwise the PLD engine (the worse adjacency).
+        """
+        if int(compositions) == 1 and sampling_rate is None:
+            _, pm, qm, p_out, _ = self.atoms()
+            return pld_engine.delta_of_atoms(pm, qm, p_out, float(epsilon))
         adj = ("remove",) if sampling_rate is None else ("remove", "add")
         return max(float(pld_engine.delta_for_epsilon(
             _compose(self.pld(sampling_rate, a, bin_width), compositions), epsilon)) for a in adj)

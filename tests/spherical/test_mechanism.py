@@ -6,6 +6,7 @@ import jax
 import numpy as np
 import pytest
 
+from dpjax.accounting import pld as pld_engine
 from dpjax.spherical import coefficients as co
 from dpjax.spherical import design as de
 from dpjax.spherical.mechanism import SphericalMechanism
@@ -55,12 +56,18 @@ def test_sampler_monte_carlo(mech):
 
 
 def test_pld_certified_against_exact_atoms(mech):
+    """One use: ``delta`` is the cells' hockey-stick plus a rounding pad (at most 1e-9
+    relative above an independent exact sum); the PLD of the cells (what composition and
+    subsampling use) lies between that and 1 % above it."""
     loss, pm, qm, p_out, _ = mech.atoms()
     for eps in (0.5, 2.0, 5.0):
-        exact = float(np.sum(np.maximum(pm - math.exp(eps) * qm, 0.0)) + p_out)
+        terms = [max(float(p) - math.exp(eps) * float(q), 0.0) for p, q in zip(pm, qm, strict=True)]
+        exact = math.fsum(terms) + p_out
         got = mech.delta(eps)
-        assert got >= exact * (1 - 1e-9)
-        assert got <= exact * 1.01 + 1e-12
+        assert exact <= got <= exact * (1 + 1e-9) + 1e-15
+        grid = float(pld_engine.delta_for_epsilon(mech.pld(), eps))
+        assert grid >= exact * (1 - 1e-9)
+        assert grid <= exact * 1.01 + 1e-12
     eps = mech.epsilon(1e-6)
     exact_at = float(np.sum(np.maximum(pm - math.exp(eps) * qm, 0.0)) + p_out)
     assert exact_at <= 1e-6

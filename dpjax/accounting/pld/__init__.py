@@ -1,7 +1,7 @@
 """Privacy-loss-distribution engine: discretise, compose (FFT, iterative), subsample, query."""
 
 from dpjax.accounting.pld._pld import LAMBDAS, PLD
-from dpjax.accounting.pld.atoms import from_atoms
+from dpjax.accounting.pld.atoms import delta_of_atoms, from_atoms
 from dpjax.accounting.pld.compose import compose, self_compose, self_compose_size
 from dpjax.accounting.pld.discretise import (
     MonotonePair,
@@ -22,6 +22,7 @@ __all__ = [
     "delta_for_epsilon",
     "discretise_pair",
     "epsilon_for_delta",
+    "delta_of_atoms",
     "from_atoms",
     "from_gaussian",
     "from_laplace",

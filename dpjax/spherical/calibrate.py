@@ -5,11 +5,14 @@ of the mechanism registry (``dpjax.calibrate("spherical", ...)``, the spherical 
 The spherical programme (spherical-kl-optimal-mechanisms, Thm 4) minimises the KL
 for a cost budget ``C = E|Z|^2`` at unit ``l2`` sensitivity; privacy is a property of
 the solution, certified by the exact PLD of its cells (:mod:`.mechanism`).  To meet a
-target we search the budget: bisection on ``log C`` in ``[0.8, 1.5] C_G``, ``C_G = m
-sigma_G^2`` the Gaussian's budget at the same target, each step solving the
-programme and accepting ``C`` only if the engine's certified ``delta(epsilon) <= delta
-(1 - MARGIN)``.  The least accepted budget is returned (a budget whose programme does
-not solve to tolerance counts as not accepted).
+target we search the budget: Illinois (regula falsi, :func:`dpjax.numerics.illinois_host`)
+on ``log delta`` against ``log C`` in ``[0.8, 1.5] C_G``, ``C_G = m sigma_G^2`` the
+Gaussian's budget at the same target, to a bracket of ``TOL`` in ``log C``; each step
+solves the programme and accepts ``C`` only if its certified ``delta(epsilon) <= delta
+(1 - MARGIN)`` (the hockey-stick summed over the exact cells,
+:meth:`~dpjax.spherical.mechanism.SphericalMechanism.delta`).  The least accepted
+budget is returned (a budget whose programme does not solve to tolerance counts as not
+accepted).
 
 Discretisation (fixed over the search, so the solver compiles once): ``n`` shells per
 unit of sensitivity; free shells up to radius ``sqrt(C_hi) + 5 sigma_hi`` (the
@@ -30,13 +33,15 @@ import numpy as np
 from dpjax.calibration.result import Calibration
 from dpjax.certificate import log_target
 from dpjax.errors import InfeasibleTargetError
-from dpjax.numerics import float64_kernel
+from dpjax.numerics import float64_kernel, illinois_host
 
 NAME = "spherical"
 #: Shells per unit of sensitivity.
 SHELLS = 10
-#: Bisection steps on ``log C``.
-STEPS = 10
+#: Width in ``log C`` at which the budget search stops (a sixth of ten bisection steps').
+TOL = 1e-4
+#: Most budgets the search solves for.
+MAX_SOLVES = 12
 #: Budget bracket, relative to the Gaussian's ``m sigma_G^2``.
 BRACKET = (0.8, 1.5)
 
@@ -51,15 +56,15 @@ def _plan(m: int, n: int, budget: float) -> tuple[int, float]:
 
 @float64_kernel
 def calibrate_spherical(
-    epsilon: float, delta: float, dim: int, l2: float, n: int = SHELLS, steps: int = STEPS
+    epsilon: float, delta: float, dim: int, l2: float, n: int = SHELLS, tol: float = TOL
 ) -> Calibration:
     r"""Least certified cost budget of the spherical mechanism meeting ``(epsilon, delta)``.
 
     .. math:: \min C \quad\text{s.t.}\quad \delta_{Z_C}(\epsilon) \le \delta (1 - \mathrm{MARGIN}),
 
     ``Z_C`` the KL-optimal monotone radial noise of budget ``C = E|Z|^2`` (Theorem 4 of
-    spherical-kl-optimal-mechanisms) and ``delta_{Z_C}`` its exact cell PLD at the worst
-    shift (Lemma 1); bisection on ``log C`` (module docstring).
+    spherical-kl-optimal-mechanisms) and ``delta_{Z_C}`` its exact cell profile at the
+    worst shift (Lemma 1); Illinois on ``log C`` (module docstring).
 
     Args:
       epsilon: target ``epsilon > 0``.
@@ -67,7 +72,8 @@ def calibrate_spherical(
       dim: dimension ``m = K``.
       l2: the ``l2`` sensitivity (the budget scales with ``l2^2``).
       n: shells per unit of sensitivity.
-      steps: bisection steps on ``log C``.
+      tol: width of the final bracket in ``log C`` (the returned budget is at most
+        ``e^tol`` times the least certified one, where ``delta(C)`` is monotone).
 
     Returns:
       A :class:`Calibration` whose ``params`` are ``budget`` (``E|Z|^2`` at sensitivity
@@ -76,13 +82,13 @@ def calibrate_spherical(
     Raises:
       InfeasibleTargetError: no certified budget up to ``1.5`` times the Gaussian's.
     """
-    from dpjax.calibration.gaussian import sigma_gaussian
+    from dpjax.calibration.gaussian import calibrate_sigma
     from dpjax.spherical import design as de
 
     if not (epsilon > 0 and 0 < delta < 1):
         raise InfeasibleTargetError(f"{NAME}: needs epsilon > 0 and 0 < delta < 1")
     m = int(dim)
-    sigma = float(np.asarray(sigma_gaussian(epsilon, delta, 1.0)[0]))
+    sigma = float(calibrate_sigma(epsilon, delta, 1.0)[0])  # host closed form: no compile
     lo, hi = (f * m * sigma * sigma for f in BRACKET)
     big_n, r = _plan(m, n, hi)
     coeffs = de.coefficients_for(m, n, big_n, r)
@@ -95,21 +101,32 @@ def calibrate_spherical(
             return math.inf
         return mech.delta(epsilon)
 
-    d_hi = certified_delta(hi)
-    if not d_hi <= level:
+    certified = {}  # log budget -> certified delta, of every programme solved
+
+    def excess(log_budgets: np.ndarray) -> np.ndarray:
+        """``log delta(C) - log level``: ``<= 0`` where the budget is certified."""
+        x = float(log_budgets[0])
+        certified[x] = certified_delta(math.exp(x))
+        with np.errstate(divide="ignore"):
+            return np.array([np.log(certified[x]) - math.log(level)])
+
+    # neither end is solved first (-inf / +inf: not evaluated): the search bisects until it
+    # has a point on each side; the dear end C_hi is solved only if nothing below it was
+    # certified
+    log_hi = math.log(hi)
+    good, _ = illinois_host(
+        excess, np.array([log_hi]), np.array([math.log(lo)]), tol,
+        max_evaluations=MAX_SOLVES, f_good=np.array([-np.inf]), f_bad=np.array([np.inf]),
+    )
+    x = float(good[0])
+    if x not in certified:
+        excess(np.array([x]))
+    if not certified[x] <= level:
         raise InfeasibleTargetError(
             f"{NAME}: no certified budget up to {BRACKET[1]} x the Gaussian's "
-            f"(delta({epsilon}) = {d_hi:.3g} > {delta})"
+            f"(delta({epsilon}) = {certified[x]:.3g} > {delta})"
         )
-    best, d_best = hi, d_hi
-    a, b = math.log(lo), math.log(hi)
-    for _ in range(steps):
-        mid = 0.5 * (a + b)
-        d = certified_delta(math.exp(mid))
-        if d <= level:
-            b, best, d_best = mid, math.exp(mid), d
-        else:
-            a = mid
+    best, d_best = math.exp(x), certified[x]
     budget = best * l2 * l2
     return Calibration(
         mechanism=NAME,
@@ -129,7 +146,8 @@ def calibrate_spherical(
         sensitivity={"l2": l2},
         notes=(
             f"spherical: KL-optimal radial noise (monotone programme, JAX solver), least "
-            f"budget by {steps}-step bisection, certified by the exact cell PLD; "
+            f"budget by Illinois on log C ({len(certified)} programmes solved), certified "
+            f"by the exact cell profile; "
             f"n = {n} shells per unit sensitivity, N = {big_n}, r = {r:.4g}; rebuild with "
             f"`dpjax spherical design --dim {m} --cost {best:.6g} --n {n} --N {big_n} "
             f"--r {r:.6g}` (unit sensitivity; scale the noise by l2)",

@@ -101,7 +101,7 @@ def test_spherical_calibration_through_the_facade(monkeypatch):
 
     def coarse(epsilon, delta, dim, l2):
         calls.append((epsilon, delta, dim, l2))
-        return full(epsilon, delta, dim, l2, n=4, steps=1)
+        return full(epsilon, delta, dim, l2, n=4, tol=1.0)
 
     monkeypatch.setattr(sph, "calibrate_spherical", coarse)
     cal = dpjax.calibrate("spherical", epsilon=[[2.0], [2.0]], delta=1e-5, dim=3, linf=0.5)

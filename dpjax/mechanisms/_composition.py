@@ -12,11 +12,16 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
+import jax
 import numpy as np
 
 from dpjax.accounting.laplace import ERROR as PURE_DP_ERROR
 from dpjax.accounting.laplace import log_delta_pure_dp
 from dpjax.certificate import reported_delta
+
+#: The randomized-response profile and its report as one compiled program (op by op, a
+#: first call compiled each of its operations on its own).
+_pure_dp_reported = jax.jit(lambda e, e0: reported_delta(log_delta_pure_dp(e, e0), PURE_DP_ERROR))
 
 
 def composed_sensitivity(value, compositions: int) -> float:
@@ -49,7 +54,7 @@ def pure_dp_delta(epsilon, epsilon0) -> np.ndarray:
       epsilon: the epsilons to evaluate at.
       epsilon0: the pure-DP budget ``epsilon_0``.
     """
-    return np.asarray(reported_delta(log_delta_pure_dp(epsilon, epsilon0), PURE_DP_ERROR))
+    return np.asarray(_pure_dp_reported(epsilon, epsilon0))
 
 
 def composed_budget(compositions: int, value, scale) -> np.ndarray:

@@ -17,7 +17,8 @@ from collections.abc import Iterator
 _WIDTH = 24
 
 
-def _enabled() -> bool:
+def enabled() -> bool:
+    """Whether progress is drawn: stderr is a terminal, or ``DPJAX_PROGRESS`` says so."""
     flag = os.environ.get("DPJAX_PROGRESS")
     if flag is not None:
         return flag not in ("0", "", "false", "no")
@@ -43,7 +44,7 @@ def progress(total: int, label: str) -> Iterator:
       ...     for _ in range(3):
       ...         step()
     """
-    on = _enabled() and total > 1
+    on = enabled() and total > 1
     start = time.perf_counter()
     done = 0
 
@@ -72,14 +73,18 @@ def progress(total: int, label: str) -> Iterator:
 
 #: the stages of the running task: ``[label, start time]`` pairs (see :func:`mark`)
 _stages: list[list] = []
+#: at most this many stages are kept (the oldest go first): a library loop that never asks
+#: for a summary holds a bounded list
+_MAX_STAGES = 1000
 
 
 def mark(label: str) -> None:
     """Start the stage ``label`` of a long task (ending the previous one).
 
     On a terminal (the rule of :func:`progress`) the label is shown on stderr while the
-    stage runs; :func:`stages` reports where the time went.  Used by ``dpjax reproduce``:
-    a reproduction calls ``mark("Table II")`` before each figure or table.
+    stage runs; :func:`stages` reports where the time went.  Used by ``dpjax reproduce``
+    (a reproduction calls ``mark("Table II")`` before each figure or table) and by
+    :func:`dpjax.comparison.compare` (one stage per mechanism).
 
     Args:
       label: what the task is doing now.
@@ -89,8 +94,10 @@ def mark(label: str) -> None:
       >>> [label for label, _ in stages()]
       ['fig. 1', 'table II']
     """
+    if len(_stages) >= _MAX_STAGES:
+        del _stages[0]
     _stages.append([label, time.perf_counter()])
-    if _enabled():
+    if enabled():
         sys.stderr.write(f"\r{label} ...".ljust(60) + "\n")
         sys.stderr.flush()
 
@@ -111,3 +118,23 @@ def stages(reset: bool = True) -> list[tuple[str, float]]:
     if reset:
         _stages.clear()
     return out
+
+
+def summary(task: str) -> str:
+    """One line saying where the time of the stages marked since the last reset went.
+
+    ``task: 31 s (spherical 17 s, laplace 7 s)``: the total, then each stage of at least
+    half a second; the stages are reset.
+
+    Args:
+      task: what ran (``reproduce flipped-huber``, ``design``).
+
+    Example:
+      >>> _ = stages(); mark("a")
+      >>> summary("task").startswith("task: 0 s")
+      True
+    """
+    spent = stages()
+    total = sum(secs for _, secs in spent)
+    where = ", ".join(f"{label} {secs:.0f} s" for label, secs in spent if secs >= 0.5)
+    return f"{task}: {total:.0f} s ({where})"

@@ -27,7 +27,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from dpjax import _validate
+from dpjax import _progress, _validate
 from dpjax.calibration.result import Calibration
 from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms import get, names
@@ -167,7 +167,8 @@ def compare(epsilon, delta, condition: str = "auto", **query) -> tuple[list, lis
       ``(calibrations, skipped)``: certified :class:`~dpjax.Calibration` s, least total
       MSE first, and ``(name, reason)`` pairs for the mechanisms that could not answer
       (:class:`NotImplementedError` or :class:`~dpjax.InfeasibleTargetError`; any other
-      error is raised).
+      error is raised).  Each mechanism is a stage of :func:`dpjax._progress.mark` (its
+      name on stderr while it runs, on a terminal; ``dpjax design`` sums them up).
     """
     eps, dlt = _validate.broadcast(
         epsilon=_validate.epsilon(epsilon), delta=_validate.delta(delta)
@@ -178,6 +179,7 @@ def compare(epsilon, delta, condition: str = "auto", **query) -> tuple[list, lis
         mech = get(name)
         if dim < mech.min_dim:
             continue
+        _progress.mark(name)  # on a terminal: which mechanism is being calibrated
         errors = []
         for cond in _conditions(mech, condition, dim):
             q = make_query(mech, query, condition=cond)

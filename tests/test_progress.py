@@ -1,5 +1,6 @@
 """The terminal progress bar: drawn only when asked or on a TTY, never on captured output."""
 
+from dpjax import _progress
 from dpjax._progress import progress
 
 
@@ -21,3 +22,25 @@ def test_progress_bar_off_when_not_a_terminal(capsys, monkeypatch):
     with progress(4, "search") as step:
         step()
     assert capsys.readouterr().err == ""
+
+
+def test_stages_and_their_summary(monkeypatch):
+    clock = iter([0.0, 2.0, 2.2, 9.0])
+    monkeypatch.setattr(_progress.time, "perf_counter", lambda: next(clock))
+    monkeypatch.setenv("DPJAX_PROGRESS", "0")
+    _progress.stages()
+    _progress.mark("spherical")
+    _progress.mark("osgt")
+    _progress.mark("laplace")
+    # 2 s, 0.2 s (under half a second: left out of the list) and 6.8 s; the total counts all
+    assert _progress.summary("design") == "design: 9 s (spherical 2 s, laplace 7 s)"
+    assert _progress.stages() == []  # the summary reset them
+
+
+def test_stages_are_bounded(monkeypatch):
+    monkeypatch.setenv("DPJAX_PROGRESS", "0")
+    _progress.stages()
+    for i in range(_progress._MAX_STAGES + 5):
+        _progress.mark(str(i))
+    kept = _progress.stages()
+    assert len(kept) == _progress._MAX_STAGES and kept[0][0] == "5"

@@ -6,7 +6,10 @@ arguments and formats its rows as a table or as JSON (:meth:`dpjax.comparison.De
 
 from __future__ import annotations
 
+import sys
+
 import dpjax
+from dpjax import _progress
 from dpjax.cli import _common as c
 from dpjax.cli import inid as _inid_cli
 
@@ -53,6 +56,19 @@ def _member(row) -> str:
     return "-" if member is None else str(member)
 
 
+def _design(args, **query) -> dpjax.comparison.Design:
+    """:func:`dpjax.design` for the parsed target; on a terminal, then one line on stderr
+    saying where the time went (one stage per mechanism)."""
+    _progress.stages()  # a fresh list of stages
+    d = dpjax.design(
+        args.epsilon, args.delta, compositions=args.compositions,
+        sampling_rate=args.sampling_rate, condition=args.condition, **query,
+    )
+    if _progress.enabled():
+        print(_progress.summary("design"), file=sys.stderr)
+    return d
+
+
 def run(args) -> None:
     """Print :func:`dpjax.design` for the parsed target and query (table or ``--json``).
 
@@ -64,10 +80,7 @@ def run(args) -> None:
     if args.l1 is None and args.l2 is None and args.linf is None:
         args.linf = DEFAULTS["linf"]
     sens = c.sensitivity_kwargs(args)
-    d = dpjax.design(
-        args.epsilon, args.delta, compositions=args.compositions,
-        sampling_rate=args.sampling_rate, condition=args.condition, **sens,
-    )
+    d = _design(args, **sens)
     if args.json:
         c.print_json(d.to_json())
         return
@@ -106,10 +119,7 @@ def run_with_profile(args) -> None:
       args: the parsed ``argparse`` namespace.
     """
     lam = _inid_cli.read_profile(args, "gaussian", args.dim if args.profile_kind else None)
-    d = dpjax.design(
-        args.epsilon, args.delta, compositions=args.compositions,
-        sampling_rate=args.sampling_rate, condition=args.condition, profile=lam,
-    )
+    d = _design(args, profile=lam)
     if args.json:
         c.print_json(d.to_json())
         return

@@ -100,10 +100,7 @@ def run_paper(name: str, out_dir: Path, quick: bool = False) -> Path:
         report = run(out_dir, quick=quick)
     else:
         report = run(out_dir)
-    spent = _progress.stages()
-    total = sum(secs for _, secs in spent)
-    where = ", ".join(f"{label} {secs:.0f} s" for label, secs in spent if secs >= 0.5)
-    print(f"reproduce {name}: {total:.0f} s ({where})", file=sys.stderr)
+    print(_progress.summary(f"reproduce {name}"), file=sys.stderr)
     return report
 
 

@@ -56,10 +56,19 @@ def test_account_json(capsys):
     assert data["compositions"] == 4 and data["epsilon"] > 0
 
 
-def test_design_default_runs_and_names_best(capsys):
-    code, out, _ = run(capsys, "design")
-    assert code == 0
+def test_design_default_runs_and_names_best(capsys, monkeypatch):
+    monkeypatch.delenv("DPJAX_PROGRESS", raising=False)  # captured stderr: not a terminal
+    code, out, err = run(capsys, "design")
+    assert code == 0 and err == ""
     assert "gaussian" in out and "laplace" in out and "best:" in out
+    # on a terminal (forced here): each mechanism's name while it runs, then where the
+    # time went, all on stderr; stdout is the same table
+    monkeypatch.setenv("DPJAX_PROGRESS", "1")
+    code, out_tty, err = run(capsys, "design")
+    lines = err.splitlines()
+    assert code == 0 and out_tty == out
+    assert any(line.strip() == "staircase ..." for line in lines)
+    assert lines[-1].startswith("design: ") and lines[-1].endswith(")")
 
 
 def test_design_json(capsys):
@@ -80,8 +89,10 @@ def test_design_json(capsys):
 @pytest.mark.parametrize(
     "argv,fragment",
     [
-        (["calibrate", "gaussian", "--epsilon", "-1", "--delta", "1e-6", "--l2", "1"], "epsilon must be"),
-        (["calibrate", "gaussian", "--epsilon", "1", "--delta", "2", "--l2", "1"], "delta must lie"),
+        (["calibrate", "gaussian", "--epsilon", "-1", "--delta", "1e-6", "--l2", "1"],
+         "epsilon must be"),
+        (["calibrate", "gaussian", "--epsilon", "1", "--delta", "2", "--l2", "1"],
+         "delta must lie"),
         (["calibrate", "gaussian", "--epsilon", "1", "--delta", "0", "--l2", "1"], "infeasible"),
         # one dimension defaults to unit sensitivity in every subcommand (issue 12); more
         # dimensions need one

@@ -26,10 +26,11 @@ Entry points: ``gaussian`` (closed form, the target of issue 12:
 the DP-SGD sigma: ``q = 256/60000``, ``T = 7032``, ``epsilon = 1``, ``delta = 1e-5``),
 ``account`` (epsilon of sigma = 1, ``q = 0.01``, ``T = 1000``, ``delta = 1e-5``),
 ``design`` (``dpjax design`` with its defaults, through the command's ``main``: the
-process time is the number to read), ``ledger`` (the ``account`` task through the event
-ledger, dp-accounting's vocabulary: ``PLDAccountant().compose(PoissonSampled(0.01,
-Gaussian(1.0)), 1000).get_epsilon(1e-5)``; its peer is dp-accounting's PLD accountant on
-the same events).
+process time is the number to read), ``design-dim20`` (``dpjax design --dim 20 --linf
+1``, likewise: the spherical, K-dim Laplace and Theorem 8 searches), ``ledger`` (the
+``account`` task through the event ledger, dp-accounting's vocabulary:
+``PLDAccountant().compose(PoissonSampled(0.01, Gaussian(1.0)), 1000).get_epsilon(1e-5)``;
+its peer is dp-accounting's PLD accountant on the same events).
 """
 
 from __future__ import annotations
@@ -161,8 +162,15 @@ def _python(spec: dict, cache: str | None) -> tuple[float, dict]:
     return _run([sys.executable, "-c", _TIMED.format(**spec)], cache)
 
 
-def _design(cache: str | None) -> tuple[float, dict]:
-    code = "import sys; from dpjax.cli._main import main; sys.exit(main(['design', '--json']))"
+#: ``dpjax design`` runs, through the command's ``main`` (argv after ``dpjax``).
+DESIGNS = {
+    "design": ["design", "--json"],
+    "design-dim20": ["design", "--dim", "20", "--linf", "1", "--json"],
+}
+
+
+def _design(cache: str | None, argv: list[str]) -> tuple[float, dict]:
+    code = f"import sys; from dpjax.cli._main import main; sys.exit(main({argv!r}))"
     return _run([sys.executable, "-c", code], cache)
 
 
@@ -184,7 +192,7 @@ def _fmt(x) -> str:
 def main() -> None:
     global ROOT
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    names = [*ENTRY_POINTS, "design"]
+    names = [*ENTRY_POINTS, *DESIGNS]
     ap.add_argument("--only", nargs="*", choices=names, default=names)
     ap.add_argument("--skip-peers", action="store_true", help="do not time dp-accounting")
     ap.add_argument("--root", type=Path, default=ROOT, help="checkout of dpjax to time")
@@ -199,15 +207,15 @@ def main() -> None:
         f"load {os.getloadavg()[0]:.1f}; dpjax at {ROOT}"
     )
     head = (
-        f"{'entry point':<10} {'cold call':>9} {'cold proc':>9} {'cold cpu':>9} "
+        f"{'entry point':<12} {'cold call':>9} {'cold proc':>9} {'cold cpu':>9} "
         f"{'warm call':>9} {'warm proc':>9} {'warm cpu':>9} {'import':>9} "
         f"{'peer call':>9} {'cold/peer':>9}  value"
     )
     print(head)
     print("-" * len(head))
     for name in args.only:
-        if name == "design":
-            row = _cold_warm(_design)
+        if name in DESIGNS:
+            row = _cold_warm(lambda cache, n=name: _design(cache, DESIGNS[n]))
         else:
             row = _cold_warm(lambda cache, n=name: _python(ENTRY_POINTS[n], cache))
         peer = None
@@ -217,7 +225,7 @@ def main() -> None:
         ratio = None if peer is None or row["cold_call"] is None else row["cold_call"] / peer
         value = "" if row["value"] is None else f"{row['value']:.6g}"
         print(
-            f"{name:<10} {_fmt(row['cold_call']):>9} {_fmt(row['cold_wall']):>9} "
+            f"{name:<12} {_fmt(row['cold_call']):>9} {_fmt(row['cold_wall']):>9} "
             f"{_fmt(row['cold_cpu']):>9} {_fmt(row['warm_call']):>9} "
             f"{_fmt(row['warm_wall']):>9} {_fmt(row['warm_cpu']):>9} "
             f"{_fmt(row['imports']):>9} {_fmt(peer):>9} {_fmt(ratio):>9}  {value}",
@@ -225,7 +233,7 @@ def main() -> None:
         )
     print(
         "\nseconds; call = the call after `import dpjax`, proc = the whole fresh process "
-        "(for design: `dpjax design --json`), cpu = its user + system time, import = "
+        "(for design*: `dpjax design ... --json`), cpu = its user + system time, import = "
         "`import jax; import dpjax` (warm run); peer = dp-accounting, fresh process"
     )
 

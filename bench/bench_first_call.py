@@ -31,6 +31,9 @@ process time is the number to read), ``design-dim20`` (``dpjax design --dim 20 -
 ``account`` task through the event ledger, dp-accounting's vocabulary:
 ``PLDAccountant().compose(PoissonSampled(0.01, Gaussian(1.0)), 1000).get_epsilon(1e-5)``;
 its peer is dp-accounting's PLD accountant on the same events).
+
+Results (2 CPU cores, and one H100 with its 16 host cores beside it):
+``bench/results/first_call_2026-11-27.txt``.
 """
 
 from __future__ import annotations

@@ -26,6 +26,8 @@ masses are traced, so a calibration can bisect inside one ``jit``.
 
 from __future__ import annotations
 
+import functools
+
 import math
 import os
 
@@ -293,6 +295,7 @@ def fft_power(x, k, size: int, pessimistic: bool):
     return y, err
 
 
+@functools.partial(jax.jit, static_argnames=("size",))
 @float64_kernel
 def self_compose(pld: PLD, num_compositions, size: int) -> PLD:
     r"""``K``-fold self-composition of ``pld`` by FFT (``K`` traced, FFT length ``size`` static).
@@ -303,6 +306,8 @@ def self_compose(pld: PLD, num_compositions, size: int) -> PLD:
     on a cyclic grid of ``size`` points (Koskela, Jälkö & Honkela 2020, Sec. 4), the window
     placed by Chernoff, the cut upper tail bounded and added to ``inf_mass`` (module
     docstring).  Use :func:`self_compose_size` for a ``size`` that makes the cut negligible.
+    Jitted (``size`` static): a host caller compiles one program per input length and
+    ``size``, whatever ``K``; inside a traced kernel it is inlined.
 
     Args:
       pld: the PLD of one use.

@@ -24,6 +24,7 @@ Anything else raises :class:`UnsupportedEventError` naming the event and the rel
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
@@ -391,4 +392,21 @@ def compose_table(table, relation: str):
         log_mgf = np.asarray(sum(p.log_mgf for p in ps))
         return compose(ps, ceil_pow2(window_size(log_mgf, float(ps[0].bin_width))))
 
-    return {d: (product(ps) if len(ps) > 1 else ps[0] if ps else None) for d, ps in parts.items()}
+    composed = {d: (product(ps) if len(ps) > 1 else ps[0] if ps else None)
+                for d, ps in parts.items()}
+    return _common_length(composed)
+
+
+def _common_length(plds: dict) -> dict:
+    """Every direction's pmf padded with zero mass at the top to the longest one's length.
+
+    The laws are unchanged (a zero-mass grid point adds nothing to any sum), and the
+    queries of both directions (:mod:`.pld.query`, compiled per pmf length) then share one
+    compiled program.
+    """
+    n = max((p.size for p in plds.values() if p is not None), default=0)
+    return {
+        d: p if p is None or p.size == n
+        else dataclasses.replace(p, pmf=jnp.pad(p.pmf, (0, n - p.size)))
+        for d, p in plds.items()
+    }

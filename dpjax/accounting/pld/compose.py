@@ -27,7 +27,6 @@ masses are traced, so a calibration can bisect inside one ``jit``.
 from __future__ import annotations
 
 import functools
-
 import math
 import os
 

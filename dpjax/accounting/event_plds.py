@@ -400,9 +400,10 @@ def compose_table(table, relation: str):
 def _common_length(plds: dict) -> dict:
     """Every direction's pmf padded with zero mass at the top to the longest one's length.
 
-    The laws are unchanged (a zero-mass grid point adds nothing to any sum), and the
-    queries of both directions (:mod:`.pld.query`, compiled per pmf length) then share one
-    compiled program.
+    The laws are unchanged (a zero-mass grid point adds nothing to any sum); a certified
+    value can only rise, by the round-off allowance of the added points (of order 1e-12
+    relative), and the queries of both directions (:mod:`.pld.query`, compiled per pmf
+    length) then share one compiled program.
     """
     n = max((p.size for p in plds.values() if p is not None), default=0)
     return {

@@ -54,3 +54,39 @@ def test_poisson_sampled_truncated_laplace_is_refused_clearly():
 def test_truncated_laplace_has_no_lower_end_but_an_upper_one():
     lower, upper = PLDAccountant().compose(TL, 2).bracket(1e-5)
     assert 0.0 <= lower <= upper and np.isfinite(upper)
+
+
+def test_directions_share_one_length_and_padding_keeps_the_law():
+    """compose_table pads each direction's pmf with zero mass to the longest one: both
+    directions then have one length (one compiled query), and each padded profile is the
+    unpadded one's up to its round-off allowance (the padding carries no mass).  The two
+    directions here are Gaussians of different sigma, so their composed lengths differ."""
+    import dataclasses
+
+    from dpjax.accounting.event_plds import compose_table
+    from dpjax.accounting.pld import (
+        delta_for_epsilon,
+        from_gaussian,
+        self_compose,
+        self_compose_size,
+    )
+    from dpjax.accounting.pld.compose import ceil_pow2
+
+    ones = {"remove": from_gaussian(sigma=1.0, sensitivity=1.0, bin_width=1e-3),
+            "add": from_gaussian(sigma=4.0, sensitivity=1.0, bin_width=1e-3)}
+    composed = compose_table([(ones, 20)], "add_remove")
+    assert composed["remove"].size == composed["add"].size
+    padded = []
+    for d, one in ones.items():
+        alone = self_compose(one, 20, ceil_pow2(self_compose_size(one, 20)))
+        assert alone.size <= composed[d].size
+        padded.append(alone.size < composed[d].size)
+        assert np.all(np.asarray(composed[d].pmf[alone.size:]) == 0.0)
+        same = dataclasses.replace(composed[d], pmf=composed[d].pmf[: alone.size])
+        for eps in (0.2, 1.0, 3.0):
+            # the same law: the padded profile differs only by its round-off allowance,
+            # which counts the added grid points (never lower, at most 1e-9 relative)
+            exact = float(delta_for_epsilon(same, eps))
+            assert exact <= float(delta_for_epsilon(composed[d], eps)) <= exact * (1 + 1e-9)
+            assert exact == float(delta_for_epsilon(alone, eps))
+    assert any(padded)  # one direction was padded

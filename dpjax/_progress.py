@@ -90,6 +90,7 @@ def mark(label: str) -> None:
       label: what the task is doing now.
 
     Example:
+      >>> _ = stages()  # a fresh list
       >>> mark("fig. 1"); mark("table II")
       >>> [label for label, _ in stages()]
       ['fig. 1', 'table II']

@@ -87,7 +87,7 @@ def _stacked_plds(
     return map_adjacencies(one, noise, sensitivity, sampling_rate, subsampled, tail)
 
 
-_STATIC = ("noise_fn", "bin_width", "sizes", "subsampled")
+_STATIC = ("noise_fn", "sizes", "subsampled")
 
 
 def _worse_adjacency(query, doc: str):
@@ -130,7 +130,8 @@ Args:
   compositions: ``K`` as a float64 (traced: ``K`` may exceed int64).
   x: array of {x}.
   noise_fn: ``(scale, shape) -> noise`` of the family (static, hashable).
-  bin_width: grid spacing ``h`` (static).
+  bin_width: grid spacing ``h`` (traced: every width on the same static grid and FFT
+    lengths shares one compiled program).
   sizes: the static :class:`~dpjax.accounting.pld.plan.Sizes` (:func:`.plan.sizes_for`).
   subsampled: whether the uses are Poisson-subsampled (static).
 

@@ -316,7 +316,7 @@ def saddle_lambdas(log_mgf, x, by_delta: bool):
     return jnp.asarray(LAMBDAS)[idx]
 
 
-_STATIC = ("noise_fn", "bin_width", "sizes", "subsampled", "by_delta")
+_STATIC = ("noise_fn", "sizes", "subsampled", "by_delta")
 
 
 @float64_kernel

@@ -221,7 +221,7 @@ def epsilon_lower_bound(
     return jnp.maximum(eps, 0.0)
 
 
-_STATIC = ("noise_fn", "bin_width", "sizes", "subsampled")
+_STATIC = ("noise_fn", "sizes", "subsampled")
 
 
 @float64_kernel

@@ -33,7 +33,8 @@ process time is the number to read), ``design-dim20`` (``dpjax design --dim 20 -
 its peer is dp-accounting's PLD accountant on the same events).
 
 Results (2 CPU cores, and one H100 with its 16 host cores beside it):
-``bench/results/first_call_2026-11-27.txt``.
+``bench/results/first_call_2026-11-27.txt``; the same sandbox in a faster state, before and
+after the PLD engine's bin width became traced: ``bench/results/first_call_2026-11-27_s9.txt``.
 """
 
 from __future__ import annotations

@@ -30,7 +30,13 @@ process time is the number to read), ``design-dim20`` (``dpjax design --dim 20 -
 1``, likewise: the spherical, K-dim Laplace and Theorem 8 searches), ``ledger`` (the
 ``account`` task through the event ledger, dp-accounting's vocabulary:
 ``PLDAccountant().compose(PoissonSampled(0.01, Gaussian(1.0)), 1000).get_epsilon(1e-5)``;
-its peer is dp-accounting's PLD accountant on the same events).
+its peer is dp-accounting's PLD accountant on the same events), ``profile`` (delta at
+epsilon 1 and 2 of the ``account`` composition; peer: dp-accounting's ``get_delta`` at
+both), ``inid`` (``dpjax.inid.design``: optimal per-coordinate Gaussian scales for a
+linear sensitivity profile of 100 coordinates at ``(1, 1e-5)``), ``train-plan``
+(``dpjax.train.make_plan`` of the README's DP-SGD example: 60 000 examples, batch 256,
+30 epochs, ``(3, 1e-5)``), ``spherical`` (``dpjax spherical design --dim 10 --cost 100``,
+through the command's ``main``).
 
 Results (2 CPU cores, and one H100 with its 16 host cores beside it):
 ``bench/results/first_call_2026-11-27.txt``; the same sandbox in a faster state, before and
@@ -95,6 +101,30 @@ ENTRY_POINTS = {
         ),
         value="float(out)",
     ),
+    "profile": dict(
+        imports="import dpjax",
+        call=(
+            'dpjax.profile("gaussian", {"sigma": 1.0}, epsilon=[1.0, 2.0], compositions=1000, '
+            "sampling_rate=0.01)"
+        ),
+        value="float(out[0])",
+    ),
+    "inid": dict(
+        imports="import dpjax, dpjax.inid",
+        call=(
+            'dpjax.inid.design("gaussian", dpjax.inid.make_profile("linear", 100), '
+            "epsilon=1.0, delta=1e-5)"
+        ),
+        value="float(out.mse)",
+    ),
+    "train-plan": dict(
+        imports="import numpy as np; from dpjax.train import make_plan",
+        call=(
+            'make_plan({"w": np.zeros((10, 10))}, dataset_size=60_000, batch_size=256, '
+            "epochs=30, epsilon=3.0, delta=1e-5, clip_norms=1.0)"
+        ),
+        value="float(np.max(out.noise_std))",
+    ),
 }
 
 #: The same tasks by dp-accounting (PLD accountant at the same bin width, 1e-4).
@@ -125,6 +155,16 @@ PEERS = {
         value="float(out)",
     ),
 }
+
+PEERS["profile"] = dict(
+    imports="import dp_accounting",
+    call=(
+        "(lambda a: [a.get_delta(e) for e in (1.0, 2.0)])("
+        "dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4).compose("
+        "dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.0)), 1000))"
+    ),
+    value="float(out[0])",
+)
 
 #: the ledger entry is the account task in the event vocabulary: the same peer
 PEERS["ledger"] = PEERS["account"]
@@ -170,6 +210,7 @@ def _python(spec: dict, cache: str | None) -> tuple[float, dict]:
 DESIGNS = {
     "design": ["design", "--json"],
     "design-dim20": ["design", "--dim", "20", "--linf", "1", "--json"],
+    "spherical": ["spherical", "design", "--dim", "10", "--cost", "100", "--json"],
 }
 
 
@@ -237,8 +278,9 @@ def main() -> None:
         )
     print(
         "\nseconds; call = the call after `import dpjax`, proc = the whole fresh process "
-        "(for design*: `dpjax design ... --json`), cpu = its user + system time, import = "
-        "`import jax; import dpjax` (warm run); peer = dp-accounting, fresh process"
+        "(for design* and spherical: the `dpjax` command with `--json`), "
+        "cpu = its user + system time, import = `import jax; import dpjax` (warm run); "
+        "peer = dp-accounting, fresh process"
     )
 
 

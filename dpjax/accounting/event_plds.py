@@ -152,19 +152,6 @@ def check_leaf(leaf, relation: str) -> None:
         raise unsupported(leaf, relation, "not a leaf event")
 
 
-def _noise(event):
-    """The :mod:`dpjax.noise` instance of an additive event, or ``None``."""
-    from dpjax import noise
-
-    if isinstance(event, ev.Gaussian):
-        return noise.Gaussian(jnp.asarray(float(event.noise_multiplier), jnp.float64))
-    if isinstance(event, ev.Laplace):
-        return noise.Laplace(jnp.asarray(float(event.noise_multiplier), jnp.float64))
-    if isinstance(event, ev.Noise):
-        return noise.make(event.mechanism, **{k: float(v) for k, v in event.params.items()})
-    return None
-
-
 def _discrete_pair(event, relation: str):
     """``(p, q)`` of a discrete leaf under ``relation``, or ``None``."""
     shift = 2 if relation == "replace_one" else 1
@@ -237,7 +224,7 @@ def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True, 
     check_leaf(event, relation)
     h = float(bin_width)
     dirs = DIRECTIONS[relation]
-    noise = _noise(event)
+    noise = ev.noise_family(event)
     if noise is not None:
         shift = 2.0 if relation == "replace_one" else 1.0
         if isinstance(event, ev.Noise) and event.mechanism == _BOUNDED:
@@ -294,7 +281,7 @@ def _poisson(event: ev.PoissonSampled, relation, h, pessimistic, tail=TAIL):
         return {}
     if q == 1.0:
         return leaf_plds(base, relation, h, pessimistic, tail)
-    noise = _noise(base)
+    noise = ev.noise_family(base)
     if noise is not None:
         if relation == "replace_one":
             pld = mixture.replace_one_poisson_pld(noise, q, 1.0, h, pessimistic, tail)

@@ -31,7 +31,6 @@ import math
 import numpy as np
 
 from dpjax.accounting import events as ev
-from dpjax.accounting.event_plds import _noise
 from dpjax.accounting.pld.family_moments import family_log_moments
 from dpjax.accounting.pld.laplace_moments import ORDERS, laplace_log_moments
 from dpjax.accounting.pld.moments import gaussian_moment_bounds, rdp_epsilon, rdp_log_delta
@@ -64,7 +63,7 @@ def leaf_log_moments(leaf, relation: str) -> np.ndarray | None:
     if isinstance(leaf, ev.ZCDP):
         return _quadratic(float(leaf.rho))
     if isinstance(leaf, ev.Noise):
-        moments = family_log_moments(_noise(leaf), shift)
+        moments = family_log_moments(ev.noise_family(leaf), shift)
         return None if moments is None else moments[1]
     if isinstance(leaf, ev.PoissonSampled) and relation != "replace_one":
         q, base = float(leaf.sampling_probability), leaf.event

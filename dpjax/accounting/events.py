@@ -61,6 +61,7 @@ __all__ = [
     "SampledWithoutReplacement",
     "SelfComposed",
     "ZCDP",
+    "noise_family",
 ]
 
 #: The neighbouring relations an accountant can account under.
@@ -289,6 +290,37 @@ class SampledWithReplacement(Event):
     def __post_init__(self):
         _sizes("SampledWithReplacement", self.source_dataset_size, self.sample_size)
         _is_event("SampledWithReplacement.event", self.event)
+
+
+def noise_family(event: Event):
+    """The :mod:`dpjax.noise` instance of an additive leaf event, or ``None``.
+
+    ``Gaussian(s)`` is ``noise.Gaussian(s)``, ``Laplace(b)`` is ``noise.Laplace(b)`` and
+    ``Noise(name, params)`` is ``noise.make(name, **params)``, all in sensitivity units
+    (float64 parameters); any other event (discrete, composed, sampled, ...) has none.
+
+    Args:
+      event: a dpjax event.
+
+    Returns:
+      The noise family, or ``None``.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> type(noise_family(Gaussian(2.0))).__name__, noise_family(DiscreteLaplace(1.0))
+      ('Gaussian', None)
+    """
+    import jax.numpy as jnp
+
+    from dpjax import noise
+
+    if isinstance(event, Gaussian):
+        return noise.Gaussian(jnp.asarray(float(event.noise_multiplier), jnp.float64))
+    if isinstance(event, Laplace):
+        return noise.Laplace(jnp.asarray(float(event.noise_multiplier), jnp.float64))
+    if isinstance(event, Noise):
+        return noise.make(event.mechanism, **{k: float(v) for k, v in event.params.items()})
+    return None
 
 
 def _positive_int(name, value, allow_zero=False):

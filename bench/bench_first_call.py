@@ -40,7 +40,8 @@ through the command's ``main``).
 
 Results (2 CPU cores, and one H100 with its 16 host cores beside it):
 ``bench/results/first_call_2026-11-27.txt``; the same sandbox in a faster state, before and
-after the PLD engine's bin width became traced: ``bench/results/first_call_2026-11-27_s9.txt``.
+after the PLD engine's bin width became traced, then every entry point there and on one H200
+with its 16 host cores: ``bench/results/first_call_2026-11-27_s9.txt``.
 """
 
 from __future__ import annotations

@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 
 import jax
 
+from dpjax.numerics import float64_kernel
+
 __all__ = [
     "RELATIONS",
     "Composed",
@@ -292,12 +294,15 @@ class SampledWithReplacement(Event):
         _is_event("SampledWithReplacement.event", self.event)
 
 
+@float64_kernel
 def noise_family(event: Event):
     """The :mod:`dpjax.noise` instance of an additive leaf event, or ``None``.
 
     ``Gaussian(s)`` is ``noise.Gaussian(s)``, ``Laplace(b)`` is ``noise.Laplace(b)`` and
     ``Noise(name, params)`` is ``noise.make(name, **params)``, all in sensitivity units
     (float64 parameters); any other event (discrete, composed, sampled, ...) has none.
+    Requires x64 (:func:`dpjax.numerics.float64_kernel`): without it the parameters would
+    silently be float32.
 
     Args:
       event: a dpjax event.

@@ -63,6 +63,13 @@ def test_pure_dp_and_k_dims(k_delta):
     # with delta > 0 the composed (PLD) accounting can only need less noise, and is certified
     k = dpjax.calibrate("laplace", epsilon=[0.2, 1.0], delta=k_delta, dim=20, linf=1.0)
     assert np.all(k.variance <= pure.variance) and np.all(k.delta_at_params <= k_delta)
+    # ... and tight: the profile entry point certifies each returned scale, and 0.1 % less
+    # noise misses the target (the least scale the engine certifies, not merely a safe one)
+    for e, s in zip([0.2, 1.0], np.asarray(k.params["scale"]), strict=True):
+        at = dpjax.profile("laplace", {"scale": float(s)}, epsilon=e, dim=20, linf=1.0)
+        less = dpjax.profile("laplace", {"scale": float(s) * (1 - 1e-3)}, epsilon=e, dim=20,
+                             linf=1.0)
+        assert float(at) <= k_delta < float(less)
     # T compositions of pure DP: basic composition
     t = dpjax.calibrate("laplace", epsilon=1.0, delta=0.0, l1=1.0, compositions=5)
     assert float(t.params["scale"]) == pytest.approx(5.0)

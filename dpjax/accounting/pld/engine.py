@@ -162,16 +162,11 @@ epsilon_kernel = _worse_adjacency(
 )
 
 
-def _both_queries(pld, x):
-    """``(log delta(x), epsilon(x))`` of one PLD: ``x`` read as epsilons, then as deltas."""
-    return _query.log_delta_for_epsilon(pld, x), _query.epsilon_for_delta(pld, x)
-
-
 #: Both queries of one composition, one compiled program for :func:`profile` and
 #: :func:`epsilon` (:func:`dpjax.account` certifies an epsilon by the profile at it: the
 #: same program, not a second one); the unused query costs a small part of a composition.
 _profile_and_epsilon_kernel = _worse_adjacency(
-    _both_queries,
+    _query.both_queries,
     "``(log delta(x), epsilon(x))`` after ``K`` uses, the worse adjacency of each (jitted)."
     + _KERNEL_ARGS.format(x="``epsilon`` / ``delta``", ret="the pair"),
 )

@@ -215,8 +215,8 @@ def _log_chernoff(pld: PLD, epsilon: Array) -> Array:
     return jnp.where(jnp.isnan(out) | jnp.isnan(epsilon), 0.0, jnp.minimum(out, 0.0))
 
 
-def _log_delta(pld: PLD, eps: Array) -> Array:
-    grid = _grid_delta(pld, profile_arrays(pld), eps)
+def _log_delta(pld: PLD, eps: Array, prof: Profile) -> Array:
+    grid = _grid_delta(pld, prof, eps)
     log_grid = jnp.log(grid)
     return jnp.minimum(log_grid, _log_chernoff(pld, eps))
 
@@ -243,7 +243,29 @@ def log_delta_for_epsilon(pld: PLD, epsilon: ArrayLike) -> Array:
       ``log`` of a certified upper bound on ``delta(epsilon)``, ``<= 0``, shape of
       ``epsilon``.
     """
-    return _log_delta(pld, jnp.asarray(epsilon, jnp.float64))
+    return _log_delta(pld, jnp.asarray(epsilon, jnp.float64), profile_arrays(pld))
+
+
+@float64_kernel
+def both_queries(pld: PLD, x: ArrayLike) -> tuple[Array, Array]:
+    r"""``(log delta(x), epsilon(x))`` of one PLD: ``x`` read as epsilons, then as deltas.
+
+    .. math:: \big(\log\delta(x_i),\ \epsilon(x_i)\big)
+
+    :func:`log_delta_for_epsilon` and :func:`epsilon_for_delta` sharing one
+    :func:`profile_arrays` (one set of suffix sums traced and compiled, not two); the
+    same certified answers.
+
+    Args:
+      pld: a pessimistic :class:`PLD`.
+      x: 1-D array, read as ``epsilon`` by the first query and as ``delta`` by the second.
+
+    Returns:
+      The pair, each of the shape of ``x``.
+    """
+    x = jnp.asarray(x, jnp.float64)
+    prof = profile_arrays(pld)
+    return _log_delta(pld, x, prof), _epsilon(pld, x, prof)
 
 
 @float64_kernel
@@ -349,8 +371,11 @@ def epsilon_for_delta(pld: PLD, delta: ArrayLike) -> Array:
       >>> float(epsilon_for_delta(pld, 1e-5))  # closed form 4.3772  # doctest: +ELLIPSIS
       4.377...
     """
-    dl = jnp.asarray(delta, jnp.float64)
-    prof = profile_arrays(pld)
+    return _epsilon(pld, jnp.asarray(delta, jnp.float64), profile_arrays(pld))
+
+
+def _epsilon(pld: PLD, dl: Array, prof: Profile) -> Array:
+    """:func:`epsilon_for_delta` with ``pld``'s :class:`Profile` given."""
     target = dl * (1.0 - MARGIN - 4.0 * prof.rel)
     grid = _grid_epsilon(pld, prof, target)
     ch = _chernoff_epsilon(pld, target)
@@ -361,6 +386,7 @@ def epsilon_for_delta(pld: PLD, delta: ArrayLike) -> Array:
 
 __all__ = [
     "Profile",
+    "both_queries",
     "delta_for_epsilon",
     "epsilon_for_delta",
     "log_delta_for_epsilon",

@@ -90,14 +90,47 @@ def call_padded(kernel: Callable, *args, minimum: int = 1) -> tuple[np.ndarray, 
       NumPy arrays shaped like the broadcast inputs (one, or a tuple like ``kernel``'s).
     """
     arrays = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in args))
+    return _call_flat(kernel, arrays, minimum, lambda o: np.asarray(o))
+
+
+def _call_flat(kernel: Callable, arrays, minimum: int, convert: Callable):
+    """``kernel`` on the broadcast ``arrays`` flattened and padded to :func:`padded_size`;
+    each output cut back to the true length, ``convert``-ed and reshaped."""
     shape = arrays[0].shape
     n = int(np.prod(shape, dtype=np.int64))
     size = padded_size(n, minimum)
     out = kernel(*(jnp.asarray(pad(a, size)) for a in arrays))
     single = not isinstance(out, tuple)
     outs = (out,) if single else out
-    result = tuple(np.asarray(o)[:n].reshape(shape) for o in outs)
+    result = tuple(convert(o)[:n].reshape(shape) for o in outs)
     return result[0] if single else result
+
+
+def padded_elementwise(minimum: int = 1) -> Callable:
+    """Decorator: a kernel elementwise in all its arguments, evaluated on padded flat copies.
+
+    The traceable (JAX in, JAX out) counterpart of :func:`call_padded`: the arguments are
+    broadcast, cast to float64, flattened and padded to :func:`padded_size`, so that every
+    batch up to the same power of two (scalars included) shares one compiled program;
+    each output (an array or a tuple of arrays) is cut back and reshaped to the broadcast
+    shape.  Works eagerly and inside ``jit``, ``vmap`` and ``grad``.
+
+    Args:
+      minimum: least padded size.
+
+    Returns:
+      The decorator.
+    """
+
+    def decorate(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args):
+            arrays = jnp.broadcast_arrays(*(jnp.asarray(a, jnp.float64) for a in args))
+            return _call_flat(fn, arrays, minimum, lambda o: o)
+
+        return wrapper
+
+    return decorate
 
 
 def padded(minimum: int = 1) -> Callable:

@@ -25,7 +25,7 @@ from jax.scipy.special import erfinv
 from jax.typing import ArrayLike
 from scipy import special
 
-from dpjax._batching import pad, padded_size
+from dpjax._batching import pad, padded_elementwise, padded_size
 from dpjax.accounting.gaussian import ERROR, log_delta_gaussian, log_delta_gaussian_mu
 from dpjax.calibration.gaussian_host import calibrate_sigma_host
 from dpjax.certificate import MARGIN, TINY, certify_scale, log_target, reported_delta
@@ -73,8 +73,9 @@ def _mu_newton(epsilon, delta, num_iterations=8):
         slope = jnp.exp(x - 0.5 * a * a - _HALF_LOG_2PI - log_d)
         return log_d - level, slope
 
-    gap0, _ = gap_and_slope(x0)
-    lo = jnp.where(gap0 <= 0, x0, LOG_MU_MIN)
+    # the bracket starts open: the first iteration evaluates x0 itself (one traced copy
+    # of the profile in the loop; no separate check of the start)
+    lo = jnp.full_like(x0, LOG_MU_MIN)
     hi = jnp.full_like(x0, LOG_MU_MAX)
 
     def body(_, carry):
@@ -95,8 +96,8 @@ def _mu_newton(epsilon, delta, num_iterations=8):
     # back off by 1e-14 (relative, in mu): XLA may round the same expression a
     # few ulps differently in another fusion, and lo sits on the boundary
     lo = lo - 1e-14
-    gap_lo, _ = gap_and_slope(lo)
-    gap_up, _ = gap_and_slope(lo + 1e-12)
+    # both checks in one evaluation (a leading axis of two points: one traced profile)
+    gap_lo, gap_up = gap_and_slope(jnp.stack([lo, lo + 1e-12]))[0]
     converged = (gap_lo <= 0) & ((hi - lo <= 1e-12) | (gap_up > 0)) & (delta > 0)
     return lo, jnp.where(converged, Status.OPTIMAL, Status.MAX_ITERATIONS).astype(jnp.int32)
 
@@ -147,8 +148,9 @@ def mu_gaussian(epsilon: ArrayLike, delta: ArrayLike):
     return jnp.exp(log_mu), status
 
 
-@jax.jit
 @float64_kernel
+@padded_elementwise(minimum=16)  # one compiled program per power-of-two batch size
+@jax.jit
 def sigma_gaussian(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike):
     r"""Least ``sigma`` with the exact Gaussian profile ``<= delta`` at ``epsilon``; certified.
 
@@ -160,7 +162,9 @@ def sigma_gaussian(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike)
     Args:
       epsilon: target ``epsilon >= 0``.
       delta: target ``delta`` in ``(0, 1)``.
-      sensitivity: l2 sensitivity ``Delta_2 > 0``.  All three broadcast.
+      sensitivity: l2 sensitivity ``Delta_2 > 0``.  All three broadcast; the batch is
+        flattened and padded to a power of two (at least 16,
+        :func:`dpjax._batching.padded_elementwise`): one compiled program per size bucket.
 
     Returns:
       ``(sigma, delta_at_sigma, certified, status)``: ``delta_at_sigma`` is the reported
@@ -173,9 +177,6 @@ def sigma_gaussian(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike)
       >>> round(float(sigma), 6), bool(ok), bool(delta_at <= 1e-5)
       (3.730632, True, True)
     """
-    epsilon, delta, sensitivity = jnp.broadcast_arrays(
-        jnp.asarray(epsilon), jnp.asarray(delta), jnp.asarray(sensitivity)
-    )
     mu, status = mu_gaussian(epsilon, delta)
     sigma, log_d, ok = certify_scale(
         lambda s: log_delta_gaussian(epsilon, s, sensitivity), sensitivity / mu, log_target(delta)

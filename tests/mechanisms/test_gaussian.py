@@ -1,5 +1,7 @@
 """Gaussian profile, inverse and calibration vs mpmath, dp_accounting, autodp."""
 
+import inspect
+
 import jax
 import jax.numpy as jnp
 import mpmath
@@ -132,12 +134,20 @@ def test_jit_vmap_grad_parity_and_compile_once():
     g = jax.grad(lambda s: log_delta_gaussian(1.0, s, 1.0))(2.0)
     fd = (log_delta_gaussian(1.0, 2.0 + 1e-6, 1.0) - log_delta_gaussian(1.0, 2.0 - 1e-6, 1.0)) / 2e-6
     assert abs(float(g) - float(fd)) < 1e-6 * abs(float(fd))
-    # one compilation serves every target of the same shape (targets are traced)
-    sigma_gaussian.clear_cache() if hasattr(sigma_gaussian, "clear_cache") else None
-    before = sigma_gaussian._cache_size()
+    # one compilation serves every target (traced) and every batch up to 16 entries
+    # (padded to one bucket), scalars and weakly typed Python floats included
+    core = inspect.unwrap(sigma_gaussian, stop=lambda f: hasattr(f, "_cache_size"))
+    before = core._cache_size()
     for e in (0.1, 0.7, 2.0):
         sigma_gaussian(jnp.full((3,), e), jnp.full((3,), 1e-6), jnp.ones(3))
-    assert sigma_gaussian._cache_size() - before == 1
+    sigma_gaussian(jnp.full((5,), 0.3), 1e-6, 1.0)
+    sigma_gaussian(0.3, 1e-6, 1.0)
+    assert core._cache_size() - before == 1
+    # and the padded lanes change nothing: a batch equals its entries called one by one
+    batch = sigma_gaussian(jnp.array([0.1, 0.7, 2.0]), 1e-6, 1.0)
+    for i, e in enumerate((0.1, 0.7, 2.0)):
+        one = sigma_gaussian(e, 1e-6, 1.0)
+        assert all(float(b[i]) == float(o) for b, o in zip(batch, one, strict=True))
 
 
 def test_batched_calibration_equals_scalar_calls():

@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpjax._batching import bucket as _bucket
+from dpjax._batching import pad, padded_size
 from dpjax.accounting.pld._pld import PLD
 from dpjax.accounting.pld.discretise import TAIL, MonotonePair, discretise_pair
 from dpjax.accounting.pld.underflow import charge_underflow
@@ -120,10 +121,17 @@ def _mixture_pld(noise, p_shifts, p_weights, q_shifts, q_weights, h, pessimistic
     """Jitted connect-the-dots of a shift-mixture pair on a bucketed grid (few compiles; the
     tail level is data), charged what a deep grid may lose to underflow (:mod:`.underflow`)."""
     check_shifts(p_shifts, q_shifts)
+    # both sides padded to one power-of-two count of components (at least 2): the padding
+    # repeats a shift with weight 0 (log-weight -inf adds an exact 0 to each sum), so
+    # remove, add and replace-one pairs of up to that many components share one program
+    size = padded_size(max(len(p_shifts), len(q_shifts)), 2)
     with np.errstate(divide="ignore"):
         args = [
-            jnp.asarray(np.asarray(x, np.float64))
-            for x in (p_shifts, np.log(p_weights), q_shifts, np.log(q_weights))
+            jnp.asarray(pad(np.asarray(x, np.float64), size, fill))
+            for x, fill in (
+                (p_shifts, p_shifts[0]), (np.log(p_weights), -np.inf),
+                (q_shifts, q_shifts[0]), (np.log(q_weights), -np.inf),
+            )
         ]
     level = jnp.asarray(tail, jnp.float64)
     lo, hi = (float(v) for v in _loss_range(noise, *args, level))

@@ -274,13 +274,13 @@ def from_pair(pair: MonotonePair, bin_width: float, pessimistic: bool = True) ->
     return discretise_pair(pair, bin_width, lower, size, pessimistic)
 
 
-@functools.partial(jax.jit, static_argnames=("tail",))
+@jax.jit
 def _noise_loss_range(noise, sensitivity, tail=TAIL):
     pair = noise_pair(noise, sensitivity, tail)
     return pair.loss(pair.t_lo), pair.loss(pair.t_hi)
 
 
-@functools.partial(jax.jit, static_argnames=("size", "pessimistic", "tail"))
+@functools.partial(jax.jit, static_argnames=("size", "pessimistic"))
 @float64_kernel
 def discretise_noise(
     noise, sensitivity, bin_width, lower, size: int, pessimistic: bool = True, tail=TAIL
@@ -294,8 +294,9 @@ def discretise_noise(
       lower: index of the grid's first point.
       size: number of grid points (static).
       pessimistic: connect-the-dots upper bound (default) or rounding down.
-      tail: mass of the noise left outside the pair's ``t`` range on each side (static; the
-        default :data:`TAIL`; a smaller one resolves smaller ``delta``).
+      tail: mass of the noise left outside the pair's ``t`` range on each side (traced:
+        every level shares one compiled program; the default :data:`TAIL`; a smaller one
+        resolves smaller ``delta``).
     """
     pair = noise_pair(noise, sensitivity, tail)
     return discretise_pair(pair, bin_width, lower, size, pessimistic)

@@ -147,7 +147,7 @@ def subsampled_noise_pair(
       sensitivity: the shift ``Delta > 0``.
       sampling_rate: ``q`` in ``(0, 1]``.
       adjacency: ``"remove"`` or ``"add"`` (static).
-      tail: the base pair's cut tail (static; :func:`.discretise.noise_pair`).
+      tail: the base pair's cut tail (:func:`.discretise.noise_pair`; may be traced).
 
     Returns:
       The subsampled :class:`~dpjax.accounting.pld.discretise.MonotonePair`
@@ -156,7 +156,7 @@ def subsampled_noise_pair(
     return subsampled_pair(noise_pair(noise, sensitivity, tail), sampling_rate, adjacency)
 
 
-@functools.partial(jax.jit, static_argnames=("tail",))
+@jax.jit
 def _range(noise, sensitivity, sampling_rate, tail=TAIL):
     out = []
     for adj in ADJACENCIES:
@@ -195,7 +195,7 @@ def subsampled_grid(
     return grids
 
 
-@functools.partial(jax.jit, static_argnames=("adjacency", "size", "pessimistic", "tail"))
+@functools.partial(jax.jit, static_argnames=("adjacency", "size", "pessimistic"))
 @float64_kernel
 def discretise_subsampled(
     noise,
@@ -220,7 +220,8 @@ def discretise_subsampled(
       lower: integer index of the first grid point.
       size: number of grid points (static).
       pessimistic: round loss mass up (an upper bound) or down (static).
-      tail: the base pair's cut tail (static; default :data:`.discretise.TAIL`).
+      tail: the base pair's cut tail (traced: every level shares one compiled program;
+        default :data:`.discretise.TAIL`).
 
     Returns:
       The :class:`PLD`.

@@ -5,7 +5,8 @@ canonical size, so that scalars, length-3 and length-4 batches share one compila
 outputs are cut back and reshaped.  Two ladders of sizes:
 
 * :func:`padded_size`: the next power of two (at least ``minimum``), for batches of
-  targets (:func:`call_padded`, :func:`padded`, :func:`shard`);
+  targets (:func:`call_padded` on the host, :func:`padded` and :func:`padded_elementwise`
+  traceable, :func:`shard` across devices);
 * :func:`bucket`: ``{1, 1.25, 1.5, 1.75} * 2^k``, a finer ladder for static grid lengths.
 
 Padding repeats the last element (:func:`pad`), which keeps an elementwise kernel's

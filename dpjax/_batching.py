@@ -150,10 +150,8 @@ def padded(minimum: int = 1) -> Callable:
     def decorate(fn: Callable) -> Callable:
         @functools.wraps(fn)
         def wrapper(context, x):
-            x = jnp.asarray(x, jnp.float64)
-            n = x.size
-            out = fn(context, pad(x, padded_size(n, minimum)))
-            return out[:n].reshape(x.shape)
+            flat = lambda v: fn(context, v)  # noqa: E731
+            return _call_flat(flat, [jnp.asarray(x, jnp.float64)], minimum, lambda o: o)
 
         return wrapper
 

@@ -25,14 +25,16 @@ _LOG_SQRT_PI_OVER_2 = 0.22579135264472744  # log(sqrt(pi / 2))
 _SQRT_HALF = 0.7071067811865476
 
 
-def _log_mills_nonneg(x: Array) -> Array:
-    """``log R(x)`` for ``x >= 0``: ``log(erfcx(x / sqrt 2) sqrt(pi / 2))``.
+def _erfcx_split(x: Array) -> tuple[Array, Array, Array]:
+    """``erfcx(x / sqrt 2)`` for ``x >= 0`` in two parts: ``(big, z_small, series)``.
 
-    For ``z = x / sqrt 2 > 25`` the asymptotic series
-    ``erfcx(z) = (z sqrt(pi))^-1 sum_k (-1)^k (2k-1)!! (2z^2)^-k`` (9 terms, error
-    < 1e-17) is used instead: ``jax.scipy.special.erfcx`` returns 0 for
-    ``z`` in ~[26.54, 26.64] (jax 0.10.2, float64), which made ``log Q(x)``
-    ``-inf`` for ``x`` in ~[37.54, 37.68].
+    Where ``big`` (``z = x / sqrt 2 > 25``), ``erfcx(z) = series / sqrt(pi)`` by the
+    asymptotic series ``erfcx(z) = (z sqrt(pi))^-1 sum_k (-1)^k (2k-1)!! (2z^2)^-k``
+    (9 terms, error < 1e-17); elsewhere ``erfcx(z) = erfcx(z_small)``.
+    ``jax.scipy.special.erfcx`` returns 0 for ``z`` in ~[26.54, 26.64] (jax 0.10.2,
+    float64), which made ``log Q(x)`` ``-inf`` for ``x`` in ~[37.54, 37.68], and ``R(x)``
+    0 there (a NaN step of the Gaussian profile, so ``delta = 1`` reported at
+    ``a = eps/mu - mu/2`` in that window).
     """
     z = x * _SQRT_HALF
     # float32 erfcx also returns 0 for z in ~[9.19, 9.42]; the series is float32-exact above 9
@@ -44,13 +46,22 @@ def _log_mills_nonneg(x: Array) -> Array:
     series = 1.0
     for k in (17, 15, 13, 11, 9, 7, 5, 3, 1):
         series = 1.0 - k * w * series
-    log_big = jnp.log(series / zb) - 0.5723649429247001  # - log sqrt(pi)
+    return big, zs, series / zb
+
+
+def _log_mills_nonneg(x: Array) -> Array:
+    """``log R(x)`` for ``x >= 0``: ``log(erfcx(x / sqrt 2) sqrt(pi / 2))``
+    (:func:`_erfcx_split`: the asymptotic series for ``x / sqrt 2 > 25``)."""
+    big, zs, series = _erfcx_split(x)
+    log_big = jnp.log(series) - 0.5723649429247001  # - log sqrt(pi)
     return jnp.where(big, log_big, jnp.log(erfcx(zs))) + _LOG_SQRT_PI_OVER_2
 
 
 def _mills_nonneg(x: Array) -> Array:
-    """``R(x) = erfcx(x / sqrt 2) sqrt(pi / 2)`` for ``x >= 0``."""
-    return erfcx(x * _SQRT_HALF) * 1.2533141373155003
+    """``R(x) = erfcx(x / sqrt 2) sqrt(pi / 2)`` for ``x >= 0`` (:func:`_erfcx_split`:
+    the asymptotic series for ``x / sqrt 2 > 25``, ``R = series / sqrt 2``)."""
+    big, zs, series = _erfcx_split(x)
+    return jnp.where(big, series * _SQRT_HALF, erfcx(zs) * 1.2533141373155003)
 
 
 def _log_Q_nonneg(x: Array) -> Array:

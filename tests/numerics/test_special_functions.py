@@ -57,6 +57,23 @@ def test_log_mills_step_matches_mpmath(a, h):
     assert rel_err(float(nm.log_mills_step(a, h)), ref) < 1e-12
 
 
+def test_mills_ratio_through_the_erfcx_zero_window():
+    """jax's erfcx returns 0 for x / sqrt 2 in ~[26.54, 26.64]: R(x) and the step of the
+    Gaussian profile (h = 1 / 6.37, a Gaussian-tail flipped Huber's D) stay finite and
+    accurate on a dense grid across x in [35, 40] (the step was NaN for a in ~[37.54, 37.68],
+    so the profiles reported delta = 1 there)."""
+    a = np.linspace(35.0, 40.0, 161)
+    for h in (0.157, 1e-3):
+        got = np.asarray(jax.jit(nm.log_mills_step)(a, jnp.full_like(a, h)))
+        assert np.all(np.isfinite(got))
+        for x, g in zip(a[::8], got[::8], strict=True):
+            lo, hi = mpmath.mpf(x), mpmath.mpf(x) + mpmath.mpf(h)
+            ref = (mp_log_Q(hi) + hi**2 / 2) - (mp_log_Q(lo) + lo**2 / 2)
+            assert rel_err(float(g), ref) < 1e-12
+    log_q = np.asarray(jax.jit(nm.log_Q)(a))
+    assert np.all(np.isfinite(log_q)) and np.all(np.diff(log_q) < 0)
+
+
 @pytest.mark.parametrize(
     "p", [1 - 1e-12, 0.999, 0.7, 0.5, 0.3, 1e-3, 1e-20, 1e-100, 1e-200, 1e-300, 3e-308]
 )

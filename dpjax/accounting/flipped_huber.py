@@ -34,7 +34,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import jax
 import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
@@ -59,7 +58,7 @@ from dpjax.noise.flipped_huber import (
     log_normaliser,
     standard_log_sf,
 )
-from dpjax.numerics import float64_kernel, log_mills, log_mills_step, logaddexp
+from dpjax.numerics import float64_kernel, least_feasible, log_mills, log_mills_step, logaddexp
 
 _HALF_LOG_2PI = 0.9189385332046727
 _LOG_2 = 0.6931471805599453
@@ -283,10 +282,14 @@ def epsilon_flipped_huber(
 ) -> Array:
     r"""Least ``epsilon`` with the exact 1-D profile ``<= delta (1 - MARGIN)`` (certified end).
 
-    Bisection on ``[0, 2 eps_N + 1]`` (``eps_N`` the Gaussian epsilon at ``sigma = gamma``,
-    the profile of the FH tails) keeping the end where :func:`log_delta_flipped_huber`
-    is ``<= delta (1 - MARGIN)``; that end is re-checked and ``inf`` (no certificate)
-    is returned if it fails.
+    Bisection (:func:`dpjax.numerics.least_feasible`) on ``[0, 2 eps_N + 1]`` (``eps_N``
+    the Gaussian epsilon at ``sigma = gamma``, the profile of the FH tails) keeping the end
+    where :func:`log_delta_flipped_huber` is ``<= delta (1 - MARGIN)``: ``0`` where it holds
+    at 0, ``inf`` (no certificate) where it fails at the upper end; the returned end passed
+    that test when the bisection evaluated it.  (A re-evaluation after the loop, in another
+    compiled context, can differ by an ulp right at the boundary and turned a certified end
+    into ``inf``; the callers' certificate, :func:`dpjax.certificate.certify_epsilon`,
+    re-checks the answer with room for that rounding.)
 
     Args:
       delta: ``delta`` in ``[0, 1)`` (``inf`` at ``delta = 0``).
@@ -307,15 +310,7 @@ def epsilon_flipped_huber(
         a = a_of_sigma(e, gamma, d)
         return log_delta_flipped_huber_standard(e, b, D, consts, a=a) <= level
 
-    def body(_, carry):
-        good, bad = carry
-        mid = 0.5 * (good + bad)
-        fine = ok(mid)
-        return jnp.where(fine, mid, good), jnp.where(fine, bad, mid)
-
-    eps, _ = jax.lax.fori_loop(0, num_iterations, body, (hi, jnp.zeros_like(hi)))
-    eps = jnp.where(ok(jnp.zeros_like(hi)), 0.0, jnp.where(ok(eps), eps, jnp.inf))
-    return jnp.where(delta > 0, eps, jnp.inf)
+    return jnp.where(delta > 0, least_feasible(ok, hi, num_iterations), jnp.inf)
 
 
 __all__ = [

@@ -43,3 +43,30 @@ def test_profile_monotone_in_epsilon(family, data):
     e1, e2 = (data.draw(st.floats(0.0, eps_max)) for _ in range(2))
     lo, hi = min(e1, e2), max(e1, e2)
     assert_nonincreasing(float(log_delta(lo, params)), float(log_delta(hi, params)))
+
+
+def test_gaussian_and_flipped_huber_through_the_erfcx_zero_window():
+    """jax's erfcx is 0 for x / sqrt 2 in ~[26.54, 26.64]; the Gaussian profile's tail step at
+    a = eps / mu - mu / 2 in ~[37.54, 37.68] was NaN there, so delta = 1 was reported (fail
+    closed, but useless) and the flipped Huber inverse returned eps = inf at 15 of 40 deltas.
+    Dense epsilon grids across that window: finite, non-increasing, tiny."""
+    import numpy as np
+
+    import dpjax
+    from dpjax.accounting.flipped_huber import log_delta_flipped_huber
+    from dpjax.accounting.gaussian import log_delta_gaussian
+
+    eps = np.linspace(37.0, 39.0, 401)  # sigma = l2 = 1: a = eps - 1/2
+    log_d = np.asarray(jax.jit(log_delta_gaussian)(eps, 1.0, 1.0))
+    assert np.all(log_d < -670.0) and np.all(np.diff(log_d) < 0.0)  # delta(37) ~ 1e-293
+    assert np.all(dpjax.profile("gaussian", {"sigma": 1.0}, epsilon=eps, l2=1.0) < 1e-290)
+
+    alpha, gamma = 20.285045542008938, 6.369465525738301  # Gaussian tails: a = eps gamma - ...
+    eps = np.linspace(5.8, 6.0, 401)
+    log_d = np.asarray(jax.jit(log_delta_flipped_huber)(eps, alpha, gamma, 1.0))
+    assert np.all(log_d < -600.0) and np.all(np.diff(log_d) < 0.0)
+    params = {"alpha": alpha, "gamma": gamma}
+    delta = np.geomspace(1e-300, 0.4, 40)
+    got = dpjax.account("flipped-huber", params, delta=delta, linf=1.0)
+    assert np.all(np.isfinite(got))
+    assert np.all(dpjax.profile("flipped-huber", params, epsilon=got, linf=1.0) <= delta)

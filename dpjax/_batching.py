@@ -1,8 +1,8 @@
 """The one batching helper: canonical padded batch shapes (few compiles), and sharding.
 
 A jitted kernel compiles once per input shape.  Batches are flattened and padded up to a
-canonical size, so that scalars, length-3 and length-4 batches share one compilation;
-outputs are cut back and reshaped.  Two ladders of sizes:
+canonical size, so that scalars and batches of up to :data:`SMALL_BATCH` targets share one
+compilation; outputs are cut back and reshaped.  Two ladders of sizes:
 
 * :func:`padded_size`: the next power of two (at least ``minimum``), for batches of
   targets (:func:`call_padded` on the host, :func:`padded` and :func:`padded_elementwise`
@@ -21,6 +21,10 @@ from collections.abc import Callable
 
 import jax.numpy as jnp
 import numpy as np
+
+#: least padded size of a batch of targets at a host entry point (:func:`call_padded`):
+#: scalars and grids of up to 16 targets share one compiled program per kernel.
+SMALL_BATCH = 16
 
 
 def padded_size(n: int, minimum: int = 1) -> int:
@@ -78,14 +82,17 @@ def pad(x, size: int, fill: float | None = None):
     return xp.pad(flat, (0, size - n), mode="edge")
 
 
-def call_padded(kernel: Callable, *args, minimum: int = 1) -> tuple[np.ndarray, ...]:
+def call_padded(
+    kernel: Callable, *args, minimum: int = SMALL_BATCH
+) -> tuple[np.ndarray, ...]:
     """``kernel(*args)`` elementwise over broadcast ``args``, compiled for a padded 1-D shape.
 
     Args:
       kernel: elementwise in its arguments (outputs shaped like its broadcast inputs);
         returns an array or a tuple of arrays.
       *args: host arrays (broadcast together, as float64).
-      minimum: least padded size (:func:`padded_size`).
+      minimum: least padded size (:func:`padded_size`); the default
+        :data:`SMALL_BATCH` gives a scalar and a small grid one program.
 
     Returns:
       NumPy arrays shaped like the broadcast inputs (one, or a tuple like ``kernel``'s).

@@ -52,3 +52,43 @@ def test_call_padded_returns_numpy_of_the_broadcast_shape():
     assert isinstance(a, np.ndarray) and a.shape == (2, 3) and b.shape == (2, 3)
     np.testing.assert_array_equal(a, np.log1p([[0.5], [1.0]]) * np.array([1.0, 2.0, 3.0]))
     assert padded_size(3, 8) == 8 and padded_size(9, 8) == 16
+
+
+_FH = {"alpha": 1.0, "gamma": 2.0}
+_STAIR = {"decay": 0.3, "width": 1.0, "gamma": 0.4}
+#: host entry points that pad: (mechanism, params, entry point, module, its jitted kernel)
+_HOST_CALLS = [
+    ("gaussian", {"sigma": 2.0}, "profile", "dpjax.mechanisms.gaussian", "_delta"),
+    ("gaussian", {"sigma": 2.0}, "account", "dpjax.mechanisms.gaussian", "_epsilon"),
+    ("flipped-huber", _FH, "profile", "dpjax.mechanisms.flipped_huber",
+     "log_delta_flipped_huber.jitted"),
+    ("flipped-huber", _FH, "account", "dpjax.mechanisms.flipped_huber", "epsilon_flipped_huber"),
+    ("staircase", _STAIR, "profile", "dpjax.accounting.staircase", "log_delta_staircase"),
+    ("staircase", _STAIR, "account", "dpjax.mechanisms.staircase", "_epsilon_exact"),
+]
+
+
+@pytest.mark.parametrize(
+    "mechanism, params, call, module, kernel", _HOST_CALLS, ids=lambda v: str(v)[:24]
+)
+def test_host_entry_points_compile_once_up_to_a_small_batch(
+    mechanism, params, call, module, kernel
+):
+    """A scalar target and grids of 3, 9 and 16 targets share one compiled program
+    (:data:`dpjax._batching.SMALL_BATCH`); the batch's answers are its entries' answers."""
+    import functools
+    import importlib
+
+    import dpjax
+    from dpjax._batching import SMALL_BATCH
+
+    kernel = functools.reduce(getattr, kernel.split("."), importlib.import_module(module))
+    kernel.clear_cache()  # an earlier test in this process may hold the bucket
+    fn = getattr(dpjax, call)
+    name = "epsilon" if call == "profile" else "delta"
+    xs = np.linspace(0.2, 2.0, SMALL_BATCH) if call == "profile" else np.geomspace(1e-9, 0.1, 16)
+    grids = [fn(mechanism, params, **{name: xs[:n]}, linf=1.0, l2=1.0) for n in (3, 9, 16)]
+    one = [float(fn(mechanism, params, **{name: x}, linf=1.0, l2=1.0)) for x in xs]
+    assert kernel._cache_size() == 1
+    for got in grids:
+        np.testing.assert_array_equal(got, one[: got.size])

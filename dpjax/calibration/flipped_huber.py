@@ -42,11 +42,14 @@ on the region used.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import numpy as np
 from jax.typing import ArrayLike
 from scipy import special
 
+from dpjax._batching import call_padded
 from dpjax.accounting.flipped_huber import (
     ERROR,
     log_delta_flipped_huber,
@@ -73,9 +76,10 @@ _LOG_GAMMA_SPAN = 720.0
 _HALF_LOG_2PI = 0.9189385332046727
 _LOG2 = 0.6931471805599453
 #: the exact profile of Theorem 3, jitted (traced program kept across processes,
-#: dpjax/numerics/export_cache.py) like the mechanism's re-check (same function, same
-#: argument types): the search's final bisection and that re-check share one compiled program
-_exact_profile = exported_jit(log_delta_flipped_huber)
+#: dpjax/numerics/export_cache.py) and called on padded host batches (call_padded) like the
+#: mechanism's re-check (same function, same argument types): the search's final bisection
+#: and that re-check share one compiled program for a scalar target and a small grid
+_exact_profile = functools.partial(call_padded, exported_jit(log_delta_flipped_huber))
 #: Theorem 8's bound, likewise jitted as the mechanism's re-check jits it
 _theorem8_bound = jax.jit(log_delta_flipped_huber_sufficient)
 

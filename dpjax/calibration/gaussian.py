@@ -25,7 +25,7 @@ from jax.scipy.special import erfinv
 from jax.typing import ArrayLike
 from scipy import special
 
-from dpjax._batching import pad, padded_elementwise, padded_size
+from dpjax._batching import SMALL_BATCH, pad, padded_elementwise, padded_size
 from dpjax.accounting.gaussian import ERROR, log_delta_gaussian, log_delta_gaussian_mu
 from dpjax.calibration.gaussian_host import calibrate_sigma_host
 from dpjax.certificate import MARGIN, TINY, certify_scale, log_target, reported_delta
@@ -149,7 +149,7 @@ def mu_gaussian(epsilon: ArrayLike, delta: ArrayLike):
 
 
 @float64_kernel
-@padded_elementwise(minimum=16)  # one compiled program per power-of-two batch size
+@padded_elementwise(minimum=SMALL_BATCH)  # one compiled program per power-of-two batch size
 @jax.jit
 def sigma_gaussian(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLike):
     r"""Least ``sigma`` with the exact Gaussian profile ``<= delta`` at ``epsilon``; certified.
@@ -267,7 +267,7 @@ def _calibrate_sigma_jax(eps, dlt, sens, x0, good, bad):
     :func:`_gap_and_slope` evaluated at each Newton point; :func:`sigma_gaussian` where the
     bracket did not close): ``(sigma, delta_at, certified)`` for flat arrays."""
     n = eps.size
-    size = padded_size(n, 16)
+    size = padded_size(n, SMALL_BATCH)
     eps, dlt, sens, x0, good, bad = (pad(v, size) for v in (eps, dlt, sens, x0, good, bad))
     with jax.enable_x64(True):
         args = tuple(jnp.asarray(v) for v in (eps, dlt, sens))

@@ -39,6 +39,7 @@ from jax import Array
 from jax.typing import ArrayLike
 from scipy import special
 
+from dpjax._batching import call_padded
 from dpjax.accounting.osgt import ERROR, log_delta_osgt, log_delta_osgt_unit
 from dpjax.calibration.host_shape import least_certified_scale, log_delta_lemma11, search_shape
 from dpjax.certificate import log_target, reported_delta, scale_is_certified
@@ -139,8 +140,9 @@ def osgt_variance_by_shape(
 
 
 _LOG2 = 0.6931471805599453
-#: the exact profile (App. F(c)), compiled once per target shape for the final bisection
-_exact_profile = exported_jit(log_delta_osgt)
+#: the exact profile (App. F(c)) for the final bisection, on padded host batches
+#: (call_padded): a scalar target and a small grid share one compiled program
+_exact_profile = partial(call_padded, exported_jit(log_delta_osgt))
 
 
 def _host_log_delta(eps, log_k, log_m):

@@ -24,10 +24,13 @@ with the margin of :mod:`dpjax.certificate`.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from jax.typing import ArrayLike
 from scipy import special
 
+from dpjax._batching import call_padded
 from dpjax.accounting.truncated_laplace import ERROR, log_delta_truncated_laplace
 from dpjax.calibration.host_shape import least_certified_scale, log_delta_lemma11, search_shape
 from dpjax.certificate import log_target, reported_delta, scale_is_certified
@@ -39,8 +42,9 @@ _LOG2 = 0.6931471805599453
 #: shape range ``c = A / lambda``: ``c -> 0`` is the uniform member (variance ``A^2 / 3`` to
 #: ``O(c)``), ``c = 2e3`` the Laplace member to ``O(e^{-c})``
 C_MIN, C_MAX = 1e-7, 2e3
-#: the exact profile, compiled once per target shape for the final bisection
-_exact_profile = exported_jit(log_delta_truncated_laplace)
+#: the exact profile for the final bisection, on padded host batches (call_padded): a
+#: scalar target and a small grid share one compiled program
+_exact_profile = functools.partial(call_padded, exported_jit(log_delta_truncated_laplace))
 
 
 def _host_log_delta(eps, log_c, log_mu):

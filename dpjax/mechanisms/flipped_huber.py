@@ -21,6 +21,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from dpjax._batching import call_padded
 from dpjax.accounting import flipped_huber as _acc
 from dpjax.accounting import flipped_huber_kdim as _kdim
 from dpjax.calibration import members
@@ -99,7 +100,9 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         linf = sens["linf"]
         alpha, gamma, variance, delta_at, ok = calibrate_flipped_huber_1d(epsilon, delta, linf)
         # independent re-evaluation at exactly the returned parameters
-        recheck = _reported(log_delta_flipped_huber(epsilon, alpha, gamma, linf), _acc.ERROR)
+        recheck = _reported(
+            call_padded(log_delta_flipped_huber, epsilon, alpha, gamma, linf), _acc.ERROR
+        )
         sensitivity = {"linf": linf}
         condition = "exact"
         limits = {
@@ -182,7 +185,9 @@ def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
     sens, _ = _sensitivities(query)
     alpha, gamma = params["alpha"], params["gamma"]
     if query.dim == 1:
-        return _reported(log_delta_flipped_huber(epsilon, alpha, gamma, sens["linf"]), _acc.ERROR)
+        return _reported(
+            call_padded(log_delta_flipped_huber, epsilon, alpha, gamma, sens["linf"]), _acc.ERROR
+        )
     return _reported(
         log_delta_flipped_huber_bound(
             epsilon, alpha, gamma, query.dim, sens["l1"], sens["l2"], sens["linf"]
@@ -204,7 +209,7 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
     sens, _ = _sensitivities(query)
     alpha, gamma = params["alpha"], params["gamma"]
     if query.dim == 1:
-        return np.asarray(epsilon_flipped_huber(delta, alpha, gamma, sens["linf"]))
+        return call_padded(epsilon_flipped_huber, delta, alpha, gamma, sens["linf"])
     return np.asarray(
         epsilon_flipped_huber_bound(
             delta, alpha, gamma, query.dim, sens["l1"], sens["l2"], sens["linf"]

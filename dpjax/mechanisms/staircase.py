@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from functools import partial
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
+from dpjax._batching import call_padded
 from dpjax.accounting.laplace import epsilon_pure_dp
 from dpjax.accounting.staircase import ERROR, log_delta_staircase
 from dpjax.calibration.result import Calibration
@@ -52,14 +55,25 @@ def _max_periods(sens: float, width) -> int:
 
 
 def _exact_log_delta(epsilon, params, sens):
-    return log_delta_staircase(
-        epsilon,
-        params["decay"],
-        params["width"],
-        params["gamma"],
-        sens,
-        max_periods=_max_periods(sens, params["width"]),
+    """The exact 1-D log-profile on a padded host batch (one program for up to 16 targets)."""
+    kernel = partial(log_delta_staircase, max_periods=_max_periods(sens, params["width"]))
+    return call_padded(kernel, epsilon, params["decay"], params["width"], params["gamma"], sens)
+
+
+@partial(jax.jit, static_argnames=("max_periods",))
+def _epsilon_exact(delta, decay, width, gamma, sens, eps_0, *, max_periods):
+    """Least certified epsilon of the exact 1-D profile: bisection on ``[0, eps_0]``."""
+    level = log_target(jnp.where(delta > 0, delta, 1.0))
+
+    def log_delta(e):
+        return log_delta_staircase(e, decay, width, gamma, sens, max_periods=max_periods)
+
+    res = bisect_monotone(
+        lambda e: log_delta(e) <= level, good=eps_0, bad=jnp.zeros_like(eps_0),
+        num_iterations=100,
     )
+    eps = jnp.where(res.status == 0, res.good, jnp.inf)
+    return jnp.where(log_delta(jnp.zeros_like(eps_0)) <= level, 0.0, eps)
 
 
 def _steps(linf: float, width) -> np.ndarray:
@@ -162,20 +176,11 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
         return np.asarray(epsilon_pure_dp(delta, _pure_epsilon(params, query)))
     linf, _ = query.sensitivity.resolve("linf")
     # bisection on [0, eps_0] (the profile is 0 at eps_0) against delta (1 - MARGIN)
-    hi = np.broadcast_to(
+    kernel = partial(_epsilon_exact, max_periods=_max_periods(linf, params["width"]))
+    return call_padded(
+        kernel, delta, params["decay"], params["width"], params["gamma"], linf,
         _pure_epsilon(params, query),
-        np.broadcast_shapes(np.shape(delta), *(np.shape(v) for v in params.values())),
     )
-    level = np.asarray(log_target(np.where(np.asarray(delta) > 0, delta, 1.0)))
-    res = bisect_monotone(
-        lambda e: _exact_log_delta(e, params, linf) <= level,
-        good=jnp.asarray(hi, dtype=jnp.float64),
-        bad=jnp.zeros(np.shape(hi)),
-        num_iterations=100,
-    )
-    at_zero = np.asarray(_exact_log_delta(np.zeros(np.shape(hi)), params, linf)) <= level
-    eps = np.where(res.status == 0, np.asarray(res.good), np.inf)
-    return np.where(at_zero, 0.0, eps)
 
 
 SUMMARY = "staircase (Geng & Viswanath 2016), optimal eps-DP; exact 1-D, per coordinate in K-D"

@@ -38,7 +38,7 @@ from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms._composition import composed_budget, pure_dp_delta
 from dpjax.mechanisms._spec import About, Mechanism, Query, calibration, unsupported
 from dpjax.noise.staircase import Staircase
-from dpjax.numerics import bisect_monotone
+from dpjax.numerics import least_feasible
 
 NAME = "staircase"
 
@@ -62,18 +62,13 @@ def _exact_log_delta(epsilon, params, sens):
 
 @partial(jax.jit, static_argnames=("max_periods",))
 def _epsilon_exact(delta, decay, width, gamma, sens, eps_0, *, max_periods):
-    """Least certified epsilon of the exact 1-D profile: bisection on ``[0, eps_0]``."""
+    """Least certified epsilon of the exact 1-D profile on ``[0, eps_0]`` (least_feasible)."""
     level = log_target(jnp.where(delta > 0, delta, 1.0))
 
-    def log_delta(e):
-        return log_delta_staircase(e, decay, width, gamma, sens, max_periods=max_periods)
+    def ok(e):
+        return log_delta_staircase(e, decay, width, gamma, sens, max_periods=max_periods) <= level
 
-    res = bisect_monotone(
-        lambda e: log_delta(e) <= level, good=eps_0, bad=jnp.zeros_like(eps_0),
-        num_iterations=100,
-    )
-    eps = jnp.where(res.status == 0, res.good, jnp.inf)
-    return jnp.where(log_delta(jnp.zeros_like(eps_0)) <= level, 0.0, eps)
+    return least_feasible(ok, eps_0, num_iterations=100)
 
 
 def _steps(linf: float, width) -> np.ndarray:
@@ -165,7 +160,7 @@ def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
 def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
     r"""Least certified ``epsilon`` with ``delta(epsilon) <= delta (1 - MARGIN)``.
 
-    One use in 1-D: bisection (:func:`dpjax.numerics.bisect_monotone`) of the exact profile
+    One use in 1-D: bisection (:func:`dpjax.numerics.least_feasible`) of the exact profile
     on ``[0, eps_0]`` (it vanishes at ``eps_0``); otherwise the inverse of the pure-DP bound.
 
     Args:

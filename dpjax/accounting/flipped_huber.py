@@ -44,6 +44,7 @@ from dpjax.accounting._flipped_huber_terms import (
     _log_neg_expm1,
     _log_two_w,
 )
+from dpjax.accounting.flipped_huber_kdim import epsilon_from_zcdp_shifted, zcdp_flipped_huber
 from dpjax.accounting.gaussian import (
     a_of_mu,
     a_of_sigma,
@@ -52,7 +53,7 @@ from dpjax.accounting.gaussian import (
     tail_step_args,
 )
 from dpjax.accounting.log_concave import log_delta_symmetric_log_concave
-from dpjax.certificate import fail_closed, kernel_error, log_target, reported_delta
+from dpjax.certificate import MARGIN, fail_closed, kernel_error, log_target, reported_delta
 from dpjax.noise.flipped_huber import (
     centred_privacy_loss,
     log_normaliser,
@@ -282,14 +283,21 @@ def epsilon_flipped_huber(
 ) -> Array:
     r"""Least ``epsilon`` with the exact 1-D profile ``<= delta (1 - MARGIN)`` (certified end).
 
-    Bisection (:func:`dpjax.numerics.least_feasible`) on ``[0, 2 eps_N + 1]`` (``eps_N``
-    the Gaussian epsilon at ``sigma = gamma``, the profile of the FH tails) keeping the end
-    where :func:`log_delta_flipped_huber` is ``<= delta (1 - MARGIN)``: ``0`` where it holds
-    at 0, ``inf`` (no certificate) where it fails at the upper end; the returned end passed
-    that test when the bisection evaluated it.  (A re-evaluation after the loop, in another
-    compiled context, can differ by an ulp right at the boundary and turned a certified end
-    into ``inf``; the callers' certificate, :func:`dpjax.certificate.certify_epsilon`,
-    re-checks the answer with room for that rounding.)
+    Bisection (:func:`dpjax.numerics.least_feasible`) on ``[0, max(2 eps_N + 1, eps_Z)]``
+    keeping the end where :func:`log_delta_flipped_huber` is ``<= delta (1 - MARGIN)``:
+    ``0`` where it holds at 0, ``inf`` (no certificate) where it fails at the upper end.
+
+    * ``eps_N``: the Gaussian epsilon at ``sigma = gamma`` (the FH tails);
+    * ``eps_Z``: the epsilon of Theorem 9's ``(xi, eta)``-zCDP bound
+      (:func:`dpjax.accounting.flipped_huber_kdim.zcdp_flipped_huber`), which reaches the
+      Laplace end (large ``alpha / gamma``), where the Laplace centre's losses exceed
+      ``eps_N`` (with ``2 eps_N + 1`` alone such members got ``inf``).
+
+    The returned end passed the test when the bisection evaluated it.  (A re-evaluation
+    after the loop, in another compiled context, can differ by an ulp right at the boundary
+    and turned a certified end into ``inf``; the callers' certificate,
+    :func:`dpjax.certificate.certify_epsilon`, re-checks the answer with room for that
+    rounding.)
 
     Args:
       delta: ``delta`` in ``[0, 1)`` (``inf`` at ``delta = 0``).
@@ -304,7 +312,9 @@ def epsilon_flipped_huber(
     level = log_target(delta)
     b, D = alpha / gamma, d / gamma
     consts = shape_constants(b)
-    hi = 2.0 * epsilon_gaussian(delta, gamma, d) + 1.0
+    xi, eta = zcdp_flipped_huber(alpha, gamma, d)
+    laplace_end = epsilon_from_zcdp_shifted(xi, eta, delta * (1.0 - 2.0 * MARGIN))
+    hi = jnp.maximum(2.0 * epsilon_gaussian(delta, gamma, d) + 1.0, laplace_end * (1 + 1e-9))
 
     def ok(e):
         a = a_of_sigma(e, gamma, d)

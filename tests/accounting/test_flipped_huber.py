@@ -234,6 +234,18 @@ def test_epsilon_inverts_the_exact_profile():
     assert np.all(_exact(eps * (1 - 1e-6), alpha, gamma, 1.0) > np.log(delta))
 
 
+
+@pytest.mark.parametrize("alpha, gamma", [(20.0, 1.0), (200.0, 6.37), (3.0, 0.1), (5.4e12, 7.3e5)])
+def test_epsilon_reaches_the_laplace_end(alpha, gamma):
+    """Members near the Laplace end (large alpha / gamma), whose Laplace centre has losses up
+    to ~alpha Delta / gamma^2 beyond the Gaussian-tail bracket 2 eps_N + 1, get the least
+    certified epsilon (they got inf), on a delta grid down to 1e-300."""
+    delta = np.geomspace(1e-300, 0.5, 61)
+    eps = _eps_exact(delta, alpha, gamma, 1.0)
+    assert np.all(np.isfinite(eps)) and np.all(np.diff(eps) <= 0.0)
+    assert np.all(_exact(eps, alpha, gamma, 1.0) <= np.log(delta))
+    assert np.all(_exact(eps * (1 - 1e-6), alpha, gamma, 1.0) > np.log(delta))
+
 _pos = st.floats(min_value=0.05, max_value=8.0)
 
 

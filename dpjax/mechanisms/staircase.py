@@ -25,7 +25,6 @@ from fractions import Fraction
 from functools import partial
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from dpjax._batching import call_padded
@@ -62,8 +61,23 @@ def _exact_log_delta(epsilon, params, sens):
 
 @partial(jax.jit, static_argnames=("max_periods",))
 def _epsilon_exact(delta, decay, width, gamma, sens, eps_0, *, max_periods):
-    """Least certified epsilon of the exact 1-D profile on ``[0, eps_0]`` (least_feasible)."""
-    level = log_target(jnp.where(delta > 0, delta, 1.0))
+    r"""Least certified epsilon of the exact 1-D staircase profile (one compiled program).
+
+    .. math:: \epsilon^* = \min\{\epsilon \in [0, \epsilon_0] :
+              \log\delta(\epsilon) \le \log(\delta (1 - \text{MARGIN}))\}
+
+    by :func:`dpjax.numerics.least_feasible` (``inf`` where no certificate); the profile
+    is :func:`dpjax.accounting.staircase.log_delta_staircase` (Geng & Viswanath 2016), 0 at
+    ``eps_0 = decay ceil(Delta_inf / width)``.
+
+    Args:
+      delta: target deltas (``delta = 0``: the least epsilon where the profile is 0).
+      decay, width, gamma: the staircase parameters (broadcast with ``delta``).
+      sens: the sensitivity ``Delta_inf``.
+      eps_0: the pure-DP epsilon, the bracket's upper end.
+      max_periods: static period count of the profile's candidate shifts.
+    """
+    level = log_target(delta)  # -inf at delta = 0: the least epsilon with delta(eps) = 0
 
     def ok(e):
         return log_delta_staircase(e, decay, width, gamma, sens, max_periods=max_periods) <= level

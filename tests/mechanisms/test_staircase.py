@@ -174,3 +174,15 @@ def test_bad_inputs_name_the_argument():
         dpjax.profile("staircase", {**good, "width": -2.0}, 0.5)
     with pytest.raises(dpjax.errors.InfeasibleTargetError):
         dpjax.calibrate("staircase", epsilon=0.0, delta=1e-3, linf=1.0)
+
+
+@pytest.mark.parametrize("width", [0.3, 1.0, 2.5])
+def test_account_at_delta_zero_is_the_pure_epsilon(width):
+    """delta = 0: the least epsilon where the exact profile vanishes, eps_0 = decay
+    ceil(Delta / width) (it raised CertificationError: the search's level was that of
+    delta = 1, so it returned ~0, which the certificate rejected)."""
+    params = {"decay": 0.5, "width": width, "gamma": 0.3}
+    eps = dpjax.account("staircase", params, delta=np.array([0.0, 1e-300]), linf=1.0)
+    eps_0 = 0.5 * np.ceil(1.0 / width)
+    np.testing.assert_allclose(eps, eps_0, rtol=1e-12)
+    assert np.all(dpjax.profile("staircase", params, epsilon=eps, linf=1.0) == 0.0)

@@ -78,7 +78,14 @@ def run_design(args) -> None:
       args: the parsed ``argparse`` namespace (``--out`` saves it, :func:`dpjax.spherical.io.save`).
     """
     from dpjax.spherical import design as de
+    from dpjax.spherical.mechanism import check_use
+    from dpjax.spherical.windowed import check_budget
 
+    args.cost = check_budget(args.cost)
+    if args.auto_delta is not None or args.auto_sampling_rate is not None \
+            or args.auto_compositions != 1:
+        check_use(0.5 if args.auto_delta is None else args.auto_delta, [args.auto_compositions],
+                  args.auto_sampling_rate, prefix="auto_")
     if str(args.r).lower() == "slope":
         return _run_slope_design(args)
     args.N = 300 if args.N is None else args.N
@@ -93,7 +100,7 @@ def run_design(args) -> None:
     if auto:
         crit = (de.kl_criterion if args.auto_delta is None else
                 de.epsilon_criterion(args.auto_delta, args.auto_compositions,
-                                     args.auto_sampling_rate))
+                                     args.auto_sampling_rate, prefix="auto_"))
         mech, r, _ = de.search_r(coeffs, args.N, args.cost, crit, (4.0, 45.0), 7, args.loss_cap)
     start = time.perf_counter()
     mech, prob, sol = de.design_mechanism(coeffs, args.N, r, args.cost, args.solver,
@@ -151,11 +158,10 @@ def run_account(args) -> None:
       args: the parsed ``argparse`` namespace (the file, ``--compositions``,
         ``--sampling-rate``, ``--delta``).
     """
-    if not 0 < args.delta < 1:
-        raise ValueError("--delta must be in (0, 1)")
-    if args.sampling_rate is not None and not 0 < args.sampling_rate <= 1:
-        raise ValueError("--sampling-rate must be in (0, 1]")
     from dpjax.spherical.io import load
+    from dpjax.spherical.mechanism import check_use
+
+    check_use(args.delta, [args.compositions], args.sampling_rate)
 
     mech = load(args.file)
     q = None if args.sampling_rate in (None, 1.0) else args.sampling_rate

@@ -231,7 +231,14 @@ def epsilon_criterion(delta: float, compositions: int, sampling_rate: float | No
       delta: the target ``delta``.
       compositions: number of uses.
       sampling_rate: Poisson subsampling rate, or ``None``.
+
+    Raises:
+      ValueError: ``delta`` outside ``(0, 1)``, ``compositions < 1`` or a rate outside
+        ``(0, 1]`` (checked here, before any programme is solved).
     """
+    from dpjax.spherical.mechanism import check_use
+
+    check_use(delta, [compositions], sampling_rate)
     return lambda mech: mech.epsilon(delta, compositions, sampling_rate)
 
 

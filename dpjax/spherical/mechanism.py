@@ -31,6 +31,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from dpjax import _validate
 from dpjax.accounting import pld as pld_engine
 from dpjax.certificate import certify_epsilon
 from dpjax.numerics import float64_kernel
@@ -195,6 +196,7 @@ class SphericalMechanism(NamedTuple):
     def epsilons(self, delta: float, compositions, sampling_rate: float | None = None,
                  bin_width: float = 1e-4) -> np.ndarray:
         """:meth:`epsilon` for several composition counts (PLDs built once), each certified."""
+        check_use(delta, compositions, sampling_rate)
         adj = ("remove",) if sampling_rate is None else ("remove", "add")
         bases = [self.pld(sampling_rate, a, bin_width) for a in adj]
         out = []
@@ -217,12 +219,39 @@ class SphericalMechanism(NamedTuple):
         (:func:`dpjax.accounting.pld.delta_of_atoms`: no grid, no compile, the exact value
         plus a rounding pad); otherwise the PLD engine (the worse adjacency).
         """
+        _validate.epsilon(epsilon)
+        check_use(None, [compositions], sampling_rate)
         if int(compositions) == 1 and sampling_rate is None:
             _, pm, qm, p_out, _ = self.atoms()
             return pld_engine.delta_of_atoms(pm, qm, p_out, float(epsilon))
         adj = ("remove",) if sampling_rate is None else ("remove", "add")
         return max(float(pld_engine.delta_for_epsilon(
             _compose(self.pld(sampling_rate, a, bin_width), compositions), epsilon)) for a in adj)
+
+
+def check_use(delta, compositions, sampling_rate, prefix: str = "") -> None:
+    """Refuse ``delta`` outside ``(0, 1)``, composition counts below 1, rates outside ``(0, 1]``.
+
+    Args:
+      delta: the target ``delta`` (``None``: not checked).
+      compositions: a sequence of composition counts.
+      sampling_rate: the Poisson rate, or ``None``.
+      prefix: prepended to the argument names in messages (``"auto_"`` for the CLI's
+        ``--auto-*`` options).
+
+    Raises:
+      ValueError: naming the argument, its value and what is allowed.
+    """
+    if delta is not None:
+        d = _validate._as_array(prefix + "delta", delta)
+        if d.ndim or not (np.isfinite(d) and _validate.TINY <= d < 1.0):
+            raise ValueError(f"{prefix}delta must be a single number in (0, 1) (the cells' "
+                             f"loss is unbounded: delta = 0 is never met), got "
+                             f"{_validate.shown(delta)}")
+    for k in compositions:
+        _validate.positive_int(k, prefix + "compositions")
+    if sampling_rate is not None:
+        _validate.probability(sampling_rate, prefix + "sampling_rate")
 
 
 def _compose(base, k: int):

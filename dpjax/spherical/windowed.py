@@ -32,10 +32,14 @@ import math
 
 import numpy as np
 
+from dpjax import _validate
 from dpjax.spherical import coefficients as co
 from dpjax.spherical import design as de
 from dpjax.spherical.mechanism import SphericalMechanism
 from solvers import solve
+
+#: Largest cost budget accepted: ``sqrt(C)`` shells of width ``1/n`` must stay countable.
+MAX_BUDGET = 1e12
 
 
 def slope_rule_r(m: int, n: int, N: int, budget: float) -> float:
@@ -78,15 +82,36 @@ def default_last_shell(m: int, n: int, budget: float) -> int:
       >>> default_last_shell(10000, 100, 2500.0)
       5283
     """
-    if m < 1 or n < 1 or not budget > 0:
-        raise ValueError(f"need m >= 1, n >= 1 and budget > 0, got ({m}, {n}, {budget})")
+    budget = check_budget(budget)
+    if m < 1 or n < 1:
+        raise ValueError(f"need m >= 1 and n >= 1, got ({m}, {n})")
     return math.ceil(n * (math.sqrt(budget) + 4.0 * math.sqrt(2.0 * budget / m)))
 
 
+def check_budget(budget) -> float:
+    r"""Validate the cost budget ``C = E|Z|^2``: a finite number ``> 0``.
+
+    Args:
+      budget: the cost budget (``--cost`` on the command line).
+
+    Returns:
+      ``budget`` as a float.
+
+    Raises:
+      ValueError: ``budget`` is not a finite number ``> 0`` (``inf`` or ``1e308`` would
+        overflow the shell count ``n sqrt(C)``); the message names ``cost``.
+    """
+    value = float(_validate.positive(budget, "cost (the budget C = E|Z|^2)"))
+    if value > MAX_BUDGET:
+        raise ValueError(f"cost (the budget C = E|Z|^2) must be finite, > 0 and <= "
+                         f"{MAX_BUDGET:.0e} (the shells reach radius sqrt(C)), got {value!r}")
+    return value
+
+
 def _check(m, n, N, budget):
-    if m < 1 or n < 1 or N < 2 or not (budget > 0 and math.isfinite(budget)):
-        raise ValueError(f"need m >= 1, n >= 1, N >= 2 and a finite budget > 0, "
-                         f"got m={m}, n={n}, N={N}, budget={budget}")
+    check_budget(budget)
+    if m < 1 or n < 1 or N < 2:
+        raise ValueError(f"need m >= 1, n >= 1, N >= 2, got m={m}, n={n}, N={N}")
 
 
 def design_windowed(m: int, budget: float, n: int = 100, N: int | None = None,
@@ -116,6 +141,7 @@ def design_windowed(m: int, budget: float, n: int = 100, N: int | None = None,
       ValueError: bad arguments.
       RuntimeError: the programme was not solved to tolerance.
     """
+    budget = check_budget(budget)
     N = default_last_shell(m, n, budget) if N is None else int(N)
     _check(m, n, N, budget)
     if r is None:
@@ -160,4 +186,5 @@ def mechanism_from_window(problem, solution, info: dict) -> SphericalMechanism:
                               float(info["budget"]), float(solution.value))
 
 
-__all__ = ["default_last_shell", "design_windowed", "mechanism_from_window", "slope_rule_r"]
+__all__ = ["MAX_BUDGET", "check_budget", "default_last_shell", "design_windowed",
+           "mechanism_from_window", "slope_rule_r"]

@@ -58,3 +58,31 @@ def test_slope_rule_is_the_default(tmp_path, capsys):
     assert main(["spherical", "account", str(out), "--compositions", "10", "--sampling-rate",
                  "0.1", "--delta", "1e-6", "--json"]) in (0, None)
     assert 0 < json.loads(capsys.readouterr().out)["epsilon"] < math.inf
+
+
+@pytest.mark.parametrize("argv", [
+    ["design", "--dim", "3", "--cost", "inf"],
+    ["design", "--dim", "3", "--cost", "1e308"],
+    ["design", "--dim", "3", "--cost", "nan"],
+    ["design", "--dim", "3", "--cost", "2.5", "--auto-delta", "2"],
+    ["design", "--dim", "3", "--cost", "2.5", "--r", "auto", "--auto-delta", "0"],
+])
+def test_design_refuses_bad_cost_and_auto_delta(argv, capsys):
+    # issue 34: --cost inf was an OverflowError traceback (exit 1), --auto-delta 2 was accepted
+    assert main(["spherical", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("dpjax: error:")
+    assert ("cost" in err) or ("auto_delta" in err and "(0, 1)" in err)
+
+
+def test_account_refuses_zero_compositions(tmp_path, capsys):
+    # issue 34: --compositions 0 reported epsilon 0; every other command refuses 0
+    from dpjax.spherical.io import save
+    from dpjax.spherical.mechanism import SphericalMechanism
+
+    toy = SphericalMechanism(2, 1, 2, 0.5, np.zeros(3), np.zeros((4, 3)), np.zeros(4), 1.0, 0.1)
+    path = save(toy, tmp_path / "toy.npz")
+    assert main(["spherical", "account", str(path), "--compositions", "0", "--delta",
+                 "1e-6"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "dpjax: error: compositions must be an integer >= 1, got 0"

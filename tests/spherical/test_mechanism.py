@@ -76,3 +76,19 @@ def test_pld_certified_against_exact_atoms(mech):
 def test_subsampled_composition_monotone(mech):
     e = mech.epsilons(1e-8, [1, 8], sampling_rate=0.01)
     assert 0 < e[0] < e[1] < mech.epsilon(1e-8)
+
+
+def test_uses_are_validated_before_any_accounting():
+    # a toy mechanism (no solve): every refusal happens before the cells are read
+    toy = SphericalMechanism(2, 1, 2, 0.5, np.zeros(3), np.zeros((4, 3)), np.zeros(4), 1.0, 0.1)
+    with pytest.raises(ValueError, match="compositions must be an integer >= 1, got 0"):
+        toy.epsilon(1e-6, 0)
+    with pytest.raises(ValueError, match="compositions"):
+        toy.delta(1.0, 0)
+    for bad in (0.0, 1.0, 2.0, math.nan):
+        with pytest.raises(ValueError, match=r"delta must be a single number in \(0, 1\)"):
+            toy.epsilon(bad)
+    with pytest.raises(ValueError, match="sampling_rate"):
+        toy.epsilon(1e-6, 2, 1.5)
+    with pytest.raises(ValueError, match=r"delta must be a single number in \(0, 1\)"):
+        de.epsilon_criterion(2.0, 1)

@@ -20,6 +20,10 @@ import numpy as np
 TINY = float(np.finfo(np.float64).tiny)
 #: Largest composition count accepted (it is converted to float64 for closed forms).
 MAX_COMPOSITIONS = 10**300
+#: The dtypes noise may be sampled in: the real floating types the tail-exact samplers
+#: (:mod:`dpjax.noise._tail`) are built for.  Integer, boolean and complex outputs would
+#: round or discard the noise, and float8 types have no infinity and saturate to NaN.
+SAMPLE_DTYPES = ("bfloat16", "float16", "float32", "float64")
 
 
 def shown(value) -> str:
@@ -202,6 +206,44 @@ def probability(value, name: str) -> float:
             f"{name} must be a single number in (0, 1] (>= {TINY!r}), got {shown(value)}"
         )
     return float(arr)
+
+
+def sample_dtype(value, name: str = "dtype"):
+    """Validate the dtype noise is sampled in: one of :data:`SAMPLE_DTYPES`.
+
+    A sampler that returned integers, booleans or complex numbers would round away or
+    misplace the noise the accountant certified, so every sampler refuses them.
+
+    Args:
+      value: anything ``jnp.dtype`` accepts (``jnp.float32``, ``"bfloat16"``, ...).
+      name: the argument's name, for the message.
+
+    Returns:
+      ``value`` as a ``numpy.dtype``.
+
+    Raises:
+      TypeError: ``value`` is not a dtype, or not one of :data:`SAMPLE_DTYPES`.
+
+    Example:
+      >>> sample_dtype("float32")
+      dtype('float32')
+      >>> sample_dtype("int32")  # doctest: +IGNORE_EXCEPTION_DETAIL
+      Traceback (most recent call last):
+      TypeError: dtype must be a real floating type (bfloat16, ... or float64), got int32
+    """
+    import jax.numpy as jnp
+
+    try:
+        dtype = jnp.dtype(value)
+    except (TypeError, ValueError):
+        dtype = None
+    if dtype is None or dtype.name not in SAMPLE_DTYPES:
+        shown_value = dtype.name if dtype is not None else shown(value)
+        raise TypeError(
+            f"{name} must be a real floating type ({', '.join(SAMPLE_DTYPES[:-1])} or "
+            f"{SAMPLE_DTYPES[-1]}), got {shown_value}"
+        )
+    return dtype
 
 
 def broadcast(**arrays: np.ndarray) -> list[np.ndarray]:

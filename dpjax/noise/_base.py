@@ -107,9 +107,17 @@ class ScaleFamily(Protocol):
 def sample_dtype(dtype):
     """The dtype to sample in: the caller's, else the default float (float32 without x64).
 
+    Every sampler and ``from_bits`` path resolves its dtype here, so all of them refuse
+    integer, boolean, complex and float8 outputs (:func:`dpjax._validate.sample_dtype`).
+
     Args:
       dtype: the requested dtype, or ``None``.
+
+    Raises:
+      TypeError: ``dtype`` is not one of ``bfloat16``, ``float16``, ``float32``, ``float64``.
     """
     import jax.numpy as jnp
 
-    return jnp.dtype(dtype) if dtype is not None else jnp.result_type(float)
+    from dpjax import _validate
+
+    return _validate.sample_dtype(dtype) if dtype is not None else jnp.result_type(float)

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
+from dpjax.noise._base import sample_dtype
 from dpjax.noise._tail import symmetric_from_bits, symmetric_sample
 
 
@@ -130,7 +131,7 @@ def compiled_sampler(draw):
 
     @functools.wraps(draw)
     def method(self, key: Array, shape: tuple[int, ...] = (), dtype=None) -> Array:
-        dtype = None if dtype is None else jnp.dtype(dtype)
+        dtype = sample_dtype(dtype)  # refuses non-float dtypes before anything is traced
         return program(self, key, tuple(shape), dtype)
 
     return method

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import jax
 import numpy as np
 
+from dpjax import _validate
+
 
 @dataclass(frozen=True)
 class Groups:
@@ -74,6 +76,8 @@ def make_groups(params, clip_norms) -> Groups:
     Raises:
       ValueError: empty parameters, a clip norm that is not finite and ``> 0``, or a
         ``clip_norms`` tree that is not a prefix of ``params``.
+      TypeError: a parameter leaf whose dtype is not a real floating type (the noise is
+        sampled in it: :func:`dpjax._validate.sample_dtype`).
 
     Example:
       >>> import jax.numpy as jnp
@@ -86,7 +90,9 @@ def make_groups(params, clip_norms) -> Groups:
     if not leaves:
         raise ValueError("params is empty: nothing to clip")
     shapes = tuple(tuple(np.shape(x)) for x in leaves)
-    dtypes = tuple(np.dtype(x.dtype) for x in leaves)
+    # the noise is drawn in each leaf's dtype: integer or complex noise is not the law certified
+    dtypes = tuple(_validate.sample_dtype(x.dtype, "the dtype of every parameter leaf")
+                   for x in leaves)
     if isinstance(clip_norms, (int, float, np.number)) or (
         isinstance(clip_norms, (np.ndarray, jax.Array)) and np.ndim(clip_norms) == 0
     ):

@@ -177,6 +177,14 @@ def test_monte_carlo_errors_of_sampled_noise():
                                    rtol=0.02)
 
 
+def test_sampled_noise_refuses_non_float_dtypes():
+    """Complex noise would put half the certified variance in a discarded imaginary part."""
+    design = laplace_design(LAM, EPS)
+    for dtype in (jnp.complex64, jnp.int32, jnp.bool_):
+        with pytest.raises(TypeError, match=r"dtype must be a real floating type .* got "):
+            design.sample(jax.random.key(0), (4,), dtype)
+
+
 def test_lemma3_exact_profile_by_monte_carlo():
     """The i.n.i.d. Gaussian privacy loss is N(m/2... ) with m = mu_eff: Monte Carlo delta(eps)."""
     lam = np.array([1.0, 0.5, 0.2])

@@ -52,3 +52,39 @@ def test_make_and_pytree():
     np.testing.assert_allclose(batched, [1.0, 4.0])
     leaves = jax.tree_util.tree_leaves(Gaussian(jnp.array(3.0)))
     assert len(leaves) == 1
+
+
+_EVERY_FAMILY = [
+    ("gaussian", {"sigma": 1.0}),
+    ("laplace", {"scale": 1.0}),
+    ("flipped-huber", {"alpha": 1.0, "gamma": 1.0}),
+    ("osgt", {"vartheta": 1.0, "rho": 1.0}),
+    ("truncated-laplace", {"scale": 1.0, "bound": 5.0}),
+    ("staircase", {"decay": 0.5, "width": 1.0, "gamma": 0.5}),
+]
+_NOT_REAL_FLOAT = [jnp.int32, jnp.uint8, jnp.bool_, jnp.complex64, jnp.float8_e4m3fn, "int8"]
+
+
+@pytest.mark.parametrize("name,params", _EVERY_FAMILY)
+def test_sampler_refuses_non_float_dtypes(name, params):
+    """Integer, boolean, complex or float8 output would round or misplace certified noise."""
+    noise = dpjax.noise.make(name, **params)
+    key = jax.random.key(0)
+    bits = dpjax.noise.random_words(key, (6,), jnp.float32)
+    for dtype in _NOT_REAL_FLOAT:
+        with pytest.raises(TypeError, match=r"dtype must be a real floating type .*float32.*got "):
+            noise.sample(key, (6,), dtype=dtype)
+        with pytest.raises(TypeError, match=r"dtype must be a real floating type"):
+            noise.from_bits(bits, dtype)
+    with pytest.raises(TypeError, match=r"dtype must .* got 'not-a-dtype'"):
+        noise.sample(key, (6,), dtype="not-a-dtype")
+    # real floats still sample (every family and dtype: test_tails.py, test_flipped_huber.py)
+    assert dpjax._validate.sample_dtype("bfloat16") == jnp.bfloat16
+
+
+@pytest.mark.parametrize("dtype", _NOT_REAL_FLOAT)
+def test_random_words_and_tail_floor_refuse_non_float_dtypes(dtype):
+    with pytest.raises(TypeError, match=r"dtype must be a real floating type"):
+        dpjax.noise.random_words(jax.random.key(0), (6,), dtype)
+    with pytest.raises(TypeError, match=r"dtype must be a real floating type"):
+        dpjax.noise.tail_floor(dtype)

@@ -7,6 +7,15 @@ Dolan-More performance profiles and provenance (:mod:`solvers.bench.report`),
 and export to the Conic Benchmark Format (:mod:`solvers.bench.cbf`).
 """
 
-from solvers.bench.families import Family, Instance, families, get_family, register_family
+from solvers.bench.families import (
+    ENTRY_POINT_GROUP,
+    Family,
+    Instance,
+    families,
+    get_family,
+    load_entry_points,
+    register_family,
+)
 
-__all__ = ["Family", "Instance", "families", "get_family", "register_family"]
+__all__ = ["ENTRY_POINT_GROUP", "Family", "Instance", "families", "get_family",
+           "load_entry_points", "register_family"]

@@ -1,13 +1,13 @@
 """``python -m solvers.bench``: run a family on every installed backend and write the report.
 
-Example (the headline table; the spherical KL families are registered by
-importing ``dpjax.spherical.benchmark_family``)::
+Example (the headline table; the spherical KL families of dpjax are found through
+their entry point, :data:`solvers.bench.families.ENTRY_POINT_GROUP`)::
 
-  python -m solvers.bench --families-from dpjax.spherical.benchmark_family \\
-      --family spherical-kl --out bench-out/kl
+  python -m solvers.bench --family spherical-kl --out bench-out/kl
 
 Writes ``report.md``, ``profile.png``, ``results.csv`` and ``results.json``
-into ``--out`` and prints the summary; ``--json`` prints ``results.json``.
+into ``--out`` (default ``bench-out/solvers``, ignored by git) and prints the
+summary; ``--json`` prints ``results.json``.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m solvers.bench", description=__doc__.split("\n")[0])
     ap.add_argument("--family", help="family name (--list shows them)")
     ap.add_argument("--families-from", action="append", default=[], metavar="MODULE",
-                    help="import MODULE to register its families (repeatable), e.g. "
-                         "dpjax.spherical.benchmark_family")
+                    help="also import MODULE to register its families (repeatable); installed "
+                         "packages' families are found through their entry points")
     ap.add_argument("--sizes", help="size labels separated by ';' (default: the family's)")
     ap.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
     ap.add_argument("--backends", help="comma-separated backends (default: all installed)")
@@ -62,6 +62,11 @@ def main(argv=None) -> int:
       argv: the arguments (default ``sys.argv[1:]``).
     """
     args = _parser().parse_args(argv)
+    from solvers.bench.families import load_entry_points
+
+    for name, err in load_entry_points().items():
+        print(f"python -m solvers.bench: warning: families {name!r} not loaded ({err})",
+              file=sys.stderr)
     for module in args.families_from:
         try:
             importlib.import_module(module)

@@ -8,7 +8,12 @@ float64 on the host).  Families registered here come from :mod:`solvers`
 alone (the power allocation programmes); families whose data need another
 package (the spherical KL programme needs the shell geometry of
 ``dpjax.spherical``) register themselves from that package with
-:func:`register_family` -- :mod:`solvers` imports nothing from it.
+:func:`register_family`, and the package declares the registering module as
+an entry point of the group :data:`ENTRY_POINT_GROUP` (dpjax's
+``pyproject.toml``: ``spherical-kl = "dpjax.spherical.benchmark_family"``).
+:func:`families` and :func:`get_family` import those modules on first use, so
+every installed family is listed and found while :mod:`solvers` imports
+nothing from the packages that provide them.
 
 Allocation families (``min sum w x^p s.t. sum a x^-q <= c``,
 :class:`solvers.PowerAllocation`; size label ``K``):
@@ -24,12 +29,16 @@ Allocation families (``min sum w x^p s.t. sum a x^-q <= c``,
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from solvers._names import NameRegistry
+
+#: the entry-point group under which a package names the module that registers its families
+ENTRY_POINT_GROUP = "solvers.bench.families"
 
 
 class Instance(NamedTuple):
@@ -95,9 +104,37 @@ def _fmt(v) -> str:
 
 _FAMILIES = NameRegistry(
     "family",
-    " (families of other packages are registered by importing them, "
-    "e.g. --families-from dpjax.spherical.benchmark_family)",
+    " (families of other packages are registered by their entry points "
+    f"({ENTRY_POINT_GROUP!r}) or by importing a module: --families-from MODULE)",
 )
+#: entry-point name -> import error of the modules :func:`load_entry_points` could not import
+_ENTRY_POINT_ERRORS: dict[str, str] = {}
+_ENTRY_POINTS_LOADED = False
+
+
+def load_entry_points() -> dict[str, str]:
+    """Import every module declared under :data:`ENTRY_POINT_GROUP` (once per process).
+
+    Each such module registers its families with :func:`register_family` when
+    imported.  A module that fails to import is skipped with a warning (its
+    families are then missing, the others still load).
+
+    Returns:
+      ``{entry point name: error}`` of the modules that could not be imported.
+    """
+    global _ENTRY_POINTS_LOADED
+    if not _ENTRY_POINTS_LOADED:
+        _ENTRY_POINTS_LOADED = True
+        from importlib.metadata import entry_points
+
+        for ep in entry_points(group=ENTRY_POINT_GROUP):
+            try:
+                ep.load()
+            except Exception as err:  # noqa: BLE001 - a broken plugin must not hide the others
+                _ENTRY_POINT_ERRORS[ep.name] = f"{ep.value}: {type(err).__name__}: {err}"
+                warnings.warn(f"benchmark families {ep.name!r} not loaded: "
+                              f"{_ENTRY_POINT_ERRORS[ep.name]}", RuntimeWarning, stacklevel=2)
+    return dict(_ENTRY_POINT_ERRORS)
 
 
 def register_family(family: Family) -> Family:
@@ -110,7 +147,7 @@ def register_family(family: Family) -> Family:
 
 
 def get_family(name: str) -> Family:
-    """The family registered as ``name``.
+    """The family registered as ``name`` (entry-point families included).
 
     Args:
       name: a registered name (:func:`families`).
@@ -118,11 +155,13 @@ def get_family(name: str) -> Family:
     Raises:
       ValueError: unknown name.
     """
+    load_entry_points()
     return _FAMILIES.get(name)
 
 
 def families() -> tuple[str, ...]:
-    """Names of the registered families, sorted."""
+    """Names of the registered families (entry-point families included), sorted."""
+    load_entry_points()
     return _FAMILIES.names()
 
 
@@ -178,4 +217,5 @@ for _kind, _sizes, _desc in (
 del _kind, _sizes, _desc
 
 
-__all__ = ["Family", "Instance", "families", "get_family", "register_family"]
+__all__ = ["ENTRY_POINT_GROUP", "Family", "Instance", "families", "get_family",
+           "load_entry_points", "register_family"]

@@ -112,7 +112,7 @@ def _sizes(rows: _Rows, index: np.ndarray, scales: np.ndarray, h: float) -> Size
     ``index``.  Sizes planned for smaller scales cover these (wider loss ranges): reuse
     them, one compiled kernel instead of one per stage (sizes decide tightness, not
     soundness); ``pow2_sizes`` rounds new sizes up to powers of two."""
-    key = (h, rows.tail)
+    key = ("plain", h, rows.tail)  # same layout as the tilted stage's keys (sortable together)
     scale = float(np.min(scales))
     if key in rows.plan and rows.plan[key][0] <= scale:
         return rows.plan[key][1]
@@ -302,7 +302,9 @@ def calibrate_scale(
         stage at ``bin_width``, one compiled program; e.g. :data:`COARSEN`: fewer fine
         evaluations, two or three compiled programs).
       plan: a dict, filled here, sharing grid and FFT sizes between stages and calls
-        (pass the same dict to related calls: fewer compilations).
+        (pass the same dict to related calls: fewer compilations); keyed by
+        ``(stage, bin width, tail or level)`` tuples, one layout for every stage, so that
+        the float64 guard (which flattens it as a pytree, sorting its keys) accepts it.
       pow2_sizes: round the sizes up to powers of two (more sharing across calls, up to
         2x more work each).
 

@@ -79,3 +79,26 @@ def test_default_search_compiles_one_program():
     assert np.all(res.certified) and np.all(res.delta_at <= 2e-5)
     exact = np.asarray(delta_gaussian(eps, res.scale * (1 - 1e-4), 2.0))  # 4 uses: l2 = 2
     assert np.all(exact > 2e-5)
+
+
+def test_shared_plan_holds_plain_and_tilted_sizes_and_passes_the_float64_guard():
+    """A ``plan`` dict shared between calls (the shape search's memo) holds the plain and the
+    tilted stage's sizes; ``calibrate_scale``'s float64 guard flattens every argument as a
+    pytree, which sorts a dict's keys: keys of two layouts (``(h, tail)`` beside
+    ``("tilted", h, level)``) did not sort, and the second call of the K-dim flipped Huber
+    shape search (``delta < TILT_BELOW``) crashed before computing anything."""
+    import jax
+
+    from dpjax.calibration import scale_tilted
+    from dpjax.numerics import require_float64
+
+    rows, lo, _, _ = scale_search._setup(
+        Gaussian.from_scale, 0.0, 1.0, np.array([0.3]), 1e-8, 5, None, 100.0, None, None, True,
+        {}, True,
+    )
+    index = np.arange(rows.size)
+    scale_search._sizes(rows, index, lo, 1e-2)  # what the plain stage records
+    scale_tilted._tilted_sizes(-40)(rows, index, lo, 1e-2)  # and the tilted stage
+    assert len(rows.plan) == 2
+    jax.tree_util.tree_leaves(rows.plan)  # sorts the keys (raised on two key layouts)
+    require_float64("calibrate_scale", plan=rows.plan)

@@ -31,10 +31,15 @@ from dpjax.numerics import float64_kernel
 from dpjax.numerics.host_grid import bisect_array, log1mexp_host, zoom_minimize_array
 
 _LOG2 = 0.6931471805599453
+#: Sensitivity (in noise units) below which :func:`log_delta_lemma11` takes the mass between
+#: ``t_1`` and ``t_2`` by the midpoint rule (given the density).
+MIDPOINT_BELOW = 1e-5
 
 
 @float64_kernel
-def log_delta_lemma11(epsilon, D, log_sf_upper: Callable, x_star) -> np.ndarray:
+def log_delta_lemma11(
+    epsilon, D, log_sf_upper: Callable, x_star, log_pdf_upper: Callable | None = None
+) -> np.ndarray:
     r"""``log delta(epsilon)`` of symmetric log-concave noise by Lemma 11 (eq. (28)), in NumPy.
 
     .. math:: \log\delta = \log\overline G(t_1)
@@ -43,13 +48,21 @@ def log_delta_lemma11(epsilon, D, log_sf_upper: Callable, x_star) -> np.ndarray:
 
     with ``G-bar(t) = 1 - G-bar(-t)`` for ``t < 0`` (symmetry).  Relative error about
     ``1e-16 (|log G-bar(t_1)| + epsilon) G-bar(t_1) / delta``: a steer for a search, not a
-    certificate.
+    certificate.  That error is the cancellation of ``G-bar(t_1) - G-bar(t_2)`` when ``D`` is
+    small (``epsilon -> 0`` at tiny ``delta`` asks for ``D ~ delta``); given the density,
+    ``D <=`` :data:`MIDPOINT_BELOW` uses the midpoint rule for that mass instead,
+
+    .. math:: \log\delta = \log m + \log\big(1 - e^{\log\mathrm{expm1}(\epsilon)
+              + \log\overline G(t_2) - \log m}\big),\qquad m = D\, g(x^*)
+
+    (relative error ``O(D)`` at a kink of ``g``, ``O(D^2)`` elsewhere).
 
     Args:
       epsilon: ``epsilon >= 0`` (array).
       D: the sensitivity in units of the noise scale (broadcast).
       log_sf_upper: ``t >= 0 -> log P(G > t)`` (NumPy, elementwise).
       x_star: the centred loss's inverse at ``epsilon`` (broadcast).
+      log_pdf_upper: ``t >= 0 -> log g(t)``, the density (optional: the small-``D`` branch).
 
     Returns:
       ``log delta`` (``0`` where the evaluation is NaN: fail closed).
@@ -68,6 +81,11 @@ def log_delta_lemma11(epsilon, D, log_sf_upper: Callable, x_star) -> np.ndarray:
         l1 = np.where(t1 >= 0, up1, log1mexp_host(np.minimum(up1, -_LOG2)))
         l2 = log_sf_upper(t2)
         out = l1 + log1mexp_host(np.where(l2 == -np.inf, -np.inf, eps + l2 - l1))
+        if log_pdf_upper is not None:
+            log_m = np.log(D) + log_pdf_upper(np.abs(x))
+            log_e = np.log(np.expm1(eps))  # -inf at epsilon = 0
+            mid = log_m + log1mexp_host(np.where(l2 == -np.inf, -np.inf, log_e + l2 - log_m))
+            out = np.where(D <= MIDPOINT_BELOW, mid, out)
     return np.where(np.isnan(out), 0.0, np.minimum(out, 0.0))
 
 

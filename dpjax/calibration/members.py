@@ -106,7 +106,7 @@ def laplace_limit_variance(epsilon, delta, sensitivity) -> np.ndarray:
       2.0
     """
     m = np.asarray(epsilon, float) - 2.0 * np.log1p(-np.asarray(delta, float))
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):
         return 2.0 * np.square(np.asarray(sensitivity, float) / m)
 
 
@@ -134,7 +134,8 @@ def uniform_limit_variance(delta, sensitivity) -> np.ndarray:
       1.3333333333333333
     """
     a = np.asarray(sensitivity, float) / (2.0 * np.asarray(delta, float))
-    return np.square(a) / 3.0
+    with np.errstate(over="ignore"):  # inf past float64 (delta ~ 1e-300)
+        return np.square(a) / 3.0
 
 
 def name_by_variance(

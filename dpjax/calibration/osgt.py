@@ -48,6 +48,9 @@ from dpjax.numerics import bisect_bracket, float64_kernel
 from dpjax.numerics.export_cache import exported_jit
 
 _LOG_M_MIN, _LOG_M_MAX = -200.0, 40.0
+#: the host search's private end: ``m = e^-700 ~ 1e-304`` (the profile is below the total
+#: variation ``~m``), so every ``delta`` down to ``~1e-300`` is in the bracket
+_HOST_LOG_M_MIN = -700.0
 _HALF_LOG_2PI = 0.9189385332046727
 _SQRT2 = 1.4142135623730951
 #: shape range of the unconstrained search: k in [K_MIN, K_MAX]
@@ -151,7 +154,8 @@ def _host_log_delta(eps, log_k, log_m):
     ``P(T > t) = Q(k + t) / (2 Q(k)) = e^{-t (k + t/2)} R(k + t) / (2 R(k))`` (``R`` the
     Mills ratio, through ``erfcx``) and the centred loss ``t (m + 2k)`` for
     ``|t| < m / 2``, ``m (|t| + k)`` beyond, so
-    ``x* = eps / (m + 2k)`` below the kink ``eps = (m + 2k) m / 2`` and ``eps / m - k`` above.
+    ``x* = eps / (m + 2k)`` below the kink ``eps = (m + 2k) m / 2`` and ``eps / m - k`` above;
+    the density ``phi(k + t) / (2 Q(k))`` for small ``m``.
     """
     k, m = np.exp(log_k), np.exp(log_m)
     log_rk = np.log(special.erfcx(k / _SQRT2))
@@ -159,13 +163,18 @@ def _host_log_delta(eps, log_k, log_m):
     def log_sf(t):  # log Q(k + t) - log Q(k) - log 2 via the scaled erfc (no cancellation)
         return -t * (k + 0.5 * t) + np.log(special.erfcx((k + t) / _SQRT2)) - log_rk - _LOG2
 
+    log_2qk = _LOG2 + special.log_ndtr(-k)
+
+    def log_pdf(t):  # the density phi(k + t) / (2 Q(k))
+        return -0.5 * np.square(k + t) - _HALF_LOG_2PI - log_2qk
+
     x = np.where(eps < 0.5 * (m + 2.0 * k) * m, eps / (m + 2.0 * k), eps / m - k)
-    return log_delta_lemma11(eps, m, log_sf, x)
+    return log_delta_lemma11(eps, m, log_sf, x, log_pdf)
 
 
 def _log_m_range(log_k):
-    """``log m``: private at ``-200``, not at ``40`` (:func:`_largest_log_m`)."""
-    return np.full(log_k.shape, _LOG_M_MIN), np.full(log_k.shape, _LOG_M_MAX)
+    """``log m``: private at ``-700`` (:data:`_HOST_LOG_M_MIN`), not at ``40``."""
+    return np.full(log_k.shape, _HOST_LOG_M_MIN), np.full(log_k.shape, _LOG_M_MAX)
 
 
 def _host_variance(k: np.ndarray) -> np.ndarray:

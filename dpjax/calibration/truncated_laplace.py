@@ -37,11 +37,41 @@ from dpjax.certificate import log_target, reported_delta, scale_is_certified
 from dpjax.numerics import float64_kernel
 from dpjax.numerics.export_cache import exported_jit
 
-_LOG_MU_MIN = -200.0
+#: the search's private end ``mu = e^-690 ~ 1.4e-300`` (the profile is below the total
+#: variation ``~mu``; the exact kernel resolves ``mu`` down to about there): targets down to
+#: ``delta ~ 1e-300`` are in the bracket at shapes ``c >~ 1``
+_LOG_MU_MIN = -690.0
+#: largest ``log`` of a returned parameter (``lambda``, ``A``): shapes needing more are not
+#: searched (near ``delta ~ 1e-300`` the uniform end asks for ``A / c`` beyond float64)
+_LOG_PARAM_MAX = 700.0
 _LOG2 = 0.6931471805599453
 #: shape range ``c = A / lambda``: ``c -> 0`` is the uniform member (variance ``A^2 / 3`` to
-#: ``O(c)``), ``c = 2e3`` the Laplace member to ``O(e^{-c})``
+#: ``O(c)``), ``c = 2e3`` the Laplace member to ``O(e^{-c})``; the range reaches further
+#: where the target asks for it (:func:`shape_range`)
 C_MIN, C_MAX = 1e-7, 2e3
+
+
+def shape_range(epsilon, delta) -> tuple[np.ndarray, np.ndarray]:
+    r"""``(log c_min, log c_max)`` of the shape search for each target.
+
+    .. math:: c_{\max} = \max\big(C_{\max},\ 2\,(\epsilon + \log(1/\delta))\big)
+
+    GDGK's optimum ``c = log(1 + (e^eps - 1) / (2 delta)) <= eps + log(1 / delta)`` (for
+    ``delta <= 1/2``) grows with ``epsilon``: beyond ``epsilon ~ C_MAX / 2`` the range grows
+    with it (twice the optimum, so the zooming grid brackets it).
+
+    Args:
+      epsilon: targets ``epsilon`` (array).
+      delta: targets ``delta`` (broadcast).
+
+    Returns:
+      ``log c`` bounds, shaped like the broadcast targets.
+    """
+    eps, dlt = np.broadcast_arrays(np.asarray(epsilon, np.float64), np.asarray(delta, np.float64))
+    with np.errstate(divide="ignore", over="ignore"):
+        reach = 2.0 * (eps - np.log(dlt))  # inf at delta = 0 (never certified): C_MAX
+    reach = np.where(np.isfinite(reach), np.minimum(reach, 1e300), C_MAX)
+    return np.full(eps.shape, np.log(C_MIN)), np.log(np.maximum(C_MAX, reach))
 #: the exact profile for the final bisection, on padded host batches (call_padded): a
 #: scalar target and a small grid share one compiled program
 _exact_profile = functools.partial(call_padded, exported_jit(log_delta_truncated_laplace))
@@ -52,7 +82,8 @@ def _host_log_delta(eps, log_c, log_mu):
 
     ``P(T > t) = (e^{-t} - e^{-c}) / (2 (1 - e^{-c}))`` on ``[0, c]``; the centred loss is
     ``2t`` for ``|t| <= mu / 2``, ``mu`` beyond and ``+inf`` past ``c - mu / 2``, so
-    ``x* = c - mu / 2`` for ``eps >= mu`` and ``min(eps / 2, c - mu / 2)`` below.
+    ``x* = c - mu / 2`` for ``eps >= mu`` and ``min(eps / 2, c - mu / 2)`` below; the
+    density ``e^{-t} / (2 (1 - e^{-c}))`` for small ``mu``.
     """
     c, mu = np.exp(log_c), np.exp(log_mu)
     log_norm = _LOG2 + np.log(-np.expm1(-c))
@@ -62,12 +93,15 @@ def _host_log_delta(eps, log_c, log_mu):
         gap = np.where(inside, c - t, 1.0)
         return np.where(inside, -t + np.log(-np.expm1(-gap)) - log_norm, -np.inf)
 
+    def log_pdf(t):  # the density e^{-t} / (2 (1 - e^{-c})) on [0, c] (x* = c - mu / 2 may
+        return np.where(t <= c, -t - log_norm, -np.inf)  # round to c)
+
     x = np.where(eps >= mu, c - 0.5 * mu, np.minimum(0.5 * eps, c - 0.5 * mu))
-    return log_delta_lemma11(eps, mu, log_sf, x)
+    return log_delta_lemma11(eps, mu, log_sf, x, log_pdf)
 
 
 def _log_mu_range(log_c):
-    """``log mu``: private at ``-200``, not at ``log 2c`` (disjoint supports)."""
+    """``log mu``: private at ``-690``, not at ``log 2c`` (disjoint supports)."""
     return np.full(log_c.shape, _LOG_MU_MIN), np.log(2.0) + log_c
 
 
@@ -98,7 +132,8 @@ def truncated_laplace_least_variance(
               \delta (1 - \mathrm{MARGIN})\}
 
     (module docstring), re-certified at the returned parameters.  ``delta > 0`` is
-    required (with ``delta = 0`` no truncation is private; use Laplace).
+    required (with ``delta = 0`` no truncation is private; use Laplace).  Shapes whose
+    ``lambda`` or ``A`` would exceed ``e^700`` are left out of the search.
 
     Args:
       epsilon: target ``epsilon`` (array).
@@ -122,10 +157,18 @@ def truncated_laplace_least_variance(
         *(np.asarray(x, dtype=np.float64) for x in (epsilon, delta, sensitivity))
     )
     level = np.asarray(log_target(dlt), np.float64)
-    grid = np.log(C_MIN) + (np.log(C_MAX) - np.log(C_MIN)) * np.linspace(0.0, 1.0, num_points)
+    lo, hi = (x.reshape(-1, 1) for x in shape_range(eps, dlt))
+    grid = lo + (hi - lo) * np.linspace(0.0, 1.0, num_points)
+    log_sens = np.log(sens.reshape(-1, 1))
+
+    def value(log_c, log_mu):
+        """``log`` variance, ``inf`` where ``lambda`` or ``A = c lambda`` would overflow."""
+        fits = log_sens - log_mu + np.maximum(log_c, 0.0) <= _LOG_PARAM_MAX
+        return np.where(fits, -2.0 * log_mu + _host_log_variance(log_c), np.inf)
+
     log_c, log_mu, found = search_shape(
-        _host_log_delta, _host_log_variance, np.broadcast_to(grid, (eps.size, num_points)),
-        eps.ravel(), level.ravel(), _log_mu_range, num_rounds, num_iterations,
+        _host_log_delta, None, grid,
+        eps.ravel(), level.ravel(), _log_mu_range, num_rounds, num_iterations, value=value,
     )
     c = np.exp(log_c).reshape(eps.shape)
 
@@ -135,5 +178,6 @@ def truncated_laplace_least_variance(
     least = (sens.ravel() * np.exp(-log_mu)).reshape(eps.shape)
     scale, log_d, ok = least_certified_scale(log_delta_at, least, level)
     ok = ok & found.reshape(eps.shape) & scale_is_certified(scale, log_d, level) & (dlt > 0)
-    variance = np.square(scale) * np.exp(_host_log_variance(np.log(c)))
+    with np.errstate(over="ignore"):  # inf beyond float64 (delta ~ 1e-300): honest
+        variance = np.square(scale) * np.exp(_host_log_variance(np.log(c)))
     return scale, c * scale, variance, np.asarray(reported_delta(log_d, ERROR)), ok

@@ -57,6 +57,26 @@ def test_truncated_laplace_steer_matches_exact_profile():
     _compare(truncated_laplace._host_log_delta(EPS, np.log(SHAPE), np.log(D)), exact)
 
 
+_tiny = np.meshgrid(np.array([0.0, 1e-300, 1e-40]), np.geomspace(1e-3, 1e3, 7),
+                    np.geomspace(1e-300, 1e-9, 12), indexing="ij")
+TINY_EPS, TINY_SHAPE, TINY_D = (g.ravel() for g in _tiny)
+
+
+@pytest.mark.parametrize(
+    "steer, exact",
+    [(osgt._host_log_delta, log_delta_osgt_unit),
+     (truncated_laplace._host_log_delta, log_delta_truncated_laplace_unit)],
+    ids=["osgt", "truncated-laplace"],
+)
+def test_steers_resolve_tiny_shifts(steer, exact):
+    """``epsilon -> 0`` at tiny ``delta`` asks for ``D ~ delta``: ``G(t_1) - G(t_2)`` cancels
+    in float64 below ``D ~ 1e-16`` (the steer said ``delta = 0`` there, so the search
+    returned a scale ``~1e14`` times too small at ``delta = 1e-30`` and the certificate
+    failed); the midpoint branch (the density) keeps the steer at the exact kernel's value."""
+    ref = jax.jit(exact)(TINY_EPS, TINY_SHAPE, TINY_D)
+    _compare(steer(TINY_EPS, np.log(TINY_SHAPE), np.log(TINY_D)), ref, floor=-700.0, rtol=1e-6)
+
+
 def test_theorem8_steer_matches_the_bound():
     k, l1, l2, linf = 10.0, 10.0, np.sqrt(10.0), 1.0
     # Theorem 8 holds only where K R(alpha) <= 2 gamma^2 eps - Delta_2^2; the grid point

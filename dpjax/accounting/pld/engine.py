@@ -41,7 +41,7 @@ import numpy as np
 from dpjax._batching import pad, padded_size
 from dpjax.accounting.pld import query as _query
 from dpjax.accounting.pld import tail_bounds
-from dpjax.accounting.pld.compose import _index, moments_only, self_compose
+from dpjax.accounting.pld.compose import _index, max_grid_points, moments_only, self_compose
 from dpjax.accounting.pld.discretise import discretise_pair
 from dpjax.accounting.pld.plan import EngineNote, plan, tilt_level, tilted_sizes
 from dpjax.accounting.pld.subsample import map_adjacencies
@@ -182,10 +182,49 @@ def _scalar_args(scale, shape, sensitivity, sampling_rate, compositions):
     )
 
 
+#: Answers of :func:`_evaluate` already computed (a deterministic function of its
+#: arguments and of the grid cap): ``dpjax.account`` certifies an epsilon by the profile at
+#: it, which :func:`_evaluate` has just evaluated for its own re-check (two full tilted
+#: compositions at a tiny delta, the largest cost of a query at ``K ~ 1e9``).
+_ANSWERS: dict = {}
+#: Entries kept in :data:`_ANSWERS` (oldest dropped first).
+_ANSWERS_MAX = 64
+
+
 def _evaluate(kernel, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h):
     """Run ``kernel`` (:data:`log_delta_kernel` or :data:`epsilon_kernel`, both evaluated by
     :data:`_profile_and_epsilon_kernel`) as :func:`plan` says: the minimum of the certified
-    answers it plans; a note (:class:`EngineNote`) when it coarsened."""
+    answers it plans; a note (:class:`EngineNote`) when it coarsened.  Answers are kept in
+    :data:`_ANSWERS`: the same arguments (and grid cap) are not composed twice."""
+    def data(v):
+        v = np.asarray(v, np.float64)
+        return v.shape, v.tobytes()
+
+    key = (
+        kernel is log_delta_kernel, noise_fn, *map(data, (scale, shape, sensitivity, x, h)),
+        float(compositions), None if sampling_rate is None else float(sampling_rate),
+        max_grid_points(),
+    )
+    if key in _ANSWERS:
+        hit = _ANSWERS[key]
+        if hit[1] is not None:
+            warnings.warn(hit[1], EngineNote, stacklevel=3)
+        return hit[0].copy()
+    out, note = _evaluate_once(
+        kernel, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h
+    )
+    if len(_ANSWERS) >= _ANSWERS_MAX:
+        _ANSWERS.pop(next(iter(_ANSWERS)))
+    _ANSWERS[key] = (np.array(out, np.float64), note)
+    if note is not None:
+        warnings.warn(note, EngineNote, stacklevel=3)
+    return out
+
+
+def _evaluate_once(
+    kernel, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h
+):
+    """:func:`_evaluate` without the memo: ``(answer, note or None)``."""
     p = plan(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, h)
     args = _scalar_args(scale, shape, sensitivity, sampling_rate, compositions)
     x = jnp.asarray(x, jnp.float64)
@@ -209,8 +248,6 @@ def _evaluate(kernel, noise_fn, scale, shape, sensitivity, x, compositions, samp
     plain = out
     if p.sizes is not None:
         out = _tilted(kernel is epsilon_kernel, noise_fn, args, x, out, p.bin_width, sampling_rate)
-    if p.note is not None:
-        warnings.warn(p.note, EngineNote, stacklevel=3)
     if kernel is epsilon_kernel and np.any(out < plain):
         # the tilted epsilon's certificate, re-checked by the profile as the caller will
         # (the tilts of a delta and of an epsilon query differ): where it fails, the plain one
@@ -222,7 +259,7 @@ def _evaluate(kernel, noise_fn, scale, shape, sensitivity, x, compositions, samp
         with np.errstate(divide="ignore"):
             ok = back <= np.log(delta * (1.0 - MARGIN))
         out = np.where((out < plain) & ~ok, plain, out)
-    return out
+    return out, p.note
 
 
 def _tilted(by_delta, noise_fn, args, x, out, bin_width, sampling_rate):
@@ -291,7 +328,7 @@ def tilted_groups(noise_fn, args, sampling_rate, bin_width, idx, log_levels) -> 
 def run_padded(kernel, args, xs, **static) -> np.ndarray:
     """``kernel(*args, xs, **static)`` on ``xs`` padded to a bucketed length (few compiles),
     as a float64 NumPy array of ``xs``'s length."""
-    got = kernel(*args, jnp.asarray(pad(xs, padded_size(xs.size, 2))), **static)
+    got = kernel(*args, jnp.asarray(pad(xs, padded_size(xs.size))), **static)
     return np.asarray(got, np.float64)[: xs.size]
 
 

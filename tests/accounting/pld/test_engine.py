@@ -188,3 +188,36 @@ def test_profile_and_epsilon_share_one_compiled_program():
     assert delta <= 1e-5  # the epsilon is certified by the profile at it
     with mpmath.workdps(50):  # 7 uses of N(0, 2.5^2) = one of N(0, (2.5 / sqrt 7)^2)
         assert float(gaussian_delta(float(eps), 2.5, 1.0, 7)) <= 1e-5
+
+
+
+def test_tiny_delta_composes_each_tilted_query_once_and_unpadded(monkeypatch):
+    """An epsilon at ``delta = 1e-20`` (the tilted composition's range) and the profile at
+    it, as ``dpjax.account`` certifies it: the tilted kernel gets one target at a time (a
+    padded duplicate composed every tilt twice) and the certifying profile composes nothing
+    more (the engine's own re-check evaluated it already: one answer, kept).  The tilted
+    kernel is replaced by the closed form of K uses of N(0, SIGMA^2) (50-digit mpmath; its
+    epsilon 1e-6 above the exact one), so the test counts the compositions without
+    compiling them; the engine must report that closed form."""
+    calls = []
+
+    def closed_form(*args, by_delta, **kwargs):
+        del kwargs
+        x = np.asarray(args[5], np.float64)
+        calls.append((x.shape, by_delta))
+        if by_delta:
+            return np.array([_gdp_epsilon(d) * (1.0 + 1e-6) for d in x])
+        with mpmath.workdps(50):
+            return np.array([float(mpmath.log(gaussian_delta(e, SIGMA, 1.0, K))) for e in x])
+
+    monkeypatch.setattr(engine, "tilted_kernel", closed_form)
+    monkeypatch.setattr(engine, "_ANSWERS", {}, raising=False)
+    eps = float(engine.epsilon(gaussian, SIGMA, 0.0, 1.0, 1e-20, compositions=K))
+    after_epsilon = len(calls)
+    delta = float(engine.profile(gaussian, SIGMA, 0.0, 1.0, eps, compositions=K))
+    assert calls and all(shape == (1,) for shape, _ in calls), calls
+    assert [by_delta for _, by_delta in calls].count(True) == 1
+    assert len(calls) == after_epsilon, calls  # the certificate's profile: no composition
+    assert eps == _gdp_epsilon(1e-20) * (1.0 + 1e-6)
+    assert delta == pytest.approx(float(gaussian_delta(eps, SIGMA, 1.0, K)), rel=1e-12)
+    assert delta <= 1e-20 * (1.0 - 1e-10)

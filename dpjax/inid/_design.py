@@ -44,6 +44,39 @@ SOLVERS = ("closed-form", "jax", "cvxpy")
 _SUM_ROUNDING = 2.0**-50
 
 
+def fsum_or_inf(terms: np.ndarray) -> float:
+    """``math.fsum(terms)``, or ``inf`` where a partial sum overflows float64 (fsum raises
+    there): an upper bound on a sum of non-negative terms, so privacy sums fail closed.
+
+    Args:
+      terms: non-negative float64 terms (``inf`` allowed).
+    """
+    try:
+        return math.fsum(terms)
+    except OverflowError:
+        return math.inf
+
+
+def _check_scales(name: str, lam: np.ndarray, scales: np.ndarray) -> None:
+    """Every coordinate with ``lambda_i > 0`` needs a finite normal float64 scale.
+
+    XLA flushes subnormal scales to 0 (a coordinate without noise); an overflowed scale is
+    no noise a sampler can draw.  Both happen only when the optimal scales leave the float64
+    range, and the design is scale-equivariant (``lambda -> c lambda`` gives ``s -> c s``).
+
+    Raises:
+      InfeasibleTargetError: a scale is not finite or below ``2.2250738585072014e-308``.
+    """
+    s = scales[lam > 0]
+    bad = ~np.isfinite(s) | (s < _validate.TINY)
+    if np.any(bad):
+        raise InfeasibleTargetError(
+            f"{name}: the optimal noise scales leave the float64 range (a scale of "
+            f"{float(s[bad][0])!r} for {int(np.count_nonzero(bad))} coordinate(s)); rescale the "
+            "query's units (lambda -> c lambda gives scales -> c scales)"
+        )
+
+
 class _Target(NamedTuple):
     """The validated input of a design."""
 
@@ -164,9 +197,11 @@ def _certify(name: str, target: _Target, scales, privacy_of: Callable, log_delta
     """Scale ``scales`` by the least certified multiplier (rounded up) and re-check them;
     ``(scales, delta_at_params)`` (``CertificationError`` if they cannot be certified)."""
     lam, eps, dlt = target.lam, target.eps, target.dlt
+    _check_scales(name, lam, scales)
     m, log_d, ok = _least_multiplier(log_delta, eps, dlt, privacy_of(lam, scales))
     require_certified(name, bool(ok), eps, dlt, float(jnp.exp(log_d)))
     scales = scales * (float(m) * (1.0 + _SUM_ROUNDING))
+    _check_scales(name, lam, scales)
     delta_at = _final_certificate(
         name, lambda: log_delta(eps, dlt, privacy_of(lam, scales)), eps, dlt, error
     )
@@ -174,8 +209,10 @@ def _certify(name: str, target: _Target, scales, privacy_of: Callable, log_delta
 
 
 def _error(scales: np.ndarray, moment: float, p: float, w: np.ndarray) -> float:
-    """``m_p sum_i w_i s_i^p`` (host float64; :func:`dpjax.inid.expected_error` in JAX)."""
-    return float(moment * math.fsum(w * scales**p))
+    """``m_p sum_i w_i s_i^p`` (host float64; :func:`dpjax.inid.expected_error` in JAX);
+    ``inf`` when it exceeds the float64 range."""
+    with np.errstate(over="ignore"):
+        return float(moment * fsum_or_inf(w * scales**p))
 
 
 def _assemble(mechanism: str, target: _Target, scales, moment: float, iid_scale: float,
@@ -184,7 +221,15 @@ def _assemble(mechanism: str, target: _Target, scales, moment: float, iid_scale:
     and SPR baselines (Table I of inid-noise-laplace-beats-gaussian): the error is
     ``m_p sum_i w_i s_i^p`` with ``m_p = E|Z|^p`` of the unit noise."""
     error = _error(scales, moment, target.p, target.w)
-    error_iid = moment * iid_scale**target.p * float(np.sum(target.w))
+    with np.errstate(over="ignore", invalid="ignore"):
+        error_iid = float(moment * np.float64(iid_scale) ** target.p * np.sum(target.w))
+    floored = int(np.count_nonzero(target.lam == _validate.TINY))
+    if floored:  # validate_profile rounds smaller positive sensitivities up to TINY
+        fields["notes"] = (
+            f"{floored} coordinate(s) have sensitivity {_validate.TINY!r}, the least normal "
+            "float64 (smaller positive sensitivities are rounded up to it: an upper bound)",
+            *fields.get("notes", ()),
+        )
     return InidDesign(
         mechanism=mechanism,
         profile=target.lam,

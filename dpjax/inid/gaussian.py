@@ -45,7 +45,8 @@ _gaussian_scales_kernel = jax.jit(k.gaussian_scales)
 def _mu_of(lam: np.ndarray, sigma: np.ndarray) -> float:
     """Host ``sqrt(sum lambda_i^2 / sigma_i^2)`` over ``lambda_i > 0`` (Lemma 3), rounded up."""
     pos = lam > 0
-    return math.sqrt(math.fsum((lam[pos] / sigma[pos]) ** 2)) * (1.0 + d._SUM_ROUNDING)
+    with np.errstate(over="ignore", divide="ignore"):
+        return math.sqrt(d.fsum_or_inf((lam[pos] / sigma[pos]) ** 2)) * (1.0 + d._SUM_ROUNDING)
 
 
 def _log_delta(epsilon, delta, mu):
@@ -132,7 +133,7 @@ def gaussian_design(
         raise InfeasibleTargetError(
             "the Gaussian mechanism needs delta > 0 (use laplace for delta = 0)"
         )
-    with jax.enable_x64(True):
+    with jax.enable_x64(True), np.errstate(over="ignore"):  # error sums: inf, not a warning
         mu = _largest_mu(eps, dlt)
         sigma, stats = d._scales(
             target, lambda: d._run_padded(_gaussian_scales_kernel, lam, mu, p, w), 2.0, mu * mu,

@@ -38,7 +38,8 @@ _laplace_scales_kernel = jax.jit(k.laplace_scales)
 def _loss_of(lam: np.ndarray, b: np.ndarray) -> float:
     """Host float64 ``sum lambda_i / b_i`` over ``lambda_i > 0``, rounded up."""
     pos = lam > 0
-    return math.fsum(lam[pos] / b[pos]) * (1.0 + d._SUM_ROUNDING)
+    with np.errstate(over="ignore", divide="ignore"):
+        return d.fsum_or_inf(lam[pos] / b[pos]) * (1.0 + d._SUM_ROUNDING)
 
 
 def _log_delta(epsilon, delta, loss):
@@ -90,7 +91,7 @@ def laplace_design(
     budget = eps - math.log1p(-dlt * (1.0 - MARGIN))
     if not budget > 0:
         raise InfeasibleTargetError("epsilon = delta = 0: no additive noise is private")
-    with jax.enable_x64(True):
+    with jax.enable_x64(True), np.errstate(over="ignore"):  # error sums: inf, not a warning
         b, stats = d._scales(
             target, lambda: d._run_padded(_laplace_scales_kernel, lam, budget, p, w), 1.0,
             budget, _loss_of, budget,

@@ -3,7 +3,10 @@ r"""Sensitivity profiles (Definition 4 of inid-noise-laplace-beats-gaussian).
 A profile ``lambda = [lambda_1, ..., lambda_K]`` holds the per-coordinate
 sensitivities ``lambda_i = sup |[f(D) - f(D')]_i|`` over neighbouring
 datasets.  Entries must be finite and ``>= 0`` and not all zero; a zero
-entry is a coordinate that never changes (it needs no noise).
+entry is a coordinate that never changes (it needs no noise).  A positive entry
+below the least normal float64 ``2.2250738585072014e-308`` (a subnormal, which
+XLA flushes to zero: the coordinate would get no noise) is rounded *up* to it,
+an upper bound on that coordinate's sensitivity, so the designs stay sound.
 
 **Caveat (Remark 1).** ``||lambda||_p`` is only an *upper bound* on the
 l_p-sensitivity: ``Delta_p <= ||lambda||_p``, tight for ``p = inf`` and
@@ -21,6 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpjax._validate import TINY
+
 KINDS = ("uniform", "linear", "quadratic", "exponential", "one-hot")
 NORMS = ("l1", "l2")
 
@@ -33,7 +38,8 @@ def validate_profile(profile, name: str = "profile") -> np.ndarray:
       name: what to call it in error messages.
 
     Returns:
-      The profile as a 1-D float64 array.
+      The profile as a 1-D float64 array; positive entries below the least normal float64
+      (subnormals, which XLA flushes to zero) rounded up to it (an upper bound: sound).
 
     Raises:
       ValueError: if it is empty, non-finite, negative or all zero.
@@ -55,7 +61,18 @@ def validate_profile(profile, name: str = "profile") -> np.ndarray:
         raise ValueError(f"{name} entries must be >= 0 (sensitivities), got {lam[lam < 0][0]!r}")
     if not np.any(lam > 0):
         raise ValueError(f"{name} must have an entry > 0 (all are zero: nothing to protect)")
-    return lam
+    return np.where((lam > 0) & (lam < TINY), TINY, lam)
+
+
+def subnormal_count(profile) -> int:
+    """How many entries of ``profile`` :func:`validate_profile` rounds up to the least normal
+    float64 (positive and below ``2.2250738585072014e-308``).
+
+    Args:
+      profile: the sensitivity profile as given.
+    """
+    lam = np.asarray(profile, dtype=np.float64)
+    return int(np.count_nonzero((lam > 0) & (lam < TINY)))
 
 
 def validate_weights(weights, dim: int) -> np.ndarray:
@@ -91,12 +108,16 @@ def normalize(profile, norm: str = "l2") -> np.ndarray:
       norm: ``"l1"`` or ``"l2"``.
 
     Returns:
-      The normalised profile.
+      The normalised profile (entries that fall below the least normal float64 rounded up
+      to it, as :func:`validate_profile` does).
     """
     lam = validate_profile(profile)
     if norm not in NORMS:
         raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
-    return lam / (np.sum(lam) if norm == "l1" else np.sqrt(np.sum(lam * lam)))
+    unit = lam / np.max(lam)  # its l_p norms cannot overflow
+    size = np.sum(unit) if norm == "l1" else np.sqrt(np.sum(unit * unit))
+    # a positive entry stays positive: what underflows is rounded up to TINY (upper bound)
+    return np.where(lam > 0, np.maximum(unit / size, TINY), 0.0)
 
 
 def make_profile(kind: str, dim: int, norm: str | None = "l2") -> np.ndarray:
@@ -104,8 +125,11 @@ def make_profile(kind: str, dim: int, norm: str | None = "l2") -> np.ndarray:
 
     ``uniform``: ``lambda_i = 1``; ``linear``: ``i``; ``quadratic``: ``i^2``;
     ``exponential``: ``e^i`` (generated as ``e^{i-K}``, the same direction,
-    so it does not overflow for ``K > 709``); ``one-hot``: ``e_K`` (last
-    coordinate).  ``i = 1..K``.
+    so it does not overflow for ``K > 709``, and normalised in log space); ``one-hot``:
+    ``e_K`` (last coordinate).  ``i = 1..K``.  Entries below the least normal float64
+    (the exponential's first ``K - 708`` or so) are rounded up to it
+    (:func:`validate_profile`): an upper bound on their true, positive sensitivity, where
+    an underflow to 0 would leave those coordinates without noise.
 
     Args:
       kind: one of :data:`KINDS`.
@@ -119,12 +143,19 @@ def make_profile(kind: str, dim: int, norm: str | None = "l2") -> np.ndarray:
         raise ValueError(f"profile kind must be one of {KINDS}, got {kind!r}")
     if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or dim < 1:
         raise ValueError(f"dim must be an integer >= 1, got {dim!r}")
+    if norm is not None and norm not in NORMS:
+        raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
     i = np.arange(1, dim + 1, dtype=np.float64)
+    if kind == "exponential":
+        log_lam = i - dim
+        if norm is not None:  # log ||e^{i-K}||_1 or log ||e^{i-K}||_2, by logsumexp
+            power = 1.0 if norm == "l1" else 2.0
+            log_lam = log_lam - np.logaddexp.reduce(power * log_lam) / power
+        return np.maximum(np.exp(log_lam), TINY)  # every e^{i-K} > 0: none may underflow to 0
     lam = {
         "uniform": np.ones(dim),
         "linear": i,
         "quadratic": i * i,
-        "exponential": np.exp(i - dim),
         "one-hot": (i == dim).astype(np.float64),
     }[kind]
     return lam if norm is None else normalize(lam, norm)

@@ -1,6 +1,7 @@
 """``dpjax inid`` and ``dpjax design --profile``."""
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -54,6 +55,24 @@ def test_inid_bad_input_exits_2(capsys, argv, msg):
     base = ["inid", "--mechanism", "laplace", "--epsilon", "0.5"]
     assert main(base + argv) == 2
     assert msg in capsys.readouterr().err
+
+
+def test_inid_exponential_profile_beyond_underflow(capsys):
+    """K = 800: e^{i-K} underflowed; the command printed a divide-by-zero warning and exited
+    3 ("certification failed").  Now every coordinate is noised and the loss is certified."""
+    out = _json(capsys, ["inid", "--mechanism", "laplace", "--epsilon", "1", "--profile-kind",
+                         "exponential", "--dim", "800", "--json"])
+    lam, b = np.array(out["profile"]), np.array(out["scales"])
+    assert lam.size == 800 and np.all(lam > 0) and np.all(b > 0)
+    assert math.fsum(lam / b) <= 1.0  # Theorem 5 (pure DP), evaluated here independently
+    assert "least normal float64" in " ".join(out["notes"])
+
+
+def test_inid_scales_beyond_float64_exit_2(capsys):
+    assert main(["inid", "--mechanism", "laplace", "--epsilon", "1", "--profile",
+                 "1e308,1e308,1e308"]) == 2
+    err = capsys.readouterr().err
+    assert "leave the float64 range" in err and len(err.strip().splitlines()) == 1
 
 
 def test_inid_gaussian_needs_delta(capsys):

@@ -24,6 +24,31 @@ def test_families_shapes_and_normalisation():
     assert np.all(np.isfinite(make_profile("exponential", 5000, "l2")))
 
 
+@pytest.mark.parametrize("norm", [None, "l1", "l2"])
+def test_exponential_tail_never_underflows_to_zero(norm):
+    """K > 745: e^{i-K} underflowed to exactly 0 (a coordinate without noise) or to a
+    subnormal (flushed to 0 by XLA); every entry is now >= the least normal float64 and is
+    an upper bound on e^{i-K} / ||e^{i-K}||."""
+    k = 2000
+    tiny = np.finfo(np.float64).tiny
+    lam = make_profile("exponential", k, norm)
+    assert lam.size == k and np.all(lam >= tiny)
+    # the normalising constant by the geometric series, independent of the code's logsumexp
+    power = {"l1": 1.0, "l2": 2.0, None: None}[norm]
+    log_norm = 0.0 if power is None else -np.log1p(-np.exp(-power)) / power
+    log_exact = np.arange(1.0 - k, 1.0) - log_norm
+    big = log_exact > np.log(tiny)
+    np.testing.assert_allclose(lam[big], np.exp(log_exact[big]), rtol=1e-13)
+    assert np.all(lam[~big] == tiny) and np.count_nonzero(~big) > k - 710
+
+
+def test_subnormal_entries_are_rounded_up():
+    tiny = np.finfo(np.float64).tiny
+    lam = validate_profile([1.0, 1e-320, 0.0, tiny / 2])
+    assert lam.tolist() == [1.0, tiny, 0.0, tiny]  # zeros stay: coordinates that never change
+    assert normalize([1e300, 5e-324, 0.0], "l1").tolist() == [1.0, tiny, 0.0]  # not 0
+
+
 def _gini_naive(x):
     x = np.asarray(x, dtype=float)
     return np.sum(np.abs(x[:, None] - x[None, :])) / (2 * x.size * np.sum(x))

@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import scipy.stats
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -183,6 +184,41 @@ def test_sampled_noise_refuses_non_float_dtypes():
     for dtype in (jnp.complex64, jnp.int32, jnp.bool_):
         with pytest.raises(TypeError, match=r"dtype must be a real floating type .* got "):
             design.sample(jax.random.key(0), (4,), dtype)
+
+
+@pytest.mark.parametrize("kind", ["exponential", "linear"])
+def test_design_answers_profiles_with_tiny_coordinates(kind, mu):
+    """The exponential profile at K = 1000 has ~300 coordinates below the least normal
+    float64: they were flushed to scale 0 and certification failed (divide by zero); every
+    coordinate gets noise and the certificate holds by an independent host evaluation."""
+    k = 1000
+    for design, norm in ((laplace_design, "l1"), (gaussian_design, "l2")):
+        lam = make_profile(kind, k, norm)
+        d = design(lam, EPS, DELTA) if design is gaussian_design else design(lam, EPS)
+        assert np.all(d.scales > 0) and np.all(np.isfinite(d.scales))
+        if design is laplace_design:  # Theorem 5: pure DP iff sum lambda_i / b_i <= eps
+            assert math.fsum(lam / d.scales) <= EPS
+            ref = lam ** (1 / 3) * math.fsum(lam ** (2 / 3)) / EPS  # eq. (12), p = 2
+        else:  # Lemma 3: the Gaussian profile at mu = ||lambda / sigma||_2, by scipy
+            m = math.sqrt(math.fsum((lam / d.scales) ** 2))
+            ref_delta = (scipy.stats.norm.cdf(-EPS / m + m / 2)
+                         - math.exp(EPS) * scipy.stats.norm.cdf(-EPS / m - m / 2))
+            assert ref_delta <= DELTA
+            ref = np.sqrt(lam * math.fsum(lam)) / mu  # Theorem 4 at mu0 of (P2)
+        np.testing.assert_allclose(d.scales, ref, rtol=1e-9)
+        if kind == "exponential":
+            assert any("least normal float64" in note for note in d.notes)
+
+
+def test_error_beyond_float64_is_inf_not_a_traceback():
+    """Scales near the float64 limit: their squared sum overflows (fsum raised OverflowError);
+    the design is still certified and its error is reported as inf.  Scales that overflow
+    themselves raise InfeasibleTargetError (no noise a sampler can draw)."""
+    d = laplace_design([1e300, 1.0, 1e300], 1.0)
+    assert np.all(np.isfinite(d.scales)) and d.error == math.inf and d.mse == math.inf
+    assert math.fsum(np.array([1e300, 1.0, 1e300]) / d.scales) <= 1.0
+    with pytest.raises(InfeasibleTargetError, match="leave the float64 range"):
+        gaussian_design([1e308] * 3, EPS, DELTA)
 
 
 def test_lemma3_exact_profile_by_monte_carlo():

@@ -6,7 +6,8 @@ Parameters ``decay`` (GV's epsilon, ``> 0``), ``width`` (GV's Delta, ``> 0``) an
 * ``dim = 1``, one use: exact profile ``sup_{|d| <= Delta} delta_d(epsilon)``
   (:mod:`dpjax.accounting.staircase`); calibration ``decay = epsilon``,
   ``width = Delta``, ``gamma = gamma^*`` (pure epsilon-DP; ``delta`` is met with
-  ``delta(epsilon) = 0`` and not exploited).
+  ``delta(epsilon) = 0``, and used only where ``2 artanh(delta)`` exceeds ``epsilon``:
+  :func:`calibrate`).
 * ``dim = K`` or ``T`` compositions: independent staircases per coordinate
   with ``decay = epsilon / (K T)`` and ``width = Delta_inf`` (Table II of
   flipped-huber-mechanism; :mod:`dpjax.calibration.staircase`).  A coordinate
@@ -32,7 +33,7 @@ from dpjax.accounting.laplace import epsilon_pure_dp
 from dpjax.accounting.staircase import ERROR, log_delta_staircase
 from dpjax.calibration.result import Calibration
 from dpjax.calibration.staircase import staircase_pure
-from dpjax.certificate import log_target, reported_delta, require_certified
+from dpjax.certificate import MARGIN, log_target, reported_delta, require_certified
 from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms._composition import composed_budget, pure_dp_delta
 from dpjax.mechanisms._spec import About, Mechanism, Query, calibration, unsupported
@@ -114,22 +115,34 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     ``epsilon_0``-DP), else with the exact 1-D profile, or in ``K`` dims / ``T`` uses
     with the randomized-response bound of ``epsilon_0``.
 
+    ``delta`` is used only where it buys more than ``epsilon``: the pure budget is
+    ``epsilon_0 = max(epsilon, 2 artanh(delta (1 - MARGIN)))``.  An ``epsilon_0``-DP
+    mechanism has ``delta(eps) <= (e^{eps_0} - e^{eps}) / (1 + e^{eps_0}) <=
+    tanh(eps_0 / 2)`` at every ``eps >= 0`` (randomized response, Kairouz et al. 2015), so
+    a target with ``epsilon = 0 < delta`` (or ``epsilon`` far below ``delta``) is met; at
+    the papers' targets (``epsilon >= 2 artanh(delta)``) nothing changes.
+
     Args:
-      epsilon: target epsilons, ``> 0`` (broadcast with ``delta``).
-      delta: target deltas (not exploited: pure DP).
+      epsilon: target epsilons, ``>= 0`` (broadcast with ``delta``).
+      delta: target deltas (used only through ``epsilon_0`` above).
       query: ``linf``, ``K``, ``T`` (no subsampling).
     """
     exact = _check(query)
-    if np.any(epsilon == 0):
+    budget = np.maximum(epsilon, 2.0 * np.arctanh(np.asarray(delta) * (1.0 - MARGIN)))
+    if np.any(budget == 0):
         raise InfeasibleTargetError(
-            "staircase: calibrated for pure epsilon-DP, which needs epsilon > 0"
+            "staircase: epsilon = delta = 0 is infeasible for additive noise"
         )
     linf, notes = query.sensitivity.resolve("linf")
     coords = query.dim * query.compositions
-    decay, width, gamma, var = (np.asarray(x) for x in staircase_pure(epsilon, linf, coords))
-    for _ in range(8):  # rounding: make sure coords * decay, rounded up, is <= epsilon
-        over = composed_budget(coords, decay, 1.0) > epsilon
+    decay, width, gamma, var = (np.asarray(x) for x in staircase_pure(budget, linf, coords))
+    for _ in range(8):  # rounding: make sure coords * decay, rounded up, is <= the budget
+        over = composed_budget(coords, decay, 1.0) > budget
         decay = np.where(over, np.nextafter(decay, 0.0), decay)
+    used = (
+        "delta used: pure budget 2 artanh(delta (1 - MARGIN)) > epsilon"
+        if np.any(budget > epsilon) else "delta not used"
+    )
     params = {"decay": decay, "width": width, "gamma": gamma}
     if exact:
         # eps_0 = decay ceil(Delta_inf / width) <= epsilon (exact rational arithmetic) proves
@@ -138,12 +151,12 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         delta_at = np.where(pure, 0.0, 1.0)
         if not np.all(pure):
             delta_at = _exact_delta(epsilon, params, linf)
-        notes += ("pure epsilon-DP staircase (gamma*); delta not used",)
+        notes += (f"pure epsilon-DP staircase (gamma*); {used}",)
     else:
         delta_at = pure_dp_delta(epsilon, _pure_epsilon(params, query))
         notes += (
-            f"independent staircases per coordinate, decay = epsilon / {coords} "
-            "(l1 budget split over coordinates), width = linf; pure DP, delta not used",
+            f"independent staircases per coordinate, decay = budget / {coords} "
+            f"(l1 budget split over coordinates), width = linf; pure DP, {used}",
         )
     require_certified(NAME, delta_at <= delta, epsilon, delta, delta_at)
     return calibration(

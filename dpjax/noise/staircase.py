@@ -44,6 +44,7 @@ from jax import Array
 from jax.typing import ArrayLike
 
 from dpjax.noise import _shared
+from dpjax.numerics.constants import LOG_2
 
 
 def staircase_optimal_gamma(decay: ArrayLike) -> Array:
@@ -57,17 +58,33 @@ def staircase_optimal_gamma(decay: ArrayLike) -> Array:
               + \mathrm{log1p}(\mathrm{expm1}(\epsilon)/2)) / 3\big)}{-\mathrm{expm1}(-\epsilon)},
 
     which has no cancellation (``-> 1/2 - epsilon/12 + epsilon^5/12960`` as
-    ``epsilon -> 0``; below ``1e-4`` that expansion is used).
+    ``epsilon -> 0``; below ``1e-4`` that expansion is used).  From ``epsilon = 1`` on,
+    the same value is taken in log space, where ``expm1(epsilon)`` would overflow (``epsilon >
+    709``): with ``y = (2 epsilon + log1p(e^{-epsilon}) - log 2) / 3`` (the argument above,
+    ``log1p(expm1(epsilon)/2) = epsilon + log1p(e^{-epsilon}) - log 2``),
+
+    .. math:: \log\gamma^* = \tfrac13\big(\mathrm{log1p}(e^{-\epsilon}) - \epsilon - \log 2\big)
+              + \log(-\mathrm{expm1}(-y)) - \log(-\mathrm{expm1}(-\epsilon))
+
+    (``gamma^* ~ (e^{-epsilon} / 2)^{1/3}``).  Beyond ``epsilon ~ 2200`` that underflows
+    float64; ``gamma`` is then held at the least normal float (the variance, ``~gamma^2/3``,
+    is 0 in float64 either way, and any ``gamma`` in ``[0, 1]`` is ``decay``-DP).
 
     Args:
       decay: GV's ``epsilon > 0`` (``b = e^{-decay}``).
     """
     e = jnp.asarray(decay)
     small = e < 1e-4
-    es = jnp.where(small, 1.0, e)
+    large = e >= 1.0
+    es = jnp.where(small | large, 1.0, e)
     num = jnp.exp(-es) * jnp.expm1((es + jnp.log1p(0.5 * jnp.expm1(es))) / 3.0)
     g = num / (-jnp.expm1(-es))
-    return jnp.where(small, 0.5 - e / 12.0 + e**5 / 12960.0, g)
+    el = jnp.where(large, e, 1.0)
+    tail = jnp.log1p(jnp.exp(-el))
+    y = (2.0 * el + tail - LOG_2) / 3.0
+    log_g = (tail - el - LOG_2) / 3.0 + jnp.log(-jnp.expm1(-y)) - jnp.log(-jnp.expm1(-el))
+    g_large = jnp.maximum(jnp.exp(log_g), jnp.finfo(jnp.result_type(log_g)).tiny)
+    return jnp.where(small, 0.5 - e / 12.0 + e**5 / 12960.0, jnp.where(large, g_large, g))
 
 
 def geometric_sums(decay: ArrayLike) -> tuple[Array, Array, Array, Array, Array]:
@@ -98,20 +115,27 @@ def staircase_unit_variance(decay: ArrayLike, gamma: ArrayLike) -> Array:
     .. math:: \sigma^2 = 2a\Big[\gamma S_2 + \gamma^2 S_1 + \tfrac{\gamma^3}{3} S_0
               + b\big((1-\gamma) S_2 + (1-\gamma^2) S_1 + \tfrac{1-\gamma^3}{3} S_0\big)\Big]
 
+    with ``a = (1 - b) / (2 (\gamma + (1 - \gamma) b))``.  Both the bracket and
+    ``\gamma + (1 - \gamma) b`` are divided by ``s = max(gamma, b)`` before they are
+    formed, the ratios ``gamma / s`` and ``b / s`` taken in log space (``log b =
+    -decay``), so a large ``decay`` (``b`` subnormal or below the float range, where
+    ``b / gamma^*`` still matters: ``gamma^{*3} ~ b / 2``) gives the variance's float64
+    value (``~gamma^2/3 + b/(3 gamma)``, 0 once it underflows) instead of ``0 / 0`` or a
+    value that lost ``b``.
+
     Args:
       decay: GV's ``epsilon > 0`` (``b = e^{-decay}``).
       gamma: the high fraction ``gamma`` in ``[0, 1]``.
     """
     g = jnp.asarray(gamma)
     b, omb, s0, s1, s2 = geometric_sums(decay)
-    a = omb / (2.0 * (g + (1.0 - g) * b))
-    inner = (
-        g * s2
-        + g * g * s1
-        + g**3 * s0 / 3.0
-        + b * ((1.0 - g) * s2 + (1.0 - g * g) * s1 + (1.0 - g**3) * s0 / 3.0)
+    log_g, log_b = jnp.log(g), -jnp.asarray(decay)
+    log_s = jnp.maximum(log_g, log_b)
+    high, low = jnp.exp(log_g - log_s), jnp.exp(log_b - log_s)  # gamma / s, b / s in [0, 1]
+    inner = high * (s2 + g * s1 + g * g * s0 / 3.0) + low * (
+        (1.0 - g) * s2 + (1.0 - g * g) * s1 + (1.0 - g**3) * s0 / 3.0
     )
-    return 2.0 * a * inner
+    return omb * inner / (high + (1.0 - g) * low)
 
 
 class Staircase(NamedTuple):

@@ -8,6 +8,7 @@ special functions here are dtype-generic (the samplers use them in float32).
 """
 
 from dpjax.numerics._exact import quotient, sum3, two_product, two_sum
+from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 from dpjax.numerics._logspace import log1mexp, logaddexp, logsubexp
 from dpjax.numerics._normal import (
     Q_inv,
@@ -39,6 +40,8 @@ from dpjax.numerics.roots import (
 from dpjax.numerics.roots_host import bisect_host, illinois_host, newton_host
 
 __all__ = [
+    "HALF_LOG_2PI",
+    "LOG_2",
     "BisectionResult",
     "Float64RequiredError",
     "Q_inv",

@@ -172,8 +172,40 @@ def test_bad_inputs_name_the_argument():
         dpjax.profile("staircase", {**good, "decay": 0.0}, 0.5)
     with pytest.raises(ValueError, match="width"):
         dpjax.profile("staircase", {**good, "width": -2.0}, 0.5)
-    with pytest.raises(dpjax.errors.InfeasibleTargetError):
-        dpjax.calibrate("staircase", epsilon=0.0, delta=1e-3, linf=1.0)
+    with pytest.raises(dpjax.errors.InfeasibleTargetError, match="epsilon = delta = 0"):
+        dpjax.calibrate("staircase", epsilon=0.0, delta=0.0, linf=1.0)
+
+
+@pytest.mark.parametrize("dim", [1, 3])
+def test_epsilon_zero_with_delta_is_met_by_the_rr_budget(dim):
+    """(0, delta) is feasible: an eps_0-DP staircase has delta(eps) <= tanh(eps_0 / 2) at
+    every eps >= 0 (randomized response), so eps_0 = 2 artanh(delta) meets it (it raised
+    InfeasibleTargetError).  The answer is certified by the exact 1-D profile (dim 1) or
+    the RR bound (dim 3), and tight: the RR bound of the returned budget is delta to
+    1e-9 relative; at the papers' targets (epsilon >= 2 artanh(delta)) nothing changes."""
+    delta = 0.1
+    cal = dpjax.calibrate("staircase", epsilon=0.0, delta=delta, linf=1.0, dim=dim)
+    budget = dim * float(cal.params["decay"])
+    assert budget == pytest.approx(2 * np.arctanh(delta), rel=1e-9)
+    assert float(cal.delta_at_params) <= delta
+    assert float(dpjax.profile("staircase", cal.params, 0.0, linf=1.0, dim=dim)) <= delta
+    assert any("delta used" in note for note in cal.notes)
+    same = dpjax.calibrate("staircase", epsilon=1.0, delta=1e-6, linf=1.0, dim=dim)
+    assert dim * float(same.params["decay"]) == pytest.approx(1.0, rel=1e-15)
+    assert any("delta not used" in note for note in same.notes)
+
+
+@pytest.mark.parametrize("epsilon", [1e3, 1e4, 1e5])
+def test_huge_epsilon_is_answered(epsilon):
+    """epsilon >= 710 gave gamma = NaN (expm1(epsilon) overflowed; the certificate then
+    failed): gamma* comes from log space, held at the least normal float once it
+    underflows, and the variance is its float64 value (~gamma^2 / 3, 0 beyond ~1100)."""
+    cal = dpjax.calibrate("staircase", epsilon=epsilon, delta=1e-6, linf=1.0)
+    gamma = float(cal.params["gamma"])
+    assert 0 < gamma < 1e-100
+    assert np.isfinite(float(cal.variance)) and 0 <= float(cal.variance) < 1e-200
+    assert float(cal.delta_at_params) == 0.0
+    assert float(cal.params["decay"]) == pytest.approx(epsilon, rel=1e-15)
 
 
 @pytest.mark.parametrize("width", [0.3, 1.0, 2.5])

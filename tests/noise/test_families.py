@@ -88,3 +88,37 @@ def test_random_words_and_tail_floor_refuse_non_float_dtypes(dtype):
         dpjax.noise.random_words(jax.random.key(0), (6,), dtype)
     with pytest.raises(TypeError, match=r"dtype must be a real floating type"):
         dpjax.noise.tail_floor(dtype)
+
+
+def test_staircase_gamma_and_variance_against_mpmath_at_every_decay():
+    """gamma*(epsilon) (Geng & Viswanath: (cbrt(b (1 + b) / 2) - b) / (1 - b), b = e^-eps)
+    and the unit variance against 50-digit mpmath from 1e-3 to 2000 (the direct form gave
+    NaN from epsilon = 710 on), the variance's float value where gamma and b underflow,
+    and the gamma = b = 0 limit (uniform on [-1, 1]: 1/3)."""
+    import mpmath as mp
+
+    from dpjax.noise.staircase import staircase_optimal_gamma, staircase_unit_variance
+
+    mp.mp.dps = 50
+
+    def reference(e):
+        e = mp.mpf(e)
+        b = mp.e ** (-e)
+        g = (mp.cbrt(b * (1 + b) / 2) - b) / (1 - b)
+        s0, s1, s2 = 1 / (1 - b), b / (1 - b) ** 2, b * (1 + b) / (1 - b) ** 3
+        a = (1 - b) / (2 * (g + (1 - g) * b))
+        inner = g * s2 + g**2 * s1 + g**3 * s0 / 3 + b * (
+            (1 - g) * s2 + (1 - g**2) * s1 + (1 - g**3) * s0 / 3)
+        return g, 2 * a * inner
+
+    for e in [1e-3, 0.5, 1.0 - 1e-9, 1.0, 2.0, 50.0, 700.0, 710.0, 1000.0, 2000.0]:
+        g_ref, v_ref = reference(e)
+        g = float(staircase_optimal_gamma(jnp.float64(e)))
+        v = float(staircase_unit_variance(jnp.float64(e), jnp.float64(g)))
+        assert abs(g - float(g_ref)) <= 5e-14 * float(g_ref), e
+        assert abs(v - float(v_ref)) <= 5e-13 * float(v_ref) + 1e-300, e
+    for e in [3000.0, 1e4, 1e6]:
+        g = staircase_optimal_gamma(jnp.float64(e))
+        assert float(g) == float(jnp.finfo(jnp.float64).tiny)
+        assert float(staircase_unit_variance(jnp.float64(e), g)) == 0.0
+    assert float(staircase_unit_variance(jnp.float64(1e4), jnp.float64(0.0))) == 1.0 / 3.0

@@ -20,12 +20,15 @@ Clarabel setting removes (see :mod:`solvers.kkt_polish`); the polish resolves
 every coordinate to rounding.  ``stats`` then records ``merit_before`` (the
 IPM point's componentwise residual), ``merit_after`` and
 ``polish_iterations``; the returned residual is always recomputed by
-:func:`solvers.solve`.  Wall times are measured by ``bench/``, not here.
+:func:`solvers.solve`.  Wall times are measured by ``bench/``, not here;
+``stats["setup_s"]`` (the model build and cvxpy's canonicalisation of this
+solve) lets the benchmark report setup apart from the solve.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import time
 import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -121,7 +124,9 @@ class CvxpySolver:
             raise ImportError(
                 "the cvxpy backend needs cvxpy and clarabel: pip install 'dpjax[cvxpy]'"
             ) from err
+        start = time.perf_counter()
         model = problem.cvxpy_model(cp)
+        build_s = time.perf_counter() - start
         opts = dict(DEFAULT_OPTIONS) if self.solver.upper() == "CLARABEL" else {}
         opts.update(dict(self.options))
         cvx_status = "solver_error"
@@ -147,6 +152,8 @@ class CvxpySolver:
             "solver": self.solver,
             "solver_status": cvx_status,
             "iterations": _iterations(model.problem),
+            # model build + cvxpy's canonicalisation: setup, reported apart by solvers.bench
+            "setup_s": build_s + float(getattr(model.problem, "compilation_time", None) or 0.0),
         }
         return RawResult(
             x=x,

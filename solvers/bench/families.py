@@ -72,6 +72,8 @@ class Family:
       sizes: default size labels, smallest first.
       description: one line shown by ``python -m solvers.bench --list``.
       batchable: instances of one size share array shapes (can be stacked and vmapped).
+      quick_size: the size of ``python -m solvers.bench --quick`` (default: the smallest
+        of ``sizes``); a smaller one keeps the quick run within minutes.
     """
 
     name: str
@@ -79,6 +81,12 @@ class Family:
     sizes: tuple[str, ...]
     description: str = ""
     batchable: bool = True
+    quick_size: str | None = None
+
+    @property
+    def quick(self) -> str:
+        """The size label of the quick run (``quick_size``, else ``sizes[0]``)."""
+        return self.quick_size or self.sizes[0]
 
     def make(self, size: str, seed: int = 0) -> Instance:
         """The instance of this family for ``size`` and ``seed`` (deterministic).

@@ -7,7 +7,11 @@ Shifted geometric mean (Mittelmann's benchmarks, qpbenchmark) of the times
 
 reported as the ratio to a baseline backend (``> 1``: slower than the
 baseline).  The conventional shift ``s = 10`` s flattens sub-second
-differences, so a small shift (1 ms) is reported beside it.  Dolan--Moré
+differences, so a small shift (1 ms) is reported beside it.  The headline
+ratios are of solve times (``time_s``: setup excluded, every size warmed up
+once, :func:`solvers.bench.runner.run_benchmark`); the end-to-end ratios
+beside them are of ``end_to_end_s``, what a user waits (setup included:
+process start, imports, compilation, canonicalisation).  Dolan--Moré
 performance profile (Dolan and Moré, Math. Program. 91, 2002): for each
 backend ``b``, the share of instances it solves within a factor ``tau`` of the
 fastest backend on that instance,
@@ -54,14 +58,17 @@ def shifted_geometric_mean(times, shift: float) -> float:
     return float(np.exp(np.mean(np.log(t + shift))) - shift)
 
 
-def _times_at(rows, backend, tol, limit):
-    """``{instance: time}`` of ``backend`` with unsolved instances at ``limit``."""
-    return {r["instance"]: (r["time_s"] if r[f"solved_{tol:g}"] else limit)
+def _times_at(rows, backend, tol, limit, key="time_s"):
+    """``{instance: row[key]}`` of ``backend`` with unsolved instances at ``limit``."""
+    return {r["instance"]: (r.get(key, r["time_s"]) if r[f"solved_{tol:g}"] else limit)
             for r in rows if r["backend"] == backend}
 
 
 def summary(rows, time_limit: float, baseline: str = "cvxpy-clarabel") -> list[dict]:
     """One line per (backend, tolerance): solved count and shifted-geometric-mean ratios.
+
+    Keys ``sgm_<shift>`` / ``ratio_<shift>`` are of solve times (the headline),
+    ``sgm_e2e_<shift>`` / ``ratio_e2e_<shift>`` of end-to-end times (setup included).
 
     Args:
       rows: rows of :func:`solvers.bench.runner.run_benchmark`.
@@ -72,18 +79,19 @@ def summary(rows, time_limit: float, baseline: str = "cvxpy-clarabel") -> list[d
     base = baseline if baseline in names else names[0]
     out = []
     for tol in TOLERANCES:
-        ref = _times_at(rows, base, tol, time_limit)
         for name in names:
-            t = _times_at(rows, name, tol, time_limit)
             line = {"backend": name, "tol": tol, "solved": sum(
-                r[f"solved_{tol:g}"] for r in rows if r["backend"] == name), "instances": len(t),
-                "baseline": base}
-            for s in SHIFTS:
+                r[f"solved_{tol:g}"] for r in rows if r["backend"] == name), "baseline": base}
+            for key, tag in (("time_s", ""), ("end_to_end_s", "e2e_")):
+                t = _times_at(rows, name, tol, time_limit, key)
+                ref = _times_at(rows, base, tol, time_limit, key)
+                line["instances"] = len(t)
                 keys = sorted(t)
-                own = shifted_geometric_mean([t[k] for k in keys], s)
-                other = shifted_geometric_mean([ref[k] for k in keys], s)
-                line[f"sgm_{s:g}"] = own
-                line[f"ratio_{s:g}"] = own / other
+                for s in SHIFTS:
+                    own = shifted_geometric_mean([t[k] for k in keys], s)
+                    other = shifted_geometric_mean([ref[k] for k in keys], s)
+                    line[f"sgm_{tag}{s:g}"] = own
+                    line[f"ratio_{tag}{s:g}"] = own / other
             out.append(line)
     return out
 
@@ -194,36 +202,53 @@ def _plot_profiles(rows, path: Path) -> None:
 
 def _markdown(rows, lines, prov, throughput) -> str:
     out = ["# Solver benchmark", "",
-           f"Time limit {prov['time_limit_s']:g} s per solve (failures counted at it); "
-           f"JAX: median of {prov['repeats']} solves after an ahead-of-time compile (compile "
-           f"reported apart); host solvers: {prov['host_repeats']} solve(s), canonicalisation "
-           "included.  Success = the problem's own KKT residual (float64) <= tol; the "
-           "backend's status is not trusted.", "",
+           f"Time limit {prov['time_limit_s']:g} s per solve (failures counted at it).  Solve "
+           "time: the first instance of each size and backend is solved once untimed (the "
+           f"warm-up), then every instance is timed alike: JAX the median of {prov['repeats']} "
+           f"solves of the compiled programme, host solvers {prov['host_repeats']} solve(s) less "
+           "their model build and canonicalisation.  Setup (process start, imports, "
+           "compilation, canonicalisation) is reported apart; end-to-end = setup + solve, what "
+           "a user waits (the warm-up's wall time for the first instance of a size).  Success "
+           "= the problem's own KKT residual (float64) <= tol; the backend's status is not "
+           "trusted.", "",
            "## Shifted geometric means (ratio to the baseline; < 1 is faster)", "",
-           "| backend | tol | solved | sgm (s=10 s) | ratio (s=10 s) | sgm (s=1 ms) "
-           "| ratio (s=1 ms) |", "|---|---|---|---|---|---|---|"]
+           "| backend | tol | solved | solve sgm (s=10 s) | solve ratio (s=10 s) "
+           "| solve ratio (s=1 ms) | end-to-end sgm (s=10 s) | end-to-end ratio (s=10 s) "
+           "| end-to-end ratio (s=1 ms) |", "|---|---|---|---|---|---|---|---|---|"]
     for ln in lines:
+        e2e = (f"{ln['sgm_e2e_10']:.4g} | {ln['ratio_e2e_10']:.3g} | {ln['ratio_e2e_0.001']:.3g}"
+               if "sgm_e2e_10" in ln else "- | - | -")
         out.append(f"| {ln['backend']} | {ln['tol']:g} | {ln['solved']}/{ln['instances']} | "
-                   f"{ln['sgm_10']:.4g} | {ln['ratio_10']:.3g} | {ln['sgm_0.001']:.4g} | "
-                   f"{ln['ratio_0.001']:.3g} |")
+                   f"{ln['sgm_10']:.4g} | {ln['ratio_10']:.3g} | {ln['ratio_0.001']:.3g} | "
+                   f"{e2e} |")
     out += ["", f"Baseline: {lines[0]['baseline']}.", "", "## Results", "",
-            "| instance | backend | time s (min-max) | compile s | reported | residual "
-            "| objective | 1e-6 | 1e-8 |", "|---|---|---|---|---|---|---|---|---|"]
+            "| instance | backend | solve s (min-max) | setup s | end-to-end s | compile s "
+            "| reported | residual | objective | 1e-6 | 1e-8 |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         flag = " (time limit)" if r["timed_out"] else ""
         err = f" {r['error'][:60]}" if r["error"] else ""
+        warm = " (warm-up)" if r.get("warm_up") else ""
         out.append(
             f"| {r['instance']} | {r['backend']} | {r['time_s']:.4g} ({r['time_min_s']:.3g}-"
-            f"{r['time_max_s']:.3g}){flag} | {r['compile_s']:.3g} | {r['reported_status']}{err} "
-            f"| {r['residual']:.2e} | {r['objective']:.12g} | "
+            f"{r['time_max_s']:.3g}){flag} | {r.get('setup_s', math.nan):.3g}{warm} | "
+            f"{r.get('end_to_end_s', math.nan):.4g} | {r['compile_s']:.3g} | "
+            f"{r['reported_status']}{err} | {r['residual']:.2e} | {r['objective']:.12g} | "
             + " | ".join("yes" if r[f"solved_{tol:g}"] else "no" for tol in TOLERANCES) + " |")
     if throughput:
-        out += ["", "## Batched throughput (one vmapped solve vs a loop of host solves)", ""]
+        out += ["", "## Batched throughput (JAX: the faster of one vmapped solve and a loop of "
+                "single compiled solves; host: a loop of solves)", ""]
         for th in throughput:
+            both = (f" (vmap {th['jax_vmap_instances_per_s']:.4g}/s, loop "
+                    f"{th['jax_loop_instances_per_s']:.4g}/s: {th['jax_strategy']} chosen"
+                    + (f"; vmap lanes {th['jax_lane_iterations_mean']:.3g} iterations on average,"
+                       f" {th['jax_lane_iterations_max']} at most" if "jax_lane_iterations_max"
+                       in th else "") + ")" if "jax_strategy" in th else "")
             out.append(
                 f"- {th['family']} at {th['size']}, batch {th['batch']}: JAX "
-                f"{th['jax_instances_per_s']:.4g} instances/s (compile {th['jax_compile_s']:.3g} "
-                f"s, solved at 1e-8: {th['jax_solved_1e-08']}/{th['batch']})"
+                f"{th['jax_instances_per_s']:.4g} instances/s{both} (compile "
+                f"{th['jax_compile_s']:.3g} s, solved at 1e-8: {th['jax_solved_1e-08']}/"
+                f"{th['batch']})"
                 + (f"; {th['host_backend']} loop {th['host_instances_per_s']:.4g} instances/s "
                    f"(solved at 1e-8: {th['host_solved_1e-08']}/{th['batch']}); ratio "
                    f"{th['throughput_ratio']:.4g}x" if "host_backend" in th else ""))
@@ -239,24 +264,30 @@ def _closing_note(rows, lines, throughput) -> list[str]:
     line = next((ln for ln in lines if ln["backend"] == "jax-f64" and ln["tol"] == tol), None)
     if line is None or base == "jax-f64":
         return ["(no jax-f64 / baseline pair in this run)"]
-    out = [f"- jax-f64 against {base} at residual <= {tol:g}: shifted geometric mean ratio "
-           f"{line['ratio_10']:.3g} (shift 10 s), {line['ratio_0.001']:.3g} (shift 1 ms); "
-           f"solved {line['solved']}/{line['instances']}, {base} "
+    out = [f"- jax-f64 against {base} at residual <= {tol:g}, solve times: shifted geometric "
+           f"mean ratio {line['ratio_10']:.3g} (shift 10 s), {line['ratio_0.001']:.3g} (shift "
+           f"1 ms); solved {line['solved']}/{line['instances']}, {base} "
            + next(f"{ln['solved']}/{ln['instances']}" for ln in lines
                   if ln["backend"] == base and ln["tol"] == tol) + "."]
-    both = {}
-    for r in rows:
-        if r["backend"] in ("jax-f64", base) and r[f"solved_{tol:g}"]:
-            both.setdefault(r["instance"], {})[r["backend"]] = r["time_s"]
-    speed = [v[base] / v["jax-f64"] for v in both.values() if len(v) == 2]
-    if speed:
-        out.append(f"- where both solved ({len(speed)} instances): {base} time / jax-f64 time "
-                   f"from {min(speed):.3g} to {max(speed):.3g} (geometric mean "
-                   f"{math.exp(np.mean(np.log(speed))):.3g}).")
+    if "ratio_e2e_10" in line:
+        out.append(f"- end to end (setup included, what a user waits): ratio "
+                   f"{line['ratio_e2e_10']:.3g} (shift 10 s), {line['ratio_e2e_0.001']:.3g} "
+                   "(shift 1 ms).")
+    for key, what in (("time_s", "solve"), ("end_to_end_s", "end-to-end")):
+        both = {}
+        for r in rows:
+            if r["backend"] in ("jax-f64", base) and r[f"solved_{tol:g}"] and key in r:
+                both.setdefault(r["instance"], {})[r["backend"]] = r[key]
+        speed = [v[base] / v["jax-f64"] for v in both.values() if len(v) == 2]
+        if speed:
+            out.append(f"- where both solved ({len(speed)} instances): {base} {what} time / "
+                       f"jax-f64 {what} time from {min(speed):.3g} to {max(speed):.3g} "
+                       f"(geometric mean {math.exp(np.mean(np.log(speed))):.3g}).")
     for th in throughput:
         if "host_backend" in th:
             out.append(f"- batched ({th['family']} {th['size']}, {th['batch']} instances): "
-                       f"{th['jax_instances_per_s']:.4g} instances/s vmapped against "
+                       f"{th['jax_instances_per_s']:.4g} instances/s "
+                       f"({th.get('jax_strategy', 'vmap')}) against "
                        f"{th['host_instances_per_s']:.4g}/s for the {th['host_backend']} loop "
                        f"({th['throughput_ratio']:.4g}x).")
     return out
@@ -275,7 +306,8 @@ def report_from_json(path, out_dir: Path, baseline: str = "cvxpy-clarabel") -> P
     def undo(v):  # JSON null stood for inf (residual, times) or nan (objective)
         return math.inf if v is None else v
 
-    rows = [{k: (undo(v) if k in ("residual", "time_s", "time_min_s", "time_max_s") else
+    rows = [{k: (undo(v) if k in ("residual", "time_s", "time_min_s", "time_max_s",
+                                  "end_to_end_s") else
                  (math.nan if v is None else v)) for k, v in r.items()} for r in doc["rows"]]
     return write_report(rows, out_dir, doc["provenance"], doc.get("throughput", ()), baseline)
 

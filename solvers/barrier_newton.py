@@ -37,14 +37,22 @@ tail-junction plateau) and falls superlinearly,
 .. math:: t \leftarrow \max\big(t_{final},\ \min(0.2\, t, t^{1.5})\big)
           \quad \text{(relative to } f(x_0)),
 
-once the decrement is below ``t / 100``.
+once the decrement is below ``t / 100``, or after ``stage_steps`` Newton steps at
+one ``t`` (inexact centring: with an active loss cap the innermost, near-massless
+shells carry barrier weights at the round-off level of their slacks, the
+decrement stalls near ``1e-7 |f|`` and a stage would never end).
 
 Polish (:class:`PolishState`): the monotone pairs that are active (relative
 slack ``< active_tol``) are merged and Newton steps taken on the merged
 programme until the step is at round-off level (quadratic: 3 steps from
 ~1e-3); the chain multipliers then follow exactly by a recursion along each
 plateau (the barrier's ``1/t`` stiffness otherwise limits stationarity to
-~1e-4).  Jittable (``lax.while_loop``), vmappable, float64, any device.
+~1e-4).  A merged pair whose multiplier then comes out negative (below
+``-merit_tol |f(x_0)|``) was merged only because the barrier left its slack
+small: it is released (never merged again) and the polish repeats from the
+polished point, at most ``release_rounds`` times (an active-set step; without
+it the loss-capped family stopped at a dual residual of ~1e-5).  Jittable
+(``lax.while_loop``), vmappable, float64, any device.
 Timings against cvxpy: ``bench/bench_spherical.py``.
 """
 
@@ -76,6 +84,7 @@ class BarrierState(NamedTuple):
       nu: ``(2,)`` multipliers of the linear rows at the last step.
       lam: multipliers of the pair constraints.
       scale: ``|f(x_0)|``, the unit of ``t`` and of the round-off tests.
+      stage_steps: Newton steps taken at the current ``t``.
     """
 
     x: Array
@@ -86,6 +95,7 @@ class BarrierState(NamedTuple):
     nu: Array
     lam: Array
     scale: Array
+    stage_steps: Array
 
 
 class MergedNewton(NamedTuple):
@@ -145,6 +155,9 @@ class BarrierNewton(IterativeSolver):
       active_tol: relative slack below which a chain pair is merged in the polish.
       polish_steps: at most this many polish Newton steps.
       t_initial: first barrier weight, relative to ``|f(x_0)|``.
+      stage_steps: a stage ends after this many Newton steps at one ``t`` (centred or not).
+      release_rounds: at most this many polish repeats after releasing merged pairs with
+        negative multipliers.
 
     Example:
       >>> import jax; jax.config.update("jax_enable_x64", True)
@@ -163,6 +176,8 @@ class BarrierNewton(IterativeSolver):
     active_tol: float = 1e-8
     polish_steps: int = 3
     t_initial: float = 1.0
+    stage_steps: int = 25
+    release_rounds: int = 3
 
     name = "barrier-newton"
     requires = ("reference", "fast_objective", "relative_derivatives", "linear_rows",
@@ -227,7 +242,8 @@ class BarrierNewton(IterativeSolver):
         t0 = self.t_initial * f0
         lam0 = t0 * problem.pair_weight / problem.pair_slacks(mu0)[2]
         return BarrierState(mu0, t0, jnp.zeros((), jnp.int32), jnp.inf * f0,
-                            jnp.zeros((), bool), jnp.zeros(2, mu0.dtype), lam0, f0)
+                            jnp.zeros((), bool), jnp.zeros(2, mu0.dtype), lam0, f0,
+                            jnp.zeros((), jnp.int32))
 
     def step(self, problem: Any, state: BarrierState) -> BarrierState:
         """One Newton step: fraction to the boundary, Armijo on ``phi_t``, then the ``t`` update.
@@ -264,14 +280,15 @@ class BarrierNewton(IterativeSolver):
         last = t <= t_min * 1.0000001
         # centred enough for this t (decrement well below t), or at round-off level
         small = ((step <= self.step_tol) | (dec <= self.merit_tol * f0) | (k >= 40) | ~finite
-                 | (~last & (dec <= 1e-2 * t)))
+                 | (~last & (dec <= 1e-2 * t)) | (state.stage_steps + 1 >= self.stage_steps))
         done = small & last
         tr = t / f0
         t_new = jnp.where(small & ~last,
                           f0 * jnp.maximum(jnp.minimum(0.2 * tr, tr**1.5), self.t_final), t)
         keep = ~finite | (k >= 40)
         return BarrierState(jnp.where(keep, mu, mu_new), t_new, state.iterations + 1, dec, done,
-                            nu, jnp.where(keep, lam, lam_new), f0)
+                            nu, jnp.where(keep, lam, lam_new), f0,
+                            jnp.where(small, 0, state.stage_steps + 1))
 
     def terminate(self, problem: Any, state: BarrierState) -> Array:
         """``True`` once the last stage is centred or ``max_iterations`` steps are spent.
@@ -283,7 +300,7 @@ class BarrierNewton(IterativeSolver):
         return state.done | (state.iterations >= self.max_iterations)
 
     # ------------------------------------------------------------------ polish
-    def merged_newton(self, problem: Any, x: Array) -> MergedNewton:
+    def merged_newton(self, problem: Any, x: Array, release: Array | None = None) -> MergedNewton:
         r"""Newton step of ``f`` on the linear rows with the active pairs merged.
 
         A pair is active when its relative slack ``1 - e^l p_b / p_a`` is below
@@ -294,13 +311,16 @@ class BarrierNewton(IterativeSolver):
         Args:
           problem: the problem.
           x: current point.
+          release: pairs never merged (released after a negative multiplier), or ``None``.
         """
         size = x.shape[0]
+        keep = True if release is None else ~release
         lp, _ = problem.chain_log_density(x)
-        active = -jnp.expm1(lp[1:] - lp[:-1]) < self.active_tol
+        active = (-jnp.expm1(lp[1:] - lp[:-1]) < self.active_tol) & (
+            True if release is None else ~release[: size - 1])
         rel = problem.pair_slacks(x)[3]
-        pair_active = ((rel < self.active_tol) & (problem.pair_weight > 0)).at[: size - 1].set(
-            active)
+        pair_active = ((rel < self.active_tol) & (problem.pair_weight > 0) & keep).at[
+            : size - 1].set(active)
         chain_gid = jnp.cumsum(jnp.concatenate([jnp.ones(1, bool), ~active])) - 1
         gid = pair_groups(chain_gid, problem.pair_a, problem.pair_b, pair_active)
         _, g_f, h = problem.relative_derivatives(x)
@@ -313,12 +333,15 @@ class BarrierNewton(IterativeSolver):
         dg, nu = saddle_solve(hg, ag, gg)
         return MergedNewton(dg[gid], nu, g_f, amat, lp, active, pair_active)
 
-    def polish(self, problem: Any, state: BarrierState) -> PolishState:
+    def polish(self, problem: Any, state: BarrierState, release: Array | None = None,
+               start: Array | None = None) -> PolishState:
         """The active-set polish from the barrier phase's point (module docstring).
 
         Args:
           problem: the problem.
           state: the final :class:`BarrierState`.
+          release: pairs never merged (:meth:`merged_newton`), or ``None``.
+          start: the point to polish (default ``state.x``).
 
         Returns:
           The final :class:`PolishState` (its ``newton`` solve belongs to its ``x``).
@@ -328,7 +351,7 @@ class BarrierNewton(IterativeSolver):
 
         def body(carry: PolishState) -> PolishState:
             mu, k = carry.x, carry.count
-            res = self.merged_newton(problem, mu)
+            res = self.merged_newton(problem, mu, release)
             delta = res.step
             big_a, big_b, s, _ = problem.pair_slacks(mu)
             # merged (active) pairs keep their ratio: only the others bound the step
@@ -345,9 +368,10 @@ class BarrierNewton(IterativeSolver):
                     | (k >= self.polish_steps))
             return PolishState(jnp.where(stop, mu, new), k + 1, res, stop)
 
-        shapes = jax.eval_shape(lambda x: self.merged_newton(problem, x), state.x)
+        x0 = state.x if start is None else start
+        shapes = jax.eval_shape(lambda x: self.merged_newton(problem, x, release), x0)
         res0 = jax.tree.map(lambda v: jnp.zeros(v.shape, v.dtype), shapes)
-        init = PolishState(state.x, jnp.zeros((), jnp.int32), res0, jnp.zeros((), bool))
+        init = PolishState(x0, jnp.zeros((), jnp.int32), res0, jnp.zeros((), bool))
         return jax.lax.while_loop(lambda c: ~c.stop, body, init)
 
     def postprocess(self, problem: Any, state: BarrierState) -> RawResult:
@@ -366,33 +390,56 @@ class BarrierNewton(IterativeSolver):
         """
         size = state.x.shape[0]
         n_chain = size - 1
-        lam_barrier = state.barrier * problem.pair_weight / _slacks(problem, state.x)[2]
-        polished = self.polish(problem, state)
-        mu, res = polished.x, polished.newton
-        nu, lp, active = res.nu, res.log_density, res.active
-        c = res.grad + res.rows.T @ nu
-        ratio = jnp.exp(lp[1:] - lp[:-1])  # p_i / p_{i-1}, i = 1..N
 
-        def rec(u_prev, inp):
-            c_i, r_i, act_prev, act_i = inp
-            u = jnp.where(act_i, c_i + jnp.where(act_prev, u_prev * r_i, 0.0), 0.0)
-            return u, u
+        def finish(start, release, at_start):
+            """Polish from ``start`` (pairs in ``release`` never merged), then the multipliers
+            (barrier ones ``t w / s`` at ``start`` if ``at_start``, else at the polished point)."""
+            polished = self.polish(problem, state, release, start)
+            mu, res = polished.x, polished.newton
+            s_bar = _slacks(problem, jnp.where(at_start, start, mu))[2]
+            lam_barrier = state.barrier * problem.pair_weight / s_bar
+            nu, lp, active = res.nu, res.log_density, res.active
+            c = res.grad + res.rows.T @ nu
+            ratio = jnp.exp(lp[1:] - lp[:-1])  # p_i / p_{i-1}, i = 1..N
 
-        act_prev = jnp.concatenate([jnp.zeros(1, bool), active[:-1]])
-        r_in = jnp.concatenate([jnp.ones(1, ratio.dtype), ratio[:-1]])
-        _, u = jax.lax.scan(rec, 0.0, (c[:n_chain], r_in, act_prev, active))
-        _, lp_ref = problem.chain_log_density(mu)
-        lam_mono = u * jnp.exp(lp_ref[:n_chain] - lp[:n_chain])
-        lam_pairs = lam_barrier.at[:n_chain].set(jnp.where(active, lam_mono, lam_barrier[:n_chain]))
-        # an active pair off the chain (a loss cap) joins plateaus: solve all active pairs
-        # together instead (least squares of c + J^T lambda = 0)
-        pair_active = res.pair_active
-        big_a, big_b, _, _ = problem.pair_slacks(mu)
-        lam_pairs = jax.lax.cond(
-            jnp.any(pair_active[n_chain:]),
-            lambda: jnp.where(pair_active, pair_multipliers(
-                c, problem.pair_a, problem.pair_b, big_a, big_b, pair_active), lam_pairs),
-            lambda: lam_pairs)
+            def rec(u_prev, inp):
+                c_i, r_i, act_prev, act_i = inp
+                u = jnp.where(act_i, c_i + jnp.where(act_prev, u_prev * r_i, 0.0), 0.0)
+                return u, u
+
+            act_prev = jnp.concatenate([jnp.zeros(1, bool), active[:-1]])
+            r_in = jnp.concatenate([jnp.ones(1, ratio.dtype), ratio[:-1]])
+            _, u = jax.lax.scan(rec, 0.0, (c[:n_chain], r_in, act_prev, active))
+            _, lp_ref = problem.chain_log_density(mu)
+            lam_mono = u * jnp.exp(lp_ref[:n_chain] - lp[:n_chain])
+            lam_pairs = lam_barrier.at[:n_chain].set(
+                jnp.where(active, lam_mono, lam_barrier[:n_chain]))
+            # an active pair off the chain (a loss cap) joins plateaus: solve all active pairs
+            # together instead (least squares of c + J^T lambda = 0)
+            pair_active = res.pair_active
+            big_a, big_b, _, _ = problem.pair_slacks(mu)
+            lam_pairs = jax.lax.cond(
+                jnp.any(pair_active[n_chain:]),
+                lambda: jnp.where(pair_active, pair_multipliers(
+                    c, problem.pair_a, problem.pair_b, big_a, big_b, pair_active), lam_pairs),
+                lambda: lam_pairs)
+            return mu, nu, lam_pairs, pair_active
+
+        # a merged pair whose multiplier comes out negative was merged wrongly (its slack
+        # was small only because the barrier left it there): release it and polish again
+        def negative(carry):
+            _, _, lam_pairs, pair_active, _, _ = carry
+            return pair_active & (lam_pairs < -self.merit_tol * state.scale)
+
+        def again(carry):
+            mu, _, _, _, release, rounds = carry
+            release = release | negative(carry)
+            return (*finish(mu, release, False), release, rounds + 1)
+
+        none = jnp.zeros(problem.pair_a.shape[0], bool)
+        first = (*finish(state.x, none, True), none, jnp.zeros((), jnp.int32))
+        mu, nu, lam_pairs, _, _, _ = jax.lax.while_loop(
+            lambda c: (c[5] < self.release_rounds) & jnp.any(negative(c)), again, first)
         lam = jnp.concatenate([nu[1:2], lam_pairs])
         status = jnp.where(state.done, Status.OPTIMAL, Status.MAX_ITERATIONS).astype(jnp.int32)
         status = jnp.where(jnp.all(jnp.isfinite(mu)), status, Status.FAILED)

@@ -75,14 +75,17 @@ def _large_m_build(size: str, seed: int):
             "first": info["first"]}, prob
 
 
+# quick_size: the size of `python -m solvers.bench --quick` (minutes on 2 cores, all backends)
 register_family(Family("spherical-kl", _kl_builder(DIMENSION, RATIO, None), SIZES,
-                       "Theorem 4 programme, m = 10, C = 2.5 (seed 0), r = 0.9"))
+                       "Theorem 4 programme, m = 10, C = 2.5 (seed 0), r = 0.9",
+                       quick_size="20,60"))
 register_family(Family("spherical-kl-r-near-1", _kl_builder(DIMENSION, 0.99, None),
                        ("20,60", "50,150", "100,300"), "hard corner: r = 0.99 (long tail)"))
 # n <= 75: the tail's own single-step loss n log(1/r) stays below the cap (n = 100 is infeasible)
 register_family(Family("spherical-kl-cap", _kl_builder(DIMENSION, RATIO, 8.0),
                        ("20,60", "50,150", "70,210"), "hard corner: active loss cap L_max = 8"))
 register_family(Family("spherical-kl-large-m", _large_m_build, ("50,932", "100,1864"),
-                       "hard corner: m = 1000, C = m / 4, inner masses down to e^-80"))
+                       "hard corner: m = 1000, C = m / 4, inner masses down to e^-80",
+                       quick_size="20,373"))
 
 __all__ = ["BUDGET", "DIMENSION", "RATIO", "SIZES"]

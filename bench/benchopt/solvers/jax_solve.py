@@ -35,5 +35,5 @@ class Solver(BaseSolver):
         """Point and multipliers for ``Objective.evaluate_result``."""
         import numpy as np
 
-        x, lam, nu, _ = (np.asarray(v) for v in self.out)
+        x, lam, nu = (np.asarray(v) for v in self.out[:3])  # then status, iterations
         return dict(x=x, lam=lam, nu=nu)

@@ -7,16 +7,21 @@ sets the parameters as attributes, joint ``"n, N"`` keys split, as benchopt's
 ``save_parameters`` does) lets the files be loaded and run in benchopt's
 order: ``Dataset.get_data -> Objective.set_data -> Objective.get_objective ->
 Solver.set_objective -> Solver.run -> Solver.get_result ->
-Objective.evaluate_result``.  ``benchopt run bench/benchopt`` itself is
-documented in the README (it spawns solver processes: too slow for a unit test).
+Objective.evaluate_result``.  ``benchopt run bench/benchopt`` itself (it spawns
+solver processes: minutes) runs in the slow tier, where benchopt is installed
+(``pip install -e '.[bench]'``), and must agree with ``solvers.bench.runner``.
 """
 
 import importlib.util
 import pathlib
+import shutil
+import subprocess
 import sys
 import types
 
 import pytest
+
+from solvers.bench import get_family
 
 FOLDER = pathlib.Path(__file__).resolve().parents[3] / "bench" / "benchopt"
 
@@ -90,3 +95,36 @@ def test_spherical_kl_dataset_and_one_result(load):
     assert out["solved_1e-08"] == 1.0
     start = objective.evaluate_result(**objective.get_one_result())  # the start: not optimal
     assert start["solved_1e-06"] == 0.0 and start["value"] > out["value"]
+
+
+@pytest.mark.slow
+def test_benchopt_run_agrees_with_the_runner(tmp_path):
+    pytest.importorskip("benchopt")
+    pd = pytest.importorskip("pandas")
+    from solvers.bench.runner import CvxpyBackend, JaxBackend, run_benchmark
+
+    folder = tmp_path / "benchopt"
+    shutil.copytree(FOLDER, folder, ignore=shutil.ignore_patterns("outputs", "__pycache__"))
+    cmd = [sys.executable, "-m", "benchopt", "run", str(folder),
+           "-d", "allocation[profile=lognormal,K=8,seed=0]",
+           "-s", "jax[dtype=float64]", "-s", "cvxpy[solver=CLARABEL]",
+           "-n", "1", "-r", "1", "--no-plot", "--no-html", "--no-timeout"]
+    done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=1200)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    (result,) = (folder / "outputs").glob("*.parquet")
+    df = pd.read_parquet(result)
+    got = {row.solver_name: row for row in df.itertuples()}
+    assert set(got) == {"jax[dtype=float64]", "cvxpy[solver=CLARABEL]"}
+
+    inst = get_family("allocation-lognormal").make("8", 0)
+    rows = run_benchmark([inst], [JaxBackend("float64"), CvxpyBackend("CLARABEL",
+                                                                      isolate=False)],
+                         time_limit=300.0, repeats=1)
+    ours = {r["backend"]: r for r in rows}
+    for bo_name, name in (("jax[dtype=float64]", "jax-f64"),
+                          ("cvxpy[solver=CLARABEL]", "cvxpy-clarabel")):
+        row = got[bo_name]
+        assert row.objective_value == pytest.approx(ours[name]["objective"], rel=1e-12)
+        assert df.loc[df.solver_name == bo_name, "objective_solved_1e-08"].item() == 1.0
+        assert ours[name]["solved_1e-08"]
+        assert df.loc[df.solver_name == bo_name, "objective_residual"].item() <= 1e-8

@@ -28,6 +28,16 @@ event has a ``sensitivity`` field (as in dp_accounting).  Event, mechanism, rela
 Every event is a frozen dataclass registered as a JAX pytree: real parameters are leaves
 (``jax.tree_util.tree_map`` rescales them), counts, sizes and names are static.
 
+Every constructor validates its fields: a real parameter must be a real number (``int``,
+``float``, a NumPy scalar or 0-d array; ``bool``, strings and complex numbers raise
+``TypeError``), finite, and in its range (``ValueError``); both messages name the field,
+its value and what is allowed.  Noise scales need only be positive: one too small for a
+loss grid (e.g. ``Gaussian(5e-324)``, a subnormal float that XLA flushes to zero) is
+accounted as what it nearly is, no privacy: ``delta = 1``, ``epsilon = inf`` from the grid
+(a certified, vacuous answer; closed forms and the RDP bound may still give a finite one).
+Placeholders that JAX's tree utilities put in leaf positions (tracers, ``None``) are not
+checked by the constructors; the accountant checks every value it reads.
+
 Example:
   >>> from dpjax.accounting import events as ev
   >>> step = ev.PoissonSampled(0.01, ev.Gaussian(1.0))
@@ -38,9 +48,11 @@ Example:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+import numbers
+from dataclasses import dataclass, field, fields
 
 import jax
+import numpy as np
 
 from dpjax.numerics import float64_kernel
 
@@ -75,20 +87,51 @@ def _static(**kw):
 
 
 def _concrete(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+    return isinstance(x, numbers.Real) and not isinstance(x, (bool, np.bool_))
+
+
+def _real(name: str, value):
+    """``value`` as a float64 NumPy array if it is concrete and real; ``None`` for a placeholder.
+
+    Real numbers (``int``, ``float``, NumPy scalars) and real arrays (NumPy, concrete JAX:
+    a batch of events for ``vmap``) are returned as float64 arrays; ``bool``, strings,
+    complex numbers and non-real arrays raise :class:`TypeError` naming the field.  JAX
+    tracers and the other non-numeric placeholders that JAX's tree utilities put in leaf
+    positions (``None``, sentinels) are not checked here; an accountant checks them when it
+    reads the values (:func:`check_values`).
+    """
+    if isinstance(value, (bool, np.bool_, str, bytes)) or (
+        isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real)
+    ):
+        raise TypeError(f"{name} must be a real number, got {value!r} ({type(value).__name__})")
+    if isinstance(value, numbers.Real):
+        return np.asarray(float(value))
+    if isinstance(value, jax.core.Tracer):
+        return None
+    if isinstance(value, (np.ndarray, jax.Array)):
+        dtype = np.dtype(value.dtype)
+        if not (np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.floating)) or (
+            dtype == np.bool_
+        ):
+            raise TypeError(f"{name} must be a real number, got {value!r}")
+        return np.asarray(value, np.float64)
+    return None
 
 
 def _check(name: str, value, lo: float, hi: float = math.inf, lo_open=False, hi_open=False):
-    """``ValueError`` unless ``lo <(=) value <(=) hi`` (skipped for traced / array leaves)."""
-    if not _concrete(value):
+    """``TypeError`` unless ``value`` is a real number (:func:`_real`), ``ValueError`` unless
+    it is finite and ``lo <(=) value <(=) hi`` (NaN and infinities fail; every element of
+    an array); placeholders (tracers, ``None``) are skipped."""
+    v = _real(name, value)
+    if v is None:
         return
-    v = float(value)
-    ok = math.isfinite(v) or (hi == math.inf and v == math.inf and not hi_open)
-    ok = ok and (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
-    if not ok:
+    above = (v > lo) if lo_open else (v >= lo)
+    below = (v < hi) if hi_open else (v <= hi)
+    ok = np.isfinite(v) & above & below
+    if not np.all(ok):
         lo_s = f"{'>' if lo_open else '>='} {lo}"
         hi_s = "" if hi == math.inf else f" and {'<' if hi_open else '<='} {hi}"
-        raise ValueError(f"{name} must be {lo_s}{hi_s}, got {value!r}")
+        raise ValueError(f"{name} must be a finite real number {lo_s}{hi_s}, got {value!r}")
 
 
 class Event:
@@ -139,6 +182,15 @@ class Noise(Event):
 
     mechanism: str = _static()
     params: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if not isinstance(self.mechanism, str):
+            raise TypeError(f"Noise.mechanism must be a noise family name (str), got "
+                            f"{self.mechanism!r}")
+        if not isinstance(self.params, dict):
+            raise TypeError(f"Noise.params must be a dict of real numbers, got {self.params!r}")
+        for k, v in self.params.items():
+            _check(f"Noise.params[{k!r}]", v, -math.inf)
 
 
 @_event
@@ -194,17 +246,18 @@ class MixtureOfGaussians(Event):
 
     def __post_init__(self):
         _check("MixtureOfGaussians.standard_deviation", self.standard_deviation, 0, lo_open=True)
-        c, p = tuple(self.sensitivities), tuple(self.sampling_probs)
+        c, p = _tuple("MixtureOfGaussians.sensitivities", self.sensitivities), _tuple(
+            "MixtureOfGaussians.sampling_probs", self.sampling_probs)
         object.__setattr__(self, "sensitivities", c)
         object.__setattr__(self, "sampling_probs", p)
+        for i, x in enumerate(c):
+            _check(f"MixtureOfGaussians.sensitivities[{i}]", x, 0.0)
+        for i, x in enumerate(p):
+            _check(f"MixtureOfGaussians.sampling_probs[{i}]", x, 0.0, 1.0)
         if all(_concrete(x) for x in c + p):
             if len(c) != len(p) or not c:
                 raise ValueError("MixtureOfGaussians: sensitivities and sampling_probs must be "
-                                 "non-empty and of the same length")
-            for x in c:
-                _check("MixtureOfGaussians.sensitivities", x, 0.0)
-            for x in p:
-                _check("MixtureOfGaussians.sampling_probs", x, 0.0, 1.0)
+                                 f"non-empty and of the same length, got {len(c)} and {len(p)}")
             if abs(sum(p) - 1.0) > 1e-9:
                 raise ValueError(f"MixtureOfGaussians.sampling_probs must sum to 1, got {sum(p)}")
 
@@ -326,6 +379,42 @@ def noise_family(event: Event):
     if isinstance(event, Noise):
         return noise.make(event.mechanism, **{k: float(v) for k, v in event.params.items()})
     return None
+
+
+def _tuple(name, value) -> tuple:
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name} must be a sequence of real numbers, got {value!r}")
+    return tuple(value)
+
+
+def check_values(event: Event) -> None:
+    """Every real parameter of ``event`` (recursively) is a concrete real number.
+
+    The constructors skip placeholders (tracers, ``None``: what JAX's tree utilities put
+    in leaf positions); an accountant, which reads the values, calls this first.
+
+    Args:
+      event: a dpjax event.
+
+    Raises:
+      TypeError: a field that is not a concrete real number (named in the message).
+    """
+
+    def walk(name, value):
+        if isinstance(value, Event):
+            for f in fields(value):
+                if not f.metadata.get("static"):
+                    walk(f"{type(value).__name__}.{f.name}", getattr(value, f.name))
+        elif isinstance(value, tuple):
+            for i, v in enumerate(value):
+                walk(name if isinstance(v, Event) else f"{name}[{i}]", v)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{name}[{k!r}]", v)
+        elif _real(name, value) is None:
+            raise TypeError(f"{name} must be a concrete real number, got {value!r}")
+
+    walk(type(event).__name__, event)
 
 
 def _positive_int(name, value, allow_zero=False):

@@ -111,3 +111,44 @@ def test_replace_one_of_a_plain_mechanism_is_the_doubled_shift():
     exact = float(gaussian_delta(1.0, 2.0, 2.0))
     assert exact <= got <= exact * (1 + 1e-6) + 1e-15
     assert not math.isnan(got) and np.isfinite(got)
+
+
+# ------------------------------------------------------------------ issue 34, item 1
+
+
+@pytest.mark.parametrize(
+    "make,error,match",
+    [
+        (lambda: ev.Gaussian("1"), TypeError, r"Gaussian.noise_multiplier.*real number.*'1'"),
+        (lambda: ev.Gaussian(True), TypeError, "Gaussian.noise_multiplier"),
+        (lambda: ev.Laplace(float("inf")), ValueError, r"Laplace.noise_multiplier.*finite.*inf"),
+        (lambda: ev.Laplace(float("nan")), ValueError, r"Laplace.noise_multiplier.*nan"),
+        (lambda: ev.DiscreteLaplace(float("inf")), ValueError, "DiscreteLaplace.noise_parameter"),
+        (lambda: ev.EpsilonDelta(float("inf")), ValueError, "EpsilonDelta.epsilon"),
+        (lambda: ev.EpsilonDelta(1.0, "0.1"), TypeError, "EpsilonDelta.delta"),
+        (lambda: ev.ZCDP(1j), TypeError, "ZCDP.rho"),
+        (lambda: ev.PoissonSampled("0.5", ev.Gaussian(1.0)), TypeError, "sampling_probability"),
+        (lambda: ev.MixtureOfGaussians(1.0, ("a",), (1.0,)), TypeError,
+         r"MixtureOfGaussians.sensitivities\[0\]"),
+        (lambda: ev.Noise("gaussian", {"sigma": "1"}), TypeError, r"Noise.params\['sigma'\]"),
+    ],
+)
+def test_event_fields_are_typed_finite_and_named(make, error, match):
+    with pytest.raises(error, match=match):
+        make()
+
+
+def test_tiny_scales_are_accounted_not_crashed():
+    """Gaussian(5e-324) (a subnormal, flushed to 0 by XLA) crashed with OverflowError; it is
+    (nearly) no privacy: the certified answers are epsilon = inf and delta = 1."""
+    for event in (ev.Gaussian(5e-324), ev.Laplace(5e-324),
+                  ev.PoissonSampled(0.5, ev.Gaussian(5e-324)),
+                  ev.Composed([ev.Gaussian(5e-324), ev.Laplace(1.0)])):
+        acc = PLDAccountant().compose(event)
+        assert acc.get_epsilon(1e-5) == math.inf and acc.get_delta(1.0) == 1.0
+    # concrete values are checked where the accountant reads them (None: a pytree placeholder)
+    with pytest.raises(TypeError, match="Gaussian.noise_multiplier.*concrete"):
+        PLDAccountant().compose(ev.Composed([ev.Gaussian(None)]))
+    # numbers of any real type (and batches of them, for vmap) are fine
+    assert ev.PoissonSampled(np.float32(0.5), ev.Gaussian(np.array(2.0))).event is not None
+    assert jax.tree_util.tree_map(lambda x: 2 * x, ev.Gaussian(1.0)) == ev.Gaussian(2.0)

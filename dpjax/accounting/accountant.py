@@ -33,7 +33,9 @@ Switching from dp_accounting is one line::
 
 from __future__ import annotations
 
+import functools
 import math
+from fractions import Fraction
 
 import jax
 import numpy as np
@@ -42,20 +44,107 @@ from dpjax.accounting import events as ev
 from dpjax.accounting.deep_tail import deep_tail
 from dpjax.accounting.event_plds import (
     NonPrivateEvent,
+    UnboundedLoss,
     UnsupportedEventError,
     compose_table,
     flatten,
     leaf_table,
 )
-from dpjax.accounting.event_pure import pure_epsilon
+from dpjax.accounting.event_pure import fraction_up, pure_cap
 from dpjax.accounting.event_rdp import ledger_rdp_delta, ledger_rdp_epsilon
+from dpjax.accounting.gaussian import delta_gaussian, epsilon_gaussian
 from dpjax.accounting.pld.discretise import TAIL
 from dpjax.accounting.pld.engine import TILT_BELOW
 from dpjax.accounting.pld.plan import tilt_level
-from dpjax.certificate import certify_epsilon
+from dpjax.certificate import TINY, certify_epsilon, reported_delta
 from dpjax.errors import CertificationError
 
 __all__ = ["PLDAccountant", "UnsupportedEventError"]
+
+
+def _x64(method):
+    """Run an accountant query in a scoped ``jax.enable_x64(True)`` (whatever the caller's
+    setting: every event is accounted in float64, as the façade does)."""
+
+    @functools.wraps(method)
+    def scoped(self, *args, **kwargs):
+        with jax.enable_x64(True):
+            return method(self, *args, **kwargs)
+
+    return scoped
+
+
+def _least_root_above(r: Fraction) -> float:
+    """The least float64 ``x >= 0`` with ``x^2 >= r`` (exact rationals; ``inf`` if none)."""
+    try:
+        x = math.sqrt(float(r))
+    except OverflowError:
+        return math.inf
+    while x < math.inf and Fraction(x) ** 2 < r:
+        x = math.nextafter(x, math.inf)
+    while x > 0.0 and Fraction(math.nextafter(x, 0.0)) ** 2 >= r:
+        x = math.nextafter(x, 0.0)
+    return x
+
+
+def gaussian_equivalent(leaves, relation: str):
+    r"""``(sigma, Delta)`` of one Gaussian mechanism equal to a ledger of Gaussians, or ``None``.
+
+    ``K_j`` uses of ``Gaussian(sigma_j)`` at shift ``s`` (1, or 2 under ``replace_one``) are
+    one Gaussian mechanism (Dong, Roth & Su 2022, Cor. 3.3: ``mu^2 = sum_j K_j s^2 /
+    sigma_j^2``), exactly; it is returned as ``N(0, sigma_1^2)`` at sensitivity
+
+    .. math:: \Delta = \min\{x \in 	ext{float64} : x^2 \ge \sigma_1^2 \sum_j K_j s^2 /
+              \sigma_j^2\}
+
+    (exact rationals: rounded up, so the profile of :func:`~.gaussian.delta_gaussian`
+    at ``(sigma_1, Delta)`` is an upper bound).  For ``T`` uses of one ``Gaussian(sigma)``
+    this is ``(sigma, sqrt(T) s)`` rounded up, the façade's ``dpjax.account("gaussian",
+    {"sigma": sigma}, compositions=T)``.
+
+    Args:
+      leaves: ``[(leaf, count), ...]`` (:func:`~.event_plds.flatten`).
+      relation: the neighbouring relation.
+
+    Returns:
+      ``(sigma_1, Delta)`` (``Delta = inf``: a scale too small for float64), or ``None``
+      unless every leaf is a ``Gaussian``.
+    """
+    if not leaves or not all(type(leaf) is ev.Gaussian for leaf, _ in leaves):
+        return None
+    shift = 2 if relation == "replace_one" else 1
+    sigma1 = float(leaves[0][0].noise_multiplier)
+    if min(float(leaf.noise_multiplier) for leaf, _ in leaves) < TINY:
+        return sigma1, math.inf  # a subnormal scale (XLA flushes it to zero): no privacy
+    total = Fraction(0)
+    for leaf, count in leaves:  # K_j s^2 (sigma_1 / sigma_j)^2, exact where dyadic
+        ratio = (Fraction(sigma1) / Fraction(float(leaf.noise_multiplier))) ** 2
+        term = count * shift * shift * ratio
+        if term.denominator & (term.denominator - 1):  # not dyadic: round it up to a float
+            up = fraction_up(term)
+            term = Fraction(up) if up < math.inf else None
+        if term is None:
+            return sigma1, math.inf
+        total += term
+    return sigma1, _least_root_above(total)
+
+
+_delta_gaussian = jax.jit(delta_gaussian)
+_epsilon_gaussian = jax.jit(epsilon_gaussian)
+
+
+def _epsilon_arg(epsilon) -> float:
+    eps = float(epsilon)
+    if not (eps >= 0.0):
+        raise ValueError(f"epsilon must be >= 0, got {epsilon!r}")
+    return eps
+
+
+def _delta_arg(delta) -> float:
+    dlt = float(delta)
+    if not (0.0 <= dlt < 1.0):
+        raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+    return dlt
 
 
 def _as_event(event):
@@ -115,7 +204,9 @@ class PLDAccountant:
           ``True`` if it can be accounted.
         """
         try:
-            self._check(_as_event(event))
+            event = _as_event(event)
+            ev.check_values(event)
+            self._check(event)
         except (UnsupportedEventError, TypeError, ValueError):
             return False
         return True
@@ -144,6 +235,7 @@ class PLDAccountant:
           UnsupportedEventError: the event cannot be accounted under this relation.
         """
         event = _as_event(event)
+        ev.check_values(event)
         if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
             raise ValueError(f"count must be an integer >= 0, got {count!r}")
         self._check(event)
@@ -153,7 +245,9 @@ class PLDAccountant:
         return self
 
     def _table(self, pessimistic: bool = True, log_level: float | None = None):
-        """The leaf PLD table of the ledger, or ``None`` if it is non-private (cached).
+        """The leaf PLD table of the ledger, or ``None`` if it is non-private or some leaf's loss
+        cannot be put on a grid (:class:`~.event_plds.UnboundedLoss`: the PLD answers are
+        then vacuous, ``delta = 1``) (cached).
 
         ``log_level``: resolve ``delta ~ e^{log_level}`` (the tilted path): the leaves' cut
         tails are then :func:`deep_tail` (whole decades, one table each); ``None`` or a
@@ -167,13 +261,17 @@ class PLDAccountant:
             tail = TAIL if log_level is None or not uses else deep_tail(log_level, uses)
             key = ("table", pessimistic, tail)
             if key not in self._cache:
-                self._cache[key] = leaf_table(
-                    leaves, self.relation, self.bin_width, pessimistic, tail
-                )
+                try:
+                    self._cache[key] = leaf_table(
+                        leaves, self.relation, self.bin_width, pessimistic, tail
+                    )
+                except UnboundedLoss:
+                    self._cache[key] = None
         return self._cache[key]
 
     def _plds(self, pessimistic: bool = True):
-        """``{direction: PLD or None}`` of the ledger, or ``None`` if it is non-private."""
+        """``{direction: PLD or None}`` of the ledger, or ``None`` (non-private, or a leaf
+        without a grid: :meth:`_table`)."""
         key = ("plds", pessimistic)
         if key not in self._cache:
             table = self._table(pessimistic)
@@ -181,36 +279,52 @@ class PLDAccountant:
                 self._cache[key] = None if table is None else compose_table(table, self.relation)
         return self._cache[key]
 
-    def _pure(self) -> float:
-        """Pure-DP epsilon of the ledger (``inf`` if some event is not pure DP)."""
-        if "pure" not in self._cache:
-            try:
-                self._cache["pure"] = pure_epsilon(flatten(self.ledger), self.relation)
-            except NonPrivateEvent:
-                self._cache["pure"] = math.inf
-        return self._cache["pure"]
+    def _cap(self) -> tuple[float, float]:
+        """``(E, D)``: the ledger is ``(E, D)``-DP by basic composition
+        (:func:`~dpjax.accounting.event_pure.pure_cap`; ``(inf, 0)`` if some event has no
+        cap; ``D = 0``: pure DP)."""
+        if "cap" not in self._cache:
+            leaves = self._leaves()
+            self._cache["cap"] = (math.inf, 0.0) if leaves is None else pure_cap(
+                leaves, self.relation)
+        return self._cache["cap"]
+
+    def _gaussian(self):
+        """:func:`gaussian_equivalent` of the ledger (``None``: not only Gaussians)."""
+        if "gaussian" not in self._cache:
+            leaves = self._leaves()
+            self._cache["gaussian"] = None if leaves is None else gaussian_equivalent(
+                leaves, self.relation)
+        return self._cache["gaussian"]
 
     def _pld_delta(self, epsilon: float) -> float:
-        """Certified upper bound on ``delta`` at ``epsilon`` from the composed PLDs.
+        """Certified upper bound on ``delta`` at ``epsilon`` from the composed PLDs and the cap.
+
+        The worse direction's composed-PLD ``delta(epsilon)``; where the ledger is
+        ``(E, D)``-DP (:meth:`_cap`), at most ``D`` for ``epsilon >= E`` (exactly ``0`` for
+        pure DP, without a PLD) and, for pure DP below ``E``, at most the randomized-response
+        profile ``(e^E - e^epsilon) / (1 + e^E)`` of every ``E``-DP mechanism
+        (:func:`~dpjax.accounting.laplace.log_delta_pure_dp`; Kairouz, Oh & Viswanath 2015),
+        which resolves the last bins below ``E`` that a loss grid rounds up.
 
         Args:
           epsilon: ``epsilon >= 0``.
 
         Returns:
-          ``max`` over directions of the composed PLD's certified ``delta(epsilon)``.
+          The certified ``delta``.
         """
+        from dpjax.accounting.laplace import ERROR as PURE_DP_ERROR
+        from dpjax.accounting.laplace import log_delta_pure_dp
         from dpjax.accounting.pld.query import delta_for_epsilon
 
-        eps = float(epsilon)
-        if not (eps >= 0.0):
-            raise ValueError(f"epsilon must be >= 0, got {epsilon!r}")
+        eps = _epsilon_arg(epsilon)
+        cap_eps, cap_delta = self._cap()
+        if eps >= cap_eps and cap_delta == 0.0:
+            return 0.0
         plds = self._plds()
         if plds is None:
-            return 1.0
-        if eps >= self._pure():
-            return 0.0
-        with jax.enable_x64(True):
-            values = [float(delta_for_epsilon(p, eps)) for p in plds.values() if p is not None]
+            return cap_delta if eps >= cap_eps else 1.0
+        values = [float(delta_for_epsilon(p, eps)) for p in plds.values() if p is not None]
         out = max(values, default=0.0)
         if math.isnan(out):
             raise CertificationError("PLDAccountant: the computed delta is NaN")
@@ -228,6 +342,11 @@ class PLDAccountant:
                     break
                 out, level = min(out, math.exp(tilted)), tilted
             out = min(out, math.exp(tilted)) if not math.isnan(tilted) else out
+        if eps >= cap_eps:
+            out = min(out, cap_delta)
+        elif cap_delta == 0.0 and cap_eps < math.inf:
+            rr = float(reported_delta(log_delta_pure_dp(eps, cap_eps), PURE_DP_ERROR))
+            out = min(out, rr) if not math.isnan(rr) else out
         return min(out, 1.0)
 
     def _log_chernoff(self, eps: float) -> float:
@@ -247,11 +366,14 @@ class PLDAccountant:
             return ledger_tilted.tilted_answer(table, self.relation, x, by_delta, log_level)
 
     def _pld_epsilon(self, delta: float) -> float:
-        """Least certified ``epsilon`` with ``delta(epsilon) <= delta`` from the PLDs.
+        """Least certified ``epsilon`` with ``delta(epsilon) <= delta`` from the PLDs and the cap.
 
-        The minimum of the composed PLD's certified epsilon and, when every event is pure
-        DP, the pure-DP composition ``sum_j count_j epsilon_j`` of the exact pairs
-        (:func:`~dpjax.accounting.event_pure.pure_epsilon`; ``delta = 0`` is answered by it).
+        The minimum of the composed PLD's certified epsilon and, when the ledger is
+        ``(E, D)``-DP (:func:`~dpjax.accounting.event_pure.pure_cap`: pure DP, ``D = 0``, or
+        ``EpsilonDelta`` events) and ``delta >= D``, the basic composition ``E``
+        (``delta = 0`` is answered by it; at ``delta = D`` exactly, ``E``: the boundary is
+        compared with ``D`` rounded up from the exact rational value, never with a padded
+        grid value).
 
         Args:
           delta: ``delta`` in ``[0, 1)``.
@@ -261,38 +383,38 @@ class PLDAccountant:
         """
         from dpjax.accounting.pld.query import delta_for_epsilon, epsilon_for_delta
 
-        dlt = float(delta)
-        if not (0.0 <= dlt < 1.0):
-            raise ValueError(f"delta must be in [0, 1), got {delta!r}")
+        dlt = _delta_arg(delta)
+        cap_eps, cap_delta = self._cap()
+        capped = cap_eps if dlt >= cap_delta else math.inf
         plds = self._plds()
         if plds is None:
-            return math.inf
+            return capped
         live = [p for p in plds.values() if p is not None]
-        pure = self._pure()
-        if not live or dlt == 0.0:
-            return pure if live else 0.0
-        with jax.enable_x64(True):
-            eps = max(float(epsilon_for_delta(p, dlt)) for p in live)
+        if not live:
+            return 0.0
+        if dlt == 0.0:
+            return capped
+        eps = max(float(epsilon_for_delta(p, dlt)) for p in live)
 
-            def profile(e):
-                return max(float(delta_for_epsilon(p, float(e))) for p in live)
+        def profile(e):
+            return max(float(delta_for_epsilon(p, float(e))) for p in live)
 
-            if dlt < TILT_BELOW:
-                tilted = self._tilted(dlt, True, math.log(dlt))
-                if tilted < min(eps, pure):
-                    # re-checked by the profile a caller gets: the plain one, or the tilted
-                    # composition at the same window (its own tilts at that epsilon)
-                    def both(e):
-                        at = self._tilted(float(e), False, math.log(dlt))
-                        return min(profile(e), math.exp(at) if not math.isnan(at) else 1.0)
+        if dlt < TILT_BELOW:
+            tilted = self._tilted(dlt, True, math.log(dlt))
+            if tilted < min(eps, capped):
+                # re-checked by the profile a caller gets: the plain one, or the tilted
+                # composition at the same window (its own tilts at that epsilon)
+                def both(e):
+                    at = self._tilted(float(e), False, math.log(dlt))
+                    return min(profile(e), math.exp(at) if not math.isnan(at) else 1.0)
 
-                    try:
-                        return float(certify_epsilon("PLDAccountant", both, tilted, dlt))
-                    except CertificationError:
-                        pass  # the plain answer below
-            if pure <= eps:
-                return pure
-            return float(certify_epsilon("PLDAccountant", profile, eps, dlt))
+                try:
+                    return float(certify_epsilon("PLDAccountant", both, tilted, dlt))
+                except CertificationError:
+                    pass  # the plain answer below
+        if capped <= eps:
+            return capped
+        return float(certify_epsilon("PLDAccountant", profile, eps, dlt))
 
     def _leaves(self):
         """The ledger's ``[(leaf, count), ...]``, or ``None`` if it is non-private."""
@@ -301,49 +423,79 @@ class PLDAccountant:
         except NonPrivateEvent:
             return None
 
+    @_x64
     def get_delta(self, epsilon: float) -> float:
         """Certified upper bound on ``delta`` at ``epsilon``.
 
-        The smaller of the composed PLDs' certified ``delta(epsilon)`` (the worse direction;
-        tilted below ``delta = 1e-7``) and, when every event has exact moments, the RDP
-        bound of the ledger (:func:`~dpjax.accounting.event_rdp.ledger_rdp_delta`): never
-        above dp_accounting's RDP accountant on the events both support.
+        A ledger of (composed) Gaussians only is one Gaussian mechanism
+        (:func:`gaussian_equivalent`): its exact profile, eq. (29) of flipped-huber-mechanism
+        (:func:`~dpjax.accounting.gaussian.delta_gaussian`, as ``dpjax.account("gaussian",
+        ...)``).  Otherwise the smaller of the composed PLDs' certified ``delta(epsilon)``
+        (the worse direction; tilted below ``delta = 1e-7``), the basic-composition cap
+        (:meth:`_pld_delta`: exactly ``0`` at or above a pure-DP ledger's epsilon) and, when
+        every event has exact moments, the RDP bound of the ledger
+        (:func:`~dpjax.accounting.event_rdp.ledger_rdp_delta`).  Runs in float64 whatever
+        the caller's x64 setting.
 
         Args:
           epsilon: ``epsilon >= 0``.
 
         Returns:
-          The certified ``delta``.
+          The certified ``delta`` (``1`` where nothing better is certified, e.g. a noise
+          scale too small for a loss grid).
         """
-        out = self._pld_delta(epsilon)
+        eps = _epsilon_arg(epsilon)
+        gauss = self._gaussian()
+        if gauss is not None:
+            sigma, sens = gauss
+            if sens == math.inf:
+                return 1.0
+            out = float(_delta_gaussian(eps, sigma, sens))
+            return 1.0 if math.isnan(out) else min(out, 1.0)
+        out = self._pld_delta(eps)
         leaves = self._leaves()
         if out > 0.0 and leaves:
-            with jax.enable_x64(True):
-                out = min(out, ledger_rdp_delta(leaves, self.relation, float(epsilon)))
+            out = min(out, ledger_rdp_delta(leaves, self.relation, eps))
         return out
 
+    @_x64
     def get_epsilon(self, delta: float) -> float:
         """Least certified ``epsilon`` with ``delta(epsilon) <= delta``; ``inf`` if none.
 
-        The smallest of the composed PLDs' certified epsilon (re-checked against their own
-        profile; tilted below ``delta = 1e-7``), the pure-DP composition when every event
-        is pure DP, and, when every event has exact moments, the RDP bound of the ledger
-        (:func:`~dpjax.accounting.event_rdp.ledger_rdp_epsilon`): never above
-        dp_accounting's RDP accountant on the events both support.
+        A ledger of (composed) Gaussians only: the inverse of the exact profile of the one
+        equivalent Gaussian (:func:`gaussian_equivalent`,
+        :func:`~dpjax.accounting.gaussian.epsilon_gaussian`), re-checked as the façade
+        does.  Otherwise the smallest of the composed PLDs' certified epsilon (re-checked
+        against their own profile; tilted below ``delta = 1e-7``), the basic composition
+        ``E`` when the ledger is ``(E, D)``-DP and ``delta >= D`` (:meth:`_pld_epsilon`),
+        and, when every event has exact moments, the RDP bound of the ledger
+        (:func:`~dpjax.accounting.event_rdp.ledger_rdp_epsilon`).  Runs in float64 whatever
+        the caller's x64 setting.
 
         Args:
           delta: ``delta`` in ``[0, 1)``.
 
         Returns:
-          The certified epsilon.
+          The certified epsilon (``inf`` where nothing finite is certified).
         """
-        out = self._pld_epsilon(delta)
+        dlt = _delta_arg(delta)
+        gauss = self._gaussian()
+        if gauss is not None:
+            sigma, sens = gauss
+            if sens == math.inf or dlt == 0.0:
+                return math.inf
+            eps = float(_epsilon_gaussian(dlt, sigma, sens))
+            if not eps < math.inf:
+                return math.inf
+            return float(certify_epsilon(
+                "PLDAccountant", lambda e: _delta_gaussian(e, sigma, sens), eps, dlt))
+        out = self._pld_epsilon(dlt)
         leaves = self._leaves()
-        if out > 0.0 and float(delta) > 0.0 and leaves:
-            with jax.enable_x64(True):
-                out = min(out, ledger_rdp_epsilon(leaves, self.relation, float(delta)))
+        if out > 0.0 and dlt > 0.0 and leaves:
+            out = min(out, ledger_rdp_epsilon(leaves, self.relation, dlt))
         return out
 
+    @_x64
     def bracket(self, delta: float) -> tuple[float, float]:
         """``(lower, upper)`` around the true ``epsilon(delta)`` of the ledger, both certified.
 
@@ -366,9 +518,11 @@ class PLDAccountant:
         from dpjax.accounting.pld.lower import epsilon_lower_bound
 
         upper = self.get_epsilon(delta)
-        plds = self._plds(pessimistic=False)
-        if plds is None:
+        if self._leaves() is None:  # non-private
             return math.inf, math.inf
+        plds = self._plds(pessimistic=False)
+        if plds is None:  # a leaf without a grid: no lower end here
+            return 0.0, upper
         uses = float(sum(count for _, count in flatten(self.ledger)))
         # the composed support starts at sum(count * lower) of the leaves: no FFT wrap-up below
         starts = {d: 0.0 for d in plds}

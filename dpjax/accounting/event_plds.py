@@ -56,6 +56,56 @@ class UnsupportedEventError(ValueError):
     """An event (or an event under a relation) that dpjax cannot account."""
 
 
+class UnboundedLoss(Exception):
+    """Raised while discretising: a leaf's loss range does not fit a loss grid.
+
+    A noise scale so small (e.g. ``Gaussian(5e-324)``, which XLA flushes to zero) that
+    its losses are not finite float64 numbers, or need more grid points than the engine's
+    cap (:func:`~dpjax.accounting.pld.compose.max_grid_points`).  The accountant then
+    answers from the grid vacuously (``delta = 1``): certified, and what such a mechanism
+    nearly is (no privacy).
+    """
+
+
+def sized(grid):
+    """``grid()`` -> ``(lower, size)``, or :class:`UnboundedLoss` where the loss range is not
+    finite (``OverflowError`` from ``floor`` of ``inf``) or ``size`` exceeds the engine's cap
+    (:func:`~dpjax.accounting.pld.compose.max_grid_points`)."""
+    from dpjax.accounting.pld.compose import max_grid_points
+
+    try:
+        lower, size = grid()
+    except OverflowError as err:
+        raise UnboundedLoss(str(err)) from None
+    if size > max_grid_points():
+        raise UnboundedLoss(f"{size} grid points")
+    return lower, size
+
+
+def sized_all(grids, directions) -> dict:
+    """:func:`sized` of a ``{direction: (lower, size)}`` helper, every direction checked."""
+    try:
+        got = grids()
+    except OverflowError as err:
+        raise UnboundedLoss(str(err)) from None
+    for d in directions:
+        sized(lambda d=d: got[d])
+    return got
+
+
+def _subnormal_scale(event) -> bool:
+    """A noise scale below the least normal float64 (XLA flushes it to zero)."""
+    from dpjax.certificate import TINY
+
+    if isinstance(event, ev.PoissonSampled):
+        return _subnormal_scale(event.event)
+    if isinstance(event, (ev.Gaussian, ev.Laplace)):
+        return float(event.noise_multiplier) < TINY
+    if isinstance(event, ev.MixtureOfGaussians):
+        return float(event.standard_deviation) < TINY
+    return False
+
+
 class NonPrivateEvent(Exception):
     """Raised while flattening: the events contain :class:`~.events.NonPrivate`."""
 
@@ -173,7 +223,7 @@ def _discrete_pair(event, relation: str):
 def _noise_pld(noise, shift: float, h: float, pessimistic: bool, tail: float = TAIL) -> PLD:
     """Connect-the-dots PLD of ``(T, T - shift)`` on a grid rounded up to a few sizes (the
     extra points carry the exact, vanishing, masses): few compiles across events."""
-    lower, size = noise_grid(noise, shift, h, tail)
+    lower, size = sized(lambda: noise_grid(noise, shift, h, tail))
     f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
     pld = discretise_noise(noise, f64(shift), f64(h), lower, _bucket(size), pessimistic, tail)
     return charge_underflow(pld, tail)
@@ -181,7 +231,7 @@ def _noise_pld(noise, shift: float, h: float, pessimistic: bool, tail: float = T
 
 def _subsampled_plds(noise, q, h, pessimistic: bool, directions, tail: float = TAIL) -> dict:
     """Poisson-subsampled PLDs per direction (:mod:`.pld.subsample`), bucketed grids."""
-    grids = subsampled_grid(noise, 1.0, q, h, tail)
+    grids = sized_all(lambda: subsampled_grid(noise, 1.0, q, h, tail), directions)
     f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
     return {
         d: charge_underflow(
@@ -222,6 +272,8 @@ def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True, 
       UnsupportedEventError: the event cannot be accounted under ``relation``.
     """
     check_leaf(event, relation)
+    if _subnormal_scale(event):
+        raise UnboundedLoss(f"{event!r}: a subnormal noise scale")
     h = float(bin_width)
     dirs = DIRECTIONS[relation]
     noise = ev.noise_family(event)
@@ -236,10 +288,13 @@ def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True, 
     if isinstance(event, ev.MixtureOfGaussians):
         if relation == "replace_one":
             raise unsupported(event, relation, "use add_remove, add or remove")
-        plds = mixture.mixture_of_gaussians_plds(
-            event.standard_deviation, event.sensitivities, event.sampling_probs, h, pessimistic,
-            tail,
-        )
+        try:
+            plds = mixture.mixture_of_gaussians_plds(
+                event.standard_deviation, event.sensitivities, event.sampling_probs, h,
+                pessimistic, tail,
+            )
+        except OverflowError as err:  # a loss range beyond float64 or the grid cap
+            raise UnboundedLoss(str(err)) from None
         return {d: plds[d] for d in dirs}
     if isinstance(event, ev.PoissonSampled):
         return _poisson(event, relation, h, pessimistic, tail)
@@ -284,7 +339,10 @@ def _poisson(event: ev.PoissonSampled, relation, h, pessimistic, tail=TAIL):
     noise = ev.noise_family(base)
     if noise is not None:
         if relation == "replace_one":
-            pld = mixture.replace_one_poisson_pld(noise, q, 1.0, h, pessimistic, tail)
+            try:
+                pld = mixture.replace_one_poisson_pld(noise, q, 1.0, h, pessimistic, tail)
+            except OverflowError as err:
+                raise UnboundedLoss(str(err)) from None
             return _same(pld, relation)
         return _subsampled_plds(noise, q, h, pessimistic, DIRECTIONS[relation], tail)
     if relation == "replace_one":

@@ -31,6 +31,7 @@ import math
 import numpy as np
 
 from dpjax.accounting import events as ev
+from dpjax.accounting.event_plds import _subnormal_scale
 from dpjax.accounting.pld.family_moments import family_log_moments
 from dpjax.accounting.pld.laplace_moments import ORDERS, laplace_log_moments
 from dpjax.accounting.pld.moments import gaussian_moment_bounds, rdp_epsilon, rdp_log_delta
@@ -40,8 +41,10 @@ _U = 2.0**-53
 
 
 def _quadratic(scale2: float) -> np.ndarray:
-    """``alpha (alpha - 1) scale2`` on :data:`ORDERS`, padded up by its rounding."""
-    return ORDERS * (ORDERS - 1.0) * scale2 * (1.0 + 8.0 * _U)
+    """``alpha (alpha - 1) scale2`` on :data:`ORDERS`, padded up by its rounding (``inf``
+    where it overflows)."""
+    with np.errstate(over="ignore"):
+        return ORDERS * (ORDERS - 1.0) * np.float64(scale2) * (1.0 + 8.0 * _U)
 
 
 @float64_kernel
@@ -56,8 +59,12 @@ def leaf_log_moments(leaf, relation: str) -> np.ndarray | None:
       The moments (NumPy), or ``None`` where no exact moments are known here.
     """
     shift = 2.0 if relation == "replace_one" else 1.0
+    if _subnormal_scale(leaf):
+        return None  # XLA flushes the scale to zero: no moment bound (the PLD answer stands)
     if isinstance(leaf, ev.Gaussian):
-        return _quadratic(shift * shift / (2.0 * float(leaf.noise_multiplier) ** 2))
+        m = np.float64(shift) / np.float64(leaf.noise_multiplier)  # may overflow to inf
+        with np.errstate(over="ignore"):
+            return _quadratic(m * m / 2.0)
     if isinstance(leaf, ev.Laplace):
         return laplace_log_moments(float(leaf.noise_multiplier), None, shift)[1]
     if isinstance(leaf, ev.ZCDP):

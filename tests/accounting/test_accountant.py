@@ -269,3 +269,79 @@ def test_mixture_profile_beyond_its_grid_stays_certified():
     for eps in (5.0, 13.0, 16.19, 20.0):
         assert acc.get_delta(eps) >= exact(eps) > 0.0
     assert acc.get_delta(5.0) <= exact(5.0) * (1 + 1e-6)
+
+
+# ------------------------------------------------------------------ issue 34
+
+
+def test_subsampled_laplace_under_add_or_remove_only():
+    """The subsampled-Laplace cap returned both directions: KeyError under add / remove."""
+    from dp_accounting.pld import privacy_loss_distribution as dpa_pld
+
+    event = ev.PoissonSampled(0.8, ev.Laplace(0.5))
+    theirs = dpa_pld.from_laplace_mechanism(0.5, sampling_prob=0.8)
+    add = PLDAccountant("add").compose(event)
+    ref = theirs._pmf_add.get_delta_for_epsilon(0.5)  # 0.3243606497 (both exact to ~1e-16)
+    assert add.get_delta(0.5) == pytest.approx(ref, rel=1e-12)
+    remove = PLDAccountant("remove").compose(event)
+    assert remove.get_delta(0.5) == pytest.approx(theirs._pmf_remove.get_delta_for_epsilon(0.5),
+                                                  rel=1e-9)
+    assert 0.0 < remove.get_epsilon(1e-5) < math.log1p(0.8 * math.expm1(2.0)) * (1 + 1e-15)
+
+
+def test_epsilon_delta_boundary_is_exact():
+    """dp_accounting's test_epsilon_delta_basic: delta = 0.28 is exactly the composed delta
+    at infinity, 1 - (1 - 0.1)(1 - 0.2); its epsilon is 3 (was inf)."""
+    acc = _acc().compose(ev.EpsilonDelta(1, 0.1)).compose(ev.EpsilonDelta(2, 0.2))
+    assert acc.get_epsilon(0.28) == 3.0
+    assert acc.get_delta(3.0) == 0.28 and acc.get_delta(5.0) == 0.28
+    # just below the boundary the cap does not apply (the exact delta(3) is 0.28 + ~1e-17)
+    assert acc.get_epsilon(math.nextafter(0.28, 0.0)) > 3.0
+
+
+def test_delta_at_the_pure_epsilon_is_zero(mp):
+    """At a pure-DP ledger's epsilon the true delta is 0 (was 7e-15, 4e-14 and 1e-7)."""
+    lap = _acc().compose(ev.Laplace(1.0), 3)
+    dlap = _acc().compose(ev.DiscreteLaplace(1.0), 3)
+    for acc in (lap, dlap):
+        assert acc.get_delta(3.0) == 0.0 and acc.get_epsilon(0.0) == 3.0
+    q, b = 0.2, 0.5
+    sub = _acc().compose(ev.PoissonSampled(q, ev.Laplace(b)), 3)
+    exact = 3 * mp.log1p(q * mp.expm1(1 / mp.mpf(b)))  # the exact pure epsilon, 50 digits
+    cap = sub.get_epsilon(0.0)
+    assert exact <= cap <= exact * (1 + 1e-14)  # rounded up by a few ulps only
+    assert sub.get_delta(cap) == 0.0
+    # a float a hair below the exact value: not 0, but the randomized-response bound
+    below = float(exact) if float(exact) < exact else math.nextafter(float(exact), 0.0)
+    assert 0.0 < sub.get_delta(below) < 1e-14
+
+
+def test_gaussian_ledgers_use_the_closed_form():
+    """Composed Gaussians are one Gaussian: the ledger agrees with the façade (4.7285 vs
+    4.3772 at 10^12 uses), and 800 different sigmas answer at once (was 155 s)."""
+    import dpjax
+    from dpjax.accounting.gaussian import epsilon_gaussian
+
+    acc = PLDAccountant().compose(ev.Gaussian(1e6), 10**12)
+    facade = dpjax.account("gaussian", {"sigma": 1e6}, compositions=10**12, delta=1e-5)
+    assert acc.get_epsilon(1e-5) == pytest.approx(float(facade), rel=1e-12)
+    assert abs(acc.get_epsilon(1e-5) - 4.3772) < 1e-4
+    sigmas = np.linspace(1.0, 5.0, 800)
+    many = PLDAccountant()
+    for s in sigmas:
+        many.compose(ev.Gaussian(float(s)))
+    mu = math.sqrt(float(np.sum(1.0 / sigmas**2)))
+    truth = float(epsilon_gaussian(1e-10, 1.0, mu))
+    assert truth * (1 - 1e-9) <= many.get_epsilon(1e-10) <= truth * (1 + 1e-9)
+
+
+def test_x64_off_is_one_behaviour():
+    """With x64 off every event is accounted in float64 (DiscreteGaussian and EpsilonDelta
+    raised while Gaussian and Laplace answered)."""
+    import jax
+
+    events = [ev.DiscreteGaussian(1.0), ev.EpsilonDelta(1.0, 1e-6), ev.Laplace(1.0)]
+    on = [_acc().compose(e).get_epsilon(1e-5) for e in events]
+    with jax.enable_x64(False):
+        off = [_acc().compose(e).get_epsilon(1e-5) for e in events]
+    assert off == on

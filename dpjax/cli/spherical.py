@@ -45,7 +45,9 @@ def add_parser(sub) -> None:
     d.add_argument("--dim", type=int, required=True, help="dimension m")
     d.add_argument("--cost", type=float, required=True, help="budget C on E|Z|^a")
     d.add_argument("--cost-power", type=float, default=2.0, help="a (default 2)")
-    d.add_argument("--n", type=int, default=100, help="shells per unit radius")
+    d.add_argument("--n", type=int, default=None,
+                   help="shells per unit radius (default with --r slope: from the geometry, "
+                   "the shells, band, window and tail of dpjax.spherical.geometric; else 100)")
     d.add_argument("--N", type=int, default=None,
                    help="last free shell (default: 8 Gaussian radius deviations past sqrt(C) "
                    "with --r slope, else 300)")
@@ -87,7 +89,11 @@ def run_design(args) -> None:
         check_use(0.5 if args.auto_delta is None else args.auto_delta, [args.auto_compositions],
                   args.auto_sampling_rate, prefix="auto_")
     if str(args.r).lower() == "slope":
+        if args.n is None and args.N is None and args.dim >= 2:
+            return _run_geometric_design(args)
+        args.n = 100 if args.n is None else args.n
         return _run_slope_design(args)
+    args.n = 100 if args.n is None else args.n
     args.N = 300 if args.N is None else args.N
     if args.dim < 1 or args.n < 1 or args.N < 2 or args.cost <= 0:
         raise ValueError("need --dim >= 1, --n >= 1, --N >= 2, --cost > 0")
@@ -135,6 +141,31 @@ def _run_slope_design(args) -> None:
            "residual": info["residual"], "monotone": bool(np.all(np.diff(mech.log_p) <= 1e-12)),
            "solve_seconds": sec, "solver": "jax", "dim": args.dim, "n": args.n, "N": mech.N,
            "first": info["first"], "cost": args.cost, "cost_power": 2.0}
+    _save_and_print(args, mech, out)
+
+
+def _run_geometric_design(args) -> None:
+    from dpjax.spherical.geometric import design_geometric
+
+    if args.cost_power != 2.0 or args.loss_cap is not None or args.solver != "jax":
+        raise ValueError("the geometric design is for --cost-power 2 with no --loss-cap; give "
+                         "--n, or a numeric --r or 'auto' otherwise")
+    start = time.perf_counter()
+    mech, info = design_geometric(args.dim, args.cost)
+    sec = time.perf_counter() - start
+    out = {"kl": info["kl"], "gaussian_kl": info["gaussian_kl"],
+           "grid_gaussian_kl": info["grid_gaussian_kl"],
+           "continuum_kl_estimate": info["continuum_kl_estimate"],
+           "excess_estimate": info["excess_estimate"],
+           "above_gaussian": info["above_gaussian"],
+           "verdict": ("the design's KL is above the continuous Gaussian's of the same cost "
+                       "(discretisation): prefer the Gaussian" if info["above_gaussian"]
+                       else "the design's KL is at most the continuous Gaussian's"),
+           "r": mech.r, "residual": info["gap"], "monotone": bool(np.all(np.diff(mech.log_p)
+                                                                         <= 1e-12)),
+           "solve_seconds": sec, "solver": "banded-newton", "dim": args.dim, "n": mech.n,
+           "band": info["b"], "N": mech.N, "first": info["first"], "cost": args.cost,
+           "cost_power": 2.0}
     _save_and_print(args, mech, out)
 
 

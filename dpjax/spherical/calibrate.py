@@ -14,7 +14,7 @@ solves the programme and accepts ``C`` only if its certified ``delta(epsilon) <=
 budget is returned (a budget whose programme does not solve to tolerance counts as not
 accepted).
 
-Discretisation (fixed over the search, so the solver compiles once): ``n`` shells per
+Discretisation (fixed over the search: the cells are computed once): ``n`` shells per
 unit of sensitivity; free shells up to radius ``sqrt(C_hi) + 5 sigma_hi`` (the
 Gaussian's radial mass), the geometric tail's ratio matching the Gaussian's
 log-density slope there, ``r = exp(-(N / n) / (n sigma_hi^2))`` (a fixed ``r = 0.9``
@@ -83,7 +83,8 @@ def calibrate_spherical(
       InfeasibleTargetError: no certified budget up to ``1.5`` times the Gaussian's.
     """
     from dpjax.calibration.gaussian import calibrate_sigma
-    from dpjax.spherical import design as de
+    from dpjax.spherical import coefficients as co
+    from dpjax.spherical import geometric as ge
 
     if not (epsilon > 0 and 0 < delta < 1):
         raise InfeasibleTargetError(f"{NAME}: needs epsilon > 0 and 0 < delta < 1")
@@ -91,15 +92,20 @@ def calibrate_spherical(
     sigma = float(calibrate_sigma(epsilon, delta, 1.0)[0])  # host closed form: no compile
     lo, hi = (f * m * sigma * sigma for f in BRACKET)
     big_n, r = _plan(m, n, hi)
-    coeffs = de.coefficients_for(m, n, big_n, r)
+    grid = {"m": m, "n": n, "b": n, "first": 0, "N": big_n, "r": r,
+            "rows": co.tail_rows(m, n, big_n, r)}
+    # the cells do not depend on the budget: computed once (host, no compilation)
+    cells = co.log_cell_volumes_beta(m, n, grid["rows"])
     level = math.exp(float(log_target(delta)))
 
     def certified_delta(budget: float) -> float:
         try:
-            mech = de.design_mechanism(coeffs, big_n, r, budget)[0]
-        except (RuntimeError, ValueError):  # not solved to tolerance / budget unreachable
+            res = ge.solve_plan({**grid, "budget": budget}, cells)
+        except ValueError:  # budget unreachable on this grid
             return math.inf
-        return mech.delta(epsilon)
+        if res["status"] != 0:  # not solved to tolerance
+            return math.inf
+        return res["mechanism"].delta(epsilon)
 
     certified = {}  # log budget -> certified delta, of every programme solved
 
@@ -145,7 +151,7 @@ def calibrate_spherical(
         condition="exact",
         sensitivity={"l2": l2},
         notes=(
-            f"spherical: KL-optimal radial noise (monotone programme, JAX solver), least "
+            f"spherical: KL-optimal radial noise (monotone programme, banded Newton), least "
             f"budget by Illinois on log C ({len(certified)} programmes solved), certified "
             f"by the exact cell profile; "
             f"n = {n} shells per unit sensitivity, N = {big_n}, r = {r:.4g}; rebuild with "

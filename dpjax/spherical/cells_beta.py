@@ -28,6 +28,8 @@ from dpjax.spherical.shells import log_shell_volumes
 #: from this dimension on, :func:`dpjax.spherical.coefficients.log_cell_volumes` defaults to
 #: the incomplete-beta path (the fixed-order Gauss rules lose accuracy)
 BETA_MIN_DIM = 32
+#: Gauss nodes of the one-panel ``tau`` rule on thin shells (truncated band)
+THIN_ORDER = 8
 
 
 def _tau_rule(panels: int, order: int):
@@ -41,7 +43,8 @@ def _tau_rule(panels: int, order: int):
 
 
 def log_cell_volumes_beta(m: int, n: int, rows: int, max_panels: int = 400, order: int = 16,
-                          block: int = 8, start: int = 0) -> np.ndarray:
+                          block: int = 8, start: int = 0, half_width: int | None = None,
+                          thin_order: int = THIN_ORDER) -> np.ndarray:
     r"""Banded ``log w_ij`` through the conditional law of ``theta = |x - e1|`` given ``|x| = rho``.
 
     For ``x`` uniform on the sphere of radius ``rho``, ``t = x_1 / rho`` has density
@@ -62,7 +65,13 @@ def log_cell_volumes_beta(m: int, n: int, rows: int, max_panels: int = 400, orde
     ``sum_j w_ij = v_i`` holds to round-off by construction, so accuracy is checked
     against the two-GEMM path (m <= 31) and mpmath (tests).  Cells below ~1e-300 of their
     row underflow to ``-inf`` (dropped; relevant only for ``m`` in the thousands).
-    Rows ``start..rows-1`` only (``out[i - start]``; rows are independent).
+    Rows ``start..rows-1`` only (``out[i - start]``; rows are independent).  A band
+    ``half_width = b < n`` keeps the partners ``|j - i| <= b`` only (the rest of the row,
+    where ``theta - rho`` is many kernel widths ``1/sqrt(m)`` away, is left out: ``-inf``,
+    i.e. accounted at loss ``+inf``).  Thin shells (``(i/(i+1))^m >= e^-1``: ``rho^m``
+    nearly linear across the shell), with ``b < n`` (no kink of ``y`` inside the band),
+    use one Gauss panel of ``thin_order`` nodes: the integrand then varies on the
+    kernel's scale, many shells wide.
 
     Args:
       m: dimension, ``>= 2`` (the default path from ``BETA_MIN_DIM = 32`` on).
@@ -72,30 +81,41 @@ def log_cell_volumes_beta(m: int, n: int, rows: int, max_panels: int = 400, orde
       order: Gauss-Legendre nodes per panel.
       block: rows evaluated together.
       start: first row computed.
+      half_width: band half-width ``b <= n`` (default ``n``: the whole band).
+      thin_order: Gauss nodes of the one-panel rule on thin shells.
 
     Returns:
-      ``(rows - start, 2n+1)`` banded ``log w_ij`` (``-inf`` where empty), ``j = i + d - n``.
+      ``(rows - start, 2b+1)`` banded ``log w_ij`` (``-inf`` where empty), ``j = i + d - b``.
     """
+    b = n if half_width is None else int(half_width)
+    if not 1 <= b <= n:
+        raise ValueError(f"half_width must be an integer in [1, n = {n}], got {half_width!r}")
 
     a = 0.5 * (m - 1)
     h = 1.0 / n
     lv = log_shell_volumes(m, n, rows)
-    out = np.empty((rows - start, 2 * n + 1))
+    out = np.empty((rows - start, 2 * b + 1))
     for first in range(start, rows, block):
         i = np.arange(first, min(first + block, rows), dtype=np.float64)
         # rho = b (tau + (1 - tau) (lo/b)^m)^(1/m), computed in logs
         with np.errstate(divide="ignore"):
             lratio = m * (np.log(i) - np.log1p(i))  # log (lo/b)^m, -inf for i = 0
-        panels = int(min(max_panels, math.ceil(-max(lratio[0], -1e4) / math.log(2.0)) + 4))
-        tau, wt = _tau_rule(panels, order)
+        if b < n and lratio[0] >= -1.0:
+            tau, wt = unit_gauss_legendre(thin_order)
+        else:
+            panels = int(min(max_panels, math.ceil(-max(lratio[0], -1e4) / math.log(2.0)) + 4))
+            tau, wt = _tau_rule(panels, order)
         inner = np.logaddexp(np.log(tau)[None, :], np.log1p(-tau)[None, :] + lratio[:, None])
         rho = ((i + 1.0) * h)[:, None] * np.exp(inner / m)  # (B, T)
-        c = np.maximum((i[:, None] - n + np.arange(2 * n + 2)[None, :]) * h, 0.0)  # (B, E)
+        c = np.maximum((i[:, None] - b + np.arange(2 * b + 2)[None, :]) * h, 0.0)  # (B, E)
         r_, c_ = rho[:, :, None], c[:, None, :]
         y = np.clip((c_ - 1.0 + r_) * (c_ + 1.0 - r_) / (4.0 * r_), 0.0, 1.0)
         yb = np.clip((1.0 + r_ - c_) * (1.0 + r_ + c_) / (4.0 * r_), 0.0, 1.0)
         low = y[..., :-1] < 0.5  # lower edge below the median: difference of I, else of 1 - I
-        g, gb = betainc(a, a, y), betainc(a, a, yb)
+        # one incomplete beta per point: I_y where y < 1/2, else the complement side I_{1-y}
+        side = y < 0.5
+        val = betainc(a, a, np.where(side, y, yb))
+        g, gb = np.where(side, val, 1.0 - val), np.where(side, 1.0 - val, val)
         diff = np.where(low, g[..., 1:] - g[..., :-1], gb[..., :-1] - gb[..., 1:])
         cell = np.einsum("btd,t->bd", np.maximum(diff, 0.0), wt)
         with np.errstate(divide="ignore"):
@@ -103,4 +123,4 @@ def log_cell_volumes_beta(m: int, n: int, rows: int, max_panels: int = 400, orde
     return out
 
 
-__all__ = ["BETA_MIN_DIM", "log_cell_volumes_beta"]
+__all__ = ["BETA_MIN_DIM", "THIN_ORDER", "log_cell_volumes_beta"]

@@ -44,7 +44,9 @@ class SphericalMechanism(NamedTuple):
     Attributes:
       m, n, N, r: dimension, shells per unit radius, last free shell, tail ratio.
       log_p: ``(N+1,)`` log density on the free shells.
-      log_w: ``(M, 2n+1)`` banded log cell volumes ``log(A_m gamma_ij)`` (rows ``0..M-1``).
+      log_w: ``(M, 2b+1)`` banded log cell volumes ``log(A_m gamma_ij)`` (rows ``0..M-1``),
+        ``j = i + d - b``; ``b = n`` is the whole band, ``b < n`` a band truncated where the
+        kernel carries no mass (the cells left out are accounted at loss ``+inf``).
       log_v: ``(M,)`` log shell volumes.
       budget: the cost budget ``C`` it was designed for; ``kl``: its KL at shift ``e_1``.
     """
@@ -151,7 +153,7 @@ class SphericalMechanism(NamedTuple):
         M, width = self.log_w.shape
         lp = self.log_p_shell(np.arange(M))
         i = np.repeat(np.arange(M)[:, None], width, axis=1)
-        j = i + np.arange(width)[None, :] - self.n
+        j = i + np.arange(width)[None, :] - (width - 1) // 2  # band half-width b <= n
         ok = (j >= 0) & (j < M) & np.isfinite(self.log_w)
         i, j, lw = i[ok], j[ok], self.log_w[ok]
         loss = lp[i] - lp[j]

@@ -53,7 +53,8 @@ def log_tail_sum(log_terms_fn: Callable, log_r: float, start: int, log_rel_tol: 
     raise ValueError("geometric tail did not converge (r too close to 1?)")
 
 
-def tail_rows(m: int, n: int, N: int, r: float, log_rel_tol: float = -32.0) -> int:
+def tail_rows(m: int, n: int, N: int, r: float, log_rel_tol: float = -32.0,
+              band: int | None = None) -> int:
     r"""Rows ``M``: tail shells past ``M - n`` have mass ``< e^log_rel_tol`` of shell ``N``'s each.
 
     Mass of shell ``N + t`` relative to shell ``N``: ``r^t v_{N+t} / v_N``.  The
@@ -66,6 +67,7 @@ def tail_rows(m: int, n: int, N: int, r: float, log_rel_tol: float = -32.0) -> i
       N: last free shell.
       r: tail ratio.
       log_rel_tol: log of the relative mass of the first shell left out.
+      band: the band half-width kept (default ``n``, the whole band).
     """
     log_r = math.log(r)
     lv = lambda i: log_diff_powers(i, m)  # noqa: E731
@@ -77,8 +79,8 @@ def tail_rows(m: int, n: int, N: int, r: float, log_rel_tol: float = -32.0) -> i
     peak = int(np.argmax(lt))
     below = np.nonzero((np.arange(t.size) > peak) & (lt < log_rel_tol))[0]
     cut = int(t[below[0]]) if below.size else int(t[-1])
-    # + n: the band partners (|j - i| <= n) of every row that carries mass must be present too
-    return N + 1 + cut + n
+    # + band: the band partners (|j - i| <= band) of every row that carries mass must be present
+    return N + 1 + cut + (n if band is None else int(band))
 
 
 def tail_sums(m: int, n: int, N: int, r: float, log_cost_at: Callable) -> tuple[float, float]:

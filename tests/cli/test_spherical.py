@@ -86,3 +86,16 @@ def test_account_refuses_zero_compositions(tmp_path, capsys):
                  "1e-6"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == "dpjax: error: compositions must be an integer >= 1, got 0"
+
+
+def test_geometric_design_is_the_default_and_reports_its_references(capsys):
+    # issue 35: no --n / --N: shells, band, window and tail from the geometry; the paper's
+    # regime keeps its gain (KL <= 1.95 < 2 = the Gaussian's at cost 2.5, m = 10)
+    assert main(["spherical", "design", "--dim", "10", "--cost", "2.5", "--json"]) in (0, None)
+    d = json.loads(capsys.readouterr().out)
+    assert d["solver"] == "banded-newton" and d["monotone"] is True
+    assert d["gaussian_kl"] == pytest.approx(2.0, rel=1e-12)
+    assert d["kl"] <= 1.95 and d["kl"] < d["grid_gaussian_kl"]
+    assert d["above_gaussian"] is False and "at most" in d["verdict"]
+    assert d["continuum_kl_estimate"] < d["kl"]
+    assert d["excess_estimate"] == pytest.approx(d["kl"] - d["continuum_kl_estimate"])

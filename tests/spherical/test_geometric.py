@@ -1,0 +1,104 @@
+"""Geometric spherical design (shells, band, window, tail from the geometry; banded Newton):
+the banded solver against the dense JAX barrier-Newton solver, the truncated band's cells
+against the whole band, and a small-m design against the Gaussian of the same cost."""
+
+
+import numpy as np
+import pytest
+
+from dpjax.spherical import coefficients as co
+from dpjax.spherical import design as de
+from dpjax.spherical.geometric import design_geometric, plan, shells_per_unit, solve_plan
+
+
+def test_banded_newton_matches_scipy_slsqp_on_a_tiny_programme():
+    # m = 10, n = 4 (19 free shells): the dense SphericalKL's own objective and rows,
+    # minimised by scipy's SLSQP over log p with the monotone chain as constraints
+    from scipy.optimize import minimize
+
+    from solvers.spherical_kl import SphericalKL
+
+    m, budget = 10, 2.5
+    p = plan(m, budget, n=4)
+    res = solve_plan(p)
+    coeffs = co.coefficients(m, p["n"], p["rows"])
+    log_tv, log_tc = co.tail_sums(m, p["n"], p["N"], p["r"], coeffs.log_c_fn)
+    dense = SphericalKL.create(coeffs.log_w, coeffs.log_v, coeffs.log_c, p["N"], p["r"], budget,
+                               log_tv, log_tc)
+    import jax
+    import jax.numpy as jnp
+
+    lv = coeffs.log_v[: p["N"] + 1]
+    kl = jax.jit(lambda y: dense.objective(jnp.exp(y + lv)))
+    kl_grad = jax.jit(jax.grad(lambda y: dense.objective(jnp.exp(y + lv))))
+    rows = np.stack([np.asarray(dense.mass_coef), np.asarray(dense.cost_coef)])
+    mu = lambda y: np.exp(y + lv)  # noqa: E731
+    diff = np.eye(p["N"] + 1)[:-1] - np.eye(p["N"] + 1)[1:]  # y_k - y_{k+1} >= 0
+    cons = [{"type": "eq", "fun": lambda y: rows[0] @ mu(y) - 1.0,
+             "jac": lambda y: rows[0] * mu(y)},
+            {"type": "ineq", "fun": lambda y: 1.0 - rows[1] @ mu(y),
+             "jac": lambda y: -rows[1] * mu(y)},
+            {"type": "ineq", "fun": lambda y: diff @ y, "jac": lambda y: diff}]
+    y0 = np.asarray(dense.log_p_ref)
+    ref = minimize(lambda y: float(kl(y)), y0, jac=lambda y: np.asarray(kl_grad(y)),
+                   method="SLSQP", constraints=cons, options={"ftol": 1e-15, "maxiter": 2000})
+    assert ref.success and res["status"] == 0
+    assert res["kl"] == pytest.approx(ref.fun, rel=1e-6)
+    assert res["kl"] <= ref.fun * (1 + 1e-9)  # the barrier method is at least as good
+    assert float(dense.objective(mu(res["mechanism"].log_p))) == pytest.approx(res["kl"],
+                                                                               rel=1e-12)
+
+
+@pytest.mark.slow
+def test_banded_newton_matches_the_dense_jax_solver():
+    # m = 10, n = 10: no core, whole band -- the same programme as the dense SphericalKL
+    m, budget = 10, 2.5
+    p = plan(m, budget, n=10)
+    assert p["first"] == 0 and p["b"] == p["n"] == 10
+    res = solve_plan(p)
+    coeffs = co.coefficients(m, p["n"], p["rows"])
+    _, sol = de.design(coeffs, p["N"], p["r"], budget)
+    assert res["status"] == 0 and int(sol.status) == 0
+    assert res["kl"] == pytest.approx(float(sol.value), rel=1e-8)
+    mu = np.exp(res["mechanism"].log_p + coeffs.log_v[: p["N"] + 1])
+    np.testing.assert_allclose(mu, np.asarray(sol.x), rtol=1e-5, atol=1e-12)
+
+
+def test_truncated_band_cells_match_the_whole_band():
+    m, n, hw = 100, 40, 30
+    full = co.log_cell_volumes_beta(m, n, 1040, start=1000)  # thick-shell rule, whole band
+    band = co.log_cell_volumes_beta(m, n, 1040, start=1000, half_width=hw)  # thin rule
+    sub = full[:, n - hw: n + hw + 1]
+    np.testing.assert_allclose(band, sub, rtol=0, atol=1e-11)
+    # what the band leaves out of each row is negligible (accounted at loss +inf anyway)
+    out = np.concatenate([full[:, : n - hw], full[:, n + hw + 1:]], axis=1)
+    assert np.max(np.logaddexp.reduce(out, axis=1) - np.logaddexp.reduce(full, axis=1)) < -40
+
+
+def test_design_beats_its_grid_and_meets_the_excess_rule():
+    # m = 200 with a coarse tolerance: a core, a truncated band (b < n), the tail
+    m, budget, tol = 200, 200.0, 0.01
+    mech, info = design_geometric(m, budget, tol=tol)
+    n = shells_per_unit(m, tol)
+    assert info["n"] == n and info["b"] < n and info["first"] > 0 and info["status"] == 0
+    assert np.all(np.diff(mech.log_p) <= 1e-12)
+    assert mech.expected_cost() == pytest.approx(budget, rel=1e-8)
+    loss, pm, _, p_out, _ = mech.atoms()
+    assert float(np.sum(loss * pm)) == pytest.approx(info["kl"], rel=1e-9)
+    assert p_out < 1e-15
+    # the optimum on the grid is below the grid's Gaussian; the grid's price is m h^2 / 6
+    assert info["kl"] <= info["grid_gaussian_kl"]
+    gauss = m / (2.0 * budget)
+    assert info["gaussian_kl"] == gauss
+    assert info["kl"] <= gauss * (1.0 + 1.5 * m / (6.0 * n * n))
+    assert info["grid_gaussian_kl"] - gauss == pytest.approx(gauss * m / (6.0 * n * n), rel=0.3)
+    # h^2 extrapolation: the continuum estimate sits below the design, the excess shrinks
+    assert info["continuum_kl_estimate"] < info["kl"] < info["coarse_kl"]
+    assert info["above_gaussian"] == (info["kl"] > gauss)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("m, budget, bound", [(10, 2.5, 1.95), (1000, 1000.0, 0.5 * 1.001)])
+def test_default_design_at_most_the_gaussian(m, budget, bound):
+    mech, info = design_geometric(m, budget, refine=False)
+    assert info["status"] == 0 and info["kl"] <= bound

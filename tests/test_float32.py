@@ -234,8 +234,12 @@ _EXEMPT = {
     "dpjax.accounting.event_plds.flatten": "flattens the event tree, no privacy value",
     "dpjax.accounting.event_plds.unsupported": "builds an error message",
     "dpjax.accounting.event_plds.check_leaf": "host check of an event's structure",
-    "dpjax.accounting.event_pure.pure_epsilon": "host float arithmetic on event parameters "
-    "(pure-DP composition), no JAX kernel",
+    "dpjax.accounting.event_pure.pure_cap": "host rational arithmetic on event parameters "
+    "(basic composition), no JAX kernel",
+    "dpjax.accounting.event_pure.fraction_up": "host rounding of a rational, no JAX kernel",
+    "dpjax.accounting.events.check_values": "host check of an event's values",
+    "dpjax.accounting.accountant.gaussian_equivalent": "host rational arithmetic on event "
+    "parameters (the equivalent Gaussian); its profile kernels are guarded",
     "dpjax.accounting.pld.mixture.check_shifts": "host check of the shifts",
     "dpjax.certificate.kernel_error": "host declaration of a constant (checked at import)",
     "dpjax.calibration.gaussian.calibrate_sigma": (

@@ -67,7 +67,7 @@ class UnboundedLoss(Exception):
     """
 
 
-def sized(grid):
+def _sized(grid):
     """``grid()`` -> ``(lower, size)``, or :class:`UnboundedLoss` where the loss range is not
     finite (``OverflowError`` from ``floor`` of ``inf``) or ``size`` exceeds the engine's cap
     (:func:`~dpjax.accounting.pld.compose.max_grid_points`)."""
@@ -82,14 +82,14 @@ def sized(grid):
     return lower, size
 
 
-def sized_all(grids, directions) -> dict:
-    """:func:`sized` of a ``{direction: (lower, size)}`` helper, every direction checked."""
+def _sized_all(grids, directions) -> dict:
+    """:func:`_sized` of a ``{direction: (lower, size)}`` helper, every direction checked."""
     try:
         got = grids()
     except OverflowError as err:
         raise UnboundedLoss(str(err)) from None
     for d in directions:
-        sized(lambda d=d: got[d])
+        _sized(lambda d=d: got[d])
     return got
 
 
@@ -223,7 +223,7 @@ def _discrete_pair(event, relation: str):
 def _noise_pld(noise, shift: float, h: float, pessimistic: bool, tail: float = TAIL) -> PLD:
     """Connect-the-dots PLD of ``(T, T - shift)`` on a grid rounded up to a few sizes (the
     extra points carry the exact, vanishing, masses): few compiles across events."""
-    lower, size = sized(lambda: noise_grid(noise, shift, h, tail))
+    lower, size = _sized(lambda: noise_grid(noise, shift, h, tail))
     f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
     pld = discretise_noise(noise, f64(shift), f64(h), lower, _bucket(size), pessimistic, tail)
     return charge_underflow(pld, tail)
@@ -231,7 +231,7 @@ def _noise_pld(noise, shift: float, h: float, pessimistic: bool, tail: float = T
 
 def _subsampled_plds(noise, q, h, pessimistic: bool, directions, tail: float = TAIL) -> dict:
     """Poisson-subsampled PLDs per direction (:mod:`.pld.subsample`), bucketed grids."""
-    grids = sized_all(lambda: subsampled_grid(noise, 1.0, q, h, tail), directions)
+    grids = _sized_all(lambda: subsampled_grid(noise, 1.0, q, h, tail), directions)
     f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
     return {
         d: charge_underflow(

@@ -110,6 +110,7 @@ _BAND = 64.0
 _POLISH = 8
 
 
+@float64_kernel
 def mixture_loss_inverse(loss, epsilon, t_lo, t_hi):
     r"""``sup{t in [t_lo, t_hi] : loss(t) <= epsilon}`` of a non-decreasing ``loss``, fast.
 

@@ -190,7 +190,13 @@ class DPLasso(_DPCoordinateDescent):
     """
 
     def fit(self, X, y):
-        """Fit on ``X`` ``(n, K)`` and real targets ``y`` ``(n,)``; returns ``self``."""
+        """Fit on ``X`` ``(n, K)`` and real targets ``y`` ``(n,)``; returns ``self``.
+
+        Needs float64: enable x64 first (``jax.config.update("jax_enable_x64", True)``, or
+        call ``fit`` inside ``with jax.enable_x64(True):``); with x64 off the privacy
+        calibration raises :class:`dpjax.numerics.Float64RequiredError` before any noise
+        is drawn.
+        """
         X, y, bound = self._check(X, y)
         if not np.all(np.isfinite(y.astype(np.float64))):
             raise ValueError("y contains NaN or inf")

@@ -15,27 +15,32 @@ def float_list(text: str) -> list[float]:
     """Parse ``"0.5,1,2"`` into ``[0.5, 1.0, 2.0]`` (an argparse ``type``).
 
     Args:
-      text: comma-separated numbers (empty items are skipped).
+      text: comma-separated numbers (spaces around them allowed).
 
     Returns:
       The numbers, at least one.
 
     Raises:
-      argparse.ArgumentTypeError: an item is not a number, or there is none.
+      argparse.ArgumentTypeError: an item is not a number or is empty (``"1,,2"``, a
+        trailing comma), or there is none.
 
     Example:
       >>> float_list("0.5,1,2")
       [0.5, 1.0, 2.0]
     """
+    items = [v.strip() for v in text.split(",")]
+    if not any(items):
+        raise argparse.ArgumentTypeError(f"expected at least one number, got {text!r}")
+    if not all(items):
+        raise argparse.ArgumentTypeError(
+            f"empty item in the comma-separated list {text!r} (give one number between commas)"
+        )
     try:
-        values = [float(v) for v in text.split(",") if v.strip()]
+        return [float(v) for v in items]
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected comma-separated numbers, got {text!r}"
         ) from None
-    if not values:
-        raise argparse.ArgumentTypeError("expected at least one number")
-    return values
 
 
 def param(text: str) -> tuple[str, float]:

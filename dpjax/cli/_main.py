@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 
 from dpjax.errors import CertificationError
@@ -15,13 +16,25 @@ COMMANDS = (
 )
 
 
+#: A value that starts like a negative number (``-1e-5``, ``-.5``, ``-1,2``, ``-inf``,
+#: ``-nan``): no dpjax option starts so, so it is an option's value, which the validators
+#: then judge.  argparse's own pattern (``-1``, ``-0.5`` only) took ``--delta -1e-5`` for an
+#: option and said "expected one argument".
+_NEGATIVE_NUMBER = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line on stderr and exit status 2.
 
     argparse prints the whole usage block before the message; dpjax prints only
     ``dpjax <command>: error: <message> (see --help)`` (the usage lives in ``--help``).
-    Subparsers inherit the class.
+    Every value that starts like a negative number (:data:`_NEGATIVE_NUMBER`) is parsed as a
+    value, so the validators say what is allowed.  Subparsers inherit the class.
     """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = _NEGATIVE_NUMBER
 
     def error(self, message: str):  # noqa: D102 (argparse's contract)
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")

@@ -42,7 +42,7 @@ def run_mean(args) -> None:
 
     deltas = _numbers(args.coordinate_deltas, "--coordinate-deltas")
     if args.users < 1:
-        raise ValueError("--users must be >= 1")
+        raise ValueError(f"--users must be an integer >= 1, got {args.users}")
     b = budget.theorem2_budget(deltas, args.epsilon, args.correlation, args.zeta)
     var = mean.variance_bound(b.c, args.users, args.channel)
     out = {

@@ -12,6 +12,7 @@ import dpjax
 from dpjax import _progress
 from dpjax.cli import _common as c
 from dpjax.cli import inid as _inid_cli
+from dpjax.errors import InfeasibleTargetError
 
 DEFAULTS = {"epsilon": 0.3, "delta": 1e-6, "dim": 1, "linf": 1.0}
 
@@ -30,6 +31,7 @@ def add_parser(sub) -> None:
     p.add_argument("--epsilon", type=float, default=DEFAULTS["epsilon"])
     p.add_argument("--delta", type=float, default=DEFAULTS["delta"])
     c.add_sensitivity_args(p)
+    p.set_defaults(dim=None)  # 1, but --profile-kind needs it given (see run)
     c.add_use_args(p)
     p.add_argument(
         "--condition", choices=("auto", "exact", "sufficient"), default="auto",
@@ -66,7 +68,22 @@ def _design(args, **query) -> dpjax.comparison.Design:
     )
     if _progress.enabled():
         print(_progress.summary("design"), file=sys.stderr)
+    if not d.rows:  # an empty table is no answer
+        raise InfeasibleTargetError(
+            f"epsilon={c.fmt(args.epsilon)}, delta={c.fmt(args.delta)} is infeasible for every "
+            "mechanism (" + "; ".join(_reasons(d.skipped)) + ")"
+        )
     return d
+
+
+def _reasons(skipped) -> list[str]:
+    """``mechanism: reason`` once per skipped mechanism (repeated clauses dropped)."""
+    out = []
+    for s in skipped:
+        prefix = f"{s.mechanism}: "
+        parts = [p[len(prefix):] if p.startswith(prefix) else p for p in s.reason.split("; ")]
+        out.append(prefix + "; ".join(dict.fromkeys(parts)))
+    return out
 
 
 def run(args) -> None:
@@ -74,11 +91,17 @@ def run(args) -> None:
 
     Args:
       args: the parsed ``argparse`` namespace.
+
+    Raises:
+      ValueError: ``--dim K > 1`` without a sensitivity, or bad input.
+      InfeasibleTargetError: no mechanism meets the target (an empty table is no answer).
     """
     if args.profile is not None or args.profile_file is not None or args.profile_kind is not None:
         return run_with_profile(args)
-    if args.l1 is None and args.l2 is None and args.linf is None:
-        args.linf = DEFAULTS["linf"]
+    if args.dim is None:
+        args.dim = DEFAULTS["dim"]
+    if args.l1 is None and args.l2 is None and args.linf is None and args.dim == 1:
+        args.linf = DEFAULTS["linf"]  # in K > 1 dims a sensitivity must be given
     sens = c.sensitivity_kwargs(args)
     d = _design(args, **sens)
     if args.json:
@@ -118,6 +141,12 @@ def run_with_profile(args) -> None:
     Args:
       args: the parsed ``argparse`` namespace.
     """
+    given = [f"--{n}" for n in ("l1", "l2", "linf") if getattr(args, n) is not None]
+    if args.dim is not None and args.profile_kind is None:
+        given.insert(0, "--dim")
+    if given:  # the profile sets them: dim = its length, l_p = ||lambda||_p
+        raise ValueError(f"give either a sensitivity profile or {'/'.join(given)}, not both "
+                         "(the profile sets dim = its length and l_p = ||lambda||_p)")
     lam = _inid_cli.read_profile(args, "gaussian", args.dim if args.profile_kind else None)
     d = _design(args, profile=lam)
     if args.json:

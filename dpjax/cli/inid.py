@@ -51,11 +51,15 @@ def read_profile(args, mechanism: str, dim: int | None) -> np.ndarray:
       The profile ``lambda`` as a float64 array.
 
     Raises:
-      ValueError: a missing ``--dim``, an unreadable file or an invalid profile.
+      ValueError: a missing ``--dim`` (or one given without ``--profile-kind``), an
+        unreadable file or an invalid profile.
     """
     from dpjax.inid import make_profile, normalize, validate_profile
 
     norm = getattr(args, "norm", None)
+    if args.profile_kind is None and dim is not None:
+        raise ValueError(f"--dim {dim} goes with --profile-kind only (a given profile's "
+                         "length is its dimension)")
     if args.profile_kind is not None:
         if dim is None:
             raise ValueError("--profile-kind needs --dim K")
@@ -76,10 +80,23 @@ def _read_file(path: Path) -> np.ndarray:
     if not path.is_file():
         raise ValueError(f"profile file {str(path)!r} does not exist")
     if path.suffix == ".npy":
-        return validate_profile(np.load(path), name=f"profile in {path}")
-    text = path.read_text().strip()
+        try:
+            values = np.load(path, allow_pickle=False)
+        except (OSError, ValueError):
+            raise ValueError(f"profile file {str(path)!r} is not a NumPy .npy array") from None
+        return validate_profile(values, name=f"profile in {path}")
+    try:
+        text = path.read_text().strip()
+    except (OSError, UnicodeDecodeError) as err:
+        raise ValueError(f"cannot read profile file {str(path)!r}: {err}") from None
     if text.startswith("["):
-        return validate_profile(json.loads(text), name=f"profile in {path}")
+        try:
+            values = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ValueError(
+                f"profile file {str(path)!r} is not a valid JSON list: {err}"
+            ) from None
+        return validate_profile(values, name=f"profile in {path}")
     try:
         values = [float(v) for v in text.replace(",", " ").split()]
     except ValueError:
@@ -150,12 +167,14 @@ def run(args) -> None:
     if d.profile.size > MAX_ROWS:
         print(f"({d.profile.size - MAX_ROWS} middle coordinates not shown; use --json)")
     print()
+    with np.errstate(divide="ignore", invalid="ignore"):  # errors beyond float64: inf/nan dB
+        spr_db = 10 * np.log10(np.float64(d.error_spr) / d.error)
     c.print_table(
         ["design", "error", "vs i.n.i.d. (dB)"],
         [["i.n.i.d. (optimal)", d.error, 0.0],
          [f"i.i.d. ({'sigma' if d.mechanism == 'gaussian' else 'b'}={c.fmt(d.iid_scale)})",
           d.error_iid, d.reduction_db],
-         ["SPR (Definition 5)", d.error_spr, 10 * np.log10(d.error_spr / d.error)]],
+         ["SPR (Definition 5)", d.error_spr, spr_db]],
     )
     print(f"certified delta at the scales: {c.fmt(d.delta_at_params)} ({d.condition})")
     for note in d.notes:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpjax._validate import TINY
+from dpjax._validate import TINY, shown
 
 KINDS = ("uniform", "linear", "quadratic", "exponential", "one-hot")
 NORMS = ("l1", "l2")
@@ -47,7 +47,7 @@ def validate_profile(profile, name: str = "profile") -> np.ndarray:
     try:
         lam = np.array(profile, dtype=np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a list of real numbers, got {profile!r}") from None
+        raise ValueError(f"{name} must be a list of real numbers, got {shown(profile)}") from None
     if lam.ndim == 0:
         lam = lam.reshape(1)
     if lam.ndim != 1:
@@ -56,9 +56,11 @@ def validate_profile(profile, name: str = "profile") -> np.ndarray:
         raise ValueError(f"{name} must not be empty")
     if not np.all(np.isfinite(lam)):
         bad = lam[~np.isfinite(lam)][0]
-        raise ValueError(f"{name} entries must be finite (no NaN or inf), got {bad!r}")
+        raise ValueError(f"{name} entries must be finite (no NaN or inf), got {shown(bad)}")
     if np.any(lam < 0):
-        raise ValueError(f"{name} entries must be >= 0 (sensitivities), got {lam[lam < 0][0]!r}")
+        raise ValueError(
+            f"{name} entries must be >= 0 (sensitivities), got {shown(lam[lam < 0][0])}"
+        )
     if not np.any(lam > 0):
         raise ValueError(f"{name} must have an entry > 0 (all are zero: nothing to protect)")
     return np.where((lam > 0) & (lam < TINY), TINY, lam)
@@ -93,8 +95,9 @@ def validate_weights(weights, dim: int) -> np.ndarray:
         raise ValueError(f"weights must be a list of real numbers, got {weights!r}") from None
     if w.size != dim:
         raise ValueError(f"weights has {w.size} entries but the profile has {dim}")
-    if not np.all(np.isfinite(w)) or np.any(w <= 0):
-        raise ValueError("weights must be finite and > 0")
+    bad = ~np.isfinite(w) | ~(w > 0)
+    if np.any(bad):
+        raise ValueError(f"weights must be finite and > 0, got {shown(w[bad][0])}")
     return w
 
 

@@ -45,3 +45,54 @@ def test_version_and_module_entry_point():
     from dpjax import __version__
 
     assert out.stdout.strip() == f"dpjax {__version__}"
+
+
+# issue 34: silent or wrong answers found in a sweep of invalid inputs, each now one line
+# naming what is wrong (exit status 2)
+_TP = ["train-plan", "--dataset-size", "100", "--sampling-rate", "0.1", "--steps", "2"]
+_INID = ["inid", "--mechanism", "laplace", "--epsilon", "1", "--profile", "1,2"]
+SILENT_BEFORE = [
+    # ran with linf = 1 although --dim > 1 needs a sensitivity
+    (["design", "--dim", "5"], "--dim 5: give a sensitivity"),
+    # exited 0 with an empty table
+    (["design", "--epsilon", "0", "--delta", "0"], "infeasible for every mechanism (gaussian: "),
+    # the empty item was dropped
+    (["calibrate", "gaussian", "--epsilon", "1,,2", "--delta", "1e-5"], "empty item"),
+    (["calibrate", "gaussian", "--epsilon", "1,", "--delta", "1e-5"], "empty item"),
+    # argparse took a negative number with an exponent (or a list) for an option
+    (["design", "--delta", "-1e-5"], "delta must lie in [0, 1), got -1e-05"),
+    (["calibrate", "gaussian", "--epsilon", "-1e-3,1", "--delta", "1e-5"],
+     "epsilon must be finite and >= 0, got -0.001"),
+    (["account", "gaussian", "--param", "sigma=1", "--delta", "-.5"], "delta must lie in"),
+    (_TP + ["--delta", "1e-5", "--epsilon", "-inf"], "epsilon must be finite and > 0, got -inf"),
+    (["design", "--linf", "-1E+2"], "linf must be finite and > 0, got -100.0"),
+    # ignored: a profile sets dim and the sensitivities
+    (["design", "--profile", "1,2", "--l2", "3"], "give either a sensitivity profile or --l2"),
+    (_INID + ["--dim", "5"], "--dim 5 goes with --profile-kind only"),
+    # --profile-kind with design's default dim = 1 was a one-coordinate profile
+    (["design", "--profile-kind", "linear"], "--profile-kind needs --dim K"),
+    # messages that did not show the value
+    (_INID + ["--weights", "1,nan"], "weights must be finite and > 0, got nan"),
+    (["bcdp", "mean", "--epsilon", "1", "--coordinate-deltas", "0.5", "--correlation", "0.5",
+      "--users", "0"], "--users must be an integer >= 1, got 0"),
+]
+
+
+@pytest.mark.parametrize("argv,fragment", SILENT_BEFORE, ids=lambda a: " ".join(a)
+                         if isinstance(a, list) else None)
+def test_invalid_input_names_the_problem(argv, fragment, capsys):
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse's own errors
+        code = exc.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert fragment in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_unreadable_profile_files_are_one_line(tmp_path, capsys):
+    for name, content in (("p.npy", b"not an array"), ("p.txt", b"[1, 2"), ("q.txt", b"\x80")):
+        (tmp_path / name).write_bytes(content)
+        assert main(_INID[:5] + ["--profile-file", str(tmp_path / name)]) == 2
+        err = capsys.readouterr().err
+        assert str(tmp_path / name) in err and len(err.strip().splitlines()) == 1, err

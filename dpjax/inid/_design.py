@@ -215,6 +215,14 @@ def _error(scales: np.ndarray, moment: float, p: float, w: np.ndarray) -> float:
         return float(moment * fsum_or_inf(w * scales**p))
 
 
+def _log_error_sum(scales: np.ndarray, p: float, w: np.ndarray) -> float:
+    """``log sum_i w_i s_i^p`` over ``s_i > 0``, in log space: the decibels between two
+    designs stay finite where their errors under- or overflow float64."""
+    pos = scales > 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        return float(np.logaddexp.reduce(np.log(w[pos]) + p * np.log(scales[pos])))
+
+
 def _assemble(mechanism: str, target: _Target, scales, moment: float, iid_scale: float,
               spr_scales, **fields) -> InidDesign:
     """The :class:`InidDesign` of ``scales``, with the errors of the design and of the i.i.d.
@@ -241,7 +249,10 @@ def _assemble(mechanism: str, target: _Target, scales, moment: float, iid_scale:
         error=error,
         error_iid=error_iid,
         error_spr=_error(spr_scales, moment, target.p, target.w),
-        reduction_db=10.0 * math.log10(error_iid / error),
+        reduction_db=10.0 / math.log(10.0) * (
+            _log_error_sum(np.full_like(scales, iid_scale), target.p, target.w)
+            - _log_error_sum(scales, target.p, target.w)
+        ),
         iid_scale=iid_scale,
         spr_scales=spr_scales,
         solver=target.solver,

@@ -75,6 +75,13 @@ def test_inid_scales_beyond_float64_exit_2(capsys):
     assert "leave the float64 range" in err and len(err.strip().splitlines()) == 1
 
 
+def test_inid_table_when_errors_underflow(capsys):
+    """--epsilon 1e300: the table's dB column divided 0 by 0 (a ZeroDivisionError traceback)."""
+    assert main(["inid", "--mechanism", "laplace", "--epsilon", "1e300", "--profile", "1,2"]) == 0
+    out, err = capsys.readouterr()
+    assert "i.i.d." in out and err == ""
+
+
 def test_inid_gaussian_needs_delta(capsys):
     assert main(["inid", "--mechanism", "gaussian", "--epsilon", "0.5", "--profile", "1"]) == 2
     assert "--delta" in capsys.readouterr().err

@@ -221,6 +221,18 @@ def test_error_beyond_float64_is_inf_not_a_traceback():
         gaussian_design([1e308] * 3, EPS, DELTA)
 
 
+def test_reduction_in_decibels_when_errors_underflow():
+    """epsilon = 1e300: b ~ 1e-300, so b^2 and both errors underflow to 0 and the dB ratio
+    divided 0 by 0 (ZeroDivisionError).  It is now taken in log space; the design is
+    scale-invariant, so it equals Theorem 5's ratio K ||lambda||_1^2 / ||lambda||_{2/3}^{2/3*3}."""
+    lam = np.array([1.0, 2.0])
+    ref = 10 * math.log10(lam.size * lam.sum() ** 2 / np.sum(lam ** (2 / 3)) ** 3)
+    for eps in (1e300, 1.0):
+        d = laplace_design(lam, eps)
+        assert d.reduction_db == pytest.approx(ref, rel=1e-9)
+    assert laplace_design(lam, 1e300).error == 0.0  # the error itself is below float64
+
+
 def test_lemma3_exact_profile_by_monte_carlo():
     """The i.n.i.d. Gaussian privacy loss is N(m/2... ) with m = mu_eff: Monte Carlo delta(eps)."""
     lam = np.array([1.0, 0.5, 0.2])

@@ -119,3 +119,23 @@ def test_console_script_entry_point():
     bad = subprocess.run([sys.executable, "-m", "dpjax.cli._main", "calibrate", "nope"],
                          capture_output=True, text=True, check=False)
     assert bad.returncode == 2
+
+
+def test_default_output_folders_are_ignored_by_git(tmp_path):
+    """dpjax reproduce writes --out (default reproduce-out) relative to where it runs; it and
+    benchopt's outputs/__cache__ beside bench/benchopt must never show up in git status."""
+    import pathlib
+
+    from dpjax.cli._main import build_parser
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    args = build_parser().parse_args(["reproduce", "inid"])
+    probes = [args.out / "report.md", pathlib.Path("bench") / args.out / "report.md",
+              pathlib.Path("bench/benchopt/outputs/run.parquet"),
+              pathlib.Path("bench/benchopt/__cache__/joblib.pkl"),
+              pathlib.Path("bench-out/solvers/report.md")]
+    for probe in probes:
+        done = subprocess.run(["git", "check-ignore", "-q", str(probe)], cwd=root, timeout=60)
+        assert done.returncode == 0, f"{probe} is not ignored by git"

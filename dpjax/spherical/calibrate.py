@@ -85,6 +85,7 @@ def calibrate_spherical(
     from dpjax.calibration.gaussian import calibrate_sigma
     from dpjax.spherical import coefficients as co
     from dpjax.spherical import geometric as ge
+    from dpjax.spherical.cells_beta import log_cell_volumes_beta_symmetric
 
     if not (epsilon > 0 and 0 < delta < 1):
         raise InfeasibleTargetError(f"{NAME}: needs epsilon > 0 and 0 < delta < 1")
@@ -95,7 +96,7 @@ def calibrate_spherical(
     grid = {"m": m, "n": n, "b": n, "first": 0, "N": big_n, "r": r,
             "rows": co.tail_rows(m, n, big_n, r)}
     # the cells do not depend on the budget: computed once (host, no compilation)
-    cells = co.log_cell_volumes_beta(m, n, grid["rows"])
+    cells = log_cell_volumes_beta_symmetric(m, n, grid["rows"])
     level = math.exp(float(log_target(delta)))
 
     def certified_delta(budget: float) -> float:

@@ -44,7 +44,7 @@ def _tau_rule(panels: int, order: int):
 
 def log_cell_volumes_beta(m: int, n: int, rows: int, max_panels: int = 400, order: int = 16,
                           block: int = 8, start: int = 0, half_width: int | None = None,
-                          thin_order: int = THIN_ORDER) -> np.ndarray:
+                          thin_order: int = THIN_ORDER, upper: bool = False) -> np.ndarray:
     r"""Banded ``log w_ij`` through the conditional law of ``theta = |x - e1|`` given ``|x| = rho``.
 
     For ``x`` uniform on the sphere of radius ``rho``, ``t = x_1 / rho`` has density
@@ -83,6 +83,8 @@ def log_cell_volumes_beta(m: int, n: int, rows: int, max_panels: int = 400, orde
       start: first row computed.
       half_width: band half-width ``b <= n`` (default ``n``: the whole band).
       thin_order: Gauss nodes of the one-panel rule on thin shells.
+      upper: compute the partners ``j >= i`` only (``(rows - start, b+1)``, ``j = i + d``);
+        :func:`log_cell_volumes_beta_symmetric` fills the rest by ``w_ij = w_ji``.
 
     Returns:
       ``(rows - start, 2b+1)`` banded ``log w_ij`` (``-inf`` where empty), ``j = i + d - b``.
@@ -94,7 +96,8 @@ def log_cell_volumes_beta(m: int, n: int, rows: int, max_panels: int = 400, orde
     a = 0.5 * (m - 1)
     h = 1.0 / n
     lv = log_shell_volumes(m, n, rows)
-    out = np.empty((rows - start, 2 * b + 1))
+    lo, width = (0, b + 1) if upper else (-b, 2 * b + 1)
+    out = np.empty((rows - start, width))
     for first in range(start, rows, block):
         i = np.arange(first, min(first + block, rows), dtype=np.float64)
         # rho = b (tau + (1 - tau) (lo/b)^m)^(1/m), computed in logs
@@ -107,7 +110,7 @@ def log_cell_volumes_beta(m: int, n: int, rows: int, max_panels: int = 400, orde
             tau, wt = _tau_rule(panels, order)
         inner = np.logaddexp(np.log(tau)[None, :], np.log1p(-tau)[None, :] + lratio[:, None])
         rho = ((i + 1.0) * h)[:, None] * np.exp(inner / m)  # (B, T)
-        c = np.maximum((i[:, None] - b + np.arange(2 * b + 2)[None, :]) * h, 0.0)  # (B, E)
+        c = np.maximum((i[:, None] + lo + np.arange(width + 1)[None, :]) * h, 0.0)  # (B, E)
         r_, c_ = rho[:, :, None], c[:, None, :]
         y = np.clip((c_ - 1.0 + r_) * (c_ + 1.0 - r_) / (4.0 * r_), 0.0, 1.0)
         yb = np.clip((1.0 + r_ - c_) * (1.0 + r_ + c_) / (4.0 * r_), 0.0, 1.0)
@@ -123,4 +126,37 @@ def log_cell_volumes_beta(m: int, n: int, rows: int, max_panels: int = 400, orde
     return out
 
 
-__all__ = ["BETA_MIN_DIM", "THIN_ORDER", "log_cell_volumes_beta"]
+def log_cell_volumes_beta_symmetric(m: int, n: int, rows: int, start: int = 0,
+                                    half_width: int | None = None) -> np.ndarray:
+    r""":func:`log_cell_volumes_beta` at half the cost: ``j >= i`` computed, ``w_ij = w_ji``.
+
+    The cell volume is symmetric (measure identity: ``{|x| in J_i, |x - e1| in J_j}`` is the
+    mirror image of ``{|x| in J_j, |x - e1| in J_i}`` under ``x -> e1 - x``), so the partners
+    ``j = i - k`` of row ``i`` are row ``i - k``'s partners ``i``; rows from ``start - b`` are
+    computed for that.
+
+    Args:
+      m: dimension, ``>= 2``.
+      n: shells per unit radius.
+      rows: shells ``0..rows-1``.
+      start: first row returned.
+      half_width: band half-width ``b <= n`` (default ``n``).
+
+    Returns:
+      ``(rows - start, 2b+1)`` banded ``log w_ij``, ``j = i + d - b`` (as
+      :func:`log_cell_volumes_beta`).
+    """
+    b = n if half_width is None else int(half_width)
+    s0 = max(start - b, 0)
+    up = log_cell_volumes_beta(m, n, rows, start=s0, half_width=b, upper=True)
+    out = np.full((rows - start, 2 * b + 1), -np.inf)
+    out[:, b:] = up[start - s0:]
+    i = np.arange(start, rows)
+    for k in range(1, b + 1):
+        src = i - k
+        ok = src >= s0
+        out[ok, b - k] = up[src[ok] - s0, k]
+    return out
+
+
+__all__ = ["BETA_MIN_DIM", "THIN_ORDER", "log_cell_volumes_beta", "log_cell_volumes_beta_symmetric"]

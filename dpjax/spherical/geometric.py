@@ -35,6 +35,7 @@ import numpy as np
 
 from dpjax.spherical import coefficients as co
 from dpjax.spherical.banded import BandedKL, solve_banded_kl
+from dpjax.spherical.cells_beta import log_cell_volumes_beta_symmetric
 from dpjax.spherical.mechanism import SphericalMechanism
 from dpjax.spherical.windowed import check_budget, default_last_shell, slope_rule_r
 from solvers._spherical_kl_data import reference_profile
@@ -139,7 +140,7 @@ def programme(p: dict, log_w: np.ndarray | None = None
     # the incomplete-beta cells at every m >= 2 (host NumPy: no compilation; they agree with
     # the Gauss-Legendre cells to ~1e-13 in log at m = 3, 10, 31)
     if log_w is None:
-        log_w = co.log_cell_volumes_beta(m, n, rows, start=first, half_width=b)
+        log_w = log_cell_volumes_beta_symmetric(m, n, rows, start=first, half_width=b)
     idx = np.arange(first, rows)
     log_v = co.log_shell_volume_at(m, n, idx)
     log_c = co.log_power_cost_at(m, n, idx, 2.0)

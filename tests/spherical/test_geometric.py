@@ -21,14 +21,17 @@ def test_banded_newton_matches_scipy_slsqp_on_a_tiny_programme():
     m, budget = 10, 2.5
     p = plan(m, budget, n=4)
     res = solve_plan(p)
-    coeffs = co.coefficients(m, p["n"], p["rows"])
-    log_tv, log_tc = co.tail_sums(m, p["n"], p["N"], p["r"], coeffs.log_c_fn)
-    dense = SphericalKL.create(coeffs.log_w, coeffs.log_v, coeffs.log_c, p["N"], p["r"], budget,
-                               log_tv, log_tc)
+    n, rows = p["n"], p["rows"]
+    cost_at = lambda i: co.log_power_cost_at(m, n, i, 2.0)  # noqa: E731
+    log_v = co.log_shell_volumes(m, n, rows)
+    log_tv, log_tc = co.tail_sums(m, n, p["N"], p["r"], cost_at)
+    # the whole band by the direct (non-mirrored) incomplete-beta path
+    dense = SphericalKL.create(co.log_cell_volumes_beta(m, n, rows), log_v,
+                               cost_at(np.arange(rows)), p["N"], p["r"], budget, log_tv, log_tc)
     import jax
     import jax.numpy as jnp
 
-    lv = coeffs.log_v[: p["N"] + 1]
+    lv = log_v[: p["N"] + 1]
     kl = jax.jit(lambda y: dense.objective(jnp.exp(y + lv)))
     kl_grad = jax.jit(jax.grad(lambda y: dense.objective(jnp.exp(y + lv))))
     rows = np.stack([np.asarray(dense.mass_coef), np.asarray(dense.cost_coef)])
@@ -73,6 +76,19 @@ def test_truncated_band_cells_match_the_whole_band():
     # what the band leaves out of each row is negligible (accounted at loss +inf anyway)
     out = np.concatenate([full[:, : n - hw], full[:, n + hw + 1:]], axis=1)
     assert np.max(np.logaddexp.reduce(out, axis=1) - np.logaddexp.reduce(full, axis=1)) < -40
+
+
+@pytest.mark.parametrize("m, n, rows, start, hw", [(10, 12, 60, 0, None),
+                                                   (100, 40, 1040, 1000, 30)])
+def test_symmetric_cells_match_the_direct_ones(m, n, rows, start, hw):
+    # w_ij = w_ji: the upper half and its mirror are the whole band (half the betainc calls)
+    from dpjax.spherical.cells_beta import log_cell_volumes_beta_symmetric
+
+    direct = co.log_cell_volumes_beta(m, n, rows, start=start, half_width=hw)
+    mirrored = log_cell_volumes_beta_symmetric(m, n, rows, start=start, half_width=hw)
+    assert np.array_equal(np.isfinite(direct), np.isfinite(mirrored))
+    ok = np.isfinite(direct)
+    np.testing.assert_allclose(mirrored[ok], direct[ok], rtol=0, atol=1e-11)
 
 
 def test_design_beats_its_grid_and_meets_the_excess_rule():

@@ -54,6 +54,23 @@ def _max_periods(sens: float, width) -> int:
     return int(math.ceil(float(np.max(sens / np.asarray(width))))) + 3
 
 
+#: Largest ``ceil(Delta / width) + 3`` the exact 1-D profile is evaluated at: its cost grows
+#: as the square of the periods a shift spans (every worst-shift candidate cuts every
+#: window at every jump point; ~0.6 GB and a few seconds at 64 periods, 67 GB at 1000).
+#: Beyond it the profile is the randomized-response bound of ``eps_0 = decay ceil(Delta /
+#: width)`` (the staircase is ``eps_0``-DP for such shifts): certified, looser.
+EXACT_MAX_PERIODS = 64
+
+
+def _exact_profile(query: Query, params: dict) -> bool:
+    """True where the exact 1-D profile is used: one use, one coordinate, and a shift of at
+    most :data:`EXACT_MAX_PERIODS` periods (else the pure-DP bound)."""
+    if not _check(query):
+        return False
+    linf, _ = query.sensitivity.resolve("linf")
+    return _max_periods(linf, params["width"]) <= EXACT_MAX_PERIODS
+
+
 def _exact_log_delta(epsilon, params, sens):
     """The exact 1-D log-profile on a padded host batch (one program for up to 16 targets)."""
     kernel = partial(log_delta_staircase, max_periods=_max_periods(sens, params["width"]))
@@ -173,12 +190,15 @@ def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
     (:func:`dpjax.accounting.staircase.log_delta_staircase`); otherwise
     ``(e^{eps_0} - e^{eps}) / (1 + e^{eps_0})`` with ``eps_0 = K T decay ceil(Delta_inf / width)``.
 
+    A shift of more than :data:`EXACT_MAX_PERIODS` periods also uses the pure-DP bound
+    (certified, looser; the exact profile's cost grows as the square of the periods).
+
     Args:
       params: ``{"decay", "width", "gamma"}`` (validated).
       epsilon: the epsilons to evaluate at.
       query: ``linf``, ``K``, ``T``.
     """
-    if _check(query):
+    if _exact_profile(query, params):
         linf, _ = query.sensitivity.resolve("linf")
         return _exact_delta(epsilon, params, linf)
     return pure_dp_delta(epsilon, _pure_epsilon(params, query))
@@ -194,7 +214,7 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
       params: as for :func:`profile`; query likewise.
       delta: the deltas to invert at.
     """
-    if not _check(query):
+    if not _exact_profile(query, params):
         return np.asarray(epsilon_pure_dp(delta, _pure_epsilon(params, query)))
     linf, _ = query.sensitivity.resolve("linf")
     # bisection on [0, eps_0] (the profile is 0 at eps_0) against delta (1 - MARGIN)

@@ -218,3 +218,26 @@ def test_account_at_delta_zero_is_the_pure_epsilon(width):
     eps_0 = 0.5 * np.ceil(1.0 / width)
     np.testing.assert_allclose(eps, eps_0, rtol=1e-12)
     assert np.all(dpjax.profile("staircase", params, epsilon=eps, linf=1.0) == 0.0)
+
+
+def test_many_periods_use_the_pure_dp_bound_instead_of_exhausting_memory():
+    """A shift of 1000 periods (width 1e-3, sensitivity 1) asked the exact profile for
+    ~5000 worst-shift candidates x ~8000 cuts each and died allocating 67 GB; beyond
+    EXACT_MAX_PERIODS the profile is the RR bound of eps_0 = decay ceil(Delta / width),
+    which is above the exact delta of the full shift (computed for that one shift)."""
+    from dpjax.accounting.staircase import log_delta_staircase_shift
+    from dpjax.mechanisms.staircase import EXACT_MAX_PERIODS
+
+    params = {"decay": 1e-3, "width": 1e-3, "gamma": 0.5}
+    eps = np.array([0.0, 0.5, 0.9, 5.0])
+    got = dpjax.profile("staircase", params, eps, linf=1.0)
+    eps0 = 1e-3 * 1000
+    rr = np.maximum(np.expm1(eps0) - np.expm1(eps), 0.0) / (1.0 + np.exp(eps0))
+    np.testing.assert_allclose(got, rr, rtol=1e-12, atol=0)
+    periods = 1000
+    assert periods + 3 > EXACT_MAX_PERIODS
+    one_shift = np.exp(np.asarray(log_delta_staircase_shift(
+        eps, 1e-3, 0.5, float(periods), max_periods=periods + 3)))
+    assert np.all(got >= one_shift) and one_shift[0] > 0.5 * got[0]
+    e = float(dpjax.account("staircase", params, delta=0.1, linf=1.0))
+    assert float(dpjax.profile("staircase", params, e, linf=1.0)) <= 0.1

@@ -10,6 +10,25 @@ of the design over the latter, the predicted grid price ``m h^2 / 6``, and the R
 estimate (``h^2``) from this row and the previous one.  The design converges like ``h^2``
 and the extrapolated continuum optimum is at or below the Gaussian.
 
+Measured 2026-11-28 (2 CPU cores shared with other jobs, load 8-14, jax 0.10.2, float64;
+CPU s of the solve, cells included)::
+
+  m| C| n| b| rows| KL| grid Gauss KL| excess| m h^2/6| Richardson
+  10| 2.5| 14| 14| 105| 1.966712807155| 2.020369266318| -1.66e-02| 8.50e-03|
+  10| 2.5| 29| 29| 217| 1.952391242632| 2.004754131082| -2.38e-02| 1.98e-03| 1.948039263
+  10| 2.5| 58| 58| 432| 1.949118678695| 2.001188928633| -2.54e-02| 4.95e-04| 1.948027824
+  1000| 1000| 144| 54| 2308| 0.504003349048| 0.504017573211| +8.01e-03| 8.04e-03|
+  1000| 1000| 289| 108| 4628| 0.500984076526| 0.500998053787| +1.97e-03| 2.00e-03| 0.499986901
+  1000| 1000| 578| 214| 9249| 0.500235633908| 0.500249550598| +4.71e-04| 4.99e-04| 0.499986153
+
+(CPU s 0.3 / 0.5 / 1.4 and 0.8 / 3.1 / 12.1.)  The excess over the continuous Gaussian
+follows the predicted grid price ``m h^2 / 6`` and the two Richardson estimates agree to
+1e-5 (m = 10) and 1.5e-6 (m = 1000): the continuum optimum is ~1.94803 at m = 10 and
+~0.499986 at m = 1000, below the Gaussian's 2 and 0.5.  m = 10^4, C = 10^4 (the design's
+default, ``n = 1826``, band 211, 23 308 window rows; not run by this table): KL 0.5002485
+(+4.97e-4 over 0.5; the old default gave 0.581979), grid Gaussian 0.5002499, coarse
+(n = 913) 0.5009982, Richardson 0.4999987.  The m = 10^5 row was not measured.
+
 Usage: python bench/bench_spherical_refinement.py [--dims 10,1000,100000]
        [--factors 0.25,0.5,1] [--budgets 2.5,1000,100000]
 """

@@ -195,8 +195,25 @@ def compare(epsilon, delta, condition: str = "auto", **query) -> tuple[list, lis
     return results, skipped
 
 
-def _float(x) -> float | None:
-    return None if x is None else float(x)
+def _sensitivity(value, name: str) -> float | None:
+    """``None`` or a validated single sensitivity (finite, ``> 0``, a real number: not a
+    string or a boolean, which ``float`` would have turned into numbers)."""
+    if value is None:
+        return None
+    arr = _validate.positive(value, name)
+    if arr.ndim:
+        raise ValueError(f"{name} must be a single number, got {_validate.shown(value)}")
+    return float(arr)
+
+
+def _reasons(skipped) -> list[str]:
+    """``mechanism: reason`` once per skipped mechanism (repeated clauses dropped)."""
+    out = []
+    for name, reason in skipped:
+        prefix = f"{name}: "
+        parts = [p[len(prefix):] if p.startswith(prefix) else p for p in reason.split("; ")]
+        out.append(prefix + "; ".join(dict.fromkeys(parts)))
+    return out
 
 
 def design(
@@ -258,8 +275,8 @@ def design(
     lam = None
     if profile is None:
         sens = {"dim": 1 if dim is None else _validate.positive_int(dim, "dim"),
-                "l1": _float(l1), "l2": _float(l2),
-                "linf": _float(linf)}
+                "l1": _sensitivity(l1, "l1"), "l2": _sensitivity(l2, "l2"),
+                "linf": _sensitivity(linf, "linf")}
     else:
         lam = validate_profile(profile)
         if (l1, l2, linf) != (None, None, None) or dim not in (None, lam.size):
@@ -269,7 +286,8 @@ def design(
             )
         sens = {"dim": int(lam.size), "l1": float(np.sum(lam)),
                 "l2": float(np.sqrt(np.sum(lam * lam))), "linf": float(np.max(lam))}
-    query = dict(sens, compositions=compositions, sampling_rate=_float(sampling_rate))
+    rate = None if sampling_rate is None else _validate.probability(sampling_rate, "sampling_rate")
+    query = dict(sens, compositions=compositions, sampling_rate=rate)
     results, skipped = compare(eps, dlt, condition=condition, **query)
     inid = []
     if lam is not None:
@@ -282,6 +300,11 @@ def design(
         else:
             skipped.append(("i.n.i.d.", INID_SINGLE_RELEASE))
     rows = [Row.of_calibration(c) for c in results] + [Row.of_inid(d) for d in inid]
+    if not rows:  # an empty table is no answer
+        raise InfeasibleTargetError(
+            f"epsilon={eps!r}, delta={dlt!r} is infeasible for every mechanism ("
+            + "; ".join(_reasons(skipped)) + ")"
+        )
     rows.sort(key=lambda r: r.mse)
     return Design(
         epsilon=eps,

@@ -71,12 +71,21 @@ def test_skipped_mechanisms_say_why(monkeypatch):
     assert "dim > 1 or compositions > 1" in reasons["osgt"]
     assert "compositions > 1" in reasons["flipped-huber"]
     assert "SphericalMechanism.epsilon" in reasons["spherical"]
-    # an infeasible target is a reason too; in one dimension spherical is not compared
-    d = dpjax.design(epsilon=1.0, delta=0.0, l1=1.0)
-    assert d.rows == ()
-    assert [s.mechanism for s in d.skipped] == ["gaussian", "osgt", "flipped-huber"]
-    assert all("delta = 0 is infeasible" in s.reason for s in d.skipped)
-    assert d.best is None and d.to_json()["best"] is None
+    # a target no mechanism meets is an error that gives every reason, not an empty
+    # design (it returned rows == (); in one dimension spherical is not compared)
+    with pytest.raises(dpjax.InfeasibleTargetError, match="infeasible for every mechanism") as e:
+        dpjax.design(epsilon=1.0, delta=0.0, l1=1.0)
+    for name in ("gaussian: ", "osgt: ", "flipped-huber: "):
+        assert name in str(e.value)
+    assert "delta = 0 is infeasible" in str(e.value)
+
+
+def test_epsilon_and_delta_zero_is_refused_for_every_mechanism():
+    """(0, 0): every additive mechanism is infeasible; design raised nothing and returned
+    an empty table (the CLI exited 0)."""
+    with pytest.raises(dpjax.InfeasibleTargetError, match="epsilon=0.0, delta=0.0"):
+        dpjax.design(epsilon=0.0, delta=0.0, linf=1.0)
+    assert main(["design", "--epsilon", "0", "--delta", "0"]) == 2
 
 
 def test_profile_adds_inid_designs_to_the_ranking(monkeypatch, capsys):
@@ -120,6 +129,11 @@ def test_profile_adds_inid_designs_to_the_ranking(monkeypatch, capsys):
         (dict(epsilon=1.0, delta=1e-6, dim=3, profile=[1.0, 2.0]), "either a sensitivity profile"),
         (dict(epsilon=1.0, delta=1e-6), "give a sensitivity"),
         (dict(epsilon=1.0, delta=1e-6, dim=2, l2=1.0, l1=3.0), "inconsistent sensitivities"),
+        # strings and booleans were turned into numbers by float() and the design ran
+        (dict(epsilon=1.0, delta=1e-6, linf="1"), "linf must be a real number"),
+        (dict(epsilon=1.0, delta=1e-6, linf=True), "linf must be a real number"),
+        (dict(epsilon=1.0, delta=1e-6, l2=[1.0, 2.0]), "l2 must be a single number"),
+        (dict(epsilon=1.0, delta=1e-6, linf=1.0, sampling_rate="0.1"), "sampling_rate must"),
     ],
 )
 def test_bad_input_raises_value_error(kw, match):

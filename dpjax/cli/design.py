@@ -12,7 +12,6 @@ import dpjax
 from dpjax import _progress
 from dpjax.cli import _common as c
 from dpjax.cli import inid as _inid_cli
-from dpjax.errors import InfeasibleTargetError
 
 DEFAULTS = {"epsilon": 0.3, "delta": 1e-6, "dim": 1, "linf": 1.0}
 
@@ -68,22 +67,7 @@ def _design(args, **query) -> dpjax.comparison.Design:
     )
     if _progress.enabled():
         print(_progress.summary("design"), file=sys.stderr)
-    if not d.rows:  # an empty table is no answer
-        raise InfeasibleTargetError(
-            f"epsilon={c.fmt(args.epsilon)}, delta={c.fmt(args.delta)} is infeasible for every "
-            "mechanism (" + "; ".join(_reasons(d.skipped)) + ")"
-        )
     return d
-
-
-def _reasons(skipped) -> list[str]:
-    """``mechanism: reason`` once per skipped mechanism (repeated clauses dropped)."""
-    out = []
-    for s in skipped:
-        prefix = f"{s.mechanism}: "
-        parts = [p[len(prefix):] if p.startswith(prefix) else p for p in s.reason.split("; ")]
-        out.append(prefix + "; ".join(dict.fromkeys(parts)))
-    return out
 
 
 def run(args) -> None:

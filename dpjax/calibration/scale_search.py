@@ -40,7 +40,7 @@ from typing import NamedTuple
 import numpy as np
 
 from dpjax import _batching
-from dpjax._batching import padded_size
+from dpjax._batching import call_padded, padded_size
 from dpjax.accounting.pld.engine import _scalar_args
 from dpjax.accounting.pld.plan import Sizes, sizes_for
 from dpjax.calibration import scale_tilted
@@ -59,6 +59,11 @@ COARSEN = 16
 
 #: Tolerance (on ``log scale``) of the coarse stage of :func:`calibrate_scale`.
 COARSE_TOLERANCE = 1e-5
+
+
+#: Least number of rows :func:`_sizes` plans with (cycled): one sizing program for the
+#: stages of a search (a survey of 16 shapes, 8 finalists) instead of one per row count.
+SIZING_ROWS = 16
 
 
 #: How many times a row whose bracket misses the root is widened and searched again.
@@ -116,10 +121,13 @@ def _sizes(rows: _Rows, index: np.ndarray, scales: np.ndarray, h: float) -> Size
     scale = float(np.min(scales))
     if key in rows.plan and rows.plan[key][0] <= scale:
         return rows.plan[key][1]
+    # the rows cycled to at least SIZING_ROWS: the sizing program (compiled per row count)
+    # is shared by every stage (duplicates do not change the maximum over rows)
+    m = padded_size(len(index), SIZING_ROWS)
     new = sizes_for(
         rows.noise_fn,
-        scales,
-        rows.shape[index],
+        np.resize(np.asarray(scales, float).ravel(), m),
+        np.resize(rows.shape[index], m),
         rows.sensitivity,
         rows.sampling_rate,
         rows.compositions,
@@ -256,6 +264,7 @@ def calibrate_scale(
     coarsen: int = 1,
     plan: dict | None = None,
     pow2_sizes: bool = False,
+    tilt: bool = True,
 ) -> ScaleCalibration:
     r"""Least scale of ``noise_fn(scale, shape)`` meeting ``(epsilon, delta)`` after ``K`` uses.
 
@@ -307,6 +316,9 @@ def calibrate_scale(
         the float64 guard (which flattens it as a pytree, sorting its keys) accepts it.
       pow2_sizes: round the sizes up to powers of two (more sharing across calls, up to
         2x more work each).
+      tilt: run the tilted refinement for targets below ``TILT_BELOW`` (``False``: the plain
+        root only, certified too, only looser there; a survey whose finalists are settled
+        later saves the tilted stage's compilations).
 
     Returns:
       A :class:`ScaleCalibration`: the returned scale is within ``tolerance`` (relative)
@@ -330,7 +342,8 @@ def calibrate_scale(
         root, lo, hi = _bracketed_search(rows, rest, lo, hi, bin_width, tolerance)
         _store(final, rest, root)
     # targets below the plain FFT's floor: a root on the tilted composition, certified
-    scale_tilted.refine(rows, final, lo, hi, bin_width, tolerance, _bracketed_search)
+    if tilt:
+        scale_tilted.refine(rows, final, lo, hi, bin_width, tolerance, _bracketed_search)
     status = final.status.reshape(out_shape)
     scale = final.aux[:, 1].reshape(out_shape)
     log_d = final.aux[:, 0].reshape(out_shape)
@@ -353,7 +366,7 @@ def _setup(
     )
     out_shape = eps.shape
     eps, dl, shape_b, upper_b = (np.ravel(x) for x in (eps, dl, shape_b, upper_b))
-    level = np.asarray(log_target(dl), float).reshape(-1)
+    level = np.asarray(call_padded(log_target, dl), float).reshape(-1)  # one program, any rows
     lo = np.asarray(upper_b / 8.0 if lower is None else np.broadcast_to(lower, out_shape), float)
     fb_up = None if fallback_upper is None else np.broadcast_to(fallback_upper, out_shape).ravel()
     # targets above ~1e-9 do not need the far 1-D tails; rounded down to a power of ten

@@ -68,7 +68,9 @@ def calibrate_shape_scale(
     of the variance as a function of the shape).  That survey runs on a grid ``coarsen``
     times coarser (certified there too, only looser); the ``finalists - 1`` best shapes and
     the largest one are then calibrated at ``bin_width`` in a bracket around their survey
-    scales, and the least certified variance of all is returned.  Every stage is one
+    scales, and the least certified variance of all is returned.  Below ``TILT_BELOW`` the
+    tilted refinement of :func:`~dpjax.calibration.scale_search.calibrate_scale` runs on
+    the finalists only (the survey ranks shapes on its plain roots).  Every stage is one
     batched kernel over (targets x shapes), so a table of targets costs a few
     compilations, not a few per target.
 
@@ -98,7 +100,9 @@ def calibrate_shape_scale(
     rows = []
     plan: dict = {}
 
-    def run(bs, h, stages, up=None, low=None):
+    settle = coarsen > 1 and finalists > 0
+
+    def run(bs, h, stages, up=None, low=None, tilt=True):
         """Calibrate the shapes ``bs`` (targets x m) at bin width ``h``; their variances."""
         bs = np.asarray(bs, float)
         e = np.broadcast_to(eps[:, None], bs.shape)
@@ -121,6 +125,7 @@ def calibrate_shape_scale(
             coarsen=stages,
             plan=plan,
             pow2_sizes=True,
+            tilt=tilt,
         )
         var = np.asarray(variance_fn(res.scale, bs), float)
         var = np.where(res.certified, var, np.inf)
@@ -140,14 +145,20 @@ def calibrate_shape_scale(
 
     survey_h = bin_width * max(coarsen, 1)
     grid = np.broadcast_to(np.asarray(shapes, float), (eps.size, len(shapes)))
-    var = run(grid, survey_h, 1)
+    # the survey only ranks shapes when finalists are settled after it: no tilted stage
+    # there (its plain roots are certified, only looser below TILT_BELOW), the finalists
+    # get it
+    var = run(grid, survey_h, 1, tilt=not settle)
     if refine:
         i = np.argmin(var, axis=1)
         lo = grid[targets, np.maximum(i - 1, 0)]
         hi = grid[targets, np.minimum(i + 1, grid.shape[1] - 1)]
-        run(lo[:, None] + (hi - lo)[:, None] * np.linspace(0, 1, refine + 2)[1:-1], survey_h, 1)
+        run(
+            lo[:, None] + (hi - lo)[:, None] * np.linspace(0, 1, refine + 2)[1:-1], survey_h, 1,
+            tilt=not settle,
+        )
     table = np.array(rows, float)
-    if coarsen > 1 and finalists:
+    if settle:
         # the finalists at bin_width, bracketed by their survey scales (certified on the
         # coarser grid, so nearly feasible here): one search, no coarse stage
         best = np.empty((eps.size, finalists, 2))

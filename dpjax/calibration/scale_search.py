@@ -265,6 +265,7 @@ def calibrate_scale(
     plan: dict | None = None,
     pow2_sizes: bool = False,
     tilt: bool = True,
+    recheck: bool = True,
 ) -> ScaleCalibration:
     r"""Least scale of ``noise_fn(scale, shape)`` meeting ``(epsilon, delta)`` after ``K`` uses.
 
@@ -319,6 +320,10 @@ def calibrate_scale(
       tilt: run the tilted refinement for targets below ``TILT_BELOW`` (``False``: the plain
         root only, certified too, only looser there; a survey whose finalists are settled
         later saves the tilted stage's compilations).
+      recheck: re-check each tilted root by :func:`dpjax.accounting.pld.engine.profile`
+        (``False``: kept on its own certified tilted evaluation; the caller then re-checks
+        the scale it returns, as :func:`dpjax.calibration.shape_search.calibrate_shape_scale`
+        does for its winner).
 
     Returns:
       A :class:`ScaleCalibration`: the returned scale is within ``tolerance`` (relative)
@@ -343,7 +348,9 @@ def calibrate_scale(
         _store(final, rest, root)
     # targets below the plain FFT's floor: a root on the tilted composition, certified
     if tilt:
-        scale_tilted.refine(rows, final, lo, hi, bin_width, tolerance, _bracketed_search)
+        scale_tilted.refine(
+            rows, final, lo, hi, bin_width, tolerance, _bracketed_search, recheck=recheck
+        )
     status = final.status.reshape(out_shape)
     scale = final.aux[:, 1].reshape(out_shape)
     log_d = final.aux[:, 0].reshape(out_shape)

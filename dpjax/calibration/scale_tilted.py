@@ -80,7 +80,7 @@ def _certify(rows, i: int, scale: float, h: float):
 
 
 @float64_kernel
-def refine(rows, final, lo, hi, h: float, tol: float, search) -> None:
+def refine(rows, final, lo, hi, h: float, tol: float, search, recheck: bool = True) -> None:
     r"""Improve ``final`` (in place) by the tilted root where the target ``delta`` is below
     :data:`~dpjax.accounting.pld.engine.TILT_BELOW`.
 
@@ -97,6 +97,9 @@ def refine(rows, final, lo, hi, h: float, tol: float, search) -> None:
       h: bin width.
       tol: tolerance on ``log scale``.
       search: the bracketed search ``(rows, index, lo, hi, h, tol, kernel, sizes)``.
+      recheck: re-check each root by :func:`_certify` (``False``: a root is kept on its own
+        certified tilted evaluation, and the caller re-checks what it returns; each
+        :func:`_certify` compiles for its row's own sizes).
     """
     if not float(rows.compositions) > 1.0:
         return
@@ -122,7 +125,11 @@ def refine(rows, final, lo, hi, h: float, tol: float, search) -> None:
                 continue
             if plain_ok[i] and not scale < final.aux[i, 1]:
                 continue
-            got = _certify(rows, i, float(scale), h)
+            if recheck:
+                got = _certify(rows, i, float(scale), h)
+            else:
+                log_d = float(root.aux[j, 0])
+                got = (float(scale), log_d) if log_d <= rows.level[i] else None
             if got is None or (plain_ok[i] and not got[0] < final.aux[i, 1]):
                 continue
             final.aux[i] = [got[1], got[0]]

@@ -14,7 +14,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dpjax.accounting.pld import engine
 from dpjax.calibration.scale_search import COARSEN, calibrate_scale
+from dpjax.calibration.scale_tilted import RETRY_STEPS
+from dpjax.certificate import log_target
 from dpjax.numerics import float64_kernel
 
 
@@ -70,9 +73,12 @@ def calibrate_shape_scale(
     the largest one are then calibrated at ``bin_width`` in a bracket around their survey
     scales, and the least certified variance of all is returned.  Below ``TILT_BELOW`` the
     tilted refinement of :func:`~dpjax.calibration.scale_search.calibrate_scale` runs on
-    the finalists only (the survey ranks shapes on its plain roots).  Every stage is one
-    batched kernel over (targets x shapes), so a table of targets costs a few
-    compilations, not a few per target.
+    the finalists only (the survey ranks shapes on its plain roots), their roots kept on
+    their own certified tilted evaluations; the winner is then re-evaluated by
+    :func:`dpjax.accounting.pld.engine.profile` (the accounting :func:`dpjax.account` runs)
+    and kept only where that certifies it, else the next best row (fail closed).  Every
+    stage is one batched kernel over (targets x shapes), so a table of targets costs a
+    few compilations, not a few per target.
 
     Args:
       noise_fn: ``noise_fn(scale, shape)`` -> a noise family.
@@ -102,7 +108,7 @@ def calibrate_shape_scale(
 
     settle = coarsen > 1 and finalists > 0
 
-    def run(bs, h, stages, up=None, low=None, tilt=True):
+    def run(bs, h, stages, up=None, low=None, tilt=True, recheck=True):
         """Calibrate the shapes ``bs`` (targets x m) at bin width ``h``; their variances."""
         bs = np.asarray(bs, float)
         e = np.broadcast_to(eps[:, None], bs.shape)
@@ -126,6 +132,7 @@ def calibrate_shape_scale(
             plan=plan,
             pow2_sizes=True,
             tilt=tilt,
+            recheck=recheck,
         )
         var = np.asarray(variance_fn(res.scale, bs), float)
         var = np.where(res.certified, var, np.inf)
@@ -138,6 +145,9 @@ def calibrate_shape_scale(
                 var.ravel(),
                 res.delta_at.ravel(),
                 np.full(bs.size, h),
+                # tilted roots not re-checked by the search: re-checked if they win
+                (np.broadcast_to(d, bs.shape).ravel() < engine.TILT_BELOW)
+                & (not recheck and tilt and compositions > 1),
                 strict=True,
             )
         )
@@ -174,12 +184,16 @@ def calibrate_shape_scale(
             end = mine[mine[:, 1] == np.max(mine[:, 1])][:1]
             best[k] = np.resize(np.concatenate([picks, end])[:, 1:3], (finalists, 2))
         scales = best[..., 1]
-        run(best[..., 0], bin_width, 1, up=scales * (1 + 1e-6), low=scales * (1 - 2e-2))
+        # their tilted roots kept on their own certified evaluations: only the winner is
+        # re-checked by the engine's profile below (one re-check, not one per finalist)
+        run(best[..., 0], bin_width, 1, up=scales * (1 + 1e-6), low=scales * (1 - 2e-2),
+            recheck=False)
         table = np.array(rows, float)
-    pick = np.empty((eps.size, 6))
+    pick = np.empty((eps.size, 7))
     for k in targets:
-        mine = table[table[:, 0] == k]
-        pick[k] = mine[int(np.argmin(mine[:, 3]))]
+        pick[k] = _certified_best(
+            table[table[:, 0] == k], noise_fn, sensitivity, eps[k], dl[k], compositions
+        )
     shape_, scale_, var_, dat_ = (pick[:, j].reshape(out_shape) for j in (1, 2, 3, 4))
     return ShapeCalibration(
         shape=shape_,
@@ -189,3 +203,32 @@ def calibrate_shape_scale(
         certified=np.isfinite(var_),
         grid=table[np.lexsort((table[:, 5], table[:, 1], table[:, 0]))][:, [0, 1, 2, 3, 5]],
     )
+
+
+def _certified_best(mine, noise_fn, sensitivity, eps, delta, compositions):
+    """The least-variance row ``(target, shape, scale, variance, delta_at, h, unchecked)`` of
+    ``mine`` whose search evaluation certifies it (``unchecked = 0``) or, for a tilted root
+    the search did not re-check (``unchecked = 1``), that
+    :func:`dpjax.accounting.pld.engine.profile` certifies at its bin width
+    (``delta(eps) <= delta (1 - MARGIN)``, ``delta_at`` set to that re-evaluation), at its
+    scale or one :data:`~dpjax.calibration.scale_tilted.RETRY_STEPS` above (the variance
+    scaled with it, ``variance ∝ scale^2``); rows it does not certify are dropped (fail
+    closed: ``inf`` variance when none is left)."""
+    level = float(np.asarray(log_target(delta)))
+    for row in mine[np.argsort(mine[:, 3], kind="stable")]:
+        if not np.isfinite(row[3]):
+            break
+        if not row[6]:
+            return row
+        for step in (0.0, *RETRY_STEPS):
+            scale = row[2] * (1.0 + step)
+            d = float(np.asarray(engine.profile(
+                noise_fn, scale, row[1], sensitivity, eps, compositions, None, row[5]
+            )).reshape(-1)[0])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                if np.log(d) <= level:
+                    var = row[3] * (1.0 + step) ** 2
+                    return np.array([row[0], row[1], scale, var, d, row[5], 0.0])
+    out = mine[int(np.argmin(mine[:, 3]))].copy()
+    out[3] = np.inf
+    return out

@@ -1,0 +1,72 @@
+"""The shape search's final re-check (:func:`shape_search._certified_best`): the winner is the
+least-variance row that the engine's profile certifies; rows it does not certify are dropped,
+and nothing certified means an infinite variance (fail closed)."""
+
+import numpy as np
+
+from dpjax.calibration import shape_search
+from dpjax.certificate import log_target
+
+DELTA = 1e-8
+# rows (target, shape, scale, variance, delta_at, bin width, unchecked): tilted roots that
+# the search did not re-check
+ROWS = np.array([
+    [0, 2.0, 3.0, 20.0, 9e-9, 1e-4, 1.0],
+    [0, 1.0, 2.0, 10.0, 9e-9, 1e-4, 1.0],
+    [0, 3.0, 4.0, 30.0, 9e-9, 1e-4, 1.0],
+])
+
+
+def _profile(verdicts):
+    """A stand-in for engine.profile: delta per scale from ``verdicts``, recording calls."""
+    calls = []
+
+    def profile(noise_fn, scale, shape, sensitivity, eps, compositions, rate, h):
+        calls.append((float(scale), float(shape), h))
+        return np.array([verdicts(float(scale))])
+
+    return profile, calls
+
+
+def test_the_best_row_certified_by_the_profile_wins(monkeypatch):
+    limit = float(np.exp(np.asarray(log_target(DELTA))))
+    profile, calls = _profile(lambda s: 0.5 * limit)
+    monkeypatch.setattr(shape_search.engine, "profile", profile)
+    got = shape_search._certified_best(ROWS, None, 1.0, 1.0, DELTA, 5)
+    assert got[1] == 1.0 and got[2] == 2.0 and got[3] == 10.0
+    assert got[4] == 0.5 * limit  # delta_at is the re-evaluation
+    assert calls == [(2.0, 1.0, 1e-4)]  # one re-check: the winner's
+
+
+def test_rows_the_profile_rejects_are_dropped(monkeypatch):
+    limit = float(np.exp(np.asarray(log_target(DELTA))))
+    # the best row fails at its scale and at every retry step; the next one passes
+    profile, _ = _profile(lambda s: 2 * limit if s < 2.5 else limit)
+    monkeypatch.setattr(shape_search.engine, "profile", profile)
+    got = shape_search._certified_best(ROWS, None, 1.0, 1.0, DELTA, 5)
+    assert got[1] == 2.0 and got[3] == 20.0 and got[4] <= limit
+
+
+def test_a_retry_step_above_the_root_is_taken_with_its_variance(monkeypatch):
+    limit = float(np.exp(np.asarray(log_target(DELTA))))
+    profile, _ = _profile(lambda s: limit if s > 2.0 else 1.01 * limit)
+    monkeypatch.setattr(shape_search.engine, "profile", profile)
+    got = shape_search._certified_best(ROWS, None, 1.0, 1.0, DELTA, 5)
+    step = shape_search.RETRY_STEPS[0]
+    assert got[2] == 2.0 * (1 + step) and got[3] == 10.0 * (1 + step) ** 2
+
+
+def test_nothing_certified_fails_closed(monkeypatch):
+    profile, _ = _profile(lambda s: np.nan)
+    monkeypatch.setattr(shape_search.engine, "profile", profile)
+    got = shape_search._certified_best(ROWS, None, 1.0, 1.0, DELTA, 5)
+    assert np.isinf(got[3])
+
+
+def test_a_root_the_search_certified_needs_no_recheck(monkeypatch):
+    profile, calls = _profile(lambda s: np.nan)
+    monkeypatch.setattr(shape_search.engine, "profile", profile)
+    rows = ROWS.copy()
+    rows[1, 6] = 0.0
+    got = shape_search._certified_best(rows, None, 1.0, 1.0, DELTA, 5)
+    assert got[3] == 10.0 and not calls

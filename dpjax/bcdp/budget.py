@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from dpjax import _validate
 from dpjax.errors import CertificationError
 
 #: relative slack subtracted from the per-coordinate budgets against rounding
@@ -19,28 +20,31 @@ _SLACK = 1e-12
 
 
 def check_deltas(deltas, name: str = "coordinate deltas") -> np.ndarray:
-    """The coordinate privacy levels as a float64 vector; ``ValueError`` unless finite and > 0."""
-    d = np.atleast_1d(np.asarray(deltas, dtype=np.float64))
-    if d.ndim != 1 or d.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D vector")
-    if not np.all(np.isfinite(d) & (d > 0)):
-        raise ValueError(f"{name} must be finite and > 0, got {d.tolist()}")
+    """The coordinate privacy levels as a float64 vector; ``ValueError`` unless real numbers
+    (not strings or booleans), finite and > 0."""
+    d = np.atleast_1d(_validate.positive(deltas, name))
+    if d.ndim != 1:
+        raise ValueError(f"{name} must be a non-empty 1-D vector, got {_validate.shown(deltas)}")
     return d
 
 
+def _single(value, name: str, check) -> float:
+    arr = check(value, name)
+    if arr.ndim:
+        raise ValueError(f"{name} must be a single number, got {_validate.shown(value)}")
+    return float(arr)
+
+
 def check_correlation(q) -> float:
-    """``q`` as a float; ``ValueError`` unless in ``[0, 1]``."""
-    q = float(q)
-    if not 0.0 <= q <= 1.0:
-        raise ValueError(f"correlation q must be in [0, 1], got {q}")
+    """``q`` as a float; ``ValueError`` unless a real number in ``[0, 1]``."""
+    q = _single(q, "correlation q", _validate.nonnegative)
+    if q > 1.0:
+        raise ValueError(f"correlation q must be in [0, 1], got {q!r}")
     return q
 
 
 def _check_epsilon(epsilon) -> float:
-    epsilon = float(epsilon)
-    if not (np.isfinite(epsilon) and epsilon > 0):
-        raise ValueError(f"epsilon must be finite and > 0, got {epsilon}")
-    return epsilon
+    return _single(epsilon, "epsilon", _validate.positive)
 
 
 def cdp_to_bcdp(c, q, ldp: float | None = None) -> np.ndarray:
@@ -62,16 +66,14 @@ def cdp_to_bcdp(c, q, ldp: float | None = None) -> np.ndarray:
       >>> cdp_to_bcdp([0.5, 1.0], 0.0).tolist()  # independent coordinates: delta = c
       [0.5, 1.0]
     """
-    c = np.atleast_1d(np.asarray(c, dtype=np.float64))
-    if np.any(~np.isfinite(c) | (c < 0)):
-        raise ValueError(f"the CDP vector must be finite and >= 0, got {c.tolist()}")
-    q = np.broadcast_to(np.asarray(q, dtype=np.float64), c.shape)
-    if np.any((q < 0) | (q > 1)):
-        raise ValueError("correlation q must be in [0, 1]")
+    c = np.atleast_1d(_validate.nonnegative(c, "the CDP vector c"))
+    q = np.broadcast_to(_validate.nonnegative(q, "correlation q"), c.shape)
+    if np.any(q > 1):
+        raise ValueError(f"correlation q must be in [0, 1], got {_validate.shown(q)}")
     if ldp is None:
         rest = c.sum() - c
         return c + np.log1p(q * np.expm1(rest))
-    ldp = float(ldp)
+    ldp = _single(ldp, "ldp", _validate.nonnegative)
     return np.minimum(c + np.log1p(q * np.expm1(ldp)), ldp)
 
 
@@ -129,7 +131,7 @@ def theorem2_budget(deltas, epsilon, q, zeta=None) -> BudgetVector:
     d = check_deltas(deltas)
     epsilon = _check_epsilon(epsilon)
     q = check_correlation(q)
-    zeta = (1 + q) / 2 if zeta is None else float(zeta)
+    zeta = (1 + q) / 2 if zeta is None else _single(zeta, "zeta", _validate.positive)
     if not 0 < zeta <= 1:
         raise ValueError(f"zeta must be in (0, 1], got {zeta}")
     order = np.argsort(d, kind="stable")

@@ -25,6 +25,7 @@ import numpy as np
 
 from dpjax._batching import call_padded
 from dpjax._progress import progress
+from dpjax.calibration.flipped_huber import calibrate_flipped_huber_sufficient
 from dpjax.calibration.gaussian import sigma_gaussian
 from dpjax.calibration.scale_search import COARSEN
 from dpjax.calibration.shape_search import calibrate_shape_scale
@@ -116,6 +117,13 @@ def calibrate_flipped_huber_exact(epsilon, delta, dim: int, linf: float):
     pessimistic grid costs ~4e-4 in variance at ``K = 10^4``) it is returned, with its
     closed-form certificate as ``delta_at``.
 
+    Never worse than Theorem 8's member: the sufficient condition at the ``linf`` box
+    (``Delta_1 = K Delta``, ``Delta_2 = sqrt(K) Delta``,
+    :func:`dpjax.calibration.flipped_huber.calibrate_flipped_huber_sufficient`) is also
+    calibrated; where its certified variance is lower its parameters are returned (a
+    sufficient condition: they meet the exact profile too), certified by its Theorem 8
+    bound (an upper bound on the exact profile).
+
     Args:
       epsilon: target ``epsilon`` (array).
       delta: target ``delta`` (array, broadcast with ``epsilon``).
@@ -124,7 +132,28 @@ def calibrate_flipped_huber_exact(epsilon, delta, dim: int, linf: float):
 
     Returns:
       NumPy arrays ``(alpha, gamma, variance, delta_at, certified)`` over the broadcast
-      targets.
+      targets (:func:`calibrate_flipped_huber_exact_source` also says where each came from).
+    """
+    return calibrate_flipped_huber_exact_source(epsilon, delta, dim, linf)[:5]
+
+
+#: Where a result of :func:`calibrate_flipped_huber_exact_source` came from.
+FROM_ENGINE, FROM_GAUSSIAN, FROM_THEOREM8 = "engine", "gaussian closed form", "theorem 8"
+
+
+@float64_kernel
+def calibrate_flipped_huber_exact_source(epsilon, delta, dim: int, linf: float):
+    r""":func:`calibrate_flipped_huber_exact` and where each answer came from.
+
+    Args:
+      epsilon, delta, dim, linf: as for :func:`calibrate_flipped_huber_exact`.
+
+    Returns:
+      ``(alpha, gamma, variance, delta_at, certified, source, theorem8_variance)``: the
+      first five as :func:`calibrate_flipped_huber_exact`, ``source`` a NumPy string array of
+      :data:`FROM_ENGINE` (the shape search), :data:`FROM_GAUSSIAN` (the ``b = 0`` member in
+      closed form) or :data:`FROM_THEOREM8` (Theorem 8's member was better), and the
+      certified variance of Theorem 8's member (``inf`` where it has none).
     """
     epsilon, delta = np.broadcast_arrays(np.asarray(epsilon, float), np.asarray(delta, float))
     # one Gaussian calibration per target: the b = 0 member in closed form (certified), and
@@ -150,8 +179,31 @@ def calibrate_flipped_huber_exact(epsilon, delta, dim: int, linf: float):
     out[:, closed] = np.stack([np.zeros_like(sg.ravel()), sg.ravel(), sg.ravel() ** 2,
                                np.asarray(gauss[1], float).ravel(),
                                np.ones_like(sg.ravel())])[:, closed]
+    source = np.where(closed, FROM_GAUSSIAN, FROM_ENGINE).astype(object)
+    thm8 = _theorem8_member(epsilon.ravel(), delta.ravel(), dim, linf)
+    wins = (thm8[4] > 0) & (thm8[2] < np.where(out[4] > 0, out[2], np.inf))
+    if np.any(wins):
+        out[:, wins] = thm8[:, wins]
+        source[wins] = FROM_THEOREM8
     alpha, gamma, variance, delta_at, ok = (x.reshape(epsilon.shape) for x in out)
-    return alpha, gamma, variance, delta_at, ok.astype(bool)
+    source = source.astype(str).reshape(epsilon.shape)
+    return alpha, gamma, variance, delta_at, ok.astype(bool), source, thm8[2].reshape(
+        epsilon.shape
+    )
+
+
+def _theorem8_member(epsilon, delta, dim, linf):
+    """Rows ``(alpha, gamma, variance, delta_at, certified)`` of Theorem 8's calibration at the
+    ``linf`` box (``Delta_1 = K Delta``, ``Delta_2 = sqrt(K) Delta``), ``delta_at`` its
+    certified Theorem 8 bound (``inf`` variance where not certified)."""
+    alpha, gamma, variance, delta_at, ok = (
+        np.array(x, float).ravel()
+        for x in calibrate_flipped_huber_sufficient(
+            epsilon, delta, dim, dim * linf, np.sqrt(dim) * linf, linf
+        )
+    )
+    ok = ok.astype(bool) & np.isfinite(variance) & (delta_at <= delta)
+    return np.stack([alpha, gamma, np.where(ok, variance, np.inf), delta_at, ok])
 
 
 def _one_target(e, d, dim, linf, upper):

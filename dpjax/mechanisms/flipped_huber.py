@@ -71,6 +71,21 @@ def _sensitivities(query: Query):
     return values, notes
 
 
+def _winner_note(member, alpha, gamma, variance, source, theorem8) -> str:
+    """One note naming, per target, the member that won (``"gaussian end"`` ``alpha = 0``,
+    ``"laplace end"`` ``b = alpha / gamma`` at the grid's last shape, or ``"interior"``), its
+    parameters, where it came from, and Theorem 8's certified variance beside it."""
+    parts = []
+    for m, a, g, v, s, t in zip(*(np.ravel(x) for x in (
+        member, alpha, gamma, variance, source, theorem8)), strict=True):
+        name = str(m) if str(m) == members.INTERIOR else f"{m} end"
+        parts.append(
+            f"{name} alpha = {a:.6g}, gamma = {g:.6g} (b = {a / g:.4g}; {s}); variance "
+            f"{v:.6g} <= Theorem 8's member {t:.6g}"
+        )
+    return "member that won: " + "; ".join(parts)
+
+
 def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
     r"""Least-variance ``(alpha, gamma)`` meeting the target, certified.
 
@@ -112,11 +127,11 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     elif query.condition == "exact":
         # K-dim necessary-and-sufficient: PLD engine (K-fold composition of the exact 1-D pair
         # at the per-coordinate sensitivity), shape grid x certified scale search
-        from dpjax.calibration.flipped_huber_kdim import calibrate_flipped_huber_exact
+        from dpjax.calibration.flipped_huber_kdim import calibrate_flipped_huber_exact_source
 
         linf = sens["linf"]
-        alpha, gamma, variance, delta_at, ok = calibrate_flipped_huber_exact(
-            epsilon, delta, query.dim, linf
+        alpha, gamma, variance, delta_at, ok, source, thm8 = (
+            calibrate_flipped_huber_exact_source(epsilon, delta, query.dim, linf)
         )
         recheck = delta_at
         sensitivity = {"linf": linf}
@@ -131,6 +146,7 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         at_end = members.name_member(alpha / gamma, 0.0, SHAPES[-1], "gaussian", "laplace")
         member = np.where(member == members.INTERIOR, at_end, member)
         notes += (
+            _winner_note(member, alpha, gamma, variance, source, thm8),
             f"exact K-dim condition: PLD engine, {query.dim}-fold composition of the 1-D pair at "
             f"linf = {linf!r} (worst corner of the linf box; pessimistic discretisation)",
         )

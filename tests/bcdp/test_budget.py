@@ -71,3 +71,22 @@ def test_corollary1_regimes():
 def test_theorem2_rejects(kwargs, match):
     with pytest.raises(ValueError, match=match):
         budget.theorem2_budget(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(deltas=[True], epsilon=1.0, q=0.1), "coordinate deltas must be a real number"),
+        (dict(deltas=[1.0], epsilon="1", q=0.1), "epsilon must be a real number"),
+        (dict(deltas=[1.0], epsilon=1.0, q="0.5"), "correlation q must be a real number"),
+        (dict(deltas=[1.0], epsilon=[1.0, 2.0], q=0.5), "epsilon must be a single number"),
+        (dict(deltas=[1.0], epsilon=1.0, q=1.5), r"correlation q must be in \[0, 1\]"),
+        (dict(deltas=[1.0], epsilon=1.0, q=0.5, zeta=True), "zeta must be a real number"),
+    ],
+)
+def test_strings_and_booleans_are_refused(kw, match):
+    """float() turned "1", "0.5" and True into numbers and the budget was computed."""
+    with pytest.raises(ValueError, match=match):
+        budget.theorem2_budget(**kw)
+    with pytest.raises(ValueError, match="correlation q must be a real number"):
+        budget.cdp_to_bcdp([0.5], "0.5")

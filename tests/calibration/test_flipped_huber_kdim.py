@@ -83,3 +83,27 @@ def test_never_worse_than_theorem_8_and_the_winner_named(exact):
     assert member in ("gaussian", "laplace", "interior")
     note = next(n for n in exact.notes if n.startswith("member that won: "))
     assert member in note and "Theorem 8" in note
+
+
+def test_theorem_8_member_returned_where_it_beats_the_search(monkeypatch):
+    # the search and the Gaussian member stubbed to a poor answer: Theorem 8's member (at the
+    # linf box, l1 = K, l2 = sqrt(K)) must be returned, certified by its own bound
+    import jax.numpy as jnp
+
+    from dpjax.accounting.flipped_huber_kdim import log_delta_flipped_huber_sufficient
+    from dpjax.calibration import flipped_huber_kdim as kd
+    from dpjax.calibration.flipped_huber import calibrate_flipped_huber_sufficient
+
+    monkeypatch.setattr(kd, "_one_target", lambda *a: (0.0, 1e3, 1e6, 1e-9, 1.0))
+    monkeypatch.setattr(kd, "sigma_gaussian", lambda e, d, l2: (
+        jnp.full_like(e, 1e3), jnp.full_like(e, 1e-9), jnp.zeros(e.shape, bool)))
+    k, eps, delta = 3, 1.0, 1e-6
+    alpha, gamma, var, d_at, ok, source, thm8 = kd.calibrate_flipped_huber_exact_source(
+        eps, delta, k, 1.0)
+    ref = calibrate_flipped_huber_sufficient(eps, delta, k, float(k), np.sqrt(k), 1.0)
+    assert str(source) == kd.FROM_THEOREM8 and bool(ok)
+    assert float(var) == float(ref[2]) == float(thm8) and float(alpha) == float(ref[0])
+    assert float(d_at) <= delta
+    bound = float(log_delta_flipped_huber_sufficient(eps, alpha, gamma, k, float(k),
+                                                     np.sqrt(k), 1.0))
+    assert bound <= np.log(delta)

@@ -132,7 +132,10 @@ class SphericalMechanism(NamedTuple):
 
     # ------------------------------------------------------------------ sampling
     def sample(self, key, shape=(), dtype=jnp.float64):
-        """``shape + (m,)`` exact samples (module docstring)."""
+        """``shape + (m,)`` exact samples (module docstring), cast to ``dtype``: a real
+        floating type only (``TypeError`` otherwise: rounded noise is not what was
+        accounted, :func:`dpjax._validate.sample_dtype`)."""
+        dtype = _validate.sample_dtype(dtype)
         count = self.sampler_rows()
         logits = jnp.asarray(self.shell_log_masses(count))
         k1, k2, k3 = jax.random.split(key, 3)

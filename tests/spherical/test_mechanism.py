@@ -3,6 +3,7 @@
 import math
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -92,3 +93,12 @@ def test_uses_are_validated_before_any_accounting():
         toy.epsilon(1e-6, 2, 1.5)
     with pytest.raises(ValueError, match=r"delta must be a single number in \(0, 1\)"):
         de.epsilon_criterion(2.0, 1)
+
+
+@pytest.mark.parametrize("dtype", [jnp.int32, jnp.uint8, jnp.bool_, jnp.complex64])
+def test_sampler_refuses_non_float_dtypes(mech, dtype):
+    """z.astype(int32) returned rounded noise (f(D) + int(Z) reveals f(D) mod 1); every
+    dpjax sampler refuses dtypes that are not real floating types."""
+    with pytest.raises(TypeError, match="dtype must be a real floating type"):
+        mech.sample(jax.random.PRNGKey(0), (4,), dtype=dtype)
+    assert mech.sample(jax.random.PRNGKey(0), (4,), dtype=jnp.float32).dtype == jnp.float32

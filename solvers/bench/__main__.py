@@ -32,7 +32,7 @@ from pathlib import Path  # noqa: E402
 
 #: --quick: seeds, time limit per solve, and the family whose batched throughput is measured
 QUICK_SEEDS = "0,1,2"
-QUICK_TIME_LIMIT = 20.0
+QUICK_TIME_LIMIT = 10.0
 QUICK_BATCH_FAMILY = "spherical-kl"
 #: default output folders (git-ignored: ``/bench-out/`` in ``.gitignore``)
 DEFAULT_OUT, QUICK_OUT = "bench-out/solvers", "bench-out/quick"

@@ -252,9 +252,47 @@ def _markdown(rows, lines, prov, throughput) -> str:
                 + (f"; {th['host_backend']} loop {th['host_instances_per_s']:.4g} instances/s "
                    f"(solved at 1e-8: {th['host_solved_1e-08']}/{th['batch']}); ratio "
                    f"{th['throughput_ratio']:.4g}x" if "host_backend" in th else ""))
+    out += ["", "## Failures at residual <= 1e-8 (where and why)", ""] + _failures(rows)
     out += ["", "## Closing note", ""] + _closing_note(rows, lines, throughput)
     out += ["", "## Provenance", "", "```json", json.dumps(prov, indent=1), "```", ""]
     return "\n".join(out)
+
+
+_STATUS_NAMES = {0: "optimal", 1: "inaccurate", 2: "iteration limit", 3: "infeasible",
+                 4: "unbounded", 5: "failed"}
+
+
+def failure_reason(row) -> str:
+    """Why ``row`` is not solved at the tightest tolerance (``""`` if it is).
+
+    Args:
+      row: a benchmark row.
+    """
+    tol = TOLERANCES[-1]
+    if row[f"solved_{tol:g}"]:
+        return ""
+    status = _STATUS_NAMES.get(row["reported_status"], str(row["reported_status"]))
+    if row["error"]:
+        return row["error"]
+    if row["timed_out"]:
+        return (f"over the time limit (residual {row['residual']:.2e} when it stopped, "
+                f"reported {status})")
+    if not math.isfinite(row["residual"]):
+        return f"no usable point (not finite), reported {status}"
+    return f"residual {row['residual']:.2e} > {tol:g}, reported {status}"
+
+
+def _failures(rows) -> list[str]:
+    """One line per failed (backend, family, size): the instances and the reasons."""
+    groups: dict = {}
+    for r in rows:
+        why = failure_reason(r)
+        if why:
+            groups.setdefault((r["backend"], r["family"], r["size"]), []).append(
+                f"seed {r['seed']}: {why}")
+    if not groups:
+        return ["- none: every backend solved every instance."]
+    return [f"- {b} on {f} at {size}: " + "; ".join(v) for (b, f, size), v in groups.items()]
 
 
 def _closing_note(rows, lines, throughput) -> list[str]:
@@ -340,5 +378,5 @@ def write_report(rows, out_dir: Path, prov: dict, throughput=(), baseline="cvxpy
     return path
 
 
-__all__ = ["SHIFTS", "performance_profile", "provenance", "report_from_json",
+__all__ = ["SHIFTS", "failure_reason", "performance_profile", "provenance", "report_from_json",
            "shifted_geometric_mean", "summary", "write_report"]

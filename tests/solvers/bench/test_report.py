@@ -43,6 +43,24 @@ def test_performance_profile():
     np.testing.assert_allclose(rho["y"], [0.5, 0.5, 1.0])  # fastest on b, 4x on a
 
 
+def test_failures_say_where_and_why(tmp_path):
+    from solvers.bench.report import failure_reason, provenance
+
+    late = dict(_row("b", "y", 100.0, 1e-9), timed_out=True, **{"solved_1e-08": False})
+    crash = dict(_row("c", "y", 100.0, math.inf), error="RuntimeError: boom",
+                 reported_status=5, **{"solved_1e-08": False, "solved_1e-06": False})
+    assert failure_reason(ROWS[0]) == ""
+    assert failure_reason(ROWS[2]) == "residual 1.00e-07 > 1e-08, reported optimal"
+    assert failure_reason(late).startswith("over the time limit")
+    assert failure_reason(crash) == "RuntimeError: boom"
+    rows = ROWS[:3] + [late, _row("c", "x", 1.0, 1e-9), crash]
+    path = write_report(rows, tmp_path, provenance([0], 100.0, 3, 1), baseline="y")
+    text = path.read_text()
+    assert "- x on f at 1: seed 0: residual 1.00e-07 > 1e-08, reported optimal\n" in text
+    assert ("- y on f at 1: seed 0: over the time limit (residual 1.00e-09 when it stopped, "
+            "reported optimal); seed 0: RuntimeError: boom") in text
+
+
 def test_write_report(tmp_path):
     from solvers.bench.report import provenance
 

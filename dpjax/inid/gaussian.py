@@ -43,10 +43,29 @@ _gaussian_scales_kernel = jax.jit(k.gaussian_scales)
 
 
 def _mu_of(lam: np.ndarray, sigma: np.ndarray) -> float:
-    """Host ``sqrt(sum lambda_i^2 / sigma_i^2)`` over ``lambda_i > 0`` (Lemma 3), rounded up."""
+    r"""Host ``sqrt(sum lambda_i^2 / sigma_i^2)`` over ``lambda_i > 0`` (Lemma 3), rounded up.
+
+    The ratios are split into mantissas and binary exponents (``frexp``, exact) and summed
+    relative to the largest, ``mu = 2^e sqrt(sum_i (f_i 2^{e_i - e})^2)``, so ratios far
+    below the float range (``lambda / sigma ~ 1e-300`` at ``delta = 1e-300``: their squares
+    underflowed to 0 and ``mu = 0`` failed the certificate) keep their relative accuracy (a
+    few roundings, within ``_SUM_ROUNDING``).  A ``mu`` below the least normal float64 is
+    reported as that float (an upper bound); one above the range as ``inf`` (fail closed).
+    """
     pos = lam > 0
-    with np.errstate(over="ignore", divide="ignore"):
-        return math.sqrt(d.fsum_or_inf((lam[pos] / sigma[pos]) ** 2)) * (1.0 + d._SUM_ROUNDING)
+    lam, sigma = lam[pos], np.broadcast_to(sigma, pos.shape)[pos]
+    if np.any(np.isnan(sigma) | (sigma <= 0)):
+        return math.inf  # a coordinate without noise: no finite mu (fail closed)
+    lam, sigma = lam[np.isfinite(sigma)], sigma[np.isfinite(sigma)]  # sigma = inf adds 0
+    f_lam, e_lam = np.frexp(lam)
+    f_sig, e_sig = np.frexp(sigma)
+    mant, expo = f_lam / f_sig, e_lam.astype(np.int64) - e_sig.astype(np.int64)
+    top = int(np.max(expo)) if expo.size else 0
+    terms = np.ldexp(mant, (expo - top).astype(np.int32)) ** 2
+    with np.errstate(over="ignore", under="ignore"):
+        mu = np.ldexp(math.sqrt(d.fsum_or_inf(terms)) * (1.0 + d._SUM_ROUNDING), top)
+    tiny = float(np.finfo(np.float64).tiny)
+    return float(mu) if mu >= tiny else (tiny if expo.size else 0.0)
 
 
 def _log_delta(epsilon, delta, mu):

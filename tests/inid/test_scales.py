@@ -300,3 +300,25 @@ def test_profile_families_reduction_ordering():
            for k in ("uniform", "linear", "quadratic", "one-hot")]
     assert red[0] == pytest.approx(0.0, abs=1e-12)
     assert red[0] < red[1] < red[2] < red[3] == pytest.approx(10.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 1e-300])
+def test_gaussian_design_at_delta_1e_300(epsilon):
+    """At delta = 1e-300 the scales are ~1e299 and lambda_i^2 / sigma_i^2 underflowed to 0:
+    mu = 0 failed the certificate ("profile re-evaluated to 1.0").  mu is summed relative
+    to the largest ratio; the design is certified and its mu agrees with mpmath."""
+    import mpmath as mp
+
+    from dpjax.inid import gaussian_design, make_profile
+    from dpjax.inid.gaussian import _mu_of
+
+    lam = make_profile("linear", 3, "l2")
+    design = gaussian_design(lam, epsilon, 1e-300)
+    assert 0 < design.delta_at_params <= 1e-300
+    sigma = np.asarray(design.scales)
+    ratios = [mp.mpf(float(a)) / mp.mpf(float(s)) for a, s in zip(lam, sigma, strict=True)]
+    exact = mp.sqrt(mp.fsum(r**2 for r in ratios))
+    mu = _mu_of(lam, sigma)
+    assert float(exact) <= mu <= float(exact) * (1 + 4e-15)
+    assert _mu_of(np.array([1e-300]), np.array([1e300])) == np.finfo(np.float64).tiny
+    assert _mu_of(lam, np.array([1.0, 0.0, 1.0])) == np.inf

@@ -30,6 +30,18 @@ KINDS = ("uniform", "linear", "quadratic", "exponential", "one-hot")
 NORMS = ("l1", "l2")
 
 
+def _has_non_real_entries(profile) -> bool:
+    """True if ``profile`` holds strings, booleans or complex numbers, which ``np.array(...,
+    float64)`` would turn into numbers (``[True, 1.0]`` became ``[1.0, 1.0]``)."""
+    if isinstance(profile, np.ndarray):
+        return profile.dtype.kind not in "iuf"
+    if isinstance(profile, (str, bytes, bool, np.bool_, complex)):
+        return True
+    if isinstance(profile, (list, tuple)):
+        return any(_has_non_real_entries(x) for x in profile)
+    return False
+
+
 def validate_profile(profile, name: str = "profile") -> np.ndarray:
     """A float64 1-D copy of ``profile`` (Definition 4 of inid-noise-laplace-beats-gaussian).
 
@@ -44,6 +56,11 @@ def validate_profile(profile, name: str = "profile") -> np.ndarray:
     Raises:
       ValueError: if it is empty, non-finite, negative or all zero.
     """
+    if _has_non_real_entries(profile):
+        raise ValueError(
+            f"{name} must be a list of real numbers (not strings or booleans), got "
+            f"{shown(profile)}"
+        )
     try:
         lam = np.array(profile, dtype=np.float64)
     except (TypeError, ValueError):

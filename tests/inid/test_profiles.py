@@ -106,3 +106,14 @@ def test_bad_weights_and_kinds():
         make_profile("linear", 0)
     with pytest.raises(ValueError, match="norm"):
         normalize([1.0], "linf")
+
+
+@pytest.mark.parametrize(
+    "profile", [[True, 1.0], ["1", 2.0], np.array([True, False]), [1 + 0j], "12"]
+)
+def test_strings_booleans_and_complex_entries_are_refused(profile):
+    """np.array(..., float64) turned [True, 1.0] into [1.0, 1.0] and "1" into 1.0, and the
+    design ran on a profile the user did not give."""
+    with pytest.raises(ValueError, match="real numbers"):
+        validate_profile(profile)
+    np.testing.assert_array_equal(validate_profile([1, 2.5]), [1.0, 2.5])

@@ -109,7 +109,9 @@ def test_benchopt_run_agrees_with_the_runner(tmp_path):
            "-d", "allocation[profile=lognormal,K=8,seed=0]",
            "-s", "jax[dtype=float64]", "-s", "cvxpy[solver=CLARABEL]",
            "-n", "1", "-r", "1", "--no-plot", "--no-html", "--no-timeout"]
-    done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=1200)
+    # not from inside the folder: `python -m` puts the working directory first on sys.path,
+    # where the benchmark's own solvers/ folder would shadow the solvers package
+    done = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     (result,) = (folder / "outputs").glob("*.parquet")
     df = pd.read_parquet(result)

@@ -225,6 +225,21 @@ _EXEMPT = {
     "dpjax.accounting.pld.plan.tilt_level": "host integer grid level (sizing), no privacy value",
     "dpjax.accounting.pld.tilted.saddle_lambdas": "places the tilts; any lambda gives a "
     "certified bound (the tilted kernels that use them are guarded)",
+    **{
+        f"dpjax.spherical.{n}": "designs the density on the host in NumPy float64 (privacy via "
+        "SphericalMechanism)"
+        for n in (
+            "banded.derivatives banded.solve_banded_kl cells_beta.log_cell_volumes_beta_symmetric "
+            "geometric.design_geometric geometric.plan geometric.programme "
+            "geometric.shells_per_unit geometric.solve_plan"
+        ).split()
+    },
+    "dpjax.spherical.mechanism.check_use": "host check of a use's arguments, no privacy value",
+    "dpjax.spherical.windowed.check_budget": "host check of the budget, no privacy value",
+    "dpjax.calibration.truncated_laplace.shape_range": "host range of the shape search; every "
+    "shape it brackets is certified by the guarded profile",
+    "dpjax.inid._design.fsum_or_inf": "NumPy float64 host sum (inf where it overflows)",
+    "dpjax.inid.profiles.subnormal_count": "host count for a note, no privacy value",
     "dpjax.spherical.io.save": "host file I/O of a designed mechanism, no privacy value",
     "dpjax.spherical.io.load": "host file I/O of a designed mechanism, no privacy value",
     # events: data and their conversions (the accountant scopes x64 for its kernels)

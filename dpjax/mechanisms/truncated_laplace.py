@@ -41,6 +41,12 @@ _delta = jax.jit(delta_truncated_laplace)
 _epsilon = jax.jit(epsilon_truncated_laplace)
 
 
+#: Below this delta a target the search cannot certify is refused as out of float64 range
+#: (the uniform end's bound ``Delta / (2 delta)`` passes ``1e250``), not as a failed
+#: certificate; above it a failure stays a :class:`~dpjax.CertificationError`.
+_DEEPEST_DELTA = 1e-250
+
+
 def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
     r"""Least-variance ``(lambda, A)`` with the exact 1-D profile ``<= delta``, certified.
 
@@ -62,6 +68,16 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
             "for every eps)"
         )
     scale, bound, var, delta_at, ok = truncated_laplace_least_variance(epsilon, delta, sens)
+    deep = ~np.asarray(ok) & (np.broadcast_to(delta, np.shape(ok)) < _DEEPEST_DELTA)
+    if np.any(deep):
+        eps_bad = float(np.broadcast_to(epsilon, deep.shape)[deep][0])
+        delta_bad = float(np.broadcast_to(delta, deep.shape)[deep][0])
+        raise InfeasibleTargetError(
+            f"{NAME}: no certified parameters for epsilon={eps_bad!r}, "
+            f"delta={delta_bad!r}: near epsilon = 0 the "
+            "target needs a bound of order Delta / (2 delta) (the uniform end), beyond the "
+            "range where the float64 profile can be evaluated; laplace or gaussian meet it"
+        )
     require_certified(NAME, ok, epsilon, delta, delta_at)
     return calibration(
         NAME, query, params={"scale": scale, "bound": bound}, variance=var, epsilon=epsilon,

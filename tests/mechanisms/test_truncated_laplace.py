@@ -157,3 +157,13 @@ def test_bad_inputs_name_the_argument():
         dpjax.calibrate("truncated-laplace", epsilon=1.0, delta=0.0, linf=1.0)
     with pytest.raises(NotImplementedError):
         dpjax.calibrate("truncated-laplace", epsilon=1.0, delta=1e-6, dim=2, linf=1.0)
+
+
+def test_epsilon_zero_delta_1e_300_is_refused_as_out_of_range():
+    """(0, 1e-300) needs a bound ~Delta / (2 delta) = 5e299 where the float64 profile
+    overflows: it failed as a CertificationError (exit 3, as if dpjax were broken); it is a
+    documented refusal now, and a target the profile can reach is still answered."""
+    with pytest.raises(dpjax.InfeasibleTargetError, match="beyond the range"):
+        dpjax.calibrate("truncated-laplace", epsilon=0.0, delta=1e-300, linf=1.0)
+    cal = dpjax.calibrate("truncated-laplace", epsilon=0.0, delta=1e-30, linf=1.0)
+    assert float(cal.delta_at_params) <= 1e-30

@@ -86,6 +86,42 @@ def _winner_note(member, alpha, gamma, variance, source, theorem8) -> str:
     return "member that won: " + "; ".join(parts)
 
 
+def _gaussian_end_where_uncertified(epsilon, delta, linf, alpha, gamma, variance, delta_at, ok,
+                                    recheck):
+    r"""Where the 1-D shape search's member fails its re-check (at ``epsilon = delta =
+    1e-300`` it returned the Laplace end with ``alpha = inf``: every member's variance
+    overflows float64, so the search cannot rank them), take the Gaussian end instead:
+    ``alpha = 0``, ``gamma = sigma`` of the Gaussian calibration at the target (flipped
+    Huber with ``alpha = 0`` is the Gaussian, eq. (10) of flipped-huber-mechanism),
+    re-checked with the same exact kernel.
+
+    Returns:
+      ``(alpha, gamma, variance, delta_at, ok, recheck, fell_back)``.
+    """
+    from dpjax.calibration.gaussian import calibrate_sigma
+
+    alpha, gamma, variance, delta_at, ok, recheck = np.broadcast_arrays(
+        *(np.asarray(x, dtype=np.float64) for x in (alpha, gamma, variance, delta_at, ok,
+                                                      recheck))
+    )
+    bad = ~((ok > 0) & (recheck <= delta) & np.isfinite(gamma) & np.isfinite(alpha))
+    if not np.any(bad):
+        return alpha, gamma, variance, delta_at, ok > 0, recheck, False
+    eps_b, delta_b = (np.broadcast_to(x, bad.shape)[bad] for x in (epsilon, delta))
+    sigma = np.asarray(calibrate_sigma(eps_b, delta_b, linf)[0], dtype=np.float64)
+    zero = np.zeros_like(sigma)
+    check = _reported(call_padded(log_delta_flipped_huber, eps_b, zero, sigma, linf), _acc.ERROR)
+    alpha, gamma, variance, delta_at, recheck = (
+        np.array(x) for x in (alpha, gamma, variance, delta_at, recheck))
+    ok = np.array(ok > 0)
+    with np.errstate(over="ignore"):
+        for arr, val in ((alpha, zero), (gamma, sigma), (variance, np.square(sigma)),
+                         (delta_at, check), (recheck, check)):
+            arr[bad] = val
+    ok[bad] = (check <= delta_b) & np.isfinite(sigma)
+    return alpha, gamma, variance, delta_at, ok, recheck, True
+
+
 def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
     r"""Least-variance ``(alpha, gamma)`` meeting the target, certified.
 
@@ -118,6 +154,12 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         recheck = _reported(
             call_padded(log_delta_flipped_huber, epsilon, alpha, gamma, linf), _acc.ERROR
         )
+        alpha, gamma, variance, delta_at, ok, recheck, fell_back = _gaussian_end_where_uncertified(
+            epsilon, delta, linf, alpha, gamma, variance, delta_at, ok, recheck
+        )
+        if fell_back:
+            notes += ("gaussian end (alpha = 0) where the shape search's member could not be "
+                      "certified (every member's variance beyond float64 there)",)
         sensitivity = {"linf": linf}
         condition = "exact"
         limits = {

@@ -458,12 +458,17 @@ def test_account_event_facade():
     check_epsilon(eps)
 
 
+#: an event's scale may be any positive number: a subnormal one (5e-324) is a valid,
+#: useless mechanism, answered (epsilon inf / delta 1, tests/accounting/test_events.py),
+#: not refused -- unlike the facade's noise parameters, which XLA would flush to 0
+EVENT_BAD_POSITIVE = tuple(v for v in BAD_POSITIVE if v is not None and v != 5e-324)
+
 EVENT_INVALID = (
-    [("Gaussian", (v,)) for v in BAD_POSITIVE if v is not None]
-    + [("Laplace", (v,)) for v in BAD_POSITIVE if v is not None]
-    + [("DiscreteGaussian", (v,)) for v in BAD_POSITIVE if v is not None]
-    + [("DiscreteLaplace", (v,)) for v in BAD_POSITIVE if v is not None]
-    + [("ZCDP", (v,)) for v in BAD_POSITIVE if v is not None]
+    [("Gaussian", (v,)) for v in EVENT_BAD_POSITIVE]
+    + [("Laplace", (v,)) for v in EVENT_BAD_POSITIVE]
+    + [("DiscreteGaussian", (v,)) for v in EVENT_BAD_POSITIVE]
+    + [("DiscreteLaplace", (v,)) for v in EVENT_BAD_POSITIVE]
+    + [("ZCDP", (v,)) for v in EVENT_BAD_POSITIVE]
     + [("EpsilonDelta", (v, 0.0)) for v in NOT_NUMBERS[:-2] + (-1.0,)]
     + [("EpsilonDelta", (1.0, v)) for v in NOT_NUMBERS[:-2] + (-1e-5, 1.5, math.inf)]
     + [("RandomizedResponse", (v, 4)) for v in NOT_NUMBERS[:-2] + (-0.1, 1.5, math.inf)]
@@ -483,6 +488,19 @@ EVENT_INVALID = (
     + [("Noise", ("gausian", {"sigma": 1.0})), ("Noise", ("gaussian", {"sigma": -1.0})),
        ("Noise", ("gaussian", {}))]
 )
+
+
+@pytest.mark.parametrize("cls", ["Gaussian", "Laplace", "DiscreteGaussian", "DiscreteLaplace"])
+def test_event_with_a_subnormal_scale_is_answered_not_crashed(cls):
+    """Gaussian(5e-324) raised OverflowError in compose (DiscreteGaussian a
+    ZeroDivisionError); each is answered: no privacy where the scale is a noise scale, and
+    DiscreteLaplace's parameter is an inverse scale (5e-324: all noise, epsilon ~ 0)."""
+    acc = PLDAccountant().compose(getattr(ev, cls)(5e-324))
+    eps = acc.get_epsilon(1e-6)
+    if cls == "DiscreteLaplace":
+        assert 0.0 <= eps <= 1e-300
+    else:
+        assert eps == math.inf and acc.get_delta(1.0) == 1.0
 
 
 @pytest.mark.parametrize("cls,args", EVENT_INVALID, ids=lambda x: repr(x))

@@ -40,6 +40,7 @@ from fractions import Fraction
 import jax
 import numpy as np
 
+from dpjax import _validate
 from dpjax.accounting import events as ev
 from dpjax.accounting.deep_tail import deep_tail
 from dpjax.accounting.event_plds import (
@@ -133,15 +134,27 @@ _delta_gaussian = jax.jit(delta_gaussian)
 _epsilon_gaussian = jax.jit(epsilon_gaussian)
 
 
+def _real(value, name: str) -> float:
+    """``value`` as a float if it is one real number (``float()`` would also take ``"1e-5"``
+    and ``True``, which a query must refuse)."""
+    raw = np.asarray(value) if not isinstance(value, (str, bytes)) else None
+    if raw is None or raw.ndim or raw.dtype.kind not in "iuf":
+        raise ValueError(
+            f"{name} must be a single real number (not a string, boolean or list), got "
+            f"{_validate.shown(value)}"
+        )
+    return float(raw)
+
+
 def _epsilon_arg(epsilon) -> float:
-    eps = float(epsilon)
+    eps = _real(epsilon, "epsilon")
     if not (eps >= 0.0):
         raise ValueError(f"epsilon must be >= 0, got {epsilon!r}")
     return eps
 
 
 def _delta_arg(delta) -> float:
-    dlt = float(delta)
+    dlt = _real(delta, "delta")
     if not (0.0 <= dlt < 1.0):
         raise ValueError(f"delta must be in [0, 1), got {delta!r}")
     return dlt

@@ -84,6 +84,12 @@ def run_design(args) -> None:
     from dpjax.spherical.windowed import check_budget
 
     args.cost = check_budget(args.cost)
+    for name in ("dim", "n"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise ValueError(f"--{name} must be an integer >= 1, got {value}")
+    if args.N is not None and args.N < 2:
+        raise ValueError(f"--N must be an integer >= 2, got {args.N}")
     if args.auto_delta is not None or args.auto_sampling_rate is not None \
             or args.auto_compositions != 1:
         check_use(0.5 if args.auto_delta is None else args.auto_delta, [args.auto_compositions],
@@ -100,7 +106,7 @@ def run_design(args) -> None:
     auto = str(args.r).lower() == "auto"
     r = None if auto else float(args.r)
     if r is not None and not 0 < r < 1:
-        raise ValueError("--r must be in (0, 1) or 'auto'")
+        raise ValueError(f"--r must be in (0, 1), 'auto' or 'slope', got {args.r!r}")
     r_max = math.exp(-4.0 / args.n) if auto else r
     coeffs = de.coefficients_for(args.dim, args.n, args.N, r_max, args.cost_power)
     if auto:

@@ -1,5 +1,7 @@
 """Optimal spherical mechanisms (spherical-kl-optimal-mechanisms).
 
+No name here shadows a submodule (``dpjax.spherical.coefficients`` stays the module).
+
 * :func:`design_geometric` -- the KL-optimal monotone spherical mechanism at any ``m``,
   shells, band and window chosen from the geometry (banded barrier Newton on the host),
   reported beside the continuous and grid Gaussian of the same cost.
@@ -11,7 +13,7 @@
 """
 
 from dpjax.spherical.calibrate import calibrate_spherical
-from dpjax.spherical.coefficients import Coefficients, coefficients
+from dpjax.spherical.coefficients import Coefficients
 from dpjax.spherical.design import design_mechanism, epsilon_criterion, kl_criterion, search_r
 from dpjax.spherical.geometric import design_geometric
 from dpjax.spherical.io import load, save
@@ -22,7 +24,6 @@ __all__ = [
     "Coefficients",
     "SphericalMechanism",
     "calibrate_spherical",
-    "coefficients",
     "design_geometric",
     "design_mechanism",
     "design_windowed",

@@ -66,6 +66,12 @@ def discrete_laplace_pair(noise_parameter: float, sensitivity: int = 1):
     return p, q
 
 
+#: Below this ``sigma`` the discrete Gaussian's mass off 0 is below ``e^{-1/(2 sigma^2)} <
+#: e^{-5e199}`` (and ``sigma^2`` underflows float64): the pair is two point masses, ``0`` and
+#: ``s``, exactly as far as any float64 can say (``delta = 1``: no privacy).
+_POINT_MASS_SIGMA = 1e-100
+
+
 @float64_kernel
 def discrete_gaussian_pair(sigma: float, sensitivity: int = 1):
     r"""``(p, q)`` of ``N_Z(0, sigma^2)`` vs ``s + N_Z(0, sigma^2)`` on ``|k| <= K`` plus a ``+inf``
@@ -85,6 +91,10 @@ def discrete_gaussian_pair(sigma: float, sensitivity: int = 1):
     """
     sigma, s = float(sigma), int(sensitivity)
     half = int(math.ceil(38.0 * sigma)) + s + 2  # e^{-K^2/2sigma^2} < 1e-313
+    if sigma < _POINT_MASS_SIGMA:  # sigma^2 underflows: N_Z(0, sigma^2) is the point mass at 0
+        k = np.arange(-half, half + s + 1, dtype=np.float64)
+        p, q = (k == 0).astype(np.float64), (k == s).astype(np.float64)
+        return np.append(p, 0.0), np.append(q, 0.0)
     k = np.arange(-half, half + s + 1, dtype=np.float64)
     log_z = _log_sum_exp(-np.square(np.arange(-half, half + 1.0)) / (2.0 * sigma**2))
     p = np.exp(-np.square(k) / (2.0 * sigma**2) - log_z)

@@ -15,21 +15,66 @@ it, or given float32 arrays, the kernels raise
 Noise may be sampled in any float dtype (:mod:`dpjax.noise`: tails exact down
 to :func:`dpjax.noise.tail_floor`).
 
-Compiled programs are kept between processes: importing dpjax turns on JAX's persistent
-compilation cache in ``~/.cache/dpjax/xla`` unless a cache folder is already configured
-or ``DPJAX_NO_COMPILATION_CACHE=1`` is set (:mod:`dpjax._compilation_cache`).
+Compiled programs are kept between processes: dpjax turns on JAX's persistent
+compilation cache in ``~/.cache/dpjax/xla`` (when JAX is imported, before anything is
+compiled) unless a cache folder is already configured or ``DPJAX_NO_COMPILATION_CACHE=1``
+is set (:mod:`dpjax._compilation_cache`).
+
+``import dpjax`` is light: the public names are loaded on first use (PEP 562), so the
+``dpjax`` command answers ``--version`` and ``--help`` without importing JAX.
 """
 
-from dpjax import _compilation_cache, accounting, errors, mechanisms, noise, numerics, papers
-from dpjax.api import account, calibrate, profile
-from dpjax.calibration.result import Calibration
-from dpjax.comparison import design
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+from dpjax import _compilation_cache
 from dpjax.errors import CertificationError, InfeasibleTargetError
-from dpjax.sensitivity import Sensitivity
 
 __version__ = "0.1.0"
 
-_compilation_cache.enable()
+_compilation_cache.enable_with_jax()
+
+#: public name -> (module, attribute); attribute None: the module itself
+_LAZY = {
+    "Calibration": ("dpjax.calibration.result", "Calibration"),
+    "Sensitivity": ("dpjax.sensitivity", "Sensitivity"),
+    "account": ("dpjax.api", "account"),
+    "accounting": ("dpjax.accounting", None),
+    "calibrate": ("dpjax.api", "calibrate"),
+    "design": ("dpjax.comparison", "design"),
+    "mechanisms": ("dpjax.mechanisms", None),
+    "noise": ("dpjax.noise", None),
+    "numerics": ("dpjax.numerics", None),
+    "papers": ("dpjax.papers", None),
+    "profile": ("dpjax.api", "profile"),
+}
+
+
+def __getattr__(name: str):
+    """Load a public name (:data:`_LAZY`) or a subpackage on first access (PEP 562).
+
+    The value is stored in the module, so later accesses cost nothing.
+
+    Raises:
+      AttributeError: ``name`` is neither a public name nor a module of dpjax.
+    """
+    if name in _LAZY:
+        module_name, attr = _LAZY[name]
+        module = importlib.import_module(module_name)
+        value = module if attr is None else getattr(module, attr)
+    elif not name.startswith("__") and importlib.util.find_spec(f"dpjax.{name}") is not None:
+        value = importlib.import_module(f"dpjax.{name}")
+    else:
+        raise AttributeError(f"module 'dpjax' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "Calibration",

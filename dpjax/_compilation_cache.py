@@ -58,3 +58,54 @@ def enable() -> Path | None:
     jax.config.update("jax_compilation_cache_dir", str(path))
     jax.config.update("jax_persistent_cache_min_compile_time_secs", MIN_COMPILE_TIME_SECS)
     return path
+
+
+class _AfterJaxImport:
+    """A one-shot import hook (``sys.meta_path``) that runs :func:`enable` once ``jax`` is
+    imported: ``import dpjax`` itself does not import JAX (the CLI's ``--version`` and
+    ``--help`` never need it), yet the cache is configured before JAX compiles anything.
+
+    It finds ``jax`` through the other finders and wraps only that loader's
+    ``exec_module`` for the one call, so JAX is imported exactly as without the hook.
+    """
+
+    def find_spec(self, name, path=None, target=None):  # noqa: D102 (importlib's contract)
+        if name != "jax":
+            return None
+        _remove_hook()
+        import importlib.util
+
+        spec = importlib.util.find_spec("jax")
+        loader = getattr(spec, "loader", None)
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        run = loader.exec_module
+
+        def exec_module(module):
+            try:
+                run(module)
+            finally:
+                del loader.exec_module
+            enable()
+
+        loader.exec_module = exec_module
+        return spec
+
+
+def _remove_hook() -> None:
+    import sys
+
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _AfterJaxImport)]
+
+
+def enable_with_jax() -> None:
+    """Run :func:`enable` now if JAX is imported, else as soon as it is (:class:`_AfterJaxImport`).
+
+    Called by ``import dpjax``.
+    """
+    import sys
+
+    if "jax" in sys.modules:
+        enable()
+    elif not any(isinstance(f, _AfterJaxImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterJaxImport())

@@ -9,11 +9,26 @@ import sys
 
 from dpjax.errors import CertificationError
 
-#: subcommand modules under dpjax.cli, each with ``add_parser(subparsers)``
-COMMANDS = (
-    "design", "calibrate", "profile", "account", "mechanisms", "reproduce", "inid", "spherical",
-    "bcdp", "train_plan",
-)
+#: subcommand modules under dpjax.cli, each with ``add_parser(subparsers)``, and the one-line
+#: summary ``dpjax --help`` lists for it.  The summaries live here so that ``--help`` and
+#: ``--version`` import no subcommand (and so not JAX); each module registers the same text
+#: (tests/cli/test_light_entry.py compares them).
+SUMMARIES = {
+    "design": "compare all mechanisms for a target and name the best "
+              "(default: epsilon=0.3, delta=1e-06, dim=1, linf=1)",
+    "calibrate": "least-error certified parameters for a target",
+    "profile": "privacy profile delta(epsilon) of given parameters",
+    "account": "epsilon (or delta) after T uses of given parameters",
+    "mechanisms": "list the mechanisms: parameters, sensitivities, what each supports, its paper",
+    "reproduce": "reproduce a paper's numbers (PNG figures + markdown)",
+    "inid": "optimal per-coordinate Gaussian/Laplace noise for a sensitivity profile "
+            "(inid-noise-laplace-beats-gaussian)",
+    "spherical": "optimal spherical noise in R^m for l2 sensitivity 1 "
+                 "(spherical-kl-optimal-mechanisms)",
+    "bcdp": "Bayesian coordinate DP: per-coordinate privacy levels (bayesian-coordinate-dp)",
+    "train_plan": "certified DP-SGD noise (Poisson sampling) for a training schedule",
+}
+COMMANDS = tuple(SUMMARIES)
 
 
 #: A value that starts like a negative number (``-1e-5``, ``-.5``, ``-1,2``, ``-inf``,
@@ -40,10 +55,21 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``dpjax`` argument parser with every subcommand of :data:`COMMANDS`.
+def _cli_name(name: str) -> str:
+    return name.replace("_", "-")
 
-    Each subcommand module under :mod:`dpjax.cli` contributes ``add_parser(subparsers)``.
+
+def build_parser(only=...) -> argparse.ArgumentParser:
+    """The ``dpjax`` argument parser: every subcommand of :data:`COMMANDS`.
+
+    Each subcommand module under :mod:`dpjax.cli` contributes ``add_parser(subparsers)``; a
+    subcommand not loaded is listed with its summary (:data:`SUMMARIES`) only, so the
+    choices and the ``--help`` listing are the same either way.
+
+    Args:
+      only: load every subcommand module (default), ``None`` (none: the light parser of
+        ``--help`` and ``--version``, which imports no JAX) or one name of
+        :data:`COMMANDS` (that module only).
 
     Returns:
       The parser.
@@ -57,16 +83,28 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"dpjax {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        importlib.import_module(f"dpjax.cli.{name}").add_parser(sub)
+        if only is ... or only == name:
+            importlib.import_module(f"dpjax.cli.{name}").add_parser(sub)
+        else:
+            sub.add_parser(_cli_name(name), help=SUMMARIES[name], add_help=False)
     return parser
+
+
+def _command(argv: list[str]) -> str | None:
+    """The subcommand module ``argv`` names (its first non-option word), if it is one."""
+    word = next((arg for arg in argv if not arg.startswith("-")), None)
+    by_cli_name = {_cli_name(name): name for name in COMMANDS}
+    return by_cli_name.get(word)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the ``dpjax`` command: parse ``argv``, call the library, print, return the exit code.
 
     x64 is enabled for the whole process (the command decides privacy: float64
-    throughout); compiled programs are cached between runs by the import of dpjax
-    (:mod:`dpjax._compilation_cache`).
+    throughout) before the subcommand's module is imported; compiled programs are cached
+    between runs (:mod:`dpjax._compilation_cache`).  Only the named subcommand's module is
+    imported; ``--version``, ``--help`` and usage errors without a subcommand import none
+    (and no JAX).
 
     Args:
       argv: the arguments (default ``sys.argv[1:]``).
@@ -83,14 +121,17 @@ def main(argv: list[str] | None = None) -> int:
       0.0      0.393469
       0
     """
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = _command(argv)
+    if command is None:
+        parser = build_parser(only=None)
+        parser.parse_args(argv)  # --help, --version and usage errors exit here
+        names = ", ".join(sorted(_cli_name(name) for name in COMMANDS))
+        parser.error(f"give a COMMAND, one of {names}")
     import jax
 
     jax.config.update("jax_enable_x64", True)  # the CLI decides privacy: float64 throughout
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        names = ", ".join(sorted(name.replace("_", "-") for name in COMMANDS))
-        parser.error(f"give a COMMAND, one of {names}")
+    args = build_parser(only=command).parse_args(argv)
     try:
         args.func(args)
     except CertificationError as err:
@@ -100,7 +141,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"dpjax: error: {err}", file=sys.stderr)
         return 2
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

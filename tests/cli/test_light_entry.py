@@ -1,0 +1,93 @@
+"""``dpjax --version`` / ``--help`` import no JAX (issue 36, item 3): ``import dpjax`` is
+lazy (PEP 562) and the CLI imports only the subcommand it runs."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+_CHILD = """
+import contextlib, io, sys
+import dpjax.cli
+from dpjax.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    try:
+        code = main({argv!r})
+    except SystemExit as stop:
+        code = stop.code
+heavy = sorted(m for m in sys.modules if m == "jax" or m.startswith(("jax.", "jaxlib", "numpy")))
+loaded = sorted(m for m in sys.modules if m.startswith("dpjax.") and m != "dpjax.cli._main")
+print(repr((code, out.getvalue(), heavy, loaded)))
+"""
+
+
+def _child(argv):
+    env = {**os.environ,
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-c", _CHILD.format(argv=argv)], env=env,
+                          capture_output=True, text=True, timeout=120)
+    return done, eval(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else None
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], []])
+def test_version_and_help_import_no_jax(argv):
+    done, got = _child(argv)
+    assert got is not None, done.stderr[-2000:]
+    code, out, heavy, loaded = got
+    assert heavy == [], heavy
+    assert loaded == ["dpjax._compilation_cache", "dpjax.cli", "dpjax.errors"], loaded
+    if argv == ["--version"]:
+        assert code == 0 and out.strip() == "dpjax 0.1.0"
+    elif argv == ["--help"]:
+        assert code == 0 and "train-plan" in out and "account" in out
+    else:
+        assert code == 2 and "give a COMMAND" in done.stderr
+
+
+def test_light_listing_is_the_modules_own():
+    """The summaries --help shows without importing a subcommand are those the modules
+    register, and the light parser offers the same choices."""
+    from dpjax.cli._main import build_parser
+
+    def listing(parser):
+        sub = next(a for a in parser._actions if a.dest == "command")
+        return [(a.dest, a.help) for a in sub._choices_actions], sorted(sub.choices)
+
+    assert listing(build_parser(only=None)) == listing(build_parser())
+    assert listing(build_parser(only="account")) == listing(build_parser())
+
+
+def test_lazy_package_keeps_its_public_names():
+    """``import dpjax`` loads names on first use; every name of __all__ resolves to the
+    object of its home module, and subpackages still resolve as attributes."""
+    import dpjax
+    from dpjax import api, comparison, train
+    from dpjax.calibration.result import Calibration
+
+    assert dpjax.account is api.account and dpjax.calibrate is api.calibrate
+    assert dpjax.design is comparison.design and dpjax.Calibration is Calibration
+    assert dpjax.train is train
+    for name in dpjax.__all__:
+        assert getattr(dpjax, name) is not None
+    assert set(dpjax.__all__) <= set(dir(dpjax))
+    with pytest.raises(AttributeError, match="no_such_name"):
+        dpjax.no_such_name  # noqa: B018
+
+
+def test_compilation_cache_set_when_jax_is_imported_after_dpjax(tmp_path):
+    """``import dpjax`` before JAX: the hook configures the cache once JAX is imported."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DPJAX_NO_COMPILATION_CACHE", "JAX_COMPILATION_CACHE_DIR")}
+    env.update(XDG_CACHE_HOME=str(tmp_path),
+               PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")])))
+    probe = ("import sys, dpjax; assert 'jax' not in sys.modules; import jax; "
+             "print(jax.config.jax_compilation_cache_dir, "
+             "jax.config.jax_persistent_cache_min_compile_time_secs)")
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                          text=True, timeout=120, check=True)
+    assert done.stdout.split() == [str(tmp_path / "dpjax" / "xla"), "0.0"]

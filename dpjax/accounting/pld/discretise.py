@@ -33,9 +33,12 @@ so masses down to 1e-300 keep ~1e-12 relative accuracy; point masses of
 ``L`` (the flat part of the flipped Huber loss, Laplace's ends) are exact:
 they sit inside a bin and the chord formula integrates them exactly.
 
-``pessimistic=False`` instead rounds every loss *down* to the grid (bin mass
-at the left end, the top tail at the last point, the bottom tail dropped): a
-lower bound, used as the lower half of brackets in tests.
+``pessimistic=False`` instead merges the outcomes of each bin (a post-processing:
+the merged pair is dominated by the true one) and rounds each merged loss
+``c_j = log P(bin_j) / Q(bin_j)`` *down* to the grid (the top tail at the last
+point, the bottom tail dropped): a lower bound, the lower half of brackets.  Its
+bins are centred just above their labels, so a use loses ``O(h^2)`` plus a small
+offset rather than the ``h / 2`` of rounding every loss down (:func:`_merged_down`).
 
 A noise family's pair asks the family for its loss, the loss's inverse and the
 range's end (:mod:`dpjax.noise.privacy_loss`: closed forms where the family has
@@ -51,6 +54,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 
 from dpjax.accounting.pld._pld import PLD, make
@@ -216,6 +220,65 @@ def _connect_dots(p_bin, qs, p_above, qs_above, p_below, h):
     return pmf, jnp.maximum(p_above - qs_above, 0.0)
 
 
+def _t_at(pair: MonotonePair, losses):
+    """``t(l) = sup{t : L(t) <= l}`` at ``losses``, clipped to a finite range and
+    materialised (:func:`_materialise`)."""
+    big = 1e300
+    t = jnp.clip(pair.loss_inverse(losses), -big, big)
+    t = jnp.clip(t, 2.0 * pair.t_lo - pair.t_hi, 2.0 * pair.t_hi - pair.t_lo)
+    return _materialise(t)
+
+
+#: Relative accuracy demanded of a merged bin's ``P(bin) >= e^{eps_j} Q(bin)`` test (the
+#: bin masses keep ``~1e-12`` relative accuracy, :data:`.lower.BIN_MASS_ERROR` pads ``1e-11``).
+_MERGE_MARGIN = 1e-9
+#: Candidate edge offsets ``o`` of :func:`_merged_down`, in bins: ``0`` and ``2^-k``.
+_OFFSETS = np.concatenate([[0.0], 2.0 ** -np.arange(1, 31, dtype=np.float64)])
+
+
+def _merged_bins(pair: MonotonePair, eps, h, offset):
+    """Bins ``(e_{j-1}, e_j]``, ``e_j = eps_j + h/2 + offset``, labelled ``j = 1 .. n-1``:
+    ``(P(bin), log P(bin) - log(e^{eps_j} Q(bin)), P(L > e_{n-1}))``."""
+    t = _t_at(pair, eps + 0.5 * h + offset)
+    lsp, lcp, lsq, lcq = pair.all_tails(t)
+    p_bin, lsp, _ = _intervals(lsp, lcp)
+    qs, _, _ = _intervals(lsq, lcq, eps[1:])
+    gap = jnp.where(p_bin > 0, jnp.log(jnp.where(p_bin > 0, p_bin, 1.0)) - jnp.log(qs), -jnp.inf)
+    return p_bin, gap, jnp.exp(lsp[-1])
+
+
+def _merged_down(pair: MonotonePair, eps, h, lower) -> PLD:
+    r"""Optimistic PLD: bins merged (a post-processing), each merged loss rounded down.
+
+    Merging the outcomes whose loss lies in ``bin_j = (e_{j-1}, e_j]`` is a post-processing,
+    so the merged pair (one outcome per bin, loss ``c_j = log P(bin_j) / Q(bin_j)``) is
+    dominated by the true one, and so are its compositions.  Its loss ``c_j`` is rounded
+    down to the grid: to ``eps_j`` where ``P(bin_j) >= e^{eps_j} Q(bin_j) (1 + 10^{-9})``
+    (i.e. ``c_j >= eps_j`` with a margin for the bin masses' rounding), else to
+    ``eps_{j-1}`` (``c_j > e_{j-1} >= eps_{j-1}``); lowering a loss lowers every hockey stick
+    (pathwise coupling), so the PLD is a lower bound.  The edges ``e_j = eps_j + h/2 + o``
+    sit half a bin above the labels: ``c_j`` is near the bin's centre ``eps_j + o`` (the
+    merged loss is within ``O(h^2)`` of it), so a bin loses ``o`` instead of the ``h/2`` of
+    plain rounding down; ``o`` is the ``2^{-k} h`` minimising the predicted loss ``o +
+    h P(c_j < eps_j)`` (the ``c_j`` of the centred bins, ``o = 0``, shifted by ``o``).
+    Mass above the top edge goes to the top point, mass below the bottom edge is dropped.
+    """
+    p0, gap0, _ = _merged_bins(pair, eps, h, 0.0)
+    offs = jnp.asarray(_OFFSETS) * h
+    total = jnp.sum(p0)
+    miss = jnp.sum(jnp.where(gap0[None, :] + offs[:, None] < 0.0, p0[None, :], 0.0), axis=1)
+    cost = offs * total + h * miss
+    offset = offs[jnp.argmin(jnp.where(jnp.isnan(cost), jnp.inf, cost))]
+    p_bin, gap, p_above = _merged_bins(pair, eps, h, offset)
+    ok = gap >= _MERGE_MARGIN  # log(1 + 1e-9) < 1e-9
+    here = jnp.where(ok, p_bin, 0.0)
+    down = jnp.where(ok, 0.0, p_bin)
+    pmf = jnp.concatenate([down, jnp.zeros((1,))]) + jnp.concatenate([jnp.zeros((1,)), here])
+    pmf = pmf.at[-1].add(p_above)
+    truncated = p_above + jnp.exp(pair.log_cdf_p(_t_at(pair, eps[:1] + 0.5 * h + offset))[0])
+    return make(h, lower, pmf, 0.0, truncated_mass=truncated, pessimistic=False)
+
+
 @float64_kernel
 def discretise_pair(
     pair: MonotonePair, bin_width, lower, size: int, pessimistic: bool = True
@@ -237,17 +300,13 @@ def discretise_pair(
     """
     h = jnp.asarray(bin_width, jnp.float64)
     eps = (jnp.asarray(lower, jnp.float64) + jnp.arange(size, dtype=jnp.float64)) * h
-    big = 1e300
-    t = jnp.clip(pair.loss_inverse(eps), -big, big)
-    t = jnp.clip(t, 2.0 * pair.t_lo - pair.t_hi, 2.0 * pair.t_hi - pair.t_lo)
-    t = _materialise(t)
+    if not pessimistic:
+        return _merged_down(pair, eps, h, lower)
+    t = _t_at(pair, eps)
     lsp, lcp, lsq, lcq = pair.all_tails(t)
     p_bin, lsp, lcp = _intervals(lsp, lcp)
     p_above, p_below = jnp.exp(lsp[-1]), jnp.exp(lcp[0])
     truncated = p_above + p_below
-    if not pessimistic:
-        pmf = jnp.concatenate([p_bin, p_above[None]])
-        return make(h, lower, pmf, 0.0, truncated_mass=truncated, pessimistic=False)
     # scaled Q-masses e^{eps_i} Q(bin_i) <= P(bin_i) and e^{eps_top} Q(L > eps_top) <= P(...):
     # exp of a sum of logs, never e^{eps} (overflows beyond 709) times a tiny mass
     qs, lsq, _ = _intervals(lsq, lcq, eps[:-1])

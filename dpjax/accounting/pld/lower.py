@@ -1,8 +1,10 @@
 r"""Certified **lower** ends of epsilon: the optimistic PLD and a lower-bound query.
 
 The optimistic discretisation (:func:`.discretise.discretise_pair` with
-``pessimistic=False``) rounds every loss *down* to the grid, so its hockey stick lies below
-the true one at every ``epsilon``, and so do its compositions.  From its composed grid
+``pessimistic=False``) merges each bin's outcomes and rounds the merged loss *down* to the
+grid, so its hockey stick lies below the true one at every ``epsilon``, and so do its
+compositions (a use loses ``O(h^2)`` and a small offset, not ``h / 2``: the bracket's width
+does not grow like ``T h / 2``).  From its composed grid
 ``l_k = (lower + k) h`` the grid part of ``delta`` at ``l_k`` is ``D_k = sum_{j > k} p_j (1 -
 e^{-(j - k) h})`` (:func:`.query.profile_arrays`); every error is *subtracted*:
 

@@ -146,17 +146,13 @@ def programme(p: dict, log_w: np.ndarray | None = None
     log_c = co.log_power_cost_at(m, n, idx, 2.0)
     log_tv, log_tc = co.tail_sums(m, n, N, r, lambda i: co.log_power_cost_at(m, n, i, 2.0))
     Nw = N - first
-    M, width = log_w.shape
-    lk = log_w - log_v[:, None]
-    jj = np.arange(M)[:, None] + np.arange(width)[None, :] - b
-    lk = np.where((jj >= 0) & (jj < M), lk, -np.inf)
     mass = np.ones(Nw + 1)
     mass[Nw] = 1.0 + math.exp(log_tv - log_v[Nw])
     shell_cbar = np.exp(log_c[: Nw + 1] - log_v[: Nw + 1])
     cbar = shell_cbar.copy()
     cbar[Nw] = math.exp(np.logaddexp(log_c[Nw], log_tc) - log_v[Nw])
     y_ref = reference_profile(shell_cbar, cbar, mass, log_v[: Nw + 1], C, np.inf)
-    prob = BandedKL(lk, log_v, mass, cbar / C, math.log(r), Nw)
+    prob = BandedKL(log_w, log_v, mass, cbar / C, math.log(r), Nw)
     return prob, log_w, log_v, y_ref
 
 
@@ -176,10 +172,10 @@ def solve_plan(p: dict, log_w: np.ndarray | None = None) -> dict:
     out = solve_banded_kl(prob, y_ref, mu_ref[:-1] / mu_ref.sum())
     m, n, N, first = p["m"], p["n"], p["N"], p["first"]
     log_p = np.concatenate([np.full(first, out["y"][0]), out["y"]])
-    full_w = np.concatenate([np.full((first, log_w.shape[1]), -np.inf), log_w])
     full_v = co.log_shell_volumes(m, n, p["rows"])
-    mech = SphericalMechanism(m, n, N, float(p["r"]), log_p, full_w, full_v, p["budget"],
-                              out["kl"])
+    # the core's cells are not stored (first): accounted at loss +inf
+    mech = SphericalMechanism(m, n, N, float(p["r"]), log_p, log_w, full_v, p["budget"],
+                              out["kl"], first)
     return {**p, "mechanism": mech, "log_w": log_w, "kl": out["kl"],
             "grid_gaussian_kl": prob.objective(y_ref),
             "gaussian_kl": m / (2.0 * p["budget"]), "status": out["status"],

@@ -60,7 +60,8 @@ def load(path: str | PathLike) -> SphericalMechanism:
     if not Path(path).is_file():
         raise ValueError(f"mechanism file {str(path)!r} does not exist")
     with np.load(path, allow_pickle=False) as z:
-        missing = [name for name in FIELDS if name not in z.files]
+        # ``first`` (the first row with stored cells) is 0 in files written before it existed
+        missing = [name for name in FIELDS if name not in z.files and name != "first"]
         if missing:
             raise ValueError(
                 f"mechanism file {str(path)!r} lacks {', '.join(missing)}: not a spherical "
@@ -69,6 +70,7 @@ def load(path: str | PathLike) -> SphericalMechanism:
         return SphericalMechanism(
             int(z["m"]), int(z["n"]), int(z["N"]), float(z["r"]), z["log_p"], z["log_w"],
             z["log_v"], float(z["budget"]), float(z["kl"]),
+            int(z["first"]) if "first" in z.files else 0,
         )
 
 

@@ -44,11 +44,16 @@ class SphericalMechanism(NamedTuple):
     Attributes:
       m, n, N, r: dimension, shells per unit radius, last free shell, tail ratio.
       log_p: ``(N+1,)`` log density on the free shells.
-      log_w: ``(M, 2b+1)`` banded log cell volumes ``log(A_m gamma_ij)`` (rows ``0..M-1``),
-        ``j = i + d - b``; ``b = n`` is the whole band, ``b < n`` a band truncated where the
-        kernel carries no mass (the cells left out are accounted at loss ``+inf``).
+      log_w: ``(M - first, 2b+1)`` banded log cell volumes ``log(A_m gamma_ij)`` of rows
+        ``first..M-1`` (row ``k`` of the array is shell ``i = first + k``), ``j = i + d - b``;
+        ``b = n`` is the whole band, ``b < n`` a band truncated where the kernel carries no
+        mass (the cells left out are accounted at loss ``+inf``).
       log_v: ``(M,)`` log shell volumes.
       budget: the cost budget ``C`` it was designed for; ``kl``: its KL at shift ``e_1``.
+      first: the first row whose cells are stored; the rows below (a flat core of
+        negligible mass, :mod:`dpjax.spherical.geometric`) have no stored cells and their
+        mass is accounted at loss ``+inf`` (pessimistic).  Storing only the window keeps
+        memory ``O((M - first) b)`` at ``m = 10^6`` (the core alone has ``~10^7`` rows).
     """
 
     m: int
@@ -60,6 +65,7 @@ class SphericalMechanism(NamedTuple):
     log_v: np.ndarray
     budget: float
     kl: float
+    first: int = 0
 
     @classmethod
     def from_solution(cls, problem, solution, coeffs: co.Coefficients, budget: float):
@@ -153,9 +159,11 @@ class SphericalMechanism(NamedTuple):
     # ------------------------------------------------------------------ accounting
     def atoms(self):
         """PLD cells at shift ``e_1``: ``(loss, P-mass, Q-mass, P-rest, Q-rest)``."""
-        M, width = self.log_w.shape
+        rows, width = self.log_w.shape
+        first = int(self.first)
+        M = first + rows
         lp = self.log_p_shell(np.arange(M))
-        i = np.repeat(np.arange(M)[:, None], width, axis=1)
+        i = np.repeat(np.arange(first, M)[:, None], width, axis=1)
         j = i + np.arange(width)[None, :] - (width - 1) // 2  # band half-width b <= n
         ok = (j >= 0) & (j < M) & np.isfinite(self.log_w)
         i, j, lw = i[ok], j[ok], self.log_w[ok]

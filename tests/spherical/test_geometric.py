@@ -8,7 +8,7 @@ import pytest
 
 from dpjax.spherical import coefficients as co
 from dpjax.spherical import design as de
-from dpjax.spherical.geometric import design_geometric, plan, shells_per_unit, solve_plan
+from dpjax.spherical.geometric import design_geometric, plan, programme, shells_per_unit, solve_plan
 
 
 def test_banded_newton_matches_scipy_slsqp_on_a_tiny_programme():
@@ -98,10 +98,15 @@ def test_design_beats_its_grid_and_meets_the_excess_rule():
     n = shells_per_unit(m, tol)
     assert info["n"] == n and info["b"] < n and info["first"] > 0 and info["status"] == 0
     assert np.all(np.diff(mech.log_p) <= 1e-12)
+    # only the window's cells are stored (the core has none): memory O((rows - first) b)
+    assert mech.first == info["first"] and mech.log_w.shape == (info["rows"] - info["first"],
+                                                                2 * info["b"] + 1)
     assert mech.expected_cost() == pytest.approx(budget, rel=1e-8)
     loss, pm, _, p_out, _ = mech.atoms()
     assert float(np.sum(loss * pm)) == pytest.approx(info["kl"], rel=1e-9)
-    assert p_out < 1e-15
+    # the cells carry all the mass but the rows' round-off (log p ~ -500 resolves p to
+    # ~1e-13 relative, so the mass row is 1 to a few 1e-15) and the core's ~e^-50
+    assert p_out < info["mass_error"] + 1e-15
     # the optimum on the grid is below the grid's Gaussian; the grid's price is m h^2 / 6
     assert info["kl"] <= info["grid_gaussian_kl"]
     gauss = m / (2.0 * budget)
@@ -118,3 +123,31 @@ def test_design_beats_its_grid_and_meets_the_excess_rule():
 def test_default_design_at_most_the_gaussian(m, budget, bound):
     mech, info = design_geometric(m, budget, refine=False)
     assert info["status"] == 0 and info["kl"] <= bound
+
+
+def test_blocked_derivatives_match_one_block(monkeypatch):
+    # the flows are evaluated in row blocks (bounded memory at m = 10^6): blocks of a few
+    # rows (boundaries inside the band, at the tail fold, at the window's ends) give the same
+    # objective, gradient and Hessian band as one block holding every row
+    from dpjax.spherical import banded
+
+    p = plan(200, 200.0, tol=0.01)
+    prob, _, log_v, y_ref = programme(p)
+    rng = np.random.default_rng(0)
+    y = y_ref + 1e-3 * np.sort(rng.normal(size=y_ref.size))[::-1]
+    whole = banded.derivatives(prob, y)
+    f_whole = prob.objective(y)
+    width = prob.log_w.shape[1]
+    monkeypatch.setattr(banded, "BLOCK_ENTRIES", 7 * width)  # 7 rows per block
+    f, g, ab = banded.derivatives(prob, y)
+    assert f == pytest.approx(whole[0], rel=1e-13) and f == pytest.approx(f_whole, rel=1e-13)
+    np.testing.assert_allclose(g, whole[1], rtol=1e-12, atol=1e-18)
+    np.testing.assert_array_equal(ab == 0, whole[2] == 0)
+    np.testing.assert_allclose(ab, whole[2], rtol=1e-12, atol=0)
+    assert prob.objective(y) == pytest.approx(f_whole, rel=1e-13)
+    # and the gradient is the objective's: a directional finite difference in relative
+    # coordinates, mu <- mu (1 + s d)  (y <- y + log1p(s d))
+    d = rng.normal(size=y.size)
+    s = 1e-6
+    fd = (prob.objective(y + np.log1p(s * d)) - prob.objective(y + np.log1p(-s * d))) / (2 * s)
+    assert g @ d == pytest.approx(fd, rel=1e-6)

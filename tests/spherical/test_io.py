@@ -40,3 +40,20 @@ def test_missing_file_or_arrays_are_value_errors(tmp_path):
     np.savez(tmp_path / "other.npz", m=3, n=2)
     with pytest.raises(ValueError, match="lacks N, r, log_p"):
         io.load(tmp_path / "other.npz")
+
+
+def test_window_only_cells_round_trip_and_account_as_the_padded_ones(tmp_path):
+    # a mechanism storing the cells of rows first.. only (the flat core's rows have none) is
+    # saved with `first` and accounts exactly as the same cells padded with -inf rows
+    mech = _mechanism()
+    first = 5
+    window = mech._replace(log_w=mech.log_w[first:], first=first)
+    padded = mech._replace(log_w=np.concatenate([np.full((first, 7), -np.inf),
+                                                 mech.log_w[first:]]))
+    back = io.load(io.save(window, tmp_path / "window.npz"))
+    assert back.first == first and back.log_w.shape == (15, 7)
+    for a, b in zip(back.atoms(), padded.atoms(), strict=True):
+        np.testing.assert_array_equal(a, b)
+    # a file written before `first` existed loads with first = 0
+    np.savez(tmp_path / "old.npz", **{k: getattr(mech, k) for k in io.FIELDS if k != "first"})
+    assert io.load(tmp_path / "old.npz").first == 0

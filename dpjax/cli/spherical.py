@@ -164,9 +164,8 @@ def _run_geometric_design(args) -> None:
            "continuum_kl_estimate": info["continuum_kl_estimate"],
            "excess_estimate": info["excess_estimate"],
            "above_gaussian": info["above_gaussian"],
-           "verdict": ("the design's KL is above the continuous Gaussian's of the same cost "
-                       "(discretisation): prefer the Gaussian" if info["above_gaussian"]
-                       else "the design's KL is at most the continuous Gaussian's"),
+           "relative_to_gaussian": info["relative_to_gaussian"],
+           "verdict": info["verdict"],
            "r": mech.r, "residual": info["gap"], "monotone": bool(np.all(np.diff(mech.log_p)
                                                                          <= 1e-12)),
            "solve_seconds": sec, "solver": "banded-newton", "dim": args.dim, "n": mech.n,

@@ -202,7 +202,9 @@ def design_geometric(m: int, budget: float, n: int | None = None, tol: float = T
 
     Returns:
       ``(mechanism, info)``; ``info`` has ``kl``, ``gaussian_kl``, ``grid_gaussian_kl``,
-      ``continuum_kl_estimate``, ``excess_estimate``, ``above_gaussian`` and the plan.
+      ``continuum_kl_estimate``, ``excess_estimate``, ``above_gaussian``,
+      ``relative_to_gaussian`` (``kl / gaussian_kl - 1``), ``verdict`` (:func:`verdict`)
+      and the plan.
 
     Raises:
       ValueError: bad arguments.
@@ -221,8 +223,47 @@ def design_geometric(m: int, budget: float, n: int | None = None, tol: float = T
         info.update(coarse_n=coarse["n"], coarse_kl=coarse["kl"], continuum_kl_estimate=est,
                     excess_estimate=res["kl"] - est)
     info["above_gaussian"] = bool(res["kl"] > info["gaussian_kl"])
+    info["relative_to_gaussian"] = res["kl"] / info["gaussian_kl"] - 1.0
+    info["verdict"] = verdict(info)
     return res["mechanism"], info
 
 
-__all__ = ["BAND_NATS", "LOG_TOL", "MIN_SHELLS", "TOL", "design_geometric", "plan",
-           "programme", "shells_per_unit", "solve_plan"]
+#: relative excess over the continuous Gaussian's KL within which the Gaussian is the answer
+NEAR_GAUSSIAN = 1e-3
+
+
+def verdict(info: dict, near: float = NEAR_GAUSSIAN) -> str:
+    r"""One sentence judging a design against the continuous Gaussian of the same cost.
+
+    The Gaussian is monotone and spherically symmetric, so the continuum optimum of the
+    programme is never above its KL ``m / (2C)``; a design above it pays for its shells
+    (``excess_estimate``).  Below it: the design pays.  Within ``near`` (relative) above it:
+    the Gaussian is near-optimal at this ``m`` and is the simpler answer.  Further above:
+    prefer the Gaussian.
+
+    Args:
+      info: a design's numbers (``kl``, ``gaussian_kl``; ``continuum_kl_estimate`` if refined).
+      near: the relative excess counted as "near".
+
+    Example:
+      >>> verdict({"kl": 1.949, "gaussian_kl": 2.0})[:40]
+      "the design's KL is 2.550% below the cont"
+    """
+    g = info["gaussian_kl"]
+    rel = info["kl"] / g - 1.0
+    est = info.get("continuum_kl_estimate")
+    cont = "" if est is None else (f"; continuum optimum estimated at {est:.7g}, "
+                                   f"{est / g - 1.0:+.3%} from the Gaussian's")
+    if rel <= 0.0:
+        return (f"the design's KL is {-rel:.3%} below the continuous Gaussian's of the same "
+                f"cost: the designed mechanism pays{cont}")
+    if rel <= near:
+        return (f"the design's KL is {rel:.3%} above the continuous Gaussian's of the same cost "
+                f"(the shells' discretisation{cont}): the Gaussian is near-optimal at this "
+                "dimension and is the simpler answer")
+    return (f"the design's KL is {rel:.3%} above the continuous Gaussian's of the same cost "
+            f"(more than {near:.1%}{cont}): prefer the Gaussian")
+
+
+__all__ = ["BAND_NATS", "LOG_TOL", "MIN_SHELLS", "NEAR_GAUSSIAN", "TOL", "design_geometric",
+           "plan", "programme", "shells_per_unit", "solve_plan", "verdict"]

@@ -99,3 +99,16 @@ def test_geometric_design_is_the_default_and_reports_its_references(capsys):
     assert d["above_gaussian"] is False and "at most" in d["verdict"]
     assert d["continuum_kl_estimate"] < d["kl"]
     assert d["excess_estimate"] == pytest.approx(d["kl"] - d["continuum_kl_estimate"])
+
+
+def test_geometric_design_reports_the_gaussian_references_and_a_verdict(capsys):
+    # the default design (no --n, --N, --r) at the paper's m = 10, C = 2.5: its KL with the
+    # continuous Gaussian's (m / 2C = 2), the grid Gaussian's, the continuum estimate, the
+    # relative excess and the verdict -- below the Gaussian here (issue 35: <= 1.95)
+    assert main(["spherical", "design", "--dim", "10", "--cost", "2.5", "--json"]) in (0, None)
+    d = json.loads(capsys.readouterr().out)
+    assert d["gaussian_kl"] == pytest.approx(2.0, rel=1e-12)
+    assert d["kl"] <= 1.95 and d["kl"] < d["grid_gaussian_kl"]
+    assert d["continuum_kl_estimate"] < d["kl"]
+    assert d["relative_to_gaussian"] == pytest.approx(d["kl"] / 2.0 - 1.0, rel=1e-12)
+    assert "designed mechanism pays" in d["verdict"] and d["above_gaussian"] is False

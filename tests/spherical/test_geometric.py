@@ -151,3 +151,14 @@ def test_blocked_derivatives_match_one_block(monkeypatch):
     s = 1e-6
     fd = (prob.objective(y + np.log1p(s * d)) - prob.objective(y + np.log1p(-s * d))) / (2 * s)
     assert g @ d == pytest.approx(fd, rel=1e-6)
+
+
+def test_verdict_names_the_answer_by_the_relative_excess():
+    # below the continuous Gaussian: the design pays; within 0.1 % above: the Gaussian is
+    # near-optimal (the shells' price); further above: prefer the Gaussian
+    from dpjax.spherical.geometric import verdict
+
+    assert "designed mechanism pays" in verdict({"kl": 1.949, "gaussian_kl": 2.0})
+    near = verdict({"kl": 0.50025, "gaussian_kl": 0.5, "continuum_kl_estimate": 0.4999987})
+    assert "0.050% above" in near and "near-optimal" in near and "-0.000%" in near
+    assert "prefer the Gaussian" in verdict({"kl": 0.52, "gaussian_kl": 0.5})

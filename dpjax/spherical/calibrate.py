@@ -152,6 +152,12 @@ def calibrate_spherical(
         condition="exact",
         sensitivity={"l2": l2},
         notes=(
+            "spherical: objective -- the shape minimises the KL at unit shift (Theorem 4), "
+            "the large-T limit of the certified epsilon after T uses; for this single release "
+            "it is not the (epsilon, delta) optimum, so only the scale (the budget C) is "
+            "chosen by the certified delta(epsilon) of one release (for T uses at rate q, "
+            "design with `dpjax spherical design --r auto --auto-delta D --auto-compositions "
+            "T --auto-sampling-rate q`, which picks the tail by the certified epsilon there)",
             f"spherical: KL-optimal radial noise (monotone programme, banded Newton), least "
             f"budget by Illinois on log C ({len(certified)} programmes solved), certified "
             f"by the exact cell profile; "

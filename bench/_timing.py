@@ -1,5 +1,6 @@
 """Timing helpers shared by the bench scripts (run as ``python bench/<script>.py``)."""
 
+import json
 import time
 
 import jax
@@ -20,3 +21,17 @@ def mean_time(fn, repeats: int) -> float:
     for _ in range(repeats):
         jax.block_until_ready(fn())
     return (time.perf_counter() - t) / repeats
+
+
+def emit_json(row: dict, out: str | None) -> None:
+    """Print ``row`` as one JSON line and append it to ``out`` (when given) as it lands.
+
+    Args:
+      row: the measurement, JSON-serialisable.
+      out: a file to append the line to, or ``None``.
+    """
+    line = json.dumps(row)
+    print(line, flush=True)
+    if out:
+        with open(out, "a") as f:
+            f.write(line + "\n")

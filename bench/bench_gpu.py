@@ -64,6 +64,7 @@ import os
 import time
 
 import numpy as np
+from _timing import emit_json
 
 
 def _setup():
@@ -78,14 +79,6 @@ def device_report() -> dict:
     return {"backend": jax.default_backend(), "devices": [str(d) for d in jax.devices()],
             "x64": bool(jax.config.jax_enable_x64), "jax": jax.__version__,
             "cpu_count": os.cpu_count()}
-
-
-def _emit(row: dict, out: str | None) -> None:
-    line = json.dumps(row)
-    print(line, flush=True)
-    if out:
-        with open(out, "a") as f:
-            f.write(line + "\n")
 
 
 def _grid(k: int, epsilon: float, delta: float, n_shapes: int, n_var: int):
@@ -174,7 +167,7 @@ def fh_grid(a) -> None:
                     "cpu_over_device_per_pair": (t_cpu / n) / (again / b.size),
                     "cpu_max_abs_diff_log_delta": float(np.max(np.abs(
                         np.nan_to_num(log_c) - np.nan_to_num(log_d[:n]))))})
-    _emit(row, a.out)
+    emit_json(row, a.out)
 
 
 def fh_calibrate(a) -> None:
@@ -187,7 +180,7 @@ def fh_calibrate(a) -> None:
     t0 = time.perf_counter()
     calibrate_flipped_huber_exact(a.epsilon, a.delta, a.k, 1.0)
     again = time.perf_counter() - t0
-    _emit({"part": "fh-calibrate", "backend": jax.default_backend(), "K": a.k,
+    emit_json({"part": "fh-calibrate", "backend": jax.default_backend(), "K": a.k,
            "epsilon": a.epsilon, "delta": a.delta, "alpha": float(alpha), "gamma": float(gamma),
            "shape": float(alpha / gamma), "variance": float(var), "delta_at": float(d_at),
            "certified": bool(ok), "first_s": first, "again_s": again}, a.out)
@@ -206,7 +199,7 @@ def spherical(a) -> None:
     (mech, info), row["design_first_s"] = timed(lambda: design_windowed(a.m, float(a.m), a.n))
     row.update({"N": mech.N, "first": info["first"], "rows": info["rows"], "kl": info["kl"],
                 "gaussian_kl": info["gaussian_kl"], "iterations": info.get("iterations")})
-    _emit(row, a.out)  # each step reported as it lands: a timeout keeps what was measured
+    emit_json(row, a.out)  # each step reported as it lands: a timeout keeps what was measured
     for name, fn in (
         ("sample_first_s", lambda: mech.sample(jax.random.key(1), (a.samples,))
          .block_until_ready()),
@@ -217,7 +210,7 @@ def spherical(a) -> None:
         ("design_again_s", lambda: design_windowed(a.m, float(a.m), a.n)),
     ):
         _, row[name] = timed(fn)
-        _emit(dict(row, samples=a.samples), a.out)
+        emit_json(dict(row, samples=a.samples), a.out)
 
 
 def main() -> None:

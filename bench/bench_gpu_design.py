@@ -20,13 +20,14 @@ and sampling (JAX) are timed separately by ``bench/bench_gpu.py spherical``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import subprocess
 import sys
 import tempfile
 import time
+
+from _timing import emit_json
 
 CASES = {
     "spherical-1e4": ["spherical", "design", "--dim", "10000", "--cost", "10000"],
@@ -40,14 +41,6 @@ CASES = {
                        "1000000", "--sampling-rate", "1e-5", "--delta", "1e-7"],
     "design-20": ["design", "--dim", "20", "--linf", "1"],
 }
-
-
-def _emit(row: dict, out: str | None) -> None:
-    line = json.dumps(row)
-    print(line, flush=True)
-    if out:
-        with open(out, "a") as f:
-            f.write(line + "\n")
 
 
 def run_case(name: str, args: list[str], backend: str, cache: str, timeout: float) -> dict:
@@ -100,7 +93,7 @@ def samplers(draws: int, out: str | None) -> None:
     for name, fn in ours.items():
         first, again = timed(fn)
         peer = ref_again.get(name, ref_again["gaussian"])
-        _emit({"part": "sampler", "backend": jax.default_backend(), "sampler": name,
+        emit_json({"part": "sampler", "backend": jax.default_backend(), "sampler": name,
                "draws": draws, "first_s": first, "again_s": again,
                "jax_random_again_s": peer, "throughput_vs_jax_random": peer / again}, out)
 
@@ -120,7 +113,7 @@ def main() -> None:
                 continue
             for backend in a.backends:
                 with tempfile.TemporaryDirectory() as cache:
-                    _emit(run_case(name, args, backend, cache, a.timeout), a.out)
+                    emit_json(run_case(name, args, backend, cache, a.timeout), a.out)
     if a.sampler_part != "skip":
         samplers(a.draws, a.out)
 

@@ -3,7 +3,11 @@ r"""From events to PLDs: one dominating pair per direction of the neighbouring r
 Directions: ``"add_remove"`` accounts both ``"remove"`` (the neighbour lacks the record) and
 ``"add"`` and reports the worse (Zhu, Dong & Wang 2022, Thm 11, as dp_accounting does);
 ``"remove"`` / ``"add"`` one of them (remove-only / add-only adjacency); ``"replace_one"`` one
-symmetric ``"replace"`` pair.  Each leaf event becomes a PLD per direction:
+symmetric ``"replace"`` pair; ``"replace_special"`` (dp_accounting's ``REPLACE_SPECIAL``: a
+record replaced by a special one) both directions with the ``"add_remove"`` pairs, except
+randomized response, whose ``"remove"`` pair is ``(R(x), uniform)`` and ``"add"`` pair its
+reverse (dp_accounting ``from_randomized_response``).  Each leaf event becomes a PLD per
+direction:
 
 * additive noise (``Gaussian``, ``Laplace``, ``Noise``): the shift pair ``(T, T - Delta)``,
   ``Delta = 1`` (add/remove) or ``2`` (replace-one: one record moves anywhere in the ball);
@@ -15,6 +19,9 @@ symmetric ``"replace"`` pair.  Each leaf event becomes a PLD per direction:
   mixture of Gaussians: the mixed pair (exact; pure DP gets ``log(1 + q (e^eps - 1))``);
 * discrete events: :mod:`.pld.discrete` (exact atoms), mixtures of Gaussians
   :mod:`.pld.mixture`;
+* ``TruncatedSubsampledGaussian``: the mixture, per direction, of the Poisson-subsampled
+  Gaussian's PLD (weight ``1 - t``) and the replace-one Poisson PLD at shift 2 (weight
+  ``t``) (:func:`truncated_subsampled_gaussian_plds`);
 * ``ZCDP`` and ``SampledWithoutReplacement`` (replace-one): :func:`.pld.profile_pair.from_profile`
   of a certified profile bound (Canonne, Kamath & Steinke 2020; Balle, Barthe & Gaboardi 2018,
   Thm 9 with ``gamma = m / n``).
@@ -30,6 +37,7 @@ import math
 
 import jax.numpy as jnp
 import numpy as np
+from jax.scipy.special import logsumexp as jax_logsumexp
 
 from dpjax._batching import bucket as _bucket
 from dpjax.accounting import events as ev
@@ -47,6 +55,7 @@ DIRECTIONS = {
     "remove": ("remove",),
     "add": ("add",),
     "replace_one": ("replace",),
+    "replace_special": ("remove", "add"),
 }
 #: Profile-bound PLDs stop where the bound is below this (the rest goes to ``+infinity``).
 _PROFILE_FLOOR = 1e-40
@@ -103,6 +112,8 @@ def _subnormal_scale(event) -> bool:
         return float(event.noise_multiplier) < TINY
     if isinstance(event, ev.MixtureOfGaussians):
         return float(event.standard_deviation) < TINY
+    if isinstance(event, ev.TruncatedSubsampledGaussian):
+        return float(event.noise_multiplier) < TINY
     return False
 
 
@@ -166,6 +177,9 @@ def flatten(event, count: int = 1) -> list[tuple[ev.Event, int]]:
 
 
 _ADDITIVE = (ev.Gaussian, ev.Laplace, ev.Noise)
+#: The relations randomized response is defined for (as in dp_accounting).
+_RR_RELATIONS = ("replace_one", "replace_special")
+_RR_WHY = "randomized response is defined for replace_one and replace_special"
 _PAIRS = (ev.DiscreteLaplace, ev.DiscreteGaussian, ev.EpsilonDelta)
 #: The additive family of bounded support (its pair is not a log-concave shift on the line).
 _BOUNDED = "truncated-laplace"
@@ -181,8 +195,8 @@ def check_leaf(leaf, relation: str) -> None:
     replace = relation == "replace_one"
     if isinstance(leaf, ev.SampledWithReplacement):
         raise unsupported(leaf, relation, "sampling with replacement is not accounted yet")
-    if isinstance(leaf, ev.RandomizedResponse) and not replace:
-        raise unsupported(leaf, relation, "randomized response is defined for replace_one")
+    if isinstance(leaf, ev.RandomizedResponse) and relation not in _RR_RELATIONS:
+        raise unsupported(leaf, relation, _RR_WHY)
     if isinstance(leaf, ev.MixtureOfGaussians) and replace:
         raise unsupported(leaf, relation, "use add_remove, add or remove")
     if isinstance(leaf, ev.SampledWithoutReplacement):
@@ -212,12 +226,37 @@ def _discrete_pair(event, relation: str):
     if isinstance(event, ev.EpsilonDelta):
         return discrete.epsilon_delta_pair(event.epsilon, event.delta)
     if isinstance(event, ev.RandomizedResponse):
-        if relation != "replace_one":
-            raise unsupported(event, relation, "randomized response is defined for replace_one")
+        if relation not in _RR_RELATIONS:
+            raise unsupported(event, relation, _RR_WHY)
         if event.num_buckets == 1:
             return np.ones(1), np.ones(1)
+        if relation == "replace_special":
+            return randomized_response_special_pair(event.noise_parameter, event.num_buckets)
         return discrete.randomized_response_pair(event.noise_parameter, event.num_buckets)
     return None
+
+
+def randomized_response_special_pair(noise_parameter: float, num_buckets: int):
+    r"""``(p, q)`` of k-ary randomized response on ``x`` vs the special record (remove).
+
+    .. math:: p = (1 - \rho + \rho/k,\ (k-1)\rho/k),\qquad q = (1/k,\ (k-1)/k)
+
+    over the outputs ``x`` and the others: the special record's output is uniform
+    (dp_accounting ``from_randomized_response`` under ``REPLACE_SPECIAL``); the ``"add"``
+    direction is the reversed pair ``(q, p)``.
+
+    Args:
+      noise_parameter: ``rho`` in ``[0, 1]`` (``0``: ``p`` has no mass off ``x``, so the
+        add direction has a loss ``+inf``).
+      num_buckets: ``k >= 2``.
+
+    Returns:
+      ``(p, q)``: NumPy float64 arrays.
+    """
+    r, k = float(noise_parameter), int(num_buckets)
+    p = np.array([1.0 - r + r / k, (k - 1) * r / k])
+    q = np.array([1.0 / k, (k - 1) / k])
+    return p, q
 
 
 def _noise_pld(noise, shift: float, h: float, pessimistic: bool, tail: float = TAIL) -> PLD:
@@ -284,7 +323,12 @@ def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True, 
         return _same(_noise_pld(noise, shift, h, pessimistic, tail), relation)
     pair = _discrete_pair(event, relation)
     if pair is not None:
+        if isinstance(event, ev.RandomizedResponse) and relation == "replace_special":
+            return {"remove": discrete.discrete_pld(*pair, h, pessimistic),
+                    "add": discrete.discrete_pld(pair[1], pair[0], h, pessimistic)}
         return _same(discrete.discrete_pld(*pair, h, pessimistic), relation)
+    if isinstance(event, ev.TruncatedSubsampledGaussian):
+        return truncated_subsampled_gaussian_plds(event, relation, h, pessimistic, tail)
     if isinstance(event, ev.MixtureOfGaussians):
         if relation == "replace_one":
             raise unsupported(event, relation, "use add_remove, add or remove")
@@ -456,3 +500,119 @@ def _common_length(plds: dict) -> dict:
         else dataclasses.replace(p, pmf=jnp.pad(p.pmf, (0, n - p.size)))
         for d, p in plds.items()
     }
+
+
+#: Relative padding of the truncation probabilities ``t`` and ``q'`` (SciPy's binomial tail,
+#: the incomplete beta function, is accurate to a few ulps relative; this covers it by far).
+_BINOM_PAD = 1e-9
+
+
+def truncation_probabilities(event: ev.TruncatedSubsampledGaussian, pessimistic: bool = True):
+    r"""``(1 - t, t, q')`` of a truncated Poisson-subsampled Gaussian, padded to its side.
+
+    .. math:: t = P[\mathrm{Bin}(n - 1, q) \ge B],\qquad
+              q' = \frac{B\,P[\mathrm{Bin}(n, q) > B]}{n\,t}
+
+    (dp_accounting ``from_truncated_subsampled_gaussian_mechanism``).  Pessimistic: both
+    weights and ``q'`` rounded up by :data:`_BINOM_PAD` (the hockey-stick divergence is
+    linear in the mixture weights and increasing in the sampling rate, so ``delta`` can only
+    rise); optimistic (the bracket's lower end): rounded down.
+
+    Args:
+      event: the event.
+      pessimistic: the side to pad to.
+
+    Returns:
+      ``(w_plain, t, q')`` with ``t = 0`` when no truncation can occur.
+    """
+    from scipy import stats
+
+    n, q, b = event.dataset_size, float(event.sampling_probability), event.truncated_batch_size
+    t = float(stats.binom.sf(b - 1, n - 1, q))
+    if not t > 0.0:
+        return 1.0, 0.0, 0.0
+    qc = float(stats.binom.sf(b, n, q)) * b / t / n
+    up, down = 1.0 + _BINOM_PAD, 1.0 - _BINOM_PAD
+    if pessimistic:
+        return min(1.0, (1.0 - t) + t * _BINOM_PAD), min(1.0, t * up), min(1.0, qc * up)
+    return max(0.0, 1.0 - t * up), t * down, min(1.0, qc * down)
+
+
+def _mix(parts, pessimistic: bool) -> PLD:
+    """The PLD of the mixture ``sum_i w_i (P_i, Q_i)`` of pairs on one grid spacing.
+
+    The hockey-stick divergence is linear in the mixture (the component is revealed: a
+    dominating pair of the mechanism that picks pair ``i`` w.p. ``w_i``), so the pmfs,
+    the masses at ``+infinity`` and the moment generating functions add with the weights.
+    The float64 sums are padded: the masses up by ``4 u``, ``roundoff`` by the mixing's own
+    rounding (``4 u`` of the total mass), the log-MGF by ``8 u`` relative.
+    """
+    from dpjax.accounting.pld._pld import make
+
+    u = 2.0**-53
+    lo = min(int(p.lower) for _, p in parts)
+    hi = max(int(p.lower) + p.size for _, p in parts)
+    size = _bucket(hi - lo)
+    pmf = sum(
+        w * jnp.pad(p.pmf, (int(p.lower) - lo, size - (int(p.lower) - lo) - p.size))
+        for w, p in parts
+    )
+    pad = 1.0 + 4.0 * u if pessimistic else 1.0
+    inf_mass = pad * sum(w * float(p.inf_mass) for w, p in parts)
+    atom_inf = pad * sum(w * float(p.atom_inf) for w, p in parts)
+    log_mgf = jax_logsumexp(
+        jnp.stack([math.log(w) + p.log_mgf for w, p in parts if w > 0.0]), axis=0)
+    log_mgf = log_mgf + 8.0 * u * jnp.abs(log_mgf)
+    return make(
+        parts[0][1].bin_width, lo, pmf, inf_mass,
+        truncated_mass=sum(w * float(p.truncated_mass) for w, p in parts),
+        roundoff=sum(w * float(p.roundoff) for w, p in parts) + 4.0 * u,
+        pessimistic=pessimistic, log_mgf=log_mgf, atom_inf=atom_inf,
+    )
+
+
+def truncated_subsampled_gaussian_plds(
+    event: ev.TruncatedSubsampledGaussian, relation: str, h: float, pessimistic: bool = True,
+    tail: float = TAIL,
+) -> dict:
+    r"""``{direction: PLD}`` of a truncated Poisson-subsampled Gaussian (exact pairs, mixed).
+
+    .. math:: (1 - t)\,\mathrm{PLD}_d\big(\mathrm{PS}_q(\mathcal N(0, m^2))\big)
+              + t\,\mathrm{PLD}\big(\mathrm{PS}^{\text{replace}}_{q'}
+              (\mathcal N(0, m^2)),\ \Delta = 2\big)
+
+    per direction ``d`` of ``relation`` (dp_accounting
+    ``from_truncated_subsampled_gaussian_mechanism``: its second component, replace-one at
+    standard deviation ``m / 2``, is the replace-one Poisson pair at shift ``2`` and
+    deviation ``m``, the same PLD); ``t``, ``q'`` of :func:`truncation_probabilities`.
+
+    Args:
+      event: the event.
+      relation: the neighbouring relation.
+      h: grid spacing.
+      pessimistic: upper (default) or lower discretisation.
+      tail: the continuous pairs' cut tail (:func:`leaf_plds`).
+
+    Returns:
+      ``{direction: PLD}`` (empty when nothing is released).
+    """
+    from dpjax.noise.gaussian import Gaussian
+
+    if not (event.dataset_size and event.truncated_batch_size
+            and float(event.sampling_probability) > 0.0):
+        return {}
+    m = float(event.noise_multiplier)
+    plain = leaf_plds(ev.PoissonSampled(float(event.sampling_probability), ev.Gaussian(m)),
+                      relation, h, pessimistic, tail)
+    w, t, qc = truncation_probabilities(event, pessimistic)
+    if t == 0.0:
+        return plain
+    noise = Gaussian(jnp.asarray(m, jnp.float64))
+    try:
+        if qc >= 1.0:
+            second = _noise_pld(noise, 4.0, h, pessimistic, tail)
+        else:
+            second = mixture.replace_one_poisson_pld(noise, qc, 2.0, h, pessimistic, tail)
+    except OverflowError as err:
+        raise UnboundedLoss(str(err)) from None
+    return {d: _mix([(w, plain[d]), (t, second)], pessimistic) for d in DIRECTIONS[relation]}

@@ -82,6 +82,8 @@ def _leaf_cap(leaf, relation: str) -> dict:
     dirs = DIRECTIONS[relation]
     shift = 2 if relation == "replace_one" else 1
     none = dict.fromkeys(dirs, (math.inf, Fraction(0)))
+    if isinstance(leaf, ev.RandomizedResponse) and relation == "replace_special":
+        return _rr_special_cap(leaf)
     base = _base_cap(leaf, shift)
     if base is not None:
         return dict.fromkeys(dirs, base)
@@ -96,6 +98,22 @@ def _leaf_cap(leaf, relation: str) -> dict:
             return dict.fromkeys(dirs, cap)
         return {d: (_subsampled(cap[0], q, d), Fraction(0)) for d in dirs}
     return none
+
+
+def _rr_special_cap(leaf) -> dict:
+    r"""``{direction: (epsilon, 0)}`` of randomized response against the special record.
+
+    .. math:: \epsilon_{\text{remove}} = \log(k (1 - \rho) + \rho),\qquad
+              \epsilon_{\text{add}} = \log(1 / \rho)
+
+    (the largest losses of ``(R(x), uniform)`` and its reverse; ``rho = 0``: ``inf`` for
+    add), each padded by its float64 error bound."""
+    rho, k = float(leaf.noise_parameter), leaf.num_buckets
+    if k == 1:
+        return dict.fromkeys(("remove", "add"), (Fraction(0), Fraction(0)))
+    remove = _up(math.log(k * (1.0 - rho) + rho), 8.0)
+    add = _up(-math.log(rho), 4.0) if rho > 0.0 else math.inf
+    return {"remove": (remove, Fraction(0)), "add": (add, Fraction(0))}
 
 
 def _base_cap(leaf, shift: int):

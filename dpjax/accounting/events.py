@@ -3,7 +3,11 @@ r"""Privacy events: a small frozen pytree algebra named after dp_accounting's ``
 An event describes *what was released*; an accountant
 (:class:`dpjax.accounting.accountant.PLDAccountant`) turns it into a certified
 ``(epsilon, delta)`` under a neighbouring relation (``"add_remove"``, ``"add"``,
-``"remove"``, ``"replace_one"``).  Parameters are in units of the sensitivity unless the
+``"remove"``, ``"replace_one"``, ``"replace_special"``).  ``"replace_special"`` is
+dp_accounting's ``REPLACE_SPECIAL`` (a record replaced by a special "zero" record,
+Definition 1.1 of arXiv:2103.00039): both directions are accounted, as under
+``"add_remove"``, and for every event but randomized response the pairs are the same;
+randomized response compares ``R(x)`` with the uniform output of the special record.  Parameters are in units of the sensitivity unless the
 event has a ``sensitivity`` field (as in dp_accounting).  Event, mechanism, relations:
 
 * ``Gaussian(m)``: ``f(D) + N(0, m^2)`` with ``|f(D) - f(D')|_2 <= 1``; all relations
@@ -13,13 +17,17 @@ event has a ``sensitivity`` field (as in dp_accounting).  Event, mechanism, rela
 * ``DiscreteLaplace(a, s)``: integer ``f`` plus ``DLap(a)`` (pmf ``tanh(a/2) e^{-a|k|}``); all
   (replace-one: shift ``2 s``);
 * ``DiscreteGaussian(sigma, s)``: integer ``f`` plus ``N_Z(0, sigma^2)``; all (``2 s``);
-* ``RandomizedResponse(p, k)``: the true bucket w.p. ``1 - p``, else uniform; replace-one;
+* ``RandomizedResponse(p, k)``: the true bucket w.p. ``1 - p``, else uniform; replace-one,
+  replace-special;
 * ``MixtureOfGaussians(sigma, c, p)``: ``N(0, sigma^2)`` vs ``sum_i p_i N(c_i, sigma^2)``;
   add, remove, add_remove;
 * ``EpsilonDelta(epsilon, delta)``: any ``(epsilon, delta)``-DP mechanism; all;
 * ``ZCDP(rho)``: any ``rho``-zCDP mechanism; all;
 * ``PoissonSampled(q, e)``: each record kept w.p. ``q``, then ``e``; all (replace-one: additive
   noise events only);
+* ``TruncatedSubsampledGaussian(n, q, B, m)``: Poisson sampling at ``q`` of ``n`` records,
+  truncated to at most ``B``, then ``Gaussian(m)``; all (dp_accounting's
+  ``TruncatedSubsampledGaussianDpEvent``);
 * ``SampledWithoutReplacement(n, m, e)``: ``m`` distinct records of ``n``, then ``e``;
   replace-one;
 * ``SampledWithReplacement(n, m, e)``: ``m`` draws of ``n``: expressible, not accounted (raises);
@@ -74,12 +82,13 @@ __all__ = [
     "SampledWithReplacement",
     "SampledWithoutReplacement",
     "SelfComposed",
+    "TruncatedSubsampledGaussian",
     "ZCDP",
     "noise_family",
 ]
 
 #: The neighbouring relations an accountant can account under.
-RELATIONS = ("add_remove", "add", "remove", "replace_one")
+RELATIONS = ("add_remove", "add", "remove", "replace_one", "replace_special")
 
 
 def _static(**kw):
@@ -318,6 +327,41 @@ class PoissonSampled(Event):
     def __post_init__(self):
         _check("PoissonSampled.sampling_probability", self.sampling_probability, 0.0, 1.0)
         _is_event("PoissonSampled.event", self.event)
+
+
+@_event
+class TruncatedSubsampledGaussian(Event):
+    r"""Poisson sampling at ``q``, the batch truncated to ``B`` records, then ``Gaussian(m)``.
+
+    Each of ``dataset_size`` records is kept w.p. ``sampling_probability``; a batch larger
+    than ``truncated_batch_size`` is cut to a uniform subset of that size; the Gaussian
+    mechanism with noise multiplier ``m`` is applied to it (dp_accounting's
+    ``TruncatedSubsampledGaussianDpEvent``, arXiv:2508.15089).  Its dominating pair, per
+    direction, is the mixture (dp_accounting ``from_truncated_subsampled_gaussian_mechanism``)
+
+    .. math:: (1 - t)\,\mathrm{PS}_q(\mathcal N(0, m^2)) + t\,
+              \mathrm{PS}^{\text{replace}}_{q'}(\mathcal N(0, (m/2)^2)),\qquad
+              t = P[\mathrm{Bin}(n - 1, q) \ge B],\quad
+              q' = \frac{B\,P[\mathrm{Bin}(n, q) > B]}{n\,t}
+
+    (``t``: truncation given that the record was sampled; ``q'``: the record's sampling
+    probability given truncation).  ``q = 0``, ``B = 0`` or ``n = 0`` release nothing.
+    """
+
+    dataset_size: int = _static()
+    sampling_probability: float
+    truncated_batch_size: int = _static()
+    noise_multiplier: float
+
+    def __post_init__(self):
+        _positive_int("TruncatedSubsampledGaussian.dataset_size", self.dataset_size,
+                      allow_zero=True)
+        _check("TruncatedSubsampledGaussian.sampling_probability", self.sampling_probability,
+               0.0, 1.0)
+        _positive_int("TruncatedSubsampledGaussian.truncated_batch_size",
+                      self.truncated_batch_size, allow_zero=True)
+        _check("TruncatedSubsampledGaussian.noise_multiplier", self.noise_multiplier, 0.0,
+               lo_open=True)
 
 
 @_event

@@ -4,8 +4,7 @@ The conversion is by class name and fields, so dpjax never imports dp_accounting
 who has one hands its events over unchanged, and a script switches accountants by
 changing one line (``PLDAccountant`` from :mod:`dpjax.accounting`).  Events with no dpjax
 counterpart (``SingleEpochTreeAggregationDpEvent``, ``RepeatAndSelectDpEvent``,
-``TruncatedSubsampledGaussianDpEvent``, ``UnsupportedDpEvent``, ``ZCDpEvent`` with
-``xi > 0``) raise :class:`~dpjax.accounting.event_plds.UnsupportedEventError` naming them.
+``UnsupportedDpEvent``, ``ZCDpEvent`` with ``xi > 0``) raise :class:`~dpjax.accounting.event_plds.UnsupportedEventError` naming them.
 """
 
 from __future__ import annotations
@@ -35,6 +34,11 @@ def _leaf(name, e):
             tuple(float(x) for x in e.sensitivities),
             tuple(float(x) for x in e.sampling_probs),
         )
+    if name == "TruncatedSubsampledGaussianDpEvent":
+        return ev.TruncatedSubsampledGaussian(
+            int(e.dataset_size), float(e.sampling_probability), int(e.truncated_batch_size),
+            float(e.noise_multiplier),
+        )
     if name == "ZCDpEvent" and float(getattr(e, "xi", 0.0)) == 0.0:
         return ev.ZCDP(float(e.rho))
     return None
@@ -45,7 +49,8 @@ def from_dp_accounting(event) -> ev.Event:
 
     ``GaussianDpEvent`` -> :class:`~.events.Gaussian`, ``LaplaceDpEvent`` ->
     :class:`~.events.Laplace`, ``DiscreteLaplaceDpEvent``, ``RandomizedResponseDpEvent``,
-    ``MixtureOfGaussiansDpEvent``, ``ZCDpEvent`` (``xi = 0``), ``NoOpDpEvent``,
+    ``MixtureOfGaussiansDpEvent``, ``TruncatedSubsampledGaussianDpEvent``, ``ZCDpEvent``
+    (``xi = 0``), ``NoOpDpEvent``,
     ``NonPrivateDpEvent``, ``ComposedDpEvent``, ``SelfComposedDpEvent``,
     ``PoissonSampledDpEvent``, ``SampledWithoutReplacementDpEvent``,
     ``SampledWithReplacementDpEvent`` -> their namesakes.
@@ -54,7 +59,8 @@ def from_dp_accounting(event) -> ev.Event:
       event: a dp_accounting ``DpEvent`` (or a dpjax event, returned as is).
 
     Returns:
-      The dpjax event.
+      The dpjax event.  (dp_accounting's ``NeighboringRelation.REPLACE_SPECIAL`` is the
+      accountant's ``relation="replace_special"``.)
 
     Raises:
       UnsupportedEventError: an event with no dpjax counterpart (named in the message).

@@ -20,7 +20,8 @@ def add_parser(sub) -> None:
         help="account the events in this JSON file instead of a mechanism (see README)",
     )
     p.add_argument(
-        "--relation", choices=("add_remove", "add", "remove", "replace_one"), default=None,
+        "--relation", choices=("add_remove", "add", "remove", "replace_one", "replace_special"),
+        default=None,
         help="neighbouring relation for --events (default: the file's, else add_remove)",
     )
     p.add_argument("--bin-width", type=float, default=None, help="PLD grid spacing for --events")

@@ -54,7 +54,6 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import Array
 
 from dpjax.accounting.pld._pld import PLD, make
@@ -229,15 +228,14 @@ def _t_at(pair: MonotonePair, losses):
     return _materialise(t)
 
 
-#: Relative accuracy demanded of a merged bin's ``P(bin) >= e^{eps_j} Q(bin)`` test (the
-#: bin masses keep ``~1e-12`` relative accuracy, :data:`.lower.BIN_MASS_ERROR` pads ``1e-11``).
-_MERGE_MARGIN = 1e-9
-#: Candidate edge offsets ``o`` of :func:`_merged_down`, in bins: ``0`` and ``2^-k``.
-_OFFSETS = np.concatenate([[0.0], 2.0 ** -np.arange(1, 31, dtype=np.float64)])
+#: Margin of a merged bin's test ``log P(bin) - log(e^{eps_j} Q(bin)) >= margin``: the bin
+#: masses keep ``~1e-12`` relative accuracy (:data:`.lower.BIN_MASS_ERROR` pads ``1e-11``).
+_MERGE_MARGIN = 4e-11
 
 
 def _merged_bins(pair: MonotonePair, eps, h, offset):
-    """Bins ``(e_{j-1}, e_j]``, ``e_j = eps_j + h/2 + offset``, labelled ``j = 1 .. n-1``:
+    """Bins ``(e_{j-1}, e_j]``, ``e_j = eps_j + h/2 + o_j`` (``offset``: a scalar or one per
+    edge), labelled ``j = 1 .. n-1``:
     ``(P(bin), log P(bin) - log(e^{eps_j} Q(bin)), P(L > e_{n-1}))``."""
     t = _t_at(pair, eps + 0.5 * h + offset)
     lsp, lcp, lsq, lcq = pair.all_tails(t)
@@ -253,29 +251,47 @@ def _merged_down(pair: MonotonePair, eps, h, lower) -> PLD:
     Merging the outcomes whose loss lies in ``bin_j = (e_{j-1}, e_j]`` is a post-processing,
     so the merged pair (one outcome per bin, loss ``c_j = log P(bin_j) / Q(bin_j)``) is
     dominated by the true one, and so are its compositions.  Its loss ``c_j`` is rounded
-    down to the grid: to ``eps_j`` where ``P(bin_j) >= e^{eps_j} Q(bin_j) (1 + 10^{-9})``
-    (i.e. ``c_j >= eps_j`` with a margin for the bin masses' rounding), else to
+    down to the grid: to ``eps_j`` where ``log P(bin_j) - log(e^{eps_j} Q(bin_j)) >= 4 \cdot
+    10^{-11}`` (``c_j >= eps_j`` with a margin for the bin masses' rounding), else to
     ``eps_{j-1}`` (``c_j > e_{j-1} >= eps_{j-1}``); lowering a loss lowers every hockey stick
-    (pathwise coupling), so the PLD is a lower bound.  The edges ``e_j = eps_j + h/2 + o``
-    sit half a bin above the labels: ``c_j`` is near the bin's centre ``eps_j + o`` (the
-    merged loss is within ``O(h^2)`` of it), so a bin loses ``o`` instead of the ``h/2`` of
-    plain rounding down; ``o`` is the ``2^{-k} h`` minimising the predicted loss ``o +
-    h P(c_j < eps_j)`` (the ``c_j`` of the centred bins, ``o = 0``, shifted by ``o``).
-    Mass above the top edge goes to the top point, mass below the bottom edge is dropped.
+    (pathwise coupling), so the PLD is a lower bound whatever the edges.  The edges are
+    placed so that ``c_j`` lands just above its label: a first pass with centred bins
+    (``e_j = eps_j + h/2``) gives ``g_j = c_j - eps_j`` (``O(h^2)``: the merged loss is near
+    the bin's centre); the second pass moves edge ``j`` by ``o_j = -(g_j + g_{j+1})/2 +
+    |g_{j+1} - g_j| + 10^{-6} h + 8 \cdot 10^{-11}`` (clipped to ``[-h/4, h/4]``), so a use
+    loses about the margin instead of the ``h / 2`` of plain rounding down.  Where the grid
+    is too coarse for the bins' curvature (the labels would lose more, ``sum_j P(bin_j) (c_j - label_j)``),
+    the edges sit at the labels instead (``o_j = -h/2``: plain rounding down).  Mass above
+    the top edge goes to the top point, mass below the bottom edge is dropped.
     """
-    p0, gap0, _ = _merged_bins(pair, eps, h, 0.0)
-    offs = jnp.asarray(_OFFSETS) * h
-    total = jnp.sum(p0)
-    miss = jnp.sum(jnp.where(gap0[None, :] + offs[:, None] < 0.0, p0[None, :], 0.0), axis=1)
-    cost = offs * total + h * miss
-    offset = offs[jnp.argmin(jnp.where(jnp.isnan(cost), jnp.inf, cost))]
-    p_bin, gap, p_above = _merged_bins(pair, eps, h, offset)
-    ok = gap >= _MERGE_MARGIN  # log(1 + 1e-9) < 1e-9
-    here = jnp.where(ok, p_bin, 0.0)
-    down = jnp.where(ok, 0.0, p_bin)
-    pmf = jnp.concatenate([down, jnp.zeros((1,))]) + jnp.concatenate([jnp.zeros((1,)), here])
-    pmf = pmf.at[-1].add(p_above)
-    truncated = p_above + jnp.exp(pair.log_cdf_p(_t_at(pair, eps[:1] + 0.5 * h + offset))[0])
+    _, gap0, _ = _merged_bins(pair, eps, h, 0.0)
+    g = jnp.where(jnp.isfinite(gap0), gap0, 0.0)
+    g = jnp.concatenate([g, g[-1:]])  # g_j for j = 1 .. n (the last repeated)
+    mid = 0.5 * (g[:-1] + g[1:])
+    margin = jnp.abs(g[1:] - g[:-1]) + 1e-6 * h + 2.0 * _MERGE_MARGIN
+    inner = jnp.clip(-mid + margin, -0.25 * h, 0.25 * h)  # edges e_1 .. e_{n-1}
+    offset = jnp.concatenate([inner[:1], inner])  # e_0 moves with e_1
+
+    def labelled(offset):
+        p_bin, gap, p_above = _merged_bins(pair, eps, h, offset)
+        ok = gap >= _MERGE_MARGIN
+        here = jnp.where(ok, p_bin, 0.0)
+        down = jnp.where(ok, 0.0, p_bin)
+        pmf = jnp.concatenate([down, jnp.zeros((1,))]) + jnp.concatenate([jnp.zeros((1,)), here])
+        pmf = pmf.at[-1].add(p_above)
+        # what the labels lose against the merged losses (P-weighted): gap, or gap + h
+        miss = jnp.clip(gap, 0.0, h) + jnp.where(ok, 0.0, h)
+        lost = jnp.sum(jnp.where(p_bin > 0, p_bin * miss, 0.0))
+        return pmf, lost
+
+    pmf, lost = labelled(offset)
+    # the edges at the labels (o = -h/2: plain rounding down) where they lose less (a grid
+    # too coarse for the bins' curvature); either is a lower bound
+    plain, lost_plain = labelled(jnp.full_like(offset, -0.5 * h))
+    use_plain = ~(lost <= lost_plain)
+    pmf = jnp.where(use_plain, plain, pmf)
+    offset = jnp.where(use_plain, -0.5 * h, offset[0])
+    truncated = pmf[-1] + jnp.exp(pair.log_cdf_p(_t_at(pair, eps[:1] + 0.5 * h + offset))[0])
     return make(h, lower, pmf, 0.0, truncated_mass=truncated, pessimistic=False)
 
 

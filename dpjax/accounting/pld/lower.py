@@ -9,9 +9,10 @@ does not grow like ``T h / 2``).  From its composed grid
 e^{-(j - k) h})`` (:func:`.query.profile_arrays`); every error is *subtracted*:
 
 .. math:: \underline\delta_k = (1 - 2\,\text{REL})(D_k - \text{ABS})
-          - r\sqrt{n - k} - w - (1 - (1 - \varepsilon_b)^K),
+          - r W(n - k) - w - (1 - (1 - \varepsilon_b)^K),
 
-``r`` the FFT round-off bound (l2, Cauchy-Schwarz over the ``n - k`` points above), ``w``
+``r`` the FFT round-off bound (l2, Cauchy-Schwarz against the weights ``1 - e^{-(j - k) h}`` of
+the ``n - k`` points above, :func:`.query.roundoff_weight`), ``w``
 the composed mass below the window (the only mass a cyclic FFT can carry *up*: a cyclic
 FFT of length ``N`` puts the mass of the composed loss index ``j`` at the window label
 congruent to ``j`` mod ``N``, so mass above the window wraps down, which only lowers
@@ -101,7 +102,8 @@ def epsilon_lower_bound(
         wrapped = jnp.where(start <= jnp.asarray(support_lower, jnp.float64), 0.0, wrapped)
     kk = jnp.asarray(compositions, jnp.float64)
     mass_err = -jnp.expm1(kk * jnp.log1p(-BIN_MASS_ERROR))
-    low = (1.0 - 2.0 * prof.rel) * (prof.d - prof.abs_) - pld.roundoff * jnp.sqrt(n - k)
+    spread = query.roundoff_weight(n - k, h)
+    low = (1.0 - 2.0 * prof.rel) * (prof.d - prof.abs_) - pld.roundoff * spread
     low = low - wrapped - mass_err
     # a grid marked void (inf_mass = 1: inexact indices, no finite window) certifies nothing
     low = jnp.where(prof.ok & (pld.inf_mass < 1.0), low, -jnp.inf)

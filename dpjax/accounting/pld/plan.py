@@ -254,6 +254,43 @@ def _fitting(ext: Extents, h: float, ok) -> float | None:
     return None
 
 
+#: Bin width per unit of the per-use loss spread (:func:`step_width`).
+STEP_FRACTION = 0.09
+#: Width of the ``K``-fold Chernoff window (``1e-30`` each side) per composed standard
+#: deviation, for a sum near normal: ``2 sqrt(2 log 1e30) = 23.5``, rounded up.
+_WINDOW_SDS = 24.0
+
+
+def step_width(ext: Extents) -> float:
+    r"""Host helper: the widest bin the per-use loss spread allows (``inf`` for ``K = 1``).
+
+    .. math:: h_{\text{step}} = 0.09\, s_1,\qquad
+              s_1 = \frac{x_{hi} - x_{lo}}{24 \sqrt K}
+
+    ``s_1`` is the per-use loss spread read off the ``K``-fold Chernoff window (an upper
+    estimate: the window of a near-normal sum spans ``2 sqrt(2 log 1e30) ~ 23.5`` standard
+    deviations, more for a skewed one).  Connect-the-dots splits each use's loss onto the
+    two grid points around it, adding at most ``h^2 / 4`` of variance a use; at ``h <= 0.09
+    s_1`` that is below ``0.2%`` of the per-use variance, so the composed epsilon moves by
+    about ``10^{-3}`` of the composed spread, whatever ``K``.  A Poisson-subsampled use at
+    rate ``q`` has a spread of order ``q``: the grid follows it.
+
+    Args:
+      ext: the :class:`Extents` (every row and adjacency; the narrowest window decides).
+
+    Returns:
+      ``h_step`` (``inf`` where no window is known).
+    """
+    if ext.compositions <= 1.0:
+        return math.inf
+    with np.errstate(invalid="ignore"):
+        width = np.asarray(ext.win_hi - ext.win_lo, np.float64)
+    width = width[np.isfinite(width) & (width > 0)]
+    if width.size == 0:
+        return math.inf
+    return STEP_FRACTION * float(np.min(width)) / (_WINDOW_SDS * math.sqrt(ext.compositions))
+
+
 @float64_kernel
 def plan(
     noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, tail=1e-40
@@ -283,6 +320,11 @@ def plan(
     cap = max_grid_points()
     ext = extents(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, tail)
     h = float(bin_width)
+    h_step = step_width(ext)
+    if h_step < h:  # the per-use loss spread asks for a finer grid: h 2^-k below h_step
+        h = math.ldexp(h, -math.ceil(math.log2(h / h_step)))
+        if _fitting(ext, h, lambda g, f, i: g <= cap and f <= cap and i < _PLAN_INDEX) != h:
+            h = float(bin_width)  # it does not fit: the requested width (coarsened as before)
 
     h_eng = _fitting(ext, h, lambda g, f, i: g <= cap and f <= cap and i < _PLAN_INDEX)
     if h_eng == h:

@@ -4,10 +4,12 @@ From the grid ``l_i = (lower + i) h`` (``i < n``), the pmf ``p_i``, ``inf_mass``
 ``m`` and ``roundoff`` ``r``:
 
 .. math:: \delta_{grid}(\epsilon) = m + \sum_{l_j > \epsilon} p_j (1 - e^{\epsilon - l_j})
-          + r \sqrt{\#\{j : l_j > \epsilon\}},
+          + r\, W(\#\{j : l_j > \epsilon\}),
 
 an upper bound for a pessimistic PLD (the last term bounds the floating-point
-error of ``pmf`` by Cauchy-Schwarz).
+error of ``pmf`` by Cauchy-Schwarz against the hockey-stick weights,
+:func:`roundoff_weight`: ``W(c) <= sqrt(c)``, much less when the points above
+``epsilon`` span less than a unit of loss).
 
 **No exponent can overflow.**  With the suffix masses ``S_k = sum_{j >= k} p_j``
 and ``D_k = sum_{j > k} p_j (1 - e^{-(j - k) h})`` (the grid part of ``delta`` at
@@ -40,7 +42,7 @@ computed sums bound the exact ones from above up to ``gamma_K``; ``epsilon`` is 
 down by the rounding of ``epsilon / h - lower`` before its segment is located
 (``delta`` is non-increasing).  A path through one discounted sum has at most ``L (B +
 3)`` roundings (``L`` levels: a dot of ``B`` terms, a product and a sum per level), so
-the certified value is ``(1 + REL) (m + grid + r sqrt(cnt)) + ABS`` with ``REL = (2 L
+the certified value is ``(1 + REL) (m + grid + r W(cnt)) + ABS`` with ``REL = (2 L
 (B + 3) + 64) u`` (``S``, then ``D`` from ``S``, then the evaluation; ``~1e-13``) and
 ``ABS = 16 (n + 1) tiny`` where mass remains above ``epsilon`` (XLA flushes
 subnormals to zero: each operation may lose ``tiny``).  Both are far below anything
@@ -180,11 +182,39 @@ def profile_arrays(pld: PLD) -> Profile:
     return Profile(s, d, jnp.asarray(rel), jnp.asarray(abs_), ok)
 
 
+def roundoff_weight(cnt, bin_width):
+    r"""``W(c) >= (sum_{m=1}^{c} w_m^2)^{1/2}`` for hockey-stick weights ``w_m <= min(1, m h)``.
+
+    .. math:: W(c)^2 = h^2 \frac{M (M + 1)(2M + 1)}{6} + (c - M),\qquad
+              M = \min(c, \lfloor 1/h \rfloor)
+
+    The grid point ``m`` bins above ``epsilon``'s segment enters ``delta`` with weight
+    ``1 - e^{-(l_j - \epsilon)} <= min(1, m h)``, so the FFT error ``e`` adds at most
+    ``sum_m |e_m| w_m <= ||e||_2 W(c)`` (Cauchy-Schwarz; ``W(c) <= sqrt(c)``, and far below
+    it where the window above ``epsilon`` spans less than a unit of loss, as for a
+    Poisson-subsampled use at a small rate), padded by ``1e-12`` relative.
+
+    Args:
+      cnt: ``c``, the number of grid points above ``epsilon`` (float64, any shape).
+      bin_width: ``h``.
+
+    Returns:
+      ``W(c)``, shape of ``cnt``.
+    """
+    c = jnp.asarray(cnt, jnp.float64)
+    h = jnp.asarray(bin_width, jnp.float64)
+    m = jnp.minimum(c, jnp.floor(1.0 / h))
+    sq = h * h * m * (m + 1.0) * (2.0 * m + 1.0) / 6.0 + (c - m)
+    return jnp.minimum(jnp.sqrt(sq) * (1.0 + 1e-12), jnp.sqrt(c) * (1.0 + 1e-15))
+
+
 def _certified(pld: PLD, prof: Profile, k, grid):
-    """``(1 + REL) (m + grid + r sqrt(n - k)) + ABS [S_k > 0]``, fail-closed to 1, <= 1."""
+    """``(1 + REL) (m + grid + r W(n - k)) + ABS [S_k > 0]``, fail-closed to 1, <= 1
+    (:func:`roundoff_weight`)."""
     n = prof.s.shape[-1] - 1
     cnt = (n - k).astype(jnp.float64)
-    val = (pld.inf_mass + grid + pld.roundoff * jnp.sqrt(cnt)) * (1.0 + prof.rel)
+    spread = roundoff_weight(cnt, pld.bin_width)
+    val = (pld.inf_mass + grid + pld.roundoff * spread) * (1.0 + prof.rel)
     val = val + jnp.where(prof.s[k] > 0, prof.abs_, 0.0)
     bad = ~prof.ok | ~(val >= 0)  # nan, negative
     return jnp.where(bad, 1.0, jnp.minimum(val, 1.0))
@@ -315,7 +345,8 @@ def _grid_epsilon(pld: PLD, prof: Profile, target: Array) -> Array:
     s, d = prof.s[kc], prof.d[kc]
     cnt = (n - kc).astype(jnp.float64)
     extra = jnp.where(s > 0, prof.abs_, 0.0)
-    want = (target - extra) / (1.0 + prof.rel) - pld.inf_mass - pld.roundoff * jnp.sqrt(cnt)
+    spread = roundoff_weight(cnt, h)
+    want = (target - extra) / (1.0 + prof.rel) - pld.inf_mass - pld.roundoff * spread
     # (1 - e^{-t}) s + e^{-t} d = want  <=>  t = log1p((want - d) / (s - want))
     room = s - want
     t = jnp.where(

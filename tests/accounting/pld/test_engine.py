@@ -221,3 +221,35 @@ def test_tiny_delta_composes_each_tilted_query_once_and_unpadded(monkeypatch):
     assert eps == _gdp_epsilon(1e-20) * (1.0 + 1e-6)
     assert delta == pytest.approx(float(gaussian_delta(eps, SIGMA, 1.0, K)), rel=1e-12)
     assert delta <= 1e-20 * (1.0 - 1e-10)
+
+
+def _dp_accounting_ctd(sigma, q, steps, delta, interval, pessimistic=True):
+    """dp_accounting's PLD of ``steps`` Poisson-subsampled Gaussian uses (connect-the-dots
+    when pessimistic), at ``value_discretization_interval = interval``."""
+    from dp_accounting.pld import privacy_loss_distribution as dp_pld
+
+    one = dp_pld.from_gaussian_mechanism(
+        sigma, sensitivity=1.0, value_discretization_interval=interval,
+        pessimistic_estimate=pessimistic, sampling_prob=q, use_connect_dots=pessimistic)
+    return one.self_compose(steps).get_epsilon_for_delta(delta)
+
+
+def test_grid_follows_the_per_use_loss_spread():
+    """A small rate (q = 3e-4: a use's loss spreads over ~1.6e-4) refines the grid below the
+    requested 1e-4 (:func:`.plan.step_width`), so the bracket is tight and the upper end is
+    within 0.2% of dp_accounting's connect-the-dots at a 100x finer interval (1e-4 gave 3.5%
+    more); the lower end is below it (dp_accounting's is a bound from above, so only the
+    upper end is compared with it), and the bracket is narrow."""
+    import dpjax
+    from dpjax.accounting.pld import plan as pld_plan
+
+    sigma, q, steps, delta = 2.0, 3e-4, 10_000, 1e-5
+    p = pld_plan.plan(Gaussian.from_scale, sigma, 0.0, 1.0, q, steps, 1e-4)
+    assert p.bin_width < 2e-5 and p.note is None
+    got = dpjax.account("gaussian", {"sigma": sigma}, compositions=steps, sampling_rate=q,
+                        delta=delta, bracket=True)
+    lower, upper = got.bracket
+    ref = _dp_accounting_ctd(sigma, q, steps, delta, 1e-6)
+    assert lower <= ref <= upper * (1.0 + 1e-3)  # dp_accounting's is an upper bound too
+    assert upper <= ref * 1.002
+    assert upper - lower <= 0.02 * upper

@@ -260,8 +260,8 @@ def _merged_down(pair: MonotonePair, eps, h, lower) -> PLD:
     the bin's centre); the second pass moves edge ``j`` by ``o_j = -(g_j + g_{j+1})/2 +
     |g_{j+1} - g_j| + 10^{-6} h + 8 \cdot 10^{-11}`` (clipped to ``[-h/4, h/4]``), so a use
     loses about the margin instead of the ``h / 2`` of plain rounding down.  Where the grid
-    is too coarse for the bins' curvature (the labels would lose more, ``sum_j P(bin_j) (c_j - label_j)``),
-    the edges sit at the labels instead (``o_j = -h/2``: plain rounding down).  Mass above
+    is too coarse for the bins' curvature (the labels would lose more,
+    ``sum_j P(bin_j) (c_j - label_j)``), the edges sit at the labels instead (``o_j = -h/2``: plain rounding down).  Mass above
     the top edge goes to the top point, mass below the bottom edge is dropped.
     """
     _, gap0, _ = _merged_bins(pair, eps, h, 0.0)

@@ -261,8 +261,9 @@ def _merged_down(pair: MonotonePair, eps, h, lower) -> PLD:
     |g_{j+1} - g_j| + 10^{-6} h + 8 \cdot 10^{-11}`` (clipped to ``[-h/4, h/4]``), so a use
     loses about the margin instead of the ``h / 2`` of plain rounding down.  Where the grid
     is too coarse for the bins' curvature (the labels would lose more,
-    ``sum_j P(bin_j) (c_j - label_j)``), the edges sit at the labels instead (``o_j = -h/2``: plain rounding down).  Mass above
-    the top edge goes to the top point, mass below the bottom edge is dropped.
+    ``sum_j P(bin_j) (c_j - label_j)``), the edges sit at the labels instead (``o_j =
+    -h/2``: plain rounding down).  Mass above the top edge goes to the top point, mass
+    below the bottom edge is dropped.
     """
     _, gap0, _ = _merged_bins(pair, eps, h, 0.0)
     g = jnp.where(jnp.isfinite(gap0), gap0, 0.0)

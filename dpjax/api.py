@@ -30,6 +30,7 @@ from dpjax.calibration.result import Calibration
 from dpjax.certificate import certify_epsilon
 from dpjax.errors import CertificationError
 from dpjax.mechanisms import get
+from dpjax.mechanisms._relation import calibrate_under
 from dpjax.mechanisms._spec import CONDITIONS, make_query
 
 __all__ = ["CONDITIONS", "Bracket", "account", "calibrate", "profile"]
@@ -68,6 +69,7 @@ def calibrate(
     compositions: int = 1,
     sampling_rate: float | None = None,
     condition: str = "exact",
+    relation: str = "add_remove",
 ) -> Calibration:
     r"""Least-error parameters of ``mechanism`` meeting ``(epsilon, delta)``, certified.
 
@@ -91,6 +93,13 @@ def calibrate(
       compositions: number of uses ``T``.
       sampling_rate: Poisson subsampling rate ``q`` in ``(0, 1]``, or ``None``.
       condition: ``"exact"`` (necessary and sufficient) or ``"sufficient"``.
+      relation: the neighbouring relation (dp_accounting's): ``"add_remove"`` (default: the
+        worse of adding and removing a record), ``"add"``, ``"remove"`` or ``"replace_one"``.
+        Without subsampling, additive symmetric noise has one pair for add and remove, and
+        ``"replace_one"`` is the calibration at twice the sensitivities (dp_accounting's
+        ``REPLACE`` convention); with Poisson subsampling the relation is honoured exactly
+        for ``gaussian``, ``laplace`` and the discrete mechanisms (certified profile of their
+        events, :mod:`dpjax.mechanisms._relation`), others raise ``NotImplementedError``.
 
     Returns:
       A :class:`~dpjax.Calibration` (arrays shaped like the broadcast targets).
@@ -105,9 +114,10 @@ def calibrate(
     eps, dlt = _validate.broadcast(
         epsilon=_validate.epsilon(epsilon), delta=_validate.delta(delta)
     )
-    query = make_query(mech, _use(dim, l1, l2, linf, compositions, sampling_rate), condition)
+    use = _use(dim, l1, l2, linf, compositions, sampling_rate) | {"relation": relation}
+    query = make_query(mech, use, condition)
     with jax.enable_x64(True):
-        return mech.calibrate_certified(eps, dlt, query)
+        return calibrate_under(mech, eps, dlt, query)
 
 
 def profile(

@@ -177,7 +177,7 @@ def compare(epsilon, delta, condition: str = "auto", **query) -> tuple[list, lis
     results, skipped = [], []
     for name in names():
         mech = get(name)
-        if dim < mech.min_dim:
+        if dim < mech.min_dim or mech.domain != "real":  # discrete noise: integer queries
             continue
         _progress.mark(name)  # on a terminal: which mechanism is being calibrated
         errors = []

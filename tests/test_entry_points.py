@@ -287,6 +287,7 @@ CALIBRATE_INVALID = (
     + [("compositions", v) for v in (0, -1, 1.5, True, "3", math.inf)]
     + [("sampling_rate", v) for v in (0.0, -0.1, 1.5, math.nan, "0.1", True, math.inf)]
     + [("condition", v) for v in ("bogus", "", None, 1)]
+    + [("relation", v) for v in ("bogus", "", None, 1, "ADD", "replace_special")]
     + [("mechanism", v) for v in ("gausian", "", "Gaussian ", None, 1)]
 )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dpjax
 from dpjax.cli import _common as c
 from dpjax.mechanisms import names, parameter_help
+from dpjax.mechanisms._spec import RELATIONS
 
 
 def add_parser(sub) -> None:
@@ -22,6 +23,11 @@ def add_parser(sub) -> None:
     c.add_sensitivity_args(p)
     c.add_use_args(p)
     p.add_argument("--condition", choices=("exact", "sufficient"), default="exact")
+    p.add_argument(
+        "--relation", choices=RELATIONS, default="add_remove",
+        help="neighbouring relation (default add_remove: the worse of adding and removing a "
+        "record; replace_one without subsampling: twice the sensitivity)",
+    )
     c.add_json_arg(p)
     p.set_defaults(func=run)
 
@@ -43,6 +49,7 @@ def run(args) -> None:
         compositions=args.compositions,
         sampling_rate=args.sampling_rate,
         condition=args.condition,
+        relation=args.relation,
         **c.sensitivity_kwargs(args),
     )
     if args.json:
@@ -59,7 +66,8 @@ def run(args) -> None:
         cols = (*cols, np.broadcast_to(np.asarray(cal.member, dtype=object), cols[0].shape))
     rows = list(zip(*(np.atleast_1d(col) for col in cols), strict=True))
     c.print_table(
-        headers, rows, title=f"{cal.mechanism} (condition={cal.condition}; "
+        headers, rows, title=f"{cal.mechanism} (condition={cal.condition}, "
+        f"relation={args.relation}; "
         + c.query_text(c.query_fields(args)) + ")"
     )
     print(f"({c.COLUMNS})")

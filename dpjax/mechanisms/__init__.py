@@ -28,6 +28,8 @@ _MODULES = {
     "truncated-laplace": "dpjax.mechanisms.truncated_laplace",
     "staircase": "dpjax.mechanisms.staircase",
     "spherical": "dpjax.mechanisms.spherical",
+    "discrete-laplace": "dpjax.mechanisms.discrete_laplace",
+    "discrete-gaussian": "dpjax.mechanisms.discrete_gaussian",
 }
 
 
@@ -102,7 +104,7 @@ def describe(name: str | None = None) -> list[dict]:
             "conditions": list(m.conditions),
             "min_dim": m.min_dim,
             "supports": m.about.supports,
-            "paper": cite(m.about.paper) if m.about.paper else "",
+            "paper": cite(m.about.paper) if m.about.paper else m.about.reference,
         })
     return out
 

@@ -36,12 +36,15 @@ class Query:
       compositions: number of uses ``T``.
       sampling_rate: Poisson subsampling rate ``q`` (``None``: no subsampling).
       condition: ``"exact"`` or ``"sufficient"``.
+      relation: the neighbouring relation (:data:`RELATIONS`; ``"add_remove"``: the worse
+        of adding and removing a record).
     """
 
     sensitivity: Sensitivity
     compositions: int = 1
     sampling_rate: float | None = None
     condition: str = "exact"
+    relation: str = "add_remove"
 
     @property
     def dim(self) -> int:
@@ -56,11 +59,14 @@ class About(NamedTuple):
       paper: the slug of the paper that specifies it (:data:`dpjax.papers.CITATIONS`).
       sensitivities: the sensitivity norms it uses (others are converted soundly).
       supports: what it supports beyond one 1-D release (dims, compositions, subsampling).
+      reference: the full citation of a mechanism from outside the four papers (used when
+        ``paper`` is empty).
     """
 
     paper: str = ""
     sensitivities: tuple[str, ...] = ()
     supports: str = ""
+    reference: str = ""
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,9 @@ class Mechanism:
       calibrate: ``(epsilon, delta, query) -> Calibration`` (certified).
       profile: ``(params, epsilon, query) -> delta`` (exact or an upper bound).
       epsilon_for_delta: ``(params, delta, query) -> epsilon`` (certified upper end).
+      domain: ``"real"`` (additive noise on real-valued queries, compared by
+        ``dpjax.design``) or ``"integer"`` (discrete noise on integer queries: calibrated
+        and accounted on its own, not compared with the real-valued mechanisms).
       epsilon_lower: ``(params, delta, query) -> epsilon`` (certified lower end), or
         ``None``: the lower end of a bracket is then 0.
       noise: its 1-D noise family (:mod:`dpjax.noise`), whose ``constraints`` are the
@@ -96,6 +105,7 @@ class Mechanism:
     min_dim: int = 1
     about: About = About()
     epsilon_lower: Callable[[dict, np.ndarray, Query], np.ndarray] | None = None
+    domain: str = "real"
 
     def __post_init__(self):
         if self.noise is not None:
@@ -157,6 +167,8 @@ class Mechanism:
 
 #: The conditions a query may ask for.
 CONDITIONS = ("exact", "sufficient")
+#: The neighbouring relations a calibration may ask for (dp_accounting's, by name).
+RELATIONS = ("add_remove", "add", "remove", "replace_one")
 
 
 def make_query(
@@ -167,21 +179,27 @@ def make_query(
     Args:
       mechanism: the :class:`Mechanism` the query is for (its conditions are checked).
       use: the façade's ``dim``, ``l1``, ``l2``, ``linf`` (:class:`~dpjax.sensitivity.
-        Sensitivity`), ``compositions`` (``T >= 1``) and ``sampling_rate`` (``q`` in
-        ``(0, 1]`` or ``None``); missing ones take the façade's defaults.
+        Sensitivity`), ``compositions`` (``T >= 1``), ``sampling_rate`` (``q`` in
+        ``(0, 1]`` or ``None``) and ``relation`` (:data:`RELATIONS`); missing ones take the
+        façade's defaults.
       condition: ``"exact"`` or ``"sufficient"``.
       default_unit: with no sensitivity given and ``dim = 1``, assume unit sensitivity
         (parameters in units of the sensitivity, e.g. a noise multiplier).
 
     Raises:
-      ValueError: a bad argument (named, with what is allowed).
+      ValueError: a bad argument (named, with what is allowed; for an integer-domain
+        mechanism also a sensitivity that is not an integer).
+      NotImplementedError: ``dim > 1`` for an integer-domain mechanism.
     """
-    unknown = set(use) - {"dim", "l1", "l2", "linf", "compositions", "sampling_rate"}
+    unknown = set(use) - {"dim", "l1", "l2", "linf", "compositions", "sampling_rate", "relation"}
     if unknown:
         raise ValueError(f"unknown query arguments: {', '.join(sorted(unknown))}")
     dim, compositions = use.get("dim", 1), use.get("compositions", 1)
     l1, l2, linf = (use.get(norm) for norm in ("l1", "l2", "linf"))
     sampling_rate = use.get("sampling_rate")
+    relation = use.get("relation", "add_remove")
+    if not isinstance(relation, str) or relation not in RELATIONS:
+        raise ValueError(f"relation must be one of {', '.join(RELATIONS)}, got {relation!r}")
     if l1 is None and l2 is None and linf is None:
         if not default_unit:
             raise ValueError("give a sensitivity: l1, l2 or linf (a finite number > 0)")
@@ -200,12 +218,16 @@ def make_query(
             f"{mechanism.name} supports condition {', '.join(mechanism.conditions)}, "
             f"got {condition!r}"
         )
-    return Query(
+    query = Query(
         sensitivity=Sensitivity(dim=dim, l1=l1, l2=l2, linf=linf),
         compositions=compositions,
         sampling_rate=sampling_rate,
         condition=condition,
+        relation=relation,
     )
+    if mechanism.domain == "integer":  # discrete noise: an integer query, checked up front
+        integer_sensitivity(mechanism.name, query)
+    return query
 
 
 def calibration(
@@ -263,6 +285,27 @@ def unsupported(mechanism: str, what: str) -> NotImplementedError:
       what: the unsupported part of the query (e.g. ``"Poisson subsampling"``).
     """
     return NotImplementedError(f"{mechanism}: {what} is not supported yet")
+
+
+def integer_sensitivity(name: str, query: Query) -> tuple[int, tuple[str, ...]]:
+    """The query's integer sensitivity ``Delta`` (``linf``), in one dimension.
+
+    Args:
+      name: the mechanism's name, for messages.
+      query: the :class:`Query`.
+
+    Raises:
+      NotImplementedError: ``dim > 1``.
+      ValueError: a sensitivity that is not an integer.
+    """
+    if query.dim != 1:
+        raise unsupported(name, "dim > 1 (discrete noise is accounted for one integer query)")
+    sens, notes = query.sensitivity.resolve("linf")
+    if sens != int(sens) or sens < 1 or sens > 2**31:
+        raise ValueError(
+            f"{name} needs an integer sensitivity (linf, l1 or l2) in [1, 2^31], got {sens!r}"
+        )
+    return int(sens), notes
 
 
 def single_release(mechanism: str, query: Query, needs: str = "") -> tuple[float, tuple[str, ...]]:

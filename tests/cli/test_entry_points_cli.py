@@ -274,6 +274,9 @@ INVALID = (
     + [(_with(_ACC, "--compositions", v), "compositions", v) for v in ["0", "-1", "abc"]]
     + [(_with(_ACC, "--sampling-rate", v), "sampling", v) for v in ["0", "1.5", "nan"]]
     + [(_with(_ACC, "--relation", v), "relation", v) for v in ["bogus", "addremove"]]
+    + [(_with(_CAL, "--relation", v), "relation", v) for v in ["bogus", "replace_special"]]
+    + [(["calibrate", m, "--epsilon", "1", "--delta", "1e-6", "--linf", "1.5"], "integer",
+        "1.5") for m in ("discrete-laplace", "discrete-gaussian")]
     + [(["design", "--dim", "5"], "sensitivity", None),
        (["design", "--dim", "5", "--epsilon", "1", "--delta", "1e-6"], "sensitivity", None)]
     + [(["design", opt, v], opt[2:], v) for opt in ("--epsilon", "--delta")

@@ -19,6 +19,8 @@ PARAMS = {
     "truncated-laplace": ("scale", "bound"),
     "staircase": ("decay", "width", "gamma"),
     "spherical": ("budget", "n", "N", "r"),
+    "discrete-laplace": ("noise_parameter",),
+    "discrete-gaussian": ("sigma",),
 }
 
 

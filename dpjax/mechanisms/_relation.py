@@ -1,0 +1,121 @@
+r"""Calibration under a neighbouring relation other than add-or-remove.
+
+The registry's continuous mechanisms calibrate ``"add_remove"`` (the worse of adding and
+removing a record).  Other relations (dp_accounting's conventions, as
+``dpjax.account(event, relation=...)``):
+
+* without Poisson subsampling (or at ``q = 1``, which keeps every record), additive noise
+  that is symmetric gives the *same* pair for adding and for removing a record, so
+  ``"add"`` and ``"remove"`` are ``"add_remove"``; ``"replace_one"`` moves the query by up
+  to twice the sensitivity (one record leaves, another arrives): the calibration at the
+  doubled sensitivities (dp_accounting's ``REPLACE`` adjacency: "twice the sensitivity");
+* with Poisson subsampling ``0 < q < 1`` the directions differ: ``gaussian`` and
+  ``laplace`` are calibrated by bisection on the certified profile of their events
+  (``T`` uses of ``PoissonSampled(q, Gaussian(sigma / Delta_2))`` /
+  ``Laplace(b / Delta_1)``) under the relation (:func:`dpjax.calibration.event_scale.
+  calibrate_event_scale`, re-checked at the returned scale); other families raise
+  ``NotImplementedError``;
+* the discrete mechanisms take the relation themselves (their accounting is the event's).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from dpjax.accounting import events as ev
+from dpjax.calibration.event_scale import calibrate_event_scale
+from dpjax.calibration.result import Calibration
+from dpjax.mechanisms._spec import Mechanism, Query, calibration, unsupported
+from dpjax.sensitivity import Sensitivity
+
+#: The continuous mechanisms calibrated through their events under Poisson subsampling.
+_EVENT_FAMILIES = ("gaussian", "laplace")
+
+
+def _doubled(s: Sensitivity) -> Sensitivity:
+    """The stated sensitivities times two (exact in float64)."""
+    two = {n: (None if getattr(s, n) is None else 2.0 * float(getattr(s, n)))
+           for n in ("l1", "l2", "linf")}
+    return Sensitivity(dim=s.dim, **two)
+
+
+def calibrate_under(mech: Mechanism, epsilon, delta, query: Query) -> Calibration:
+    """:meth:`Mechanism.calibrate_certified` under ``query.relation`` (module docstring).
+
+    Args:
+      mech: the mechanism.
+      epsilon, delta: validated, broadcast float64 targets.
+      query: the query (its ``relation``).
+
+    Raises:
+      NotImplementedError: a relation under Poisson subsampling that ``mech`` cannot honour.
+    """
+    relation = query.relation
+    if relation == "add_remove" or mech.domain == "integer":
+        return mech.calibrate_certified(epsilon, delta, query)
+    plain = dataclasses.replace(query, relation="add_remove")
+    q = query.sampling_rate
+    if q is None or q == 1.0:
+        if relation in ("add", "remove"):
+            cal = mech.calibrate_certified(epsilon, delta, plain)
+            note = (f"relation {relation}: without subsampling symmetric additive noise has the "
+                    "same pair for adding and removing a record (= add_remove)")
+        else:
+            doubled = dataclasses.replace(plain, sensitivity=_doubled(query.sensitivity))
+            cal = mech.calibrate_certified(epsilon, delta, doubled)
+            note = ("relation replace_one: one record replaced moves the query by up to twice "
+                    "its sensitivity; calibrated at the doubled sensitivities (dp_accounting's "
+                    "REPLACE convention)")
+        return dataclasses.replace(cal, notes=cal.notes + (note,))
+    if mech.name not in _EVENT_FAMILIES:
+        raise unsupported(
+            mech.name, f"relation {relation!r} with Poisson subsampling (gaussian, laplace, "
+            "discrete-laplace and discrete-gaussian support it; add_remove bounds every "
+            "direction)",
+        )
+    return _event_calibration(mech, epsilon, delta, query)
+
+
+def _event_calibration(mech: Mechanism, epsilon, delta, query: Query) -> Calibration:
+    """Gaussian or Laplace under Poisson subsampling and ``query.relation``: bisection on the
+    certified profile of the ledger of events, in units of the resolved sensitivity."""
+    from dpjax.errors import InfeasibleTargetError
+
+    gaussian = mech.name == "gaussian"
+    norm = "l2" if gaussian else "l1"
+    sens, notes = query.sensitivity.resolve(norm)
+    q, uses = float(query.sampling_rate), query.compositions
+    if gaussian and np.any(np.asarray(delta) == 0):
+        raise InfeasibleTargetError(
+            "gaussian: delta = 0 is infeasible (every Gaussian mechanism has delta(eps) > 0)")
+    leaf = ev.Gaussian if gaussian else ev.Laplace
+
+    def build(scale):
+        step = ev.PoissonSampled(q, leaf(float(scale) / sens))
+        return ev.SelfComposed(step, uses) if uses > 1 else step
+
+    # a start: the un-subsampled pure/closed-form scale (subsampling never hurts)
+    shift = 2.0 if query.relation == "replace_one" else 1.0
+    eps = np.maximum(np.asarray(epsilon, np.float64), 1e-3)
+    if gaussian:
+        dlt = np.clip(np.asarray(delta, np.float64), 1e-300, 0.5)
+        guess = shift * sens * math.sqrt(uses) * np.sqrt(2.0 * np.log(1.25 / dlt)) / eps
+    else:
+        guess = shift * sens * uses / eps
+    scale, delta_at = calibrate_event_scale(
+        build, epsilon, delta, query.relation, q * guess, name=mech.name,
+        lo_limit=1e-6 * sens, hi_limit=1e12 * sens,
+    )
+    notes += (
+        f"{uses} Poisson-subsampled uses (q = {q}), relation {query.relation}: PLDAccountant of "
+        "the events (pessimistic connect-the-dots), bisection on the scale",
+    )
+    variance = scale**2 if gaussian else 2.0 * scale**2
+    params = {"sigma": scale} if gaussian else {"scale": scale}
+    return calibration(
+        mech.name, query, params=params, variance=variance, epsilon=epsilon, delta=delta,
+        delta_at_params=delta_at, sensitivity={norm: sens}, notes=notes,
+    )

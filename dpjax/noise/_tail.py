@@ -29,9 +29,14 @@ leading one lies in the first ``D`` bits (``z < D``, probability ``1 - 2^-D``;
 ``D = 8`` in float32, ``11`` in float64), the bits after it give the mantissa
 (and the word's last bit the sign, a second word the low mantissa in float64):
 the *main path* costs one word per float32 sample (two per float64 sample), as
-``jax.random.normal`` does, and its quantile may use ``ndtri`` (accurate for
-``U >= 2^-12``).  Otherwise the sample is *deep*: the lanes with ``z >= D``
-are gathered (``jnp.nonzero`` with a static capacity ``deep_capacity(n)``),
+``jax.random.normal`` does, and its quantile may use cheaper forms accurate for
+``U >= 2^-12`` (``ndtri``; in float32 jax.random.normal's own ``erfinv`` transform with
+its ``w = -log(U (2 - U))`` formed exactly, :func:`erfinv_from_w`), with one ``log1p``
+for ``log U`` (:func:`_main_path_uniform`).
+Otherwise the sample is *deep*: the lanes with ``z >= D``
+are gathered (:func:`sparse_nonzero`, ``jnp.nonzero``'s indices by a packed two-pass
+compaction instead of a prefix sum over every lane, with a static capacity
+``deep_capacity(n)``),
 their string is continued with ``E - 1`` fresh words and a fresh
 mantissa/sign word, and their quantile is evaluated by the log-space
 ``Q^{-1}`` and friends; the results are scattered back.  Given ``z >= D`` the
@@ -264,13 +269,74 @@ def _main_uniform(main: Array, work: np.dtype) -> tuple[TailUniform, Array]:
     else:
         hi = (rest >> (32 - (mant_bits - 32))).astype(work)
         m = hi * work.type(2.0**32) + main[1].astype(work)
-    return _uniform(zs, m, negative, work, mant_bits), deep
+    return _main_path_uniform(zs, m, negative, work, mant_bits), deep
+
+
+def _main_path_uniform(z: Array, m: Array, negative: Array, work: np.dtype, mant_bits: int):
+    r""":func:`_uniform` for ``z < D`` with one ``log1p`` and no ``expm1`` per sample.
+
+    .. math:: \log U = egin{cases} \mathrm{log1p}(-(1 - U)) & z = 0,\ 1 - U < 1/4 \
+              \mathrm{log1p}(f) - (z + 1)\log 2 & 	ext{otherwise} \end{cases}
+
+    (``1 - U`` exact for ``z = 0``; the second form loses at most a few ulp to the
+    subtraction, ``|\log U| >= \log(4/3)``), and ``1 - U = 1 - 2^{-(z+1)}(1 + f)``, which is
+    ``>= 1/2`` for ``z >= 1`` (a relative ``2^{-P}``, as ``-expm1(log U)``).  ``2^{-(z+1)}``
+    is formed from its exponent bits (``z < D``: a normal number).
+    """
+    scale = work.type(2.0 ** -(mant_bits + 1))
+    f = (2.0 * m + 1.0) * scale
+    centre = z == 0
+    omu_centre = (work.type(2.0 ** (mant_bits + 1) - 1.0) - 2.0 * m) * (0.5 * scale)
+    near = centre & (omu_centre < 0.25)
+    log1p = jnp.log1p(jnp.where(near, -omu_centre, f))
+    log_u = jnp.where(near, log1p, log1p - (z.astype(work) + 1.0) * work.type(_LOG_2))
+    info = jnp.finfo(work)
+    uint = jnp.uint64 if work == np.float64 else jnp.uint32
+    exponent = (info.maxexp - 2 - z).astype(uint) << (info.nmant)  # 2^-(z+1): biased maxexp-2-z
+    half_power = jax.lax.bitcast_convert_type(exponent, work)
+    omu = jnp.where(centre, omu_centre, 1.0 - half_power * (1.0 + f))
+    return TailUniform(negative, log_u, omu)
+
+
+def sparse_nonzero(mask: Array, size: int) -> Array:
+    r"""``jnp.nonzero(mask, size=size, fill_value=n)[0]`` for a sparse 1-D ``mask`` of ``n``
+    lanes, in two cheap passes instead of a prefix sum over all ``n`` lanes.
+
+    The mask is packed 32 lanes to a word (bit ``j`` of word ``b`` is lane ``32 b + j``); the
+    non-zero words are found by ``jnp.nonzero`` over ``n / 32`` words, and slot ``s`` takes
+    the ``r``-th set bit of the word ``i`` whose bits cover it (``i``: the first word whose
+    running popcount exceeds ``s``; ``r = s -`` the popcount before word ``i``).  The first
+    ``size`` set lanes lie in the first ``size`` non-zero words, so the result is
+    ``jnp.nonzero``'s, overflow included (the first ``size`` lanes, in order).
+
+    Args:
+      mask: boolean ``(n,)``.
+      size: static number of slots.
+
+    Returns:
+      int32 ``(size,)``: the set lanes in increasing order, then ``n``.
+    """
+    n = mask.shape[0]
+    blocks = -(-n // 32)
+    packed = jnp.pad(mask, (0, 32 * blocks - n)).reshape(blocks, 32).astype(jnp.uint32)
+    words = jnp.sum(packed << jnp.arange(32, dtype=jnp.uint32), axis=1, dtype=jnp.uint32)
+    block = jnp.nonzero(words != 0, size=size, fill_value=blocks)[0]
+    word = jnp.take(words, block, mode="fill", fill_value=0)
+    ends = jnp.cumsum(jax.lax.population_count(word).astype(jnp.int32))
+    slot = jnp.arange(size, dtype=jnp.int32)
+    owner = jnp.minimum(jnp.searchsorted(ends, slot, side="right"), max(size - 1, 0))
+    rank = slot - (ends[owner] - jax.lax.population_count(word[owner]).astype(jnp.int32))
+    w = word[owner]
+    for k in range(31):  # clear the ``rank`` lowest set bits
+        w = jnp.where(rank > k, w & (w - jnp.uint32(1)), w)
+    bit = 31 - jax.lax.clz(w & (~w + jnp.uint32(1))).astype(jnp.int32)
+    lane = block[owner].astype(jnp.int32) * 32 + bit
+    return jnp.where(slot < ends[-1], lane, n) if size else slot
 
 
 def _deep_uniform(main: Array, deep_words: Array, deep: Array, work: np.dtype):
     """Flat indices of the deep samples (``n`` marks an empty slot) and their uniforms."""
-    n = deep.shape[0]
-    idx = jnp.nonzero(deep, size=deep_words.shape[1], fill_value=n)[0]
+    idx = sparse_nonzero(deep, deep_words.shape[1])
     w0 = jnp.take(main[0], idx, mode="fill", fill_value=0)
     return idx, tail_uniform_from_bits(jnp.concatenate([w0[None], deep_words]), work)
 
@@ -336,14 +402,54 @@ def log1p_negative(x: ArrayLike) -> Array:
     return jnp.where(far, jnp.log(1.0 + jnp.where(far, x, 0.0)), jnp.log1p(jnp.where(far, 0.0, x)))
 
 
+#: XLA's float32 ``erf_inv`` (Giles 2010, "Approximating the erfinv function"): ``erfinv(x)
+#: = x P(w)`` with ``w = -log(1 - x^2)``, ``P`` of degree 8 in ``w - 2.5`` (``w < 5``) or in
+#: ``sqrt(w) - 3``; the constants of XLA's chlo legalisation (as jax's pallas lowering).
+_ERFINV32_SMALL_W = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                     0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV32_LARGE_W = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                     0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def erfinv_from_w(x: Array, w: Array) -> Array:
+    r"""``erfinv(x)`` in float32 from ``x`` and ``w = -log(1 - x^2)`` given separately.
+
+    .. math:: \mathrm{erfinv}(x) = x\,P(w)
+
+    (Giles' single-precision form, XLA's constants :data:`_ERFINV32_SMALL_W`).  Near
+    ``|x| = 1`` the argument ``x = 1 - U`` of a float is rounded (a relative ``2^-24`` of
+    ``1 - U``, i.e. ``2^-24 / U`` of ``U``), but ``P`` depends on ``U`` only through ``w``,
+    which the caller forms exactly as ``-(log U + log1p(1 - U))``; the rounding of ``x``
+    then costs a relative ``2^-24`` of the result instead of ``2^-24 / U`` of the
+    probability.  This is the bulk transform of ``jax.random.normal`` with the tail
+    probability kept exact.
+
+    Args:
+      x: float32 in ``[0, 1)``.
+      w: ``-log(1 - x^2) >= 0``, float32.
+    """
+    small = w < 5.0
+    t = jnp.where(small, w - 2.5, jnp.sqrt(jnp.where(small, 5.0, w)) - 3.0)
+    p = jnp.where(small, _ERFINV32_SMALL_W[0], _ERFINV32_LARGE_W[0]).astype(x.dtype)
+    for lo, hi in zip(_ERFINV32_SMALL_W[1:], _ERFINV32_LARGE_W[1:], strict=True):
+        p = jnp.where(small, lo, hi).astype(x.dtype) + p * t
+    return p * x
+
+
 def log_q_inv(log_p: Array, deep: bool = True) -> Array:
     r"""``Q^{-1}(p)`` from ``log p`` (``p <= 1/2``) in the dtype of ``log_p``, for samplers.
 
     ``deep``: :func:`dpjax.numerics.log_Q_inv` (4 Newton steps in float64, 1 in float32:
     within 2 epsilons to ``p = exp(-1e7)``).  ``deep=False`` promises ``p >= 2^-13`` (the
-    main path) and uses ``-ndtri(p)`` (within 3 epsilons there, a tenth of the cost).
+    main path) and uses ``-ndtri(p)`` in float64 (within 3 epsilons there, a tenth of the
+    cost) and ``sqrt2 erfinv(1 - 2p)`` with ``w = -log(4 p (1 - p))`` formed from ``log p``
+    in float32 (:func:`erfinv_from_w`: jax.random.normal's transform, half ``ndtri``'s cost).
     """
     if not deep:
+        if log_p.dtype == jnp.float32:  # sqrt2 erfinv(1 - 2p), w = -log(4 p (1 - p)) exact
+            p = jnp.exp(log_p)
+            w = -(2.0 * _LOG_2 + log_p + jnp.log1p(-p))
+            return 1.4142135623730951 * erfinv_from_w(1.0 - 2.0 * p, w)
         return -ndtri(jnp.exp(log_p))
     return log_Q_inv(log_p, num_newton=4 if log_p.dtype == jnp.float64 else 1)
 
@@ -360,12 +466,13 @@ def symmetric_from_bits(bits: TailWords, dtype, abs_isf: Callable[..., Array]) -
     """
     dtype = sample_dtype(dtype)
     shape, t, gathered = _paths(bits, dtype)
-    a, negative = abs_isf(t.log_u, t.one_minus_u, deep=False), t.negative
+    a = abs_isf(t.log_u, t.one_minus_u, deep=False)
+    x = jnp.where(t.negative, -a, a)
     if gathered is not None:
         idx, td = gathered
-        a = a.at[idx].set(abs_isf(td.log_u, td.one_minus_u, deep=True), mode="drop")
-        negative = negative.at[idx].set(td.negative, mode="drop")
-    return jnp.where(negative, -a, a).reshape(shape).astype(dtype)
+        a = abs_isf(td.log_u, td.one_minus_u, deep=True)
+        x = x.at[idx].set(jnp.where(td.negative, -a, a), mode="drop")
+    return x.reshape(shape).astype(dtype)
 
 
 def symmetric_sample(key: Array, shape: tuple[int, ...], dtype, abs_isf: Callable[..., Array]):

@@ -26,7 +26,7 @@ from jax.scipy.special import erfinv
 from jax.typing import ArrayLike
 
 from dpjax.noise import _shared
-from dpjax.noise._tail import log_q_inv
+from dpjax.noise._tail import erfinv_from_w, log_q_inv
 from dpjax.numerics import Q_inv, log_Q, log_Q_inv
 
 _HALF_LOG_2PI = 0.9189385332046727
@@ -101,10 +101,14 @@ class Gaussian(NamedTuple):
           deep: ``False`` promises ``U >= 2^-12`` (``ndtri`` suffices: :func:`.log_q_inv`).
         """
         log_u, omu = jnp.asarray(log_u), jnp.asarray(one_minus_u)
+        sigma = jnp.asarray(self.sigma).astype(log_u.dtype)
+        if not deep and log_u.dtype == jnp.float32:  # the main path: jax.random.normal's cost
+            w = -(log_u + jnp.log1p(omu))  # -log(1 - (1 - U)^2) = -log(U (2 - U)), exact
+            return sigma * (_SQRT_2 * erfinv_from_w(omu, w))
         centre = omu <= 0.5
         body = _SQRT_2 * erfinv(jnp.where(centre, omu, 0.5))
         tail = log_q_inv(jnp.where(centre, -1.0, log_u) - _LOG_2, deep)
-        return jnp.asarray(self.sigma).astype(log_u.dtype) * jnp.where(centre, body, tail)
+        return sigma * jnp.where(centre, body, tail)
 
     from_bits = _shared.from_bits
     sample = _shared.sample

@@ -39,11 +39,12 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.noise._tail import log1p_negative, log_q_inv
+from dpjax.noise._tail import erfinv_from_w, log1p_negative, log_q_inv
 from dpjax.numerics import log1mexp, log_mills, log_Q, log_Q_inv, logaddexp
 
 _HALF_LOG_2PI = 0.9189385332046727  # log(2 pi) / 2
 _LOG_2 = 0.6931471805599453
+_SQRT_2 = 1.4142135623730951
 
 
 def _safe_b(b: Array) -> tuple[Array, Array]:
@@ -205,14 +206,27 @@ def _standard_isf(log_p: Array, q: Array, c: _IsfConstants, deep: bool = True) -
     .. math:: y = \begin{cases} Q^{-1}(p\,c) & p \le P(T > b) \\
               -\log(1 - k q)/b & \text{otherwise} \end{cases}
 
-    with ``1 - k q`` formed as ``(1 - k) + 2 k p`` in log space when ``k q >= 1/2``;
-    ``deep=False`` promises ``p >= 2^-13`` (then ``p c >= 2^-13``: ``ndtri`` suffices).
+    with ``1 - k q`` formed as ``(1 - k) + 2 k p`` in log space when ``k q >= 1/2`` (in
+    float32 with ``deep=False``, as the sum of two positive normal floats: ``p >= 2^-13``);
+    ``deep=False`` promises ``p >= 2^-13`` (then ``p c >= 2^-13``: :func:`.log_q_inv`'s main
+    path suffices).
     """
     gauss = (log_p <= c.log_p_tail) | ~c.pos
-    log_pc = log_p + c.log_z + c.half_b2 - _HALF_LOG_2PI
-    y_gauss = log_q_inv(jnp.where(gauss, log_pc, -1.0), deep)
+    log_c = c.log_z + c.half_b2 - _HALF_LOG_2PI
     kq = jnp.exp(c.log_k) * jnp.where(gauss, 0.5, q)
     near = kq < 0.5
+    if not deep and log_p.dtype == jnp.float32:  # p >= 2^-13: every term a normal float
+        p = jnp.exp(log_p)  # one exp for both branches
+        pc = jnp.where(gauss, p * jnp.exp(log_c), 0.25)  # Q^{-1}(pc) = sqrt2 erfinv(1 - 2pc),
+        # w = -log(4 pc (1 - pc)) from log pc (:func:`.erfinv_from_w`)
+        # one log1p for both branches: log(1 - pc) (gauss) or log(1 - k q) (near)
+        log1p = jnp.log1p(-jnp.where(gauss, pc, jnp.where(near, kq, 0.0)))
+        w = -(2.0 * _LOG_2 + jnp.where(gauss, log_p + log_c, jnp.log(0.25)) + log1p)
+        y_gauss = _SQRT_2 * erfinv_from_w(1.0 - 2.0 * pc, w)
+        far = jnp.exp(c.log_one_minus_k) + 2.0 * jnp.exp(c.log_k) * p  # (1 - k) + 2 k p
+        log_w = jnp.where(near, log1p, jnp.log(far))
+        return jnp.where(gauss, y_gauss, -log_w / c.b_safe)
+    y_gauss = log_q_inv(jnp.where(gauss, log_p + log_c, -1.0), deep)
     log_far = logaddexp(c.log_one_minus_k, _LOG_2 + c.log_k + jnp.where(gauss, -1.0, log_p))
     log_w = jnp.where(near, log1p_negative(-jnp.where(near, kq, 0.0)), log_far)
     return jnp.where(gauss, y_gauss, -log_w / c.b_safe)

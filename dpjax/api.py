@@ -181,6 +181,7 @@ def account(
     linf: float | None = None,
     relation: str = "add_remove",
     bracket: bool = False,
+    epsilon_error: float | None = None,
 ) -> np.ndarray | float | Bracket:
     r"""Privacy of ``params`` after ``compositions`` uses (optionally subsampled), or of an event.
 
@@ -206,6 +207,12 @@ def account(
       relation: for events, the neighbouring relation (``"add_remove"``, ``"add"``,
         ``"remove"``, ``"replace_one"``).
       bracket: with ``delta``, also a certified lower end of epsilon (:class:`Bracket`).
+      epsilon_error: with ``bracket=True``, the width ``upper - lower`` asked for (as
+        prv-accountant's ``eps_error``): the loss grid is refined (bin width halved, up to
+        :data:`MAX_REFINEMENTS` times) until every bracket is at most this wide; where the
+        grid cannot get finer within its memory cap, the narrowest brackets found are
+        returned (still certified) with an :class:`~dpjax.accounting.pld.plan.EngineNote`
+        warning.  ``None``: the default grid.
 
     Returns:
       ``epsilon`` (given ``delta``) or ``delta`` (given ``epsilon``); with ``bracket=True`` a
@@ -225,13 +232,25 @@ def account(
         raise ValueError("give exactly one of epsilon (to get delta) or delta (to get epsilon)")
     if bracket and delta is None:
         raise ValueError("bracket=True brackets epsilon: give delta")
+    if epsilon_error is not None:
+        err = _validate_epsilon_error(epsilon_error)
+        if not bracket:
+            raise ValueError("epsilon_error sets the width of the bracket: give bracket=True")
     if not isinstance(mechanism, str):
         from dpjax.accounting import PLDAccountant
 
         acc = PLDAccountant(relation).compose(mechanism)
         if bracket:
-            lo, up = np.vectorize(acc.bracket, otypes=[float, float])(_validate.delta(delta))
-            return Bracket(_output(up, "epsilon"), (_output(lo, "epsilon"), _output(up, "epsilon")))
+            dlt = _validate.delta(delta)
+
+            def ledger_bracket(acc=acc):
+                lo, up = np.vectorize(acc.bracket, otypes=[float, float])(dlt)
+                up = _output(up, "epsilon")
+                return Bracket(up, (_output(lo, "epsilon"), up))
+
+            if epsilon_error is None:
+                return ledger_bracket()
+            return _refined_ledger(mechanism, relation, dlt, err)
         if delta is not None:
             values = np.vectorize(acc.get_epsilon, otypes=[float])(_validate.delta(delta))
             return _output(values, "epsilon")
@@ -245,14 +264,81 @@ def account(
     with jax.enable_x64(True):
         if delta is not None:
             dlt = _validate.delta(delta)
-            eps = _output(mech.epsilon_for_delta(params, dlt, query), "epsilon")
-            eps = _output(
-                certify_epsilon(mech.name, lambda e: mech.profile(params, e, query), eps, dlt),
-                "epsilon",
-            )
             if not bracket:
-                return eps
-            lower = np.zeros_like(dlt) if mech.epsilon_lower is None else (
-                mech.epsilon_lower(params, dlt, query))
-            return Bracket(eps, (_output(np.minimum(lower, eps), "epsilon"), eps))
+                return _certified_epsilon(mech, params, dlt, query)
+            if epsilon_error is None:
+                return _bracket(mech, params, dlt, query)
+            return _refined(lambda: _bracket(mech, params, dlt, query), err)
         return _output(mech.profile(params, _validate.epsilon(epsilon), query), "delta")
+
+
+def _refined_ledger(event, relation, dlt, epsilon_error: float) -> Bracket:
+    """:func:`_refined` for an event: the ledger rebuilt at bin width ``1e-4 2^-k``
+    (:class:`~dpjax.accounting.PLDAccountant` takes widths down to ``1e-7``)."""
+    from dpjax.accounting import PLDAccountant
+
+    state = {"k": 0}
+
+    def compute():
+        h = max(1e-4 * 2.0 ** -state["k"], 1e-7)
+        state["k"] += 1
+        acc = PLDAccountant(relation, bin_width=h).compose(event)
+        lo, up = np.vectorize(acc.bracket, otypes=[float, float])(dlt)
+        return Bracket(up, (lo, up))
+
+    return _refined(compute, epsilon_error)
+
+
+#: Most halvings of the bin width :func:`account` tries for an ``epsilon_error``.
+MAX_REFINEMENTS = 4
+
+
+def _validate_epsilon_error(value) -> float:
+    if isinstance(value, (bool, str)) or not isinstance(value, (int, float, np.floating)):
+        raise TypeError(f"epsilon_error must be a positive number, got {value!r}")
+    err = float(value)
+    if not (np.isfinite(err) and err > 0.0):
+        raise ValueError(f"epsilon_error must be a positive finite number, got {value!r}")
+    return err
+
+
+def _certified_epsilon(mech, params, dlt, query):
+    eps = _output(mech.epsilon_for_delta(params, dlt, query), "epsilon")
+    return _output(
+        certify_epsilon(mech.name, lambda e: mech.profile(params, e, query), eps, dlt),
+        "epsilon",
+    )
+
+
+def _bracket(mech, params, dlt, query) -> Bracket:
+    eps = _certified_epsilon(mech, params, dlt, query)
+    lower = np.zeros_like(dlt) if mech.epsilon_lower is None else (
+        mech.epsilon_lower(params, dlt, query))
+    return Bracket(eps, (_output(np.minimum(lower, eps), "epsilon"), eps))
+
+
+def _refined(compute, epsilon_error: float) -> Bracket:
+    """``compute()`` on grids refined by ``2^-k`` (:func:`dpjax.accounting.pld.plan.refined`),
+    ``k = 0 .. MAX_REFINEMENTS``, until every bracket is at most ``epsilon_error`` wide; each
+    end the best found (the least upper end, the largest lower end: all certified)."""
+    import warnings
+
+    from dpjax.accounting.pld.plan import EngineNote, refined
+
+    best = None
+    for k in range(MAX_REFINEMENTS + 1):
+        with refined(2.0**-k):
+            got = compute()
+        lo, up = (np.asarray(v, np.float64) for v in got.bracket)
+        if best is not None:
+            lo, up = np.maximum(lo, best[0]), np.minimum(up, best[1])
+        best = (lo, up)
+        if np.all(up - lo <= epsilon_error):
+            break
+    else:
+        warnings.warn(
+            f"the bracket is {float(np.max(best[1] - best[0])):.3g} wide, more than "
+            f"epsilon_error = {epsilon_error:g}, at {MAX_REFINEMENTS} halvings of the bin width "
+            "(both ends still certified)", EngineNote, stacklevel=3)
+    up = _output(best[1], "epsilon")
+    return Bracket(up, (_output(np.minimum(best[0], best[1]), "epsilon"), up))

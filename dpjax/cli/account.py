@@ -34,6 +34,9 @@ def add_parser(sub) -> None:
     target.add_argument("--delta", type=float, help="report epsilon at this delta")
     p.add_argument("--bracket", action="store_true",
                    help="with --delta: also a certified lower end, [epsilon_lower, epsilon_upper]")
+    p.add_argument("--epsilon-error", type=float, default=None, metavar="W",
+                   help="with --bracket: refine the loss grid until the bracket is at most W "
+                        "wide (as prv-accountant's eps_error)")
     c.add_sensitivity_args(p)
     c.add_json_arg(p)
     p.set_defaults(func=run)
@@ -51,7 +54,12 @@ def run(args) -> None:
     """
     if args.bracket and args.delta is None:
         raise ValueError("--bracket brackets epsilon: give --delta")
+    if args.epsilon_error is not None and not args.bracket:
+        raise ValueError("--epsilon-error sets the width of the bracket: give --bracket")
     if args.events is not None:
+        if args.epsilon_error is not None:
+            raise ValueError("--epsilon-error applies to a MECHANISM (for --events, give a "
+                             "smaller --bin-width)")
         if args.mechanism is not None:
             raise ValueError("give either a MECHANISM or --events FILE, not both")
         _run_events(args)
@@ -71,6 +79,7 @@ def run(args) -> None:
         epsilon=args.epsilon,
         delta=args.delta,
         bracket=args.bracket,
+        epsilon_error=args.epsilon_error,
         **sens,
     )
     bracket = value.bracket if args.bracket else None

@@ -29,3 +29,11 @@ def test_account_bracket_table_and_errors(capsys):
     # a bracket is of epsilon: --epsilon with --bracket is refused (exit status 2)
     assert main(["account", "gaussian", "--param", "sigma=2", "--epsilon", "1",
                  "--bracket"]) == 2
+
+
+def test_account_epsilon_error_needs_bracket(capsys):
+    """``--epsilon-error`` sets the bracket's width: without ``--bracket`` (or with
+    ``--events``) it is refused with exit status 2 and a one-line message."""
+    assert main(["account", "gaussian", "--param", "sigma=2", "--delta", "1e-5",
+                 "--epsilon-error", "0.01"]) == 2
+    assert "--bracket" in capsys.readouterr().err

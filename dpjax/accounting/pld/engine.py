@@ -43,7 +43,7 @@ from dpjax.accounting.pld import query as _query
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld.compose import _index, max_grid_points, moments_only, self_compose
 from dpjax.accounting.pld.discretise import discretise_pair
-from dpjax.accounting.pld.plan import EngineNote, plan, tilt_level, tilted_sizes
+from dpjax.accounting.pld.plan import EngineNote, plan, refinement, tilt_level, tilted_sizes
 from dpjax.accounting.pld.subsample import map_adjacencies
 from dpjax.accounting.pld.tilted import tilted_kernel
 from dpjax.accounting.pld.underflow import charge_underflow
@@ -203,7 +203,7 @@ def _evaluate(kernel, noise_fn, scale, shape, sensitivity, x, compositions, samp
     key = (
         kernel is log_delta_kernel, noise_fn, *map(data, (scale, shape, sensitivity, x, h)),
         float(compositions), None if sampling_rate is None else float(sampling_rate),
-        max_grid_points(),
+        max_grid_points(), refinement(),
     )
     if key in _ANSWERS:
         hit = _ANSWERS[key]

@@ -14,6 +14,8 @@ moments, else the Chernoff bound alone (``K ~ 1e30``), with an :class:`EngineNot
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import math
 from typing import NamedTuple
@@ -291,6 +293,37 @@ def step_width(ext: Extents) -> float:
     return STEP_FRACTION * float(np.min(width)) / (_WINDOW_SDS * math.sqrt(ext.compositions))
 
 
+#: Factor on every requested bin width (:func:`refined`; ``1`` outside it).
+_REFINE = contextvars.ContextVar("dpjax_pld_refine", default=1.0)
+
+
+@contextlib.contextmanager
+def refined(factor: float):
+    """Within the block, :func:`plan` starts from ``factor`` times the requested bin width
+    (a power of two below one: a finer grid everywhere the engine plans one; how
+    ``dpjax.account(..., epsilon_error=...)`` narrows a bracket).
+
+    Args:
+      factor: a number in ``(0, 1]``.
+
+    Raises:
+      ValueError: ``factor`` outside ``(0, 1]``.
+    """
+    f = float(factor)
+    if not 0.0 < f <= 1.0:
+        raise ValueError(f"factor must be in (0, 1], got {factor!r}")
+    token = _REFINE.set(f * _REFINE.get())
+    try:
+        yield
+    finally:
+        _REFINE.reset(token)
+
+
+def refinement() -> float:
+    """The factor :func:`refined` puts on requested bin widths now (``1`` outside it)."""
+    return _REFINE.get()
+
+
 @float64_kernel
 def plan(
     noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, tail=1e-40
@@ -308,6 +341,9 @@ def plan(
     the two certified answers.  When no bin width fits (e.g. ``K ~ 1e30``), only the
     Chernoff bound answers.  Memory is bounded by the cap, not by ``K``.
 
+    The requested width is first scaled by :func:`refined`'s factor and, where the per-use
+    loss spread asks for less, lowered to ``h 2^{-k} <=`` :func:`step_width`.
+
     Args:
       noise_fn, scale, shape, sensitivity, sampling_rate, compositions, tail: as in
         :func:`extents`.
@@ -319,7 +355,7 @@ def plan(
     """
     cap = max_grid_points()
     ext = extents(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, tail)
-    h = float(bin_width)
+    bin_width = h = float(bin_width) * _REFINE.get()
     h_step = step_width(ext)
     if h_step < h:  # the per-use loss spread asks for a finer grid: h 2^-k below h_step
         h = math.ldexp(h, -math.ceil(math.log2(h / h_step)))

@@ -205,3 +205,69 @@ def test_optimistic_pld_loses_far_less_than_half_a_bin_per_use():
         exact = _tfold_epsilon(sigma, steps, delta)
         assert lower <= exact
         assert exact - lower <= 1e-2, (delta, lower, exact)  # plain rounding down: 0.5
+
+
+def test_epsilon_error_refines_the_grid_until_the_bracket_is_narrow(monkeypatch):
+    """``account(..., bracket=True, epsilon_error=w)`` halves the bin width (the plan's
+    refinement factor) until the bracket is at most ``w`` wide, keeps the best certified
+    end of each try, and warns where it cannot get there; bad values are refused."""
+    import warnings
+
+    from dpjax import api
+    from dpjax.accounting.pld import plan as pld_plan
+
+    seen = []
+
+    def compute():  # a bracket of width 0.1 * factor around 1, the ends moving with it
+        f = pld_plan.refinement()
+        seen.append(f)
+        return api.Bracket(1.0 + 0.05 * f, (1.0 - 0.05 * f, 1.0 + 0.05 * f))
+
+    got = api._refined(compute, 0.03)
+    assert seen == [1.0, 0.5, 0.25]
+    assert got.bracket == (1.0 - 0.0125, 1.0 + 0.0125) and got.epsilon == got.bracket[1]
+    seen.clear()
+    with pytest.warns(pld_plan.EngineNote, match="epsilon_error"):
+        api._refined(compute, 1e-9)
+    assert seen == [2.0**-k for k in range(api.MAX_REFINEMENTS + 1)]
+    assert pld_plan.refinement() == 1.0  # the context is left
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="bracket=True"):
+            dpjax.account("gaussian", {"sigma": 1.0}, delta=1e-5, epsilon_error=0.01)
+        with pytest.raises(ValueError, match="epsilon_error"):
+            dpjax.account("gaussian", {"sigma": 1.0}, delta=1e-5, bracket=True,
+                          epsilon_error=-1.0)
+        with pytest.raises(TypeError, match="epsilon_error"):
+            dpjax.account("gaussian", {"sigma": 1.0}, delta=1e-5, bracket=True,
+                          epsilon_error="0.1")
+
+
+def test_refined_plan_is_finer():
+    """Inside ``plan.refined(f)`` the engine plans ``f`` times the requested bin width."""
+    from dpjax.accounting.pld import plan as pld_plan
+    from dpjax.noise import Gaussian
+
+    base = pld_plan.plan(Gaussian.from_scale, 1.0, 0.0, 1.0, 0.1, 10, 1e-4)
+    with pld_plan.refined(0.25):
+        fine = pld_plan.plan(Gaussian.from_scale, 1.0, 0.0, 1.0, 0.1, 10, 1e-4)
+    assert fine.bin_width == base.bin_width / 4
+    with pytest.raises(ValueError, match="factor"):
+        with pld_plan.refined(2.0):
+            pass
+
+
+@pytest.mark.slow
+def test_epsilon_error_end_to_end_contains_dp_accounting():
+    """(1, 0.1, 10) at delta 1e-5: the default bracket is 1.9e-5 wide; asked for 1e-5 it is
+    6.5e-6 wide (measured), and its lower end is below dp_accounting's connect-the-dots
+    epsilon at a 1e-6 interval (an upper bound)."""
+    from dp_accounting.pld import privacy_loss_distribution as dp_pld
+
+    got = dpjax.account("gaussian", {"sigma": 1.0}, compositions=10, sampling_rate=0.1,
+                        delta=1e-5, bracket=True, epsilon_error=1e-5)
+    lower, upper = got.bracket
+    assert upper - lower <= 1e-5
+    one = dp_pld.from_gaussian_mechanism(1.0, value_discretization_interval=1e-6,
+                                         sampling_prob=0.1, use_connect_dots=True)
+    assert lower <= one.self_compose(10).get_epsilon_for_delta(1e-5)

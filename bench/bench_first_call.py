@@ -16,6 +16,14 @@ imports, the call), and the same task by the peer a user would pick instead
 (``JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0``) so every compiled program is cached.
 
     python bench/bench_first_call.py [--only NAME ...] [--skip-peers] [--root CHECKOUT]
+    python bench/bench_first_call.py --targets [--skip-peers]
+
+``--targets`` measures issue 36's fresh-process targets instead, each beside its peer:
+``dpjax --version`` / ``--help`` (no JAX import), the ``dpjax account`` command against
+dp-accounting's fresh process (CPU seconds, empty and warm compile cache), ``dpjax.account``
+against its engine call in a warm process, the train accountant's ``epsilon`` / ``report``
+at step counts not seen before (seconds and XLA compiles, warm cache), and 1e7 float32
+draws of the Gaussian, Laplace and flipped Huber samplers against ``jax.random``.
 
 ``--root`` times another checkout of dpjax (e.g. main, for a before/after table in the
 same run).  Beside the wall times the table gives the child's CPU time (user + system):
@@ -231,6 +239,137 @@ def _cold_warm(run) -> dict:
     )
 
 
+# ---------------------------------------------------------------- issue 36's targets (--targets)
+
+#: ``dpjax account`` (the command) and dp-accounting's same job, each a fresh process.
+CLI_ACCOUNT = ["account", "gaussian", "--param", "sigma=1", "--compositions", "1000",
+               "--sampling-rate", "0.01", "--delta", "1e-5"]
+
+#: Child: ``dpjax.account`` against its engine call (the mechanism's uncertified
+#: ``epsilon_for_delta``, the same arguments) in one warm process, best of 7 each.
+_FACADE = """
+import json, time
+import jax
+import dpjax
+from dpjax import _validate
+from dpjax.api import _use
+from dpjax.mechanisms import get
+from dpjax.mechanisms._spec import make_query
+def best(f, n=7):
+    f()
+    out = []
+    for _ in range(n):
+        t = time.perf_counter(); f(); out.append(time.perf_counter() - t)
+    return min(out)
+mech = get("gaussian")
+params = mech.validate_params({"sigma": 1.0})
+query = make_query(mech, _use(1, None, None, None, 1000, 0.01), "exact", True)
+def engine():
+    with jax.enable_x64(True):
+        return mech.epsilon_for_delta(params, _validate.delta(1e-5), query)
+account = lambda: dpjax.account("gaussian", {"sigma": 1.0}, compositions=1000,
+                                sampling_rate=0.01, delta=1e-5)
+a, e = best(account), best(engine)
+print(json.dumps({"account": a, "engine": e}))
+"""
+
+#: Child: the train accountant of README's DP-SGD plan; epsilon and report at step counts
+#: not seen before (after one warm-up count), with the XLA compiles each triggers.
+_TRAIN = """
+import json, time
+import jax
+import numpy as np
+from dpjax.train import make_plan
+compiles = [0]
+jax.monitoring.register_event_duration_secs_listener(
+    lambda ev, d, **k: compiles.__setitem__(0, compiles[0] + 1)
+    if ev == "/jax/core/compile/backend_compile_duration" else None)
+plan = make_plan({"w": np.zeros((10, 10))}, dataset_size=60_000, batch_size=256, epochs=30,
+                 epsilon=3.0, delta=1e-5, clip_norms=1.0)
+acc = plan.accountant
+acc = acc() if callable(acc) else acc
+acc.epsilon(1000)
+rows = {}
+for what, steps in (("epsilon", 1777), ("epsilon", 4321), ("report", 2468)):
+    compiles[0] = 0
+    t = time.perf_counter()
+    acc.epsilon(steps) if what == "epsilon" else acc.report(steps)
+    rows[f"{what}({steps})"] = [time.perf_counter() - t, compiles[0]]
+print(json.dumps(rows))
+"""
+
+#: Child: 1e7 float32 draws, dpjax's samplers against jax.random (jitted, warm, best of 5).
+_SAMPLERS = """
+import json, time
+import jax, jax.numpy as jnp
+import dpjax
+n, key = 10**7, jax.random.key(0)
+def best(f, reps=5):
+    jax.block_until_ready(f())
+    out = []
+    for _ in range(reps):
+        t = time.perf_counter(); jax.block_until_ready(f()); out.append(time.perf_counter() - t)
+    return min(out)
+normal = jax.jit(lambda k: jax.random.normal(k, (n,), jnp.float32))
+laplace = jax.jit(lambda k: jax.random.laplace(k, (n,), jnp.float32))
+rows = {}
+for name, noise, peer in (
+    ("gaussian", dpjax.noise.make("gaussian", sigma=1.0), normal),
+    ("laplace", dpjax.noise.make("laplace", scale=1.0), laplace),
+    ("flipped-huber", dpjax.noise.make("flipped-huber", alpha=2.0, gamma=1.0), normal),
+):
+    ours = best(lambda: noise.sample(key, (n,), jnp.float32))
+    theirs = best(lambda: peer(key))
+    rows[name] = [ours, theirs]
+print(json.dumps(rows))
+"""
+
+
+def _cli(argv: list[str], cache: str | None) -> tuple[float, dict]:
+    return _run([sys.executable, "-m", "dpjax", *argv], cache)
+
+
+def _child(code: str, cache: str | None) -> tuple[float, dict]:
+    return _run([sys.executable, "-c", code], cache)
+
+
+def targets(skip_peers: bool) -> None:
+    """Issue 36's fresh-process targets, each beside its peer (CPU seconds: user + system)."""
+    print("\n## issue 36 targets (fresh processes; cpu = the child's user + system seconds)")
+    for argv in (["--version"], ["--help"]):
+        wall, got = _cli(argv, None)
+        print(f"dpjax {argv[0]:<9}  proc {wall:6.2f} s  cpu {got['cpu']:6.2f} s  (target <= 0.3 s)")
+    with tempfile.TemporaryDirectory(prefix="dpjax-bench-cache-") as cache:
+        cold_wall, cold = _cli(CLI_ACCOUNT, cache)
+        warm_wall, warm = _cli(CLI_ACCOUNT, cache)
+    peer = None
+    if not skip_peers:
+        peer_wall, peer = _python(PEERS["account"], None)
+    line = (f"dpjax account (command): cold proc {cold_wall:.2f} s cpu {cold['cpu']:.2f} s; "
+            f"warm proc {warm_wall:.2f} s cpu {warm['cpu']:.2f} s")
+    if peer is not None:
+        line += (f"; dp-accounting proc {peer_wall:.2f} s cpu {peer['cpu']:.2f} s; cpu ratio "
+                 f"cold {cold['cpu'] / peer['cpu']:.2f}x (target <= 3), "
+                 f"warm {warm['cpu'] / peer['cpu']:.2f}x (target <= 1.5)")
+    print(line, flush=True)
+    with tempfile.TemporaryDirectory(prefix="dpjax-bench-cache-") as cache:
+        _child(_FACADE, cache)  # fills the cache
+        _, got = _child(_FACADE, cache)
+    print(f"dpjax.account (warm process): {got['account']:.4f} s, its engine call "
+          f"{got['engine']:.4f} s: {got['account'] / got['engine']:.2f}x (target <= 1.2)",
+          flush=True)
+    with tempfile.TemporaryDirectory(prefix="dpjax-bench-cache-") as cache:
+        _child(_TRAIN, cache)  # the cold run fills the cache
+        _, got = _child(_TRAIN, cache)
+    cells = ", ".join(f"{k} {v[0]:.2f} s ({v[1]} compiles)" for k, v in got.items()
+                      if k != "cpu")
+    print(f"train accountant, new step counts, warm cache: {cells} (target <= 1 s)", flush=True)
+    _, got = _child(_SAMPLERS, None)
+    for name, (ours, theirs) in ((k, v) for k, v in got.items() if k != "cpu"):
+        print(f"sampler {name:<14} 1e7 float32: dpjax {ours:.3f} s, jax.random {theirs:.3f} s: "
+              f"{theirs / ours:.2f}x of jax.random's speed (target >= 0.7)", flush=True)
+
+
 def _fmt(x) -> str:
     return "-" if x is None else f"{x:8.2f}"
 
@@ -242,6 +381,8 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", choices=names, default=names)
     ap.add_argument("--skip-peers", action="store_true", help="do not time dp-accounting")
     ap.add_argument("--root", type=Path, default=ROOT, help="checkout of dpjax to time")
+    ap.add_argument("--targets", action="store_true",
+                    help="only issue 36's targets (command, facade, train accountant, samplers)")
     args = ap.parse_args()
     ROOT = args.root.resolve()
 
@@ -257,6 +398,9 @@ def main() -> None:
         f"{'warm call':>9} {'warm proc':>9} {'warm cpu':>9} {'import':>9} "
         f"{'peer call':>9} {'cold/peer':>9}  value"
     )
+    if args.targets:
+        targets(args.skip_peers)
+        return
     print(head)
     print("-" * len(head))
     for name in args.only:

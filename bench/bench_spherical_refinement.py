@@ -27,7 +27,13 @@ follows the predicted grid price ``m h^2 / 6`` and the two Richardson estimates 
 ~0.499986 at m = 1000, below the Gaussian's 2 and 0.5.  m = 10^4, C = 10^4 (the design's
 default, ``n = 1826``, band 211, 23 308 window rows; not run by this table): KL 0.5002485
 (+4.97e-4 over 0.5; the old default gave 0.581979), grid Gaussian 0.5002499, coarse
-(n = 913) 0.5009982, Richardson 0.4999987.  The m = 10^5 row was not measured.
+(n = 913) 0.5009982, Richardson 0.4999987; ``dpjax spherical design --dim 10000 --cost
+10000`` (both solves, cells included) 42.4 CPU s, peak RSS 564 MB (blocked banded Newton,
+window-only cells).  m = 10^5, C = 10^5 (``--dim 100000 --cost 100000``: n = 5774, band 211,
+86 316 window rows past a core of 1 785 002): KL 0.5002498062 (+5.00e-4), grid Gaussian
+0.5002499458, Richardson (coarse n = 2887) 0.4999999107; 211.6 CPU s, peak RSS 1.03 GB
+(load ~10 on 2 cores).  m = 10^6 (n = 18258, ~270 000 window rows) did not finish within
+560 s on an idle 16-core host (single-threaded NumPy): not measured.
 
 Usage: python bench/bench_spherical_refinement.py [--dims 10,1000,100000]
        [--factors 0.25,0.5,1] [--budgets 2.5,1000,100000]

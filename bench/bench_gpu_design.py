@@ -15,6 +15,22 @@ A third part times the samplers on ``--draws`` float32 draws against ``jax.rando
 The spherical design's banded Newton runs in NumPy on the host (float64), so its GPU and CPU
 rows measure the same host computation; the rows are kept to show that, and its PLD accounting
 and sampling (JAX) are timed separately by ``bench/bench_gpu.py spherical``.
+Measured 2026-11-28 on one NVIDIA H200 (driver 580.159.04, jax 0.11.2 with its CUDA plugin)
+beside the same machine's 16 host cores; empty compile caches (first calls), fresh processes.
+Raw lines: ``bench/results/gpu_design_2026-11-28.jsonl``::
+
+  command                                    GPU wall / CPU s     host CPU wall / CPU s   answer
+  design --dim 20 --linf 1                   16.4 / 35.0          8.3 / 16.5              flipped Huber best
+  calibrate flipped-huber K = 1e6, exact     43.2 / 84.8          17.1 / 44.5             gaussian member, gamma 4224.68
+  inid gaussian exponential K = 1e6          12.8 / 18.3          5.9 / 10.1              mu0 0.2367043807
+  account gaussian s 2, q 1e-5, T 1e6, 1e-7  13.1 / 39.3          7.0 / 19.9              epsilon 0.0201922 (both)
+
+  1e8 float32 draws on the GPU, again (after compile), vs jax.random on the GPU:
+  Gaussian 1.78 ms (0.73x), Laplace 2.06 ms (0.47x), flipped Huber 2.00 ms (0.65x)
+
+A single design call is compile-bound: the GPU's first call is 2x the host's (XLA's GPU
+compile), with the same answers.  The host-CPU sampler run (1e8 draws) and the spherical
+cases (m = 1e4 .. 1e6) did not finish inside the session's device time and were not measured.
 """
 
 from __future__ import annotations
@@ -30,16 +46,16 @@ import time
 from _timing import emit_json
 
 CASES = {
-    "spherical-1e4": ["spherical", "design", "--dim", "10000", "--cost", "10000"],
-    "spherical-1e5": ["spherical", "design", "--dim", "100000", "--cost", "100000"],
-    "spherical-1e6": ["spherical", "design", "--dim", "1000000", "--cost", "1000000"],
+    "design-20": ["design", "--dim", "20", "--linf", "1"],
     "fh-kdim-1e6": ["calibrate", "flipped-huber", "--epsilon", "1", "--delta", "1e-6",
                     "--dim", "1000000", "--linf", "1", "--condition", "exact"],
     "inid-exp-1e6": ["inid", "--mechanism", "gaussian", "--epsilon", "1", "--delta", "1e-6",
                      "--profile-kind", "exponential", "--dim", "1000000"],
     "account-tiny-q": ["account", "gaussian", "--param", "sigma=2", "--compositions",
                        "1000000", "--sampling-rate", "1e-5", "--delta", "1e-7"],
-    "design-20": ["design", "--dim", "20", "--linf", "1"],
+    "spherical-1e4": ["spherical", "design", "--dim", "10000", "--cost", "10000"],
+    "spherical-1e5": ["spherical", "design", "--dim", "100000", "--cost", "100000"],
+    "spherical-1e6": ["spherical", "design", "--dim", "1000000", "--cost", "1000000"],
 }
 
 

@@ -19,11 +19,11 @@ Measured 2026-11-28 on one NVIDIA H200 (driver 580.159.04, jax 0.11.2 with its C
 beside the same machine's 16 host cores; empty compile caches (first calls), fresh processes.
 Raw lines: ``bench/results/gpu_design_2026-11-28.jsonl``::
 
-  command                                    GPU wall / CPU s     host CPU wall / CPU s   answer
-  design --dim 20 --linf 1                   16.4 / 35.0          8.3 / 16.5              flipped Huber best
-  calibrate flipped-huber K = 1e6, exact     43.2 / 84.8          17.1 / 44.5             gaussian member, gamma 4224.68
-  inid gaussian exponential K = 1e6          12.8 / 18.3          5.9 / 10.1              mu0 0.2367043807
-  account gaussian s 2, q 1e-5, T 1e6, 1e-7  13.1 / 39.3          7.0 / 19.9              epsilon 0.0201922 (both)
+  command (first call)                    GPU: wall / CPU s   host: wall / CPU s   answer
+  design --dim 20 --linf 1                16.4 / 35.0         8.3 / 16.5           FH best
+  calibrate flipped-huber K=1e6 exact     43.2 / 84.8         17.1 / 44.5          gamma 4224.68
+  inid gaussian exponential K=1e6         12.8 / 18.3         5.9 / 10.1           mu0 0.23670438
+  account s=2 q=1e-5 T=1e6 delta=1e-7     13.1 / 39.3         7.0 / 19.9           eps 0.0201922
 
   1e8 float32 draws on the GPU, again (after compile), vs jax.random on the GPU:
   Gaussian 1.78 ms (0.73x), Laplace 2.06 ms (0.47x), flipped Huber 2.00 ms (0.65x)

@@ -8,7 +8,6 @@ special functions here are dtype-generic (the samplers use them in float32).
 """
 
 from dpjax.numerics._exact import quotient, sum3, two_product, two_sum
-from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 from dpjax.numerics._logspace import log1mexp, logaddexp, logsubexp
 from dpjax.numerics._normal import (
     Q_inv,
@@ -26,6 +25,7 @@ from dpjax.numerics._x64 import (
     require_float64,
     x64_enabled,
 )
+from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 from dpjax.numerics.minimize import ZoomResult, golden_section, zoom_minimize
 from dpjax.numerics.roots import (
     BisectionResult,

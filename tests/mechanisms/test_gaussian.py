@@ -24,12 +24,14 @@ def mp_delta(eps, sigma, sens=1.0, dps=80):
         r2 = mpmath.sqrt(2)
         if a >= 0:
             return (mpmath.erfc(a / r2) - mpmath.exp(eps) * mpmath.erfc(b / r2)) / 2
-        return (mpmath.erf(b / r2) - mpmath.erf(a / r2)) / 2 - mpmath.expm1(eps) * mpmath.erfc(b / r2) / 2
+        head = (mpmath.erf(b / r2) - mpmath.erf(a / r2)) / 2
+        return head - mpmath.expm1(eps) * mpmath.erfc(b / r2) / 2
 
 
 @pytest.mark.parametrize(
     "eps,sigma",
-    [(0.0, 1.0), (0.3, 12.99), (3.0, 1.54), (5.0, 2.2789878), (0.01, 3672.72), (50.0, 0.1), (1.0, 0.2)],
+    [(0.0, 1.0), (0.3, 12.99), (3.0, 1.54), (5.0, 2.2789878), (0.01, 3672.72), (50.0, 0.1),
+     (1.0, 0.2)],
 )
 def test_profile_matches_mpmath(eps, sigma):
     ref = mp_delta(eps, sigma)
@@ -57,7 +59,7 @@ def test_tiny_delta_where_autodp_underestimates():
 @pytest.mark.parametrize("delta", [0.5, 1e-3, 1e-12, 1e-100, 1e-300])
 def test_calibration_certified_down_to_1e300(delta):
     cal = dpjax.calibrate("gaussian", epsilon=[0.0, 0.01, 1.0, 20.0], delta=delta, l2=2.0)
-    for eps, sigma in zip(cal.epsilon, cal.params["sigma"]):
+    for eps, sigma in zip(cal.epsilon, cal.params["sigma"], strict=True):
         ref = mp_delta(eps, sigma, 2.0)
         assert ref <= delta  # independent 80-digit re-check
         # and not wasteful: 1e-9 less noise violates the target
@@ -70,7 +72,7 @@ def test_matches_dp_accounting_get_sigma_gaussian():
     eps = rng.uniform(0.05, 8.0, 20)
     dlt = 10.0 ** rng.uniform(-10, -2, 20)
     ours = np.asarray(dpjax.calibrate("gaussian", epsilon=eps, delta=dlt, l2=1.0).params["sigma"])
-    ref = np.array([gm.get_sigma_gaussian(e, d) for e, d in zip(eps, dlt)])
+    ref = np.array([gm.get_sigma_gaussian(e, d) for e, d in zip(eps, dlt, strict=True)])
     np.testing.assert_allclose(ours, ref, rtol=1e-9)
     # and the epsilon side
     sig = rng.uniform(0.3, 5.0, 10)
@@ -132,7 +134,8 @@ def test_jit_vmap_grad_parity_and_compile_once():
     vm = jax.vmap(lambda e: log_delta_gaussian(e, 2.0, 1.0))(eps)
     np.testing.assert_array_equal(np.asarray(direct), np.asarray(vm))
     g = jax.grad(lambda s: log_delta_gaussian(1.0, s, 1.0))(2.0)
-    fd = (log_delta_gaussian(1.0, 2.0 + 1e-6, 1.0) - log_delta_gaussian(1.0, 2.0 - 1e-6, 1.0)) / 2e-6
+    up, down = log_delta_gaussian(1.0, 2.0 + 1e-6, 1.0), log_delta_gaussian(1.0, 2.0 - 1e-6, 1.0)
+    fd = (up - down) / 2e-6
     assert abs(float(g) - float(fd)) < 1e-6 * abs(float(fd))
     # one compilation serves every target (traced) and every batch up to 16 entries
     # (padded to one bucket), scalars and weakly typed Python floats included
@@ -155,7 +158,8 @@ def test_jit_vmap_grad_parity_and_compile_once():
 def test_batched_calibration_equals_scalar_calls():
     eps = np.array([0.2, 1.0, 4.0])
     batch = dpjax.calibrate("gaussian", epsilon=eps, delta=1e-7, l2=1.0).params["sigma"]
-    single = [float(dpjax.calibrate("gaussian", epsilon=e, delta=1e-7, l2=1.0).params["sigma"]) for e in eps]
+    single = [float(dpjax.calibrate("gaussian", epsilon=e, delta=1e-7, l2=1.0).params["sigma"])
+              for e in eps]
     np.testing.assert_array_equal(batch, single)
 
 

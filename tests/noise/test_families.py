@@ -42,7 +42,8 @@ def test_privacy_loss():
     t = jnp.array([-1.0, 0.0, 3.0])
     np.testing.assert_allclose(g.privacy_loss(t, 1.0), g.logpdf(t) - g.logpdf(t + 1.0), rtol=1e-14)
     lap = Laplace(0.5)
-    np.testing.assert_allclose(lap.privacy_loss(t, 1.0), lap.logpdf(t) - lap.logpdf(t + 1.0), rtol=1e-14)
+    np.testing.assert_allclose(lap.privacy_loss(t, 1.0), lap.logpdf(t) - lap.logpdf(t + 1.0),
+                               rtol=1e-14)
 
 
 def test_make_and_pytree():

@@ -357,7 +357,8 @@ def test_gaussian_q_one_is_exact(coarse, sigma, compositions):
     eps = _account("gaussian", sigma, 1.0, compositions, 1e-5)
     assert gdp_delta(eps, mu) <= 1e-5 and gdp_delta(eps - 1e-6, mu) > 1e-5
     if compositions > 1:
-        got = float(engine.epsilon(Gaussian.from_scale, sigma, 0.0, 1.0, 1e-5, compositions, 1.0, H))
+        got = float(engine.epsilon(Gaussian.from_scale, sigma, 0.0, 1.0, 1e-5, compositions, 1.0,
+                                   H))
         assert got >= eps and got / eps - 1 < 1e-4
 
 
@@ -435,7 +436,8 @@ def pinned():
     +infinity, a window too small adds the Chernoff bound of what it cuts)."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(pld_plan.MAX_POINTS_ENV, "2048")
-        mp.setattr(pld_plan, "_sizes", lambda grid, fft, tail, cap: pld_plan.Sizes(cap, cap if fft else 0, tail))
+        mp.setattr(pld_plan, "_sizes",
+                   lambda grid, fft, tail, cap: pld_plan.Sizes(cap, cap if fft else 0, tail))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", pld_plan.EngineNote)
             yield

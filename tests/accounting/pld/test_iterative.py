@@ -63,8 +63,8 @@ _SHARD_SCRIPT = textwrap.dedent(
     from dpjax.calibration import scale_search
     out = {"n": jax.device_count()}
     for shard in (True, False):
-        r = scale_search.calibrate_scale(Gaussian.from_scale, 0.0, 1.0, np.linspace(0.5, 2.0, 5), 1e-6, 3,
-                              None, 1e-3, upper=20.0, lower=1.0, shard=shard)
+        r = scale_search.calibrate_scale(Gaussian.from_scale, 0.0, 1.0, np.linspace(0.5, 2.0, 5),
+                                         1e-6, 3, None, 1e-3, upper=20.0, lower=1.0, shard=shard)
         out[str(shard)] = [r.scale.tolist(), r.certified.tolist()]
     print(json.dumps(out))
     """

@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dpjax._batching import bucket, padded_size
+from dpjax._batching import padded_size
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld.compose import (  # noqa: F401  (cap names re-exported)
     BYTES_PER_POINT,
@@ -33,7 +33,6 @@ from dpjax.accounting.pld.compose import (  # noqa: F401  (cap names re-exported
     MEMORY_SHARE,
     _floor_pow2,
     _index,
-    fast_size,
     max_grid_points,
     moments_only,
 )
@@ -180,15 +179,48 @@ def _needs(ext: Extents, h: float) -> tuple[float, float, float]:
     return fix(grid), fix(fft), fix(index)
 
 
+def ladder(n: float) -> int:
+    r"""The least size ``>= n`` on the engine's ladder ``{2^k, 3 \cdot 2^{k-1}}`` (at least 8).
+
+    .. math:: \text{ladder}(n) = \min\{m \in \{2^k, 1.5 \cdot 2^k\} : m \ge \max(n, 8)\}
+
+    Two steps an octave (at most a third more points than needed), every one a fast FFT
+    length (``2^a 3^b``): the grid and FFT lengths a new ``K``, scale, rate or bin width
+    asks for fall on few static shapes, so they reuse compiled programs.  A longer grid
+    or FFT is exact padding: the grid reaches further (less mass sent to ``+infinity``),
+    the window cuts less tail (a smaller certified bound on what it cuts).
+
+    Args:
+      n: the size needed.
+
+    Returns:
+      The ladder size, a host integer.
+
+    Example:
+      >>> [ladder(n) for n in (3, 100, 128, 129, 193)]
+      [8, 128, 128, 192, 256]
+    """
+    n = max(int(math.ceil(n)), 8)
+    p = 1 << (n - 1).bit_length()  # least power of two >= n
+    return 3 * p // 4 if 3 * p // 4 >= n else p
+
+
+def _ladder_cap(n: float, cap: int) -> int:
+    """:func:`ladder` of ``n`` if within ``cap``, else the largest ladder size ``<= cap``
+    (a clamped grid or window is still sound: mass above the grid goes to ``+infinity``,
+    above the window is bounded and added)."""
+    if n <= cap and ladder(n) <= cap:
+        return ladder(n)
+    p = _floor_pow2(cap)
+    return 3 * p // 2 if 3 * p // 2 <= cap else p
+
+
 def _sizes(grid: float, fft: float, tail: float, cap: int) -> Sizes:
-    """Bucketed sizes, each clamped to ``cap`` (a clamped grid or window is still sound:
-    mass above the grid goes to ``+infinity``, above the window is bounded and added)."""
-    g = bucket(grid) if grid <= cap else _floor_pow2(cap)
-    g = g if g <= cap else _floor_pow2(cap)
+    """Sizes on the :func:`ladder`, each clamped to ``cap`` (:func:`_ladder_cap`)."""
+    g = _ladder_cap(grid, cap)
     if fft == 0.0:
         return Sizes(g, 0, tail)
-    f = fast_size(fft) if fft <= cap else _floor_pow2(cap)
-    return Sizes(g, f if f <= cap else _floor_pow2(cap), tail)
+    return Sizes(g, _ladder_cap(fft, cap), tail)
 
 
 @float64_kernel
@@ -202,7 +234,7 @@ def sizes_for(
               \text{fft} \ge \frac{x_{hi} - x_{lo}}{h} + 3
 
     (the one-use loss range and the Chernoff window of the ``K``-fold MGF, :func:`extents`),
-    each bucketed and clamped to :func:`max_grid_points` (sound, possibly loose:
+    each on the :func:`ladder` and clamped to :func:`max_grid_points` (sound, possibly loose:
     :func:`plan` coarsens instead).  The window is taken from a fixed-size sizing grid, a
     bit coarser than ``bin_width`` and so a bit wider: the length only decides how much
     tail is cut, and what is cut is bounded and sent to ``+infinity``.  With arrays the

@@ -119,8 +119,11 @@ def test_subsampled_profile_is_the_worse_adjacency(dp_accounting_laplace):
     got = engine.profile(laplace, B, 0.0, 1.0, EPS_SUB, compositions=T, sampling_rate=Q,
                          bin_width=H)
     per = {}
+    # composed at the engine's FFT length (its size ladder): the same round-off bound
+    fft = pld_plan.plan(laplace, B, 0.0, 1.0, Q, T, H).sizes.fft
+    assert fft >= self_compose_size(from_subsampled_noise(Laplace(B), 1.0, Q, H)["add"], T)
     for adjacency, one in from_subsampled_noise(Laplace(B), 1.0, Q, H).items():
-        composed = self_compose(one, T, self_compose_size(one, T))
+        composed = self_compose(one, T, fft)
         per[adjacency] = np.asarray(delta_for_epsilon(composed, EPS_SUB))
     # each adjacency is the worse one somewhere: reporting either alone would be too small
     assert np.all((per["add"] > per["remove"]) == (EPS_SUB <= 0.01))
@@ -174,6 +177,33 @@ def test_kernel_compiles_once_for_scales_compositions_epsilons_and_bin_widths():
         assert np.all(got >= exact)
         np.testing.assert_allclose(got, exact, rtol=1e-4 * h / H)
     assert kernel._cache_size() == before + 1
+
+
+def test_new_compositions_and_scales_in_one_ladder_bucket_compile_once():
+    """Two ``K`` and two scales whose grid and FFT lengths fall in one bucket of the size
+    ladder (:func:`.plan.ladder`) run one compiled program; the lengths they need were three
+    distinct programs on the old ``{1, 1.25, 1.5, 1.75} 2^k`` grid and ``2^a 3^b 5^c`` FFT
+    lengths.  Each answer is certified and close to the closed form (50-digit mpmath)."""
+    import importlib
+
+    from dpjax._batching import bucket
+
+    fast_size = importlib.import_module("dpjax.accounting.pld.compose").fast_size
+    h, cases, eps = 1e-3, ((3.5, 25), (3.5, 40), (4.0, 40)), np.array([1.0, 2.0])
+    old = set()
+    for scale, uses in cases:
+        grid, fft, _ = pld_plan._needs(pld_plan.extents(gaussian, scale, 0.0, 1.0, None, uses), h)
+        old.add((bucket(grid), fast_size(fft)))
+    assert len(old) == 3
+    kernel = engine._profile_and_epsilon_kernel
+    before = kernel._cache_size()
+    for scale, uses in cases:
+        got = engine.profile(gaussian, scale, 0.0, 1.0, eps, compositions=uses, bin_width=h)
+        with mpmath.workdps(50):
+            exact = np.array([float(gaussian_delta(e, scale, 1.0, uses)) for e in eps])
+        assert np.all(got >= exact)
+        np.testing.assert_allclose(got, exact, rtol=1e-3)
+    assert kernel._cache_size() <= before + 1
 
 
 def test_profile_and_epsilon_share_one_compiled_program():

@@ -7,8 +7,9 @@ An event describes *what was released*; an accountant
 dp_accounting's ``REPLACE_SPECIAL`` (a record replaced by a special "zero" record,
 Definition 1.1 of arXiv:2103.00039): both directions are accounted, as under
 ``"add_remove"``, and for every event but randomized response the pairs are the same;
-randomized response compares ``R(x)`` with the uniform output of the special record.  Parameters are in units of the sensitivity unless the
-event has a ``sensitivity`` field (as in dp_accounting).  Event, mechanism, relations:
+randomized response compares ``R(x)`` with the uniform output of the special record.
+Parameters are in units of the sensitivity unless the event has a ``sensitivity`` field (as in
+dp_accounting).  Event, mechanism, relations:
 
 * ``Gaussian(m)``: ``f(D) + N(0, m^2)`` with ``|f(D) - f(D')|_2 <= 1``; all relations
   (replace-one: shift 2);

@@ -4,7 +4,8 @@ The conversion is by class name and fields, so dpjax never imports dp_accounting
 who has one hands its events over unchanged, and a script switches accountants by
 changing one line (``PLDAccountant`` from :mod:`dpjax.accounting`).  Events with no dpjax
 counterpart (``SingleEpochTreeAggregationDpEvent``, ``RepeatAndSelectDpEvent``,
-``UnsupportedDpEvent``, ``ZCDpEvent`` with ``xi > 0``) raise :class:`~dpjax.accounting.event_plds.UnsupportedEventError` naming them.
+``UnsupportedDpEvent``, ``ZCDpEvent`` with ``xi > 0``) raise
+:class:`~dpjax.accounting.event_plds.UnsupportedEventError` naming them.
 """
 
 from __future__ import annotations

@@ -71,14 +71,12 @@ class BandedKL(NamedTuple):
         t = np.arange(1, self.log_w.shape[0] - self.N)
         return np.concatenate([y, y[self.N] + t * self.log_r])
 
-    def blocks(self, y: np.ndarray):
-        r"""Row blocks ``(lo, F, G, loss)`` of the flows on the band.
+    def _band_rows(self, y: np.ndarray):
+        r"""Row blocks ``(lo, lw, log p_i, log p_j)`` of the band at log densities ``y``.
 
-        ``F_ij = K_ij mu_i = w_ij p_i`` (out of row ``i``), ``G_ij = w_ij p_j = F_ji`` (into
-        row ``i``, by the symmetry of ``w``) and ``loss_ij = log p_i - log p_j``, each
-        ``(rows, 2b+1)`` for rows ``lo..``; ``F = G = 0`` off the band and for partners
-        outside rows ``0..M-1``.  Both exponents are log *masses* (``log w_ij + log p``),
-        so nothing overflows at any ``m``.
+        ``lw`` is ``log w_ij`` for rows ``lo..`` (``(rows, 2b+1)``), ``-inf`` for partners
+        outside rows ``0..M-1``; ``log p_i`` is ``(rows, 1)`` and ``log p_j`` the partners'
+        ``(rows, 2b+1)`` (a strided view of the padded log densities, no gather).
         """
         lp = self.log_p_full(y)
         M, width = self.log_w.shape
@@ -94,28 +92,25 @@ class BandedKL(NamedTuple):
             if lo < b or hi > M - b:  # partners outside the rows: left out
                 j = np.arange(lo, hi)[:, None] + d[None, :]
                 lw = np.where((j >= 0) & (j < M), lw, -np.inf)
-            pj = view[lo:hi]
-            pi = lp[lo:hi, None]
+            yield lo, lw, lp[lo:hi, None], view[lo:hi]
+
+    def blocks(self, y: np.ndarray):
+        r"""Row blocks ``(lo, F, G, loss)`` of the flows on the band.
+
+        ``F_ij = K_ij mu_i = w_ij p_i`` (out of row ``i``), ``G_ij = w_ij p_j = F_ji`` (into
+        row ``i``, by the symmetry of ``w``) and ``loss_ij = log p_i - log p_j``, each
+        ``(rows, 2b+1)`` for rows ``lo..``; ``F = G = 0`` off the band and for partners
+        outside rows ``0..M-1``.  Both exponents are log *masses* (``log w_ij + log p``),
+        so nothing overflows at any ``m``.
+        """
+        for lo, lw, pi, pj in self._band_rows(y):
             yield lo, np.exp(lw + pi), np.exp(lw + pj), pi - pj
 
     def objective(self, y: np.ndarray) -> float:
         r"""The KL ``sum_ij F_ij log(p_i / p_j)`` (eq. 28) at log densities ``y``."""
         total = 0.0
-        lp = self.log_p_full(y)
-        M, width = self.log_w.shape
-        b = self.half_width
-        pad = np.concatenate([np.full(b, lp[0]), lp, np.full(b, lp[-1])])
-        view = np.lib.stride_tricks.sliding_window_view(pad, width)
-        step = max(1, BLOCK_ENTRIES // width)
-        d = np.arange(width) - b
-        for lo in range(0, M, step):
-            hi = min(M, lo + step)
-            lw = self.log_w[lo:hi]
-            if lo < b or hi > M - b:
-                j = np.arange(lo, hi)[:, None] + d[None, :]
-                lw = np.where((j >= 0) & (j < M), lw, -np.inf)
-            loss = lp[lo:hi, None] - view[lo:hi]
-            total += float(np.sum(np.exp(lw + lp[lo:hi, None]) * loss))
+        for _, lw, pi, pj in self._band_rows(y):
+            total += float(np.sum(np.exp(lw + pi) * (pi - pj)))
         return total
 
 

@@ -244,14 +244,21 @@ def epsilon_flipped_huber_bound(
 # ---------------------------------------------------------------------------
 
 
-def _exact_args(alpha, gamma, dim, linf):
-    from dpjax.noise.flipped_huber import FlippedHuber
+def _exact(x, alpha, gamma, dim, linf, bin_width, *, at_delta: bool):
+    """The engine's ``K``-fold value (``epsilon`` at delta ``x`` if ``at_delta``, else the
+    profile at epsilon ``x``), the minimum with the RDP bound of ``K`` uses."""
+    from dpjax.accounting.pld import engine
 
     alpha, gamma, linf = float(alpha), float(gamma), float(linf)
     if not (gamma > 0 and alpha >= 0 and linf > 0 and int(dim) >= 1):
         raise ValueError(f"need alpha >= 0, gamma > 0, linf > 0, dim >= 1, got "
                          f"({alpha}, {gamma}, {linf}, {dim})")
-    return FlippedHuber.from_scale, gamma, alpha / gamma, linf, int(dim)
+    k = int(dim)
+    run, rdp = (engine.epsilon, family_rdp_epsilon) if at_delta else (engine.profile,
+                                                                        family_rdp_delta)
+    out = run(FlippedHuber.from_scale, gamma, alpha / gamma, linf, x, compositions=k,
+              bin_width=bin_width)
+    return np.minimum(out, rdp(FlippedHuber(alpha, gamma), k, x, linf))
 
 
 @float64_kernel
@@ -283,11 +290,7 @@ def delta_flipped_huber_exact(epsilon, alpha: float, gamma: float, dim: int, lin
     Raises:
       ValueError: bad parameters.
     """
-    from dpjax.accounting.pld import engine
-
-    fn, scale, shape, sens, k = _exact_args(alpha, gamma, dim, linf)
-    out = engine.profile(fn, scale, shape, sens, epsilon, compositions=k, bin_width=bin_width)
-    return np.minimum(out, family_rdp_delta(FlippedHuber(float(alpha), scale), k, epsilon, sens))
+    return _exact(epsilon, alpha, gamma, dim, linf, bin_width, at_delta=False)
 
 
 @float64_kernel
@@ -313,11 +316,7 @@ def epsilon_flipped_huber_exact(delta, alpha: float, gamma: float, dim: int, lin
     Raises:
       ValueError: bad parameters.
     """
-    from dpjax.accounting.pld import engine
-
-    fn, scale, shape, sens, k = _exact_args(alpha, gamma, dim, linf)
-    out = engine.epsilon(fn, scale, shape, sens, delta, compositions=k, bin_width=bin_width)
-    return np.minimum(out, family_rdp_epsilon(FlippedHuber(float(alpha), scale), k, delta, sens))
+    return _exact(delta, alpha, gamma, dim, linf, bin_width, at_delta=True)
 
 
 # ---------------------------------------------------------------------------

@@ -133,15 +133,28 @@ def run_design(args) -> None:
     _save_and_print(args, mech, out)
 
 
+def _timed_square_cost_design(args, refusal: str, design, *extra):
+    """``design(dim, cost, *extra)`` timed: ``(mech, info, seconds)``.
+
+    Args:
+      args: the parsed arguments (``--cost-power 2``, no ``--loss-cap``, the jax solver).
+      refusal: the message of the ``ValueError`` raised for any other arguments.
+      design: the designer, called as ``design(args.dim, args.cost, *extra)``.
+      extra: its further positional arguments.
+    """
+    if args.cost_power != 2.0 or args.loss_cap is not None or args.solver != "jax":
+        raise ValueError(refusal)
+    start = time.perf_counter()
+    mech, info = design(args.dim, args.cost, *extra)
+    return mech, info, time.perf_counter() - start
+
+
 def _run_slope_design(args) -> None:
     from dpjax.spherical.windowed import design_windowed
 
-    if args.cost_power != 2.0 or args.loss_cap is not None or args.solver != "jax":
-        raise ValueError("--r slope designs for --cost-power 2 with the jax solver and no "
-                         "--loss-cap; give a numeric --r or 'auto' otherwise")
-    start = time.perf_counter()
-    mech, info = design_windowed(args.dim, args.cost, args.n, args.N)
-    sec = time.perf_counter() - start
+    mech, info, sec = _timed_square_cost_design(
+        args, "--r slope designs for --cost-power 2 with the jax solver and no --loss-cap; "
+        "give a numeric --r or 'auto' otherwise", design_windowed, args.n, args.N)
     out = {"kl": mech.kl, "gaussian_kl": gaussian_kl(args.dim, args.cost, 2.0),
            "grid_gaussian_kl": info["grid_gaussian_kl"], "r": mech.r,
            "residual": info["residual"], "monotone": bool(np.all(np.diff(mech.log_p) <= 1e-12)),
@@ -153,12 +166,9 @@ def _run_slope_design(args) -> None:
 def _run_geometric_design(args) -> None:
     from dpjax.spherical.geometric import design_geometric
 
-    if args.cost_power != 2.0 or args.loss_cap is not None or args.solver != "jax":
-        raise ValueError("the geometric design is for --cost-power 2 with no --loss-cap; give "
-                         "--n, or a numeric --r or 'auto' otherwise")
-    start = time.perf_counter()
-    mech, info = design_geometric(args.dim, args.cost)
-    sec = time.perf_counter() - start
+    mech, info, sec = _timed_square_cost_design(
+        args, "the geometric design is for --cost-power 2 with no --loss-cap; give --n, or a "
+        "numeric --r or 'auto' otherwise", design_geometric)
     out = {"kl": info["kl"], "gaussian_kl": info["gaussian_kl"],
            "grid_gaussian_kl": info["grid_gaussian_kl"],
            "continuum_kl_estimate": info["continuum_kl_estimate"],

@@ -19,7 +19,7 @@ import numpy as np
 from dpjax.accounting import events as ev
 from dpjax.calibration.event_scale import calibrate_event_scale
 from dpjax.certificate import require_certified
-from dpjax.mechanisms._spec import Query, calibration, integer_sensitivity
+from dpjax.mechanisms._spec import About, Mechanism, Query, calibration, integer_sensitivity
 
 
 def ledger(step: ev.Event, query: Query) -> ev.Event:
@@ -128,4 +128,32 @@ def calibrate_discrete(
     return calibration(
         name, query, params={param: value}, variance=variance(value), epsilon=epsilon,
         delta=delta, delta_at_params=delta_at, sensitivity={"linf": float(sens)}, notes=notes,
+    )
+
+
+#: What both discrete mechanisms support (their :class:`~dpjax.mechanisms._spec.About` line).
+SUPPORTS = (
+    "dim 1, integer sensitivity; T uses, Poisson subsampling, relation add_remove / add / "
+    "remove / replace_one (PLDAccountant, exact atoms)"
+)
+
+
+def discrete_mechanism(
+    name: str, param: str, summary: str, reference: str, calibrate: Callable,
+    event: Callable[[float, int], ev.Event],
+) -> Mechanism:
+    """The registry entry of a discrete mechanism accounted through its event.
+
+    Args:
+      name: the dpjax name.
+      param: its one parameter's name (constraint ``> 0``).
+      summary: the one-line summary.
+      reference: the full citation (:attr:`~dpjax.mechanisms._spec.About.reference`).
+      calibrate: its ``(epsilon, delta, query) -> Calibration``.
+      event: ``(param value, Delta) -> event`` of one release (:func:`accounting`).
+    """
+    profile, epsilon_for_delta = accounting(name, param, event)
+    return Mechanism(
+        name, summary, calibrate, profile, epsilon_for_delta, constraints={param: "> 0"},
+        about=About("", ("linf",), SUPPORTS, reference), domain="integer",
     )

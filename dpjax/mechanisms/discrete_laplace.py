@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from dpjax.accounting import events as ev
-from dpjax.mechanisms._discrete import accounting, calibrate_discrete
-from dpjax.mechanisms._spec import About, Mechanism, Query
+from dpjax.mechanisms._discrete import calibrate_discrete, discrete_mechanism
+from dpjax.mechanisms._spec import Query
 
 NAME = "discrete-laplace"
 PARAM = "noise_parameter"
@@ -59,17 +59,10 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query):
     )
 
 
-profile, epsilon_for_delta = accounting(NAME, PARAM, _event)
-
 SUMMARY = "discrete Laplace (two-sided geometric) on integer queries; exact atoms, any relation"
-ABOUT = About(
-    "", ("linf",),
-    "dim 1, integer sensitivity; T uses, Poisson subsampling, relation add_remove / add / "
-    "remove / replace_one (PLDAccountant, exact atoms)",
+MECHANISM = discrete_mechanism(
+    NAME, PARAM, SUMMARY,
     'Ghosh, Roughgarden and Sundararajan, "Universally utility-maximizing privacy '
     'mechanisms" (SIAM J. Comput. 41(6), 2012)',
-)
-MECHANISM = Mechanism(
-    NAME, SUMMARY, calibrate, profile, epsilon_for_delta, constraints={PARAM: "> 0"},
-    about=ABOUT, domain="integer",
+    calibrate, _event,
 )

@@ -49,6 +49,32 @@ def _logs(lam: Array, w: Array) -> tuple[Array, Array, Array]:
     return pos, jnp.log(jnp.where(pos, lam, 1.0)), jnp.log(jnp.broadcast_to(w, lam.shape))
 
 
+def _power_scales(lam, bound, p, w, k: float) -> Array:
+    r"""Least ``sum_i w_i s_i^p`` subject to ``sum_i lambda_i^k / s_i^k <= bound^k``.
+
+    .. math:: s_i = \left(\frac{\lambda_i^k}{w_i}\right)^{\frac{1}{p+k}}
+              \frac{S^{1/k}}{\text{bound}}, \qquad
+              S = \sum_j \lambda_j^{\frac{kp}{p+k}} w_j^{\frac{k}{p+k}}
+
+    (``s_i = 0`` where ``lambda_i = 0``), in logs: ``k = 2`` is :func:`gaussian_scales`
+    (``bound = mu``), ``k = 1`` :func:`laplace_scales` (``bound`` = the l1 budget).
+
+    Args:
+      lam: the profile ``lambda`` (last axis = coordinates).
+      bound: ``mu`` or the budget (one per profile).
+      p: the error power ``p > 0``.
+      w: error weights ``w_i > 0``.
+      k: ``2.0`` or ``1.0``.
+    """
+    lam, bound, p, w = (jnp.asarray(v) for v in (lam, bound, p, w))
+    pos, log_lam, log_w = _logs(lam, w)
+    terms = jnp.where(pos, jnp.exp((k * p * log_lam + k * log_w) / (p + k)), 0.0)
+    s = jnp.sum(terms, axis=-1, keepdims=True)
+    root = jnp.sqrt(s) if k == 2.0 else s
+    scale = jnp.exp((k * log_lam - log_w) / (p + k)) * root / jnp.expand_dims(bound, -1)
+    return jnp.where(pos, scale, 0.0)
+
+
 @float64_kernel
 def gaussian_scales(lam: ArrayLike, mu: ArrayLike, p: ArrayLike = 2.0, w: ArrayLike = 1.0) -> Array:
     r"""Optimal i.n.i.d. Gaussian standard deviations for the weighted ``l_p^p`` error.
@@ -73,12 +99,7 @@ def gaussian_scales(lam: ArrayLike, mu: ArrayLike, p: ArrayLike = 2.0, w: ArrayL
     Returns:
       ``sigma``, shaped like ``lam``.
     """
-    lam, mu, p, w = (jnp.asarray(v) for v in (lam, mu, p, w))
-    pos, log_lam, log_w = _logs(lam, w)
-    terms = jnp.where(pos, jnp.exp((2.0 * p * log_lam + 2.0 * log_w) / (p + 2.0)), 0.0)
-    s = jnp.sum(terms, axis=-1, keepdims=True)
-    sigma = jnp.exp((2.0 * log_lam - log_w) / (p + 2.0)) * jnp.sqrt(s) / jnp.expand_dims(mu, -1)
-    return jnp.where(pos, sigma, 0.0)
+    return _power_scales(lam, mu, p, w, 2.0)
 
 
 @float64_kernel
@@ -106,12 +127,7 @@ def laplace_scales(
     Returns:
       ``b``, shaped like ``lam``.
     """
-    lam, budget, p, w = (jnp.asarray(v) for v in (lam, budget, p, w))
-    pos, log_lam, log_w = _logs(lam, w)
-    terms = jnp.where(pos, jnp.exp((p * log_lam + log_w) / (p + 1.0)), 0.0)
-    s = jnp.sum(terms, axis=-1, keepdims=True)
-    b = jnp.exp((log_lam - log_w) / (p + 1.0)) * s / jnp.expand_dims(budget, -1)
-    return jnp.where(pos, b, 0.0)
+    return _power_scales(lam, budget, p, w, 1.0)
 
 
 @float64_kernel

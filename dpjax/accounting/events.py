@@ -365,31 +365,30 @@ class TruncatedSubsampledGaussian(Event):
                lo_open=True)
 
 
+@dataclass(frozen=True)
+class _FixedSizeSample(Event):
+    """``sample_size`` records of ``source_dataset_size``, then ``event`` (the fields and checks
+    of the two fixed-size samplings below; not an event itself)."""
+
+    source_dataset_size: int = _static()
+    sample_size: int = _static()
+    event: Event = None
+
+    def __post_init__(self):
+        name = type(self).__name__
+        _sizes(name, self.source_dataset_size, self.sample_size)
+        _is_event(f"{name}.event", self.event)
+
+
 @_event
-class SampledWithoutReplacement(Event):
+class SampledWithoutReplacement(_FixedSizeSample):
     """``sample_size`` distinct records of ``source_dataset_size``, uniformly, then ``event``."""
 
-    source_dataset_size: int = _static()
-    sample_size: int = _static()
-    event: Event = None
-
-    def __post_init__(self):
-        _sizes("SampledWithoutReplacement", self.source_dataset_size, self.sample_size)
-        _is_event("SampledWithoutReplacement.event", self.event)
-
 
 @_event
-class SampledWithReplacement(Event):
+class SampledWithReplacement(_FixedSizeSample):
     """``sample_size`` uniform draws (with repetition) of ``source_dataset_size``, then ``event``.
     """
-
-    source_dataset_size: int = _static()
-    sample_size: int = _static()
-    event: Event = None
-
-    def __post_init__(self):
-        _sizes("SampledWithReplacement", self.source_dataset_size, self.sample_size)
-        _is_event("SampledWithReplacement.event", self.event)
 
 
 @float64_kernel

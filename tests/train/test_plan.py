@@ -118,3 +118,46 @@ def test_flipped_huber_plan_keeps_the_gaussian_member_when_it_wins(plan):
     assert fh.fh_alpha == 0.0 and fh.fh_gamma == plan.noise_std[0]
     assert fh.accountant().epsilon(fh.steps) == plan.accountant().epsilon(plan.steps)
     assert "alpha > 0 candidate" in fh.certificate
+
+
+def test_epsilon_at_new_step_counts_compiles_nothing(plan):
+    """Once one step count is accounted, ``epsilon`` at new step counts whose grid and FFT
+    lengths fall in the same bucket of the engine's size ladder traces and compiles no
+    program (``jax_log_compiles``): ``T`` is traced and the sizes are bucketed.  The answers
+    are still ``dpjax.account``'s."""
+    import logging
+
+    import jax
+
+    from dpjax.accounting.pld import plan as pld_plan
+    from dpjax.noise import Gaussian
+
+    steps = (11, 16)
+    sizes = {
+        pld_plan.plan(Gaussian.from_scale, plan.noise_multiplier, 0.0, 1.0, plan.sampling_rate,
+                      t, 1e-4).sizes
+        for t in (plan.steps, *steps)
+    }
+    assert len(sizes) == 1
+    acc = plan.accountant()
+    acc.epsilon(plan.steps)  # warm: the programs of this bucket
+    messages = []
+
+    class Compiles(logging.Handler):
+        def emit(self, record):
+            if record.getMessage().startswith("Compiling "):
+                messages.append(record.getMessage()[:80])
+
+    handler = Compiles()
+    logging.getLogger("jax").addHandler(handler)
+    try:
+        with jax.log_compiles(True):
+            got = [acc.epsilon(t) for t in steps]
+    finally:
+        logging.getLogger("jax").removeHandler(handler)
+    assert messages == []
+    ref = [dpjax.account("gaussian", {"sigma": plan.noise_multiplier}, compositions=t,
+                         sampling_rate=plan.sampling_rate, delta=plan.noise_delta)
+           for t in steps]
+    assert got[0] == ref[0] < plan.epsilon
+    assert got[1] in (ref[1], math.inf)  # beyond the plan: inf once the truncation share

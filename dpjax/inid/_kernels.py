@@ -119,10 +119,8 @@ def laplace_scales(
     for ``p = 2``; with ``budget = epsilon - log(1 - delta)`` Corollary 6.
 
     Args:
-      lam: the profile ``lambda`` (last axis = coordinates; zeros get scale 0).
+      lam, p, w: as in :func:`gaussian_scales`.
       budget: the l1 loss budget.
-      p: the error power ``p > 0``.
-      w: error weights ``w_i > 0``.
 
     Returns:
       ``b``, shaped like ``lam``.

@@ -70,11 +70,8 @@ def laplace_design(
     MARGIN)``.
 
     Args:
-      profile: the sensitivity profile ``lambda`` (``lambda_i >= 0``, not all 0).
-      epsilon: target ``epsilon >= 0``.
+      profile, epsilon, error_power, weights: as in :func:`dpjax.inid.gaussian_design`.
       delta: target ``delta`` in ``[0, 1)``.
-      error_power: ``p > 0`` of the error ``sum_i w_i E|T_i|^p``.
-      weights: error weights ``w_i > 0`` (default 1).
       solver: ``"closed-form"`` (eq. (12)), ``"jax"`` or ``"cvxpy"`` (programme (P4)).
 
     Returns:

@@ -370,3 +370,27 @@ def exact_1d_accounting(
         "delta: the deltas to invert at.",
     )
     return profile, epsilon_for_delta
+
+
+def exact_1d_mechanism(
+    family: type[NoiseFamily], summary: str, calibrate: Callable, delta_kernel,
+    epsilon_kernel, reference: str, needs: str = "",
+) -> Mechanism:
+    """The registry entry of a 1-D mechanism of flipped-huber-mechanism with exact kernels.
+
+    One release in one dimension, sensitivity ``linf``; profile and inverse by
+    :func:`exact_1d_accounting`.
+
+    Args:
+      family: the noise family (its dpjax name, parameters and constraints).
+      summary: the one-line summary.
+      calibrate: its ``(epsilon, delta, query) -> Calibration``.
+      delta_kernel, epsilon_kernel, reference, needs: as in :func:`exact_1d_accounting`.
+    """
+    profile, epsilon_for_delta = exact_1d_accounting(
+        family, delta_kernel, epsilon_kernel, reference, needs
+    )
+    return Mechanism(
+        family.name, summary, calibrate, profile, epsilon_for_delta, noise=family,
+        about=About("flipped-huber-mechanism", ("linf",), "one release in one dimension"),
+    )

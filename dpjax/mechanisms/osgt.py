@@ -24,14 +24,7 @@ from dpjax.calibration.osgt import K_MAX, K_MIN, osgt_least_variance
 from dpjax.calibration.result import Calibration
 from dpjax.certificate import require_certified
 from dpjax.errors import InfeasibleTargetError
-from dpjax.mechanisms._spec import (
-    About,
-    Mechanism,
-    Query,
-    calibration,
-    exact_1d_accounting,
-    single_release,
-)
+from dpjax.mechanisms._spec import Query, calibration, exact_1d_mechanism, single_release
 from dpjax.noise.osgt import OSGT
 
 NAME = "osgt"
@@ -70,12 +63,7 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     )
 
 
-profile, epsilon_for_delta = exact_1d_accounting(
-    OSGT, _delta, epsilon_osgt, "App. F(c) of flipped-huber-mechanism", _NEEDS
-)
-
 SUMMARY = "OSGT (offset symmetric Gaussian tails, Sadeghi & Korki 2022); exact 1-D profile"
-ABOUT = About("flipped-huber-mechanism", ("linf",), "one release in one dimension")
-MECHANISM = Mechanism(
-    NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=OSGT, about=ABOUT
+MECHANISM = exact_1d_mechanism(
+    OSGT, SUMMARY, calibrate, _delta, epsilon_osgt, "App. F(c) of flipped-huber-mechanism", _NEEDS
 )

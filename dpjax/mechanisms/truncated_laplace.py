@@ -26,14 +26,7 @@ from dpjax.calibration.truncated_laplace import (
 )
 from dpjax.certificate import require_certified
 from dpjax.errors import InfeasibleTargetError
-from dpjax.mechanisms._spec import (
-    About,
-    Mechanism,
-    Query,
-    calibration,
-    exact_1d_accounting,
-    single_release,
-)
+from dpjax.mechanisms._spec import Query, calibration, exact_1d_mechanism, single_release
 from dpjax.noise.truncated_laplace import TruncatedLaplace
 
 NAME = "truncated-laplace"
@@ -89,13 +82,7 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     )
 
 
-profile, epsilon_for_delta = exact_1d_accounting(
-    TruncatedLaplace, _delta, _epsilon, "Geng, Ding, Guo & Kumar 2020"
-)
-
 SUMMARY = "truncated Laplace on [-A, A] (Geng, Ding, Guo & Kumar 2020); exact 1-D profile"
-ABOUT = About("flipped-huber-mechanism", ("linf",), "one release in one dimension")
-MECHANISM = Mechanism(
-    NAME, SUMMARY, calibrate, profile, epsilon_for_delta,
-    noise=TruncatedLaplace, about=ABOUT
+MECHANISM = exact_1d_mechanism(
+    TruncatedLaplace, SUMMARY, calibrate, _delta, _epsilon, "Geng, Ding, Guo & Kumar 2020"
 )

@@ -40,7 +40,7 @@ from dpjax.numerics import bisect_host
 FAMILIES = ("laplace", "flipped-huber")
 
 
-class Groups(NamedTuple):
+class CoordinateGroups(NamedTuple):
     """Coordinates grouped for the PLD (module docstring).
 
     Attributes:
@@ -56,7 +56,7 @@ class Groups(NamedTuple):
     exact: bool
 
 
-def group_coordinates(profile, scales, shapes=None, num_groups: int = 16) -> Groups:
+def group_coordinates(profile, scales, shapes=None, num_groups: int = 16) -> CoordinateGroups:
     r"""Group the pairs ``(Z(b_i), Z(b_i) + t_i)``, ``t_i = lambda_i / s_i`` (module docstring).
 
     Args:
@@ -68,7 +68,7 @@ def group_coordinates(profile, scales, shapes=None, num_groups: int = 16) -> Gro
       num_groups: the most ratio groups per shape.
 
     Returns:
-      The :class:`Groups` (coordinates with ``lambda_i = 0`` leave no trace).
+      The :class:`CoordinateGroups` (coordinates with ``lambda_i = 0`` leave no trace).
 
     Raises:
       ValueError: bad profile, scales or shapes, or more than ``num_groups`` distinct shapes.
@@ -106,15 +106,15 @@ def group_coordinates(profile, scales, shapes=None, num_groups: int = 16) -> Gro
         ratio.append(values)
         count.append(counts)
         shape.append(np.full(values.size, shp))
-    return Groups(np.concatenate(ratio), np.concatenate(shape),
+    return CoordinateGroups(np.concatenate(ratio), np.concatenate(shape),
                   np.concatenate(count).astype(np.int64), exact)
 
 
-def default_bin_width(groups: Groups) -> float:
+def default_bin_width(groups: CoordinateGroups) -> float:
     r"""``h = min(1e-3, sqrt(sum_g n_g t_g^2) / 400)``: 1/400 of the composed loss's spread scale.
 
     Args:
-      groups: the :class:`Groups`.
+      groups: the :class:`CoordinateGroups`.
     """
     spread = math.sqrt(float(np.sum(groups.count * groups.ratio ** 2)))
     return min(1e-3, spread / 400.0)
@@ -128,11 +128,11 @@ def _unit_noise(shape: float):
     return make("flipped-huber", alpha=float(shape), gamma=1.0)
 
 
-def grouped_pld(groups: Groups, bin_width: float | None = None):
+def grouped_pld(groups: CoordinateGroups, bin_width: float | None = None):
     r"""The composed pessimistic PLD ``*_g PLD(Z(b_g), t_g)^{*n_g}`` (module docstring).
 
     Args:
-      groups: the :class:`Groups`.
+      groups: the :class:`CoordinateGroups`.
       bin_width: the grid's bin width (default :func:`default_bin_width`).
 
     Returns:
@@ -151,7 +151,8 @@ def grouped_pld(groups: Groups, bin_width: float | None = None):
         return parts[0] if len(parts) == 1 else pld.compose(parts)
 
 
-def grouped_delta(groups: Groups, epsilon: float, bin_width: float | None = None) -> float:
+def grouped_delta(groups: CoordinateGroups, epsilon: float,
+                  bin_width: float | None = None) -> float:
     r"""Certified upper bound on ``delta(epsilon)`` of the grouped allocation.
 
     .. math:: \delta(\epsilon) = \mathbb{E}_P\big[(1 - e^{\epsilon - L})_+\big],\qquad
@@ -161,7 +162,7 @@ def grouped_delta(groups: Groups, epsilon: float, bin_width: float | None = None
     the exact profile instead of Corollary 6's bound).
 
     Args:
-      groups: the :class:`Groups`.
+      groups: the :class:`CoordinateGroups`.
       epsilon: ``epsilon >= 0``.
       bin_width: the grid's bin width (default :func:`default_bin_width`).
     """
@@ -171,14 +172,15 @@ def grouped_delta(groups: Groups, epsilon: float, bin_width: float | None = None
         return float(pld.delta_for_epsilon(grouped_pld(groups, bin_width), float(epsilon)))
 
 
-def grouped_epsilon(groups: Groups, delta: float, bin_width: float | None = None) -> float:
+def grouped_epsilon(groups: CoordinateGroups, delta: float,
+                    bin_width: float | None = None) -> float:
     r"""Certified ``epsilon(delta)`` of the grouped allocation (re-checked at the boundary).
 
     The least ``epsilon`` with :func:`grouped_delta` at most ``delta``
     (:func:`dpjax.certificate.certify_epsilon` re-evaluates the composed profile there).
 
     Args:
-      groups: the :class:`Groups`.
+      groups: the :class:`CoordinateGroups`.
       delta: target ``delta`` in ``(0, 1)``.
       bin_width: the grid's bin width (default :func:`default_bin_width`).
     """
@@ -195,7 +197,7 @@ def grouped_epsilon(groups: Groups, delta: float, bin_width: float | None = None
 
 def calibrate_grouped(profile, scales, epsilon: float, delta: float, shapes=None,
                       num_groups: int = 16, num_iterations: int = 10,
-                      bin_width: float | None = None) -> tuple[float, float, Groups]:
+                      bin_width: float | None = None) -> tuple[float, float, CoordinateGroups]:
     r"""Least multiplier ``c`` with ``c * scales`` ``(epsilon, delta)``-private, by groups.
 
     .. math:: c^* = \min\{c > 0 : \delta_{c s}(\epsilon) \le \delta (1 - \mathrm{MARGIN})\},
@@ -254,5 +256,5 @@ def calibrate_grouped(profile, scales, epsilon: float, delta: float, shapes=None
     return math.exp(lg), float(aux), groups
 
 
-__all__ = ["FAMILIES", "Groups", "calibrate_grouped", "default_bin_width", "grouped_delta",
-           "grouped_epsilon", "grouped_pld", "group_coordinates"]
+__all__ = ["FAMILIES", "CoordinateGroups", "calibrate_grouped", "default_bin_width",
+           "grouped_delta", "grouped_epsilon", "grouped_pld", "group_coordinates"]

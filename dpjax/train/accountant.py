@@ -6,7 +6,7 @@ on (noise multiplier ``sigma_eff``, Poisson rate ``q``, ``t`` compositions, add/
 plans ask it for their one-dimensional subsampled Laplace pair (scale ``b_eff``, l1 shift 1;
 :mod:`dpjax.train.laplace`).  Flipped
 Huber plans use the RDP accountant they were calibrated with
-(:func:`dpjax.train.flipped_huber.epsilon_flipped_huber`).  The truncation share of the
+(:func:`dpjax.train.flipped_huber.dp_sgd_epsilon_flipped_huber`).  The truncation share of the
 padded sampler, ``(1 + e^epsilon) t p``, must fit in ``delta - delta_noise``; where it does
 not (far beyond the planned steps) the epsilon is ``inf`` (fail closed).
 
@@ -94,9 +94,9 @@ class Accountant:
                 )
             )
         else:
-            from dpjax.train.flipped_huber import epsilon_flipped_huber
+            from dpjax.train.flipped_huber import dp_sgd_epsilon_flipped_huber
 
-            eps = epsilon_flipped_huber(
+            eps = dp_sgd_epsilon_flipped_huber(
                 p.fh_alpha, p.fh_gamma, p.groups.dim, float(p.groups.clip_norms[0]),
                 p.sampling_rate, steps, p.noise_delta,
             )

@@ -108,7 +108,7 @@ def subsampled_log_moments(xi, eta, sampling_rate: float, orders=RDP_ORDERS):
 
 
 def _epsilons(alpha, gamma, dim, clip_norm, sampling_rate, steps, delta) -> np.ndarray:
-    """:func:`epsilon_flipped_huber` elementwise over arrays ``alpha``, ``gamma``."""
+    """:func:`dp_sgd_epsilon_flipped_huber` elementwise over arrays ``alpha``, ``gamma``."""
     xi, eta = zcdp_parameters(alpha, gamma, dim, clip_norm)
     lam, log_a = subsampled_log_moments(xi, eta, sampling_rate)
     with jax.enable_x64(True):
@@ -117,7 +117,8 @@ def _epsilons(alpha, gamma, dim, clip_norm, sampling_rate, steps, delta) -> np.n
     return np.where(np.isnan(eps), np.inf, eps)
 
 
-def epsilon_flipped_huber(alpha, gamma, dim, clip_norm, sampling_rate, steps, delta) -> float:
+def dp_sgd_epsilon_flipped_huber(alpha, gamma, dim, clip_norm, sampling_rate, steps,
+                                 delta) -> float:
     """Certified epsilon at ``delta`` of ``steps`` Poisson-subsampled flipped Huber DP-SGD steps.
 
     The RDP accountant of the module docstring (Theorem 9 of flipped-huber-mechanism;
@@ -136,7 +137,7 @@ def epsilon_flipped_huber(alpha, gamma, dim, clip_norm, sampling_rate, steps, de
 
     Example:
       >>> import jax; jax.config.update("jax_enable_x64", True)
-      >>> e = epsilon_flipped_huber(0.0, 1.0, 10, 1.0, 1.0, 1, 1e-5)  # Gaussian, sigma 1
+      >>> e = dp_sgd_epsilon_flipped_huber(0.0, 1.0, 10, 1.0, 1.0, 1, 1e-5)  # Gaussian, sigma 1
       >>> 4.0 < e < 5.5
       True
     """
@@ -175,7 +176,7 @@ def calibrate_flipped_huber(dim, clip_norm, sampling_rate, steps, epsilon, delta
     ``sqrt(d)``; ``b = 0`` is the Gaussian, which the PLD engine accounts tighter) the least
     ``gamma`` is found by bisection (privacy is monotone in ``gamma`` at fixed shape); the
     pair of least variance ``gamma^2 Var FH(b, 1)`` (eq. (11) of flipped-huber-mechanism)
-    is returned, re-certified by :func:`epsilon_flipped_huber`.
+    is returned, re-certified by :func:`dp_sgd_epsilon_flipped_huber`.
 
     Args:
       dim: noised coordinates ``d``.
@@ -201,7 +202,7 @@ def calibrate_flipped_huber(dim, clip_norm, sampling_rate, steps, epsilon, delta
         var = gammas**2 * np.asarray(standard_variance(jnp.asarray(shapes)), np.float64)
     i = int(np.argmin(np.where(np.isfinite(gammas), var, np.inf)))
     alpha, gamma, var = shapes[i] * gammas[i], gammas[i], var[i]
-    eps_at = epsilon_flipped_huber(alpha, gamma, dim, clip_norm, sampling_rate, steps, delta)
+    eps_at = dp_sgd_epsilon_flipped_huber(alpha, gamma, dim, clip_norm, sampling_rate, steps, delta)
     if not eps_at <= epsilon:
         raise ValueError("flipped Huber: the calibrated noise failed its re-certification")
     return float(alpha), float(gamma), float(var), float(eps_at)

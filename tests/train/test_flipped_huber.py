@@ -13,7 +13,7 @@ from dpjax.accounting.pld.moments import (
 from dpjax.certificate import log_target
 from dpjax.train.flipped_huber import (
     calibrate_flipped_huber,
-    epsilon_flipped_huber,
+    dp_sgd_epsilon_flipped_huber,
     subsampled_log_moments,
     zcdp_parameters,
 )
@@ -24,7 +24,7 @@ def test_gaussian_limit_matches_exact_moments():
     # Gaussian's on the same (integer) orders; the Gaussian's fractional orders only improve
     lam, log_a = gaussian_log_moments(1.7, 1.0)
     for steps in (1, 30):
-        ours = epsilon_flipped_huber(0.0, 1.7, 50, 1.0, 1.0, steps, 1e-6)
+        ours = dp_sgd_epsilon_flipped_huber(0.0, 1.7, 50, 1.0, 1.0, steps, 1e-6)
         same_orders = float(_epsilon_chernoff(steps * log_a, log_target(1e-6), lam))
         assert math.isclose(ours, same_orders, rel_tol=1e-9)
         assert gaussian_rdp_epsilon(1.7, 1.0, steps, 1e-6) <= same_orders
@@ -69,7 +69,7 @@ def test_zcdp_worst_shift_spreads_evenly():
 def test_calibration_is_certified_and_no_worse_than_gaussian():
     alpha, gamma, var, eps_at = calibrate_flipped_huber(5, 1.0, 1.0, 1, 4.0, 1e-5)
     assert eps_at <= 4.0
-    assert epsilon_flipped_huber(alpha, gamma, 5, 1.0, 1.0, 1, 1e-5) == eps_at
+    assert dp_sgd_epsilon_flipped_huber(alpha, gamma, 5, 1.0, 1.0, 1, 1e-5) == eps_at
     assert alpha > 0  # at this target the Laplace centre pays
-    gauss = epsilon_flipped_huber(0.0, math.sqrt(var), 5, 1.0, 1.0, 1, 1e-5)
+    gauss = dp_sgd_epsilon_flipped_huber(0.0, math.sqrt(var), 5, 1.0, 1.0, 1, 1e-5)
     assert gauss > 4.0  # a Gaussian of the same variance is not certified

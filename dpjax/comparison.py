@@ -39,6 +39,35 @@ CONDITIONS = ("auto", "exact", "sufficient")
 INID_SINGLE_RELEASE = "single release only (compose via the resource view, Sec. IV-B)"
 
 
+#: What the spherical row optimised: its shape by the KL programme, its scale by the target.
+SPHERICAL_OBJECTIVE = ("shape: kl (large-T limit, Theorem 4); scale: least mse with certified "
+                       "delta(epsilon) <= delta, one release")
+
+
+def objective(mechanism: str, compositions: int = 1, sampling_rate: float | None = None) -> str:
+    """Which objective a mechanism's row optimised (``dpjax design``'s column and JSON field).
+
+    Every calibrated mechanism minimises its variance (mse) subject to the certified
+    ``delta(epsilon) <= delta`` at the query's compositions ``T`` and sampling rate ``q``;
+    the spherical row's *shape* is the KL programme's optimum (the large-``T`` limit of
+    the epsilon objective, spherical-kl-optimal-mechanisms), only its scale is chosen by the
+    certified ``(epsilon, delta)`` of one release.
+
+    Args:
+      mechanism: the dpjax name of the row's mechanism.
+      compositions: ``T``.
+      sampling_rate: ``q`` (``None``: no subsampling).
+
+    Example:
+      >>> objective("gaussian", 10, 0.01)
+      'variance: least mse with certified delta(epsilon) <= delta at (T=10, q=0.01)'
+    """
+    if mechanism == "spherical":
+        return SPHERICAL_OBJECTIVE
+    use = f"T={compositions}" + ("" if sampling_rate is None else f", q={sampling_rate:.6g}")
+    return f"variance: least mse with certified delta(epsilon) <= delta at ({use})"
+
+
 @dataclass(frozen=True)
 class Row:
     """One certified mechanism of the comparison.
@@ -140,7 +169,10 @@ class Design:
             out["best"] = self.best.mechanism if self.rows else None
         else:
             out["profile"] = self.profile.tolist()
-        out["results"] = [c.to_json() for c in self.results]
+        goal = {"compositions": self.query.get("compositions", 1),
+                "sampling_rate": self.query.get("sampling_rate")}
+        out["results"] = [dict(c.to_json(), objective=objective(c.mechanism, **goal))
+                          for c in self.results]
         if self.profile is not None:
             out["inid"] = [d.to_json() for d in self.inid]
         out["skipped"] = [{"mechanism": s.mechanism, "reason": s.reason} for s in self.skipped]
@@ -317,4 +349,5 @@ def design(
     )
 
 
-__all__ = ["CONDITIONS", "Design", "Row", "Skipped", "compare", "design"]
+__all__ = ["CONDITIONS", "SPHERICAL_OBJECTIVE", "Design", "Row", "Skipped", "compare", "design",
+           "objective"]

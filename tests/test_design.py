@@ -139,3 +139,11 @@ def test_profile_adds_inid_designs_to_the_ranking(monkeypatch, capsys):
 def test_bad_input_raises_value_error(kw, match):
     with pytest.raises(ValueError, match=match):
         dpjax.design(**kw)
+
+
+def test_objective_names_the_use_and_the_spherical_shape():
+    gauss = design_lib.objective("gaussian", 100, 0.01)
+    assert "least mse" in gauss and "(T=100, q=0.01)" in gauss
+    assert "(T=1)" in design_lib.objective("laplace")
+    sph = design_lib.objective("spherical")
+    assert "kl (large-T limit" in sph and "one release" in sph

@@ -57,36 +57,6 @@ def _member(row) -> str:
     return "-" if member is None else str(member)
 
 
-#: What the spherical row optimised: its shape by the KL programme, its scale by the target.
-SPHERICAL_OBJECTIVE = ("shape: kl (large-T limit, Theorem 4); scale: least mse with certified "
-                       "delta(epsilon) <= delta, one release")
-
-
-def objective(row, compositions: int = 1, sampling_rate: float | None = None) -> str:
-    """Which objective a row's mechanism optimised, for its column and JSON field.
-
-    Every calibrated mechanism minimises its variance (mse) subject to the certified
-    ``delta(epsilon) <= delta`` at the query's compositions ``T`` and sampling rate ``q``;
-    the spherical row's *shape* is the KL programme's optimum (the large-``T`` limit of
-    the epsilon objective, spherical-kl-optimal-mechanisms), only its scale is chosen by the
-    certified ``(epsilon, delta)`` of one release.
-
-    Args:
-      row: a :class:`dpjax.comparison.Row`.
-      compositions: ``T``.
-      sampling_rate: ``q`` (``None``: no subsampling).
-
-    Example:
-      >>> from types import SimpleNamespace
-      >>> objective(SimpleNamespace(mechanism="gaussian"), 10, 0.01)
-      'variance: least mse with certified delta(epsilon) <= delta at (T=10, q=0.01)'
-    """
-    if row.mechanism == "spherical":
-        return SPHERICAL_OBJECTIVE
-    use = f"T={compositions}" + ("" if sampling_rate is None else f", q={c.fmt(sampling_rate)}")
-    return f"variance: least mse with certified delta(epsilon) <= delta at ({use})"
-
-
 def _design(args, **query) -> dpjax.comparison.Design:
     """:func:`dpjax.design` for the parsed target; on a terminal, then one line on stderr
     saying where the time went (one stage per mechanism)."""
@@ -118,13 +88,11 @@ def run(args) -> None:
         args.linf = DEFAULTS["linf"]  # in K > 1 dims a sensitivity must be given
     sens = c.sensitivity_kwargs(args)
     d = _design(args, **sens)
-    goal = {r.mechanism: objective(r, args.compositions, args.sampling_rate) for r in d.rows}
     if args.json:
-        out = d.to_json()
-        for res in out["results"]:
-            res["objective"] = goal[res["mechanism"]]
-        c.print_json(out)
+        c.print_json(d.to_json())
         return
+    goal = {r.mechanism: dpjax.comparison.objective(r.mechanism, args.compositions,
+                                                    args.sampling_rate) for r in d.rows}
     rows = [
         [r.mechanism, _params(r), r.variance, r.mse, r.delta_at_params, r.condition, _member(r)]
         for r in d.rows

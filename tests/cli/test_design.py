@@ -1,15 +1,13 @@
 """``dpjax design``: the objective each row optimised (issue 35, item 3)."""
 
 import json
-from types import SimpleNamespace
 
 import numpy as np
 
 import dpjax
 from dpjax.calibration.result import Calibration
-from dpjax.cli import design as cli_design
 from dpjax.cli._main import main
-from dpjax.comparison import Design, Row
+from dpjax.comparison import SPHERICAL_OBJECTIVE, Design, Row, objective
 
 
 def _row(mechanism: str) -> Row:
@@ -18,14 +16,6 @@ def _row(mechanism: str) -> Row:
                       epsilon=one, delta=np.float64(1e-6), delta_at_params=np.float64(5e-7),
                       dim=20)
     return Row.of_calibration(cal)
-
-
-def test_objective_names_the_use_and_the_spherical_shape():
-    gauss = cli_design.objective(SimpleNamespace(mechanism="gaussian"), 100, 0.01)
-    assert "least mse" in gauss and "(T=100, q=0.01)" in gauss
-    assert "(T=1)" in cli_design.objective(SimpleNamespace(mechanism="laplace"))
-    sph = cli_design.objective(SimpleNamespace(mechanism="spherical"))
-    assert "kl (large-T limit" in sph and "one release" in sph
 
 
 def test_design_reports_the_objective_per_row(capsys, monkeypatch):
@@ -38,9 +28,9 @@ def test_design_reports_the_objective_per_row(capsys, monkeypatch):
     assert main(["design", "--dim", "20", "--linf", "1", "--compositions", "4",
                  "--json"]) in (0, None)
     res = {r["mechanism"]: r["objective"] for r in json.loads(capsys.readouterr().out)["results"]}
-    assert res == {"gaussian": cli_design.objective(_row("gaussian"), 4),
-                   "spherical": cli_design.SPHERICAL_OBJECTIVE}
+    assert res == {"gaussian": objective("gaussian", 4),
+                   "spherical": SPHERICAL_OBJECTIVE}
     assert main(["design", "--dim", "20", "--linf", "1", "--compositions", "4"]) in (0, None)
     out = capsys.readouterr().out
-    assert f"objective (gaussian): {cli_design.objective(_row('gaussian'), 4)}" in out
-    assert f"objective (spherical): {cli_design.SPHERICAL_OBJECTIVE}" in out
+    assert f"objective (gaussian): {objective('gaussian', 4)}" in out
+    assert f"objective (spherical): {SPHERICAL_OBJECTIVE}" in out

@@ -231,7 +231,7 @@ _EXEMPT = {
         for n in (
             "banded.derivatives banded.solve_banded_kl cells_beta.log_cell_volumes_beta_symmetric "
             "geometric.design_geometric geometric.plan geometric.programme "
-            "geometric.shells_per_unit geometric.solve_plan"
+            "geometric.shells_per_unit geometric.solve_plan geometric.verdict"
         ).split()
     },
     "dpjax.spherical.mechanism.check_use": "host check of a use's arguments, no privacy value",
@@ -256,6 +256,22 @@ _EXEMPT = {
     "dpjax.accounting.accountant.gaussian_equivalent": "host rational arithmetic on event "
     "parameters (the equivalent Gaussian); its profile kernels are guarded",
     "dpjax.accounting.pld.mixture.check_shifts": "host check of the shifts",
+    "dpjax.accounting.event_plds.randomized_response_special_pair": "exact NumPy float64 pair "
+    "(two atoms each), no JAX kernel; the accountant's PLD kernels are guarded",
+    "dpjax.accounting.event_plds.truncation_probabilities": "host SciPy float64 binomial "
+    "weights, padded to the requested side; no JAX kernel",
+    **{
+        f"dpjax.accounting.pld.plan.{n}": "host grid sizing / bin-width choice; every size and "
+        "width gives a certified bound through the guarded kernels"
+        for n in "ladder refined refinement step_width".split()
+    },
+    "dpjax.accounting.pld.query.roundoff_weight": "an error weight W(c) evaluated inside the "
+    "guarded query kernels, not a privacy value by itself",
+    **{
+        f"dpjax.calibration.event_scale.{n}": "host driver of PLDAccountant, which runs its "
+        "kernels in a scoped jax.enable_x64(True)"
+        for n in "calibrate_event_scale event_delta".split()
+    },
     "dpjax.certificate.kernel_error": "host declaration of a constant (checked at import)",
     "dpjax.calibration.gaussian.calibrate_sigma": (
         "host driver: its kernels (calibrate_sigma_host, then _gap_and_slope where the host "

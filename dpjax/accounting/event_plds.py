@@ -571,6 +571,7 @@ def _mix(parts, pessimistic: bool) -> PLD:
     )
 
 
+@float64_kernel
 def truncated_subsampled_gaussian_plds(
     event: ev.TruncatedSubsampledGaussian, relation: str, h: float, pessimistic: bool = True,
     tail: float = TAIL,

@@ -95,12 +95,20 @@ def test_bracket_lower_value_against_dp_accounting_optimistic(plan):
 
     lower, upper, _ = plan.accountant().bracket(plan.steps)
     share = (1 + math.exp(upper)) * plan.steps * plan.truncation_probability
-    ref = pld.from_laplace_mechanism(
-        plan.noise_multiplier, 1.0, pessimistic_estimate=False,
-        value_discretization_interval=1e-4, sampling_prob=plan.sampling_rate,
-        use_connect_dots=False,
-    ).self_compose(plan.steps).get_epsilon_for_delta(plan.delta + share)
-    assert 0.0 <= lower <= ref * (1 + 1e-9) and lower <= upper  # certified: never above
+    def dp_accounting_epsilon(pessimistic):
+        return pld.from_laplace_mechanism(
+            plan.noise_multiplier, 1.0, pessimistic_estimate=pessimistic,
+            value_discretization_interval=1e-4, sampling_prob=plan.sampling_rate,
+            use_connect_dots=False,
+        ).self_compose(plan.steps).get_epsilon_for_delta(plan.delta + share)
+
+    # the true epsilon lies in dp-accounting's [optimistic, pessimistic]: the certified lower
+    # end (merged optimistic bins) may sit above the optimistic estimate, which rounds each
+    # use's loss down by up to a bin, but never above the pessimistic upper bound, and it is
+    # at most two bins under the optimistic estimate
+    optimistic, pessimistic = dp_accounting_epsilon(False), dp_accounting_epsilon(True)
+    assert 0.0 <= lower <= upper
+    assert optimistic - 2e-4 <= lower <= pessimistic
 
 
 def test_bracket_is_narrow_for_laplace(plan):

@@ -120,6 +120,8 @@ def test_t_fold_gaussian_down_to_1e300():
     assert np.all(back <= deltas[:4])
 
 
+# the same property through the accountant (test_tilted_compose's DP-SGD ledger) runs by default
+@pytest.mark.slow
 def test_subsampled_gaussian_below_rdp_and_near_pld():
     from dp_accounting import GaussianDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent
     from dp_accounting.pld import PLDAccountant

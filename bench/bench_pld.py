@@ -47,7 +47,7 @@ import dp_accounting  # noqa: E402
 from dp_accounting.pld import privacy_loss_distribution as pldm  # noqa: E402
 
 from dpjax.accounting.pld import engine  # noqa: E402
-from dpjax.accounting.pld.subsample import gaussian_rdp_sigma  # noqa: E402
+from dpjax.accounting.rdp import gaussian_rdp_sigma  # noqa: E402
 from dpjax.calibration import scale_search  # noqa: E402
 from dpjax.noise import Gaussian, Laplace  # noqa: E402
 

@@ -10,7 +10,7 @@ the time per query (dpjax timed warm, after one compiling call; all deltas in on
   Chernoff / RDP conversion of the exact integer- and fractional-order moments), and with
   ``bracket=True`` its certified lower end (optimistic PLD); the table shows the bracket
   width ``upper - lower`` (below delta 1e-7 the lower end also goes through the tilted
-  optimistic composition, :mod:`dpjax.accounting.pld.tilted_lower`, so the width stays
+  optimistic composition, :mod:`dpjax.accounting.bracket.tilted`, so the width stays
   near the grid's below the plain FFT's ~1e-12 round-off floor).  Time per query: one warm
   ``account`` call over all deltas, divided by their number (upper end alone, and with the bracket).
 * dp-accounting PLD: pessimistic connect-the-dots at ``value_discretization_interval = 1e-4``
@@ -31,7 +31,7 @@ the time per query (dpjax timed warm, after one compiling call; all deltas in on
   beside dp-accounting's PLD accountant (compose and one query, the same bin width 1e-4).
 * ledger: ``dpjax.accounting.PLDAccountant`` on the same event (the ledger path of
   ``dpjax.account(event)`` and of the DP-SGD accountant; tilted below delta 1e-7, and never
-  above the RDP bound of the exact moments, :mod:`dpjax.accounting.event_rdp`), warm.
+  above the RDP bound of the exact moments, :mod:`dpjax.accounting.rdp.ledger`), warm.
 
 * Opacus (``pip install opacus``; it needs torch): ``RDPAccountant`` and ``PRVAccountant``
   (its defaults: eps_error 0.01, delta_error delta / 1000) with ``history = [(sigma, q, T)]``;

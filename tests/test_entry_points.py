@@ -460,7 +460,7 @@ def test_account_event_facade():
 
 
 #: an event's scale may be any positive number: a subnormal one (5e-324) is a valid,
-#: useless mechanism, answered (epsilon inf / delta 1, tests/accounting/test_events.py),
+#: useless mechanism, answered (epsilon inf / delta 1, tests/accounting/events/test_events.py),
 #: not refused -- unlike the facade's noise parameters, which XLA would flush to 0
 EVENT_BAD_POSITIVE = tuple(v for v in BAD_POSITIVE if v is not None and v != 5e-324)
 

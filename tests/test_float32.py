@@ -223,7 +223,7 @@ _EXEMPT = {
         "host configuration (memory cap), no privacy value"
     ),
     "dpjax.accounting.pld.plan.tilt_level": "host integer grid level (sizing), no privacy value",
-    "dpjax.accounting.pld.tilted.saddle_lambdas": "places the tilts; any lambda gives a "
+    "dpjax.accounting.pld.tilted.fold.saddle_lambdas": "places the tilts; any lambda gives a "
     "certified bound (the tilted kernels that use them are guarded)",
     **{
         f"dpjax.spherical.{n}": "designs the density on the host in NumPy float64 (privacy via "
@@ -243,22 +243,25 @@ _EXEMPT = {
     "dpjax.spherical.io.save": "host file I/O of a designed mechanism, no privacy value",
     "dpjax.spherical.io.load": "host file I/O of a designed mechanism, no privacy value",
     # events: data and their conversions (the accountant scopes x64 for its kernels)
-    "dpjax.accounting.event_json.event_from_json": "parses JSON into events, no privacy value",
-    "dpjax.accounting.event_json.event_to_json": "serialises events, no privacy value",
-    "dpjax.accounting.from_dp_accounting.from_dp_accounting": "converts events, no privacy value",
-    "dpjax.accounting.event_plds.flatten": "flattens the event tree, no privacy value",
-    "dpjax.accounting.event_plds.unsupported": "builds an error message",
-    "dpjax.accounting.event_plds.check_leaf": "host check of an event's structure",
-    "dpjax.accounting.event_pure.pure_cap": "host rational arithmetic on event parameters "
-    "(basic composition), no JAX kernel",
-    "dpjax.accounting.event_pure.fraction_up": "host rounding of a rational, no JAX kernel",
-    "dpjax.accounting.events.check_values": "host check of an event's values",
+    "dpjax.accounting.events.json_form.event_from_json": "parses JSON into events, "
+    "no privacy value",
+    "dpjax.accounting.events.json_form.event_to_json": "serialises events, no privacy value",
+    "dpjax.accounting.events.from_dp_accounting.from_dp_accounting": "converts events, "
+    "no privacy value",
+    "dpjax.accounting.events.plds.flatten": "flattens the event tree, no privacy value",
+    "dpjax.accounting.events.plds.unsupported": "builds an error message",
+    "dpjax.accounting.events.plds.check_leaf": "host check of an event's structure",
+    "dpjax.accounting.events.basic_composition.pure_cap": "host rational arithmetic on event "
+    "parameters (basic composition), no JAX kernel",
+    "dpjax.accounting.events.basic_composition.fraction_up": "host rounding of a rational, "
+    "no JAX kernel",
+    "dpjax.accounting.events.vocabulary.check_values": "host check of an event's values",
     "dpjax.accounting.accountant.gaussian_equivalent": "host rational arithmetic on event "
     "parameters (the equivalent Gaussian); its profile kernels are guarded",
     "dpjax.accounting.pld.mixture.check_shifts": "host check of the shifts",
-    "dpjax.accounting.event_plds.randomized_response_special_pair": "exact NumPy float64 pair "
+    "dpjax.accounting.events.plds.randomized_response_special_pair": "exact NumPy float64 pair "
     "(two atoms each), no JAX kernel; the accountant's PLD kernels are guarded",
-    "dpjax.accounting.event_plds.truncation_probabilities": "host SciPy float64 binomial "
+    "dpjax.accounting.events.plds.truncation_probabilities": "host SciPy float64 binomial "
     "weights, padded to the requested side; no JAX kernel",
     **{
         f"dpjax.accounting.pld.plan.{n}": "host grid sizing / bin-width choice; every size and "

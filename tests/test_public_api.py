@@ -27,6 +27,31 @@ PUBLIC = {
         'from_noise', 'from_pair', 'log_delta_for_epsilon', 'noise_pair', 'self_compose',
         'self_compose_size'
     ],
+    "dpjax.accounting.bracket": [
+        'epsilon_lower', 'epsilon_lower_of_pld', 'epsilon_lower_of_tilted', 'log_delta_lower',
+        'lower_tilts', 'product_lower_kernel', 'tilted_epsilon_lower', 'tilted_lower_kernel'
+    ],
+    "dpjax.accounting.events": [
+        'Composed', 'DiscreteGaussian', 'DiscreteLaplace', 'EpsilonDelta', 'Event', 'Gaussian',
+        'Laplace', 'MixtureOfGaussians', 'NoOp', 'Noise', 'NonPrivate', 'PoissonSampled',
+        'RELATIONS', 'RandomizedResponse', 'SampledWithReplacement', 'SampledWithoutReplacement',
+        'SelfComposed', 'TruncatedSubsampledGaussian', 'ZCDP', 'check_values',
+        'event_from_json', 'event_to_json', 'noise_family'
+    ],
+    "dpjax.accounting.pld.tilted": [
+        'Tilted', 'epsilon_for_delta', 'least_over_tilts', 'log_delta_for_epsilon',
+        'product_size', 'query', 'saddle_lambdas', 'tilted_kernel', 'tilted_product',
+        'tilted_product_answer', 'tilted_product_kernel', 'tilted_self_compose'
+    ],
+    "dpjax.accounting.rdp": [
+        'FRACTIONAL_ORDERS', 'RDP_ORDERS', 'delta_from_zcdp', 'epsilon_from_zcdp',
+        'epsilon_from_zcdp_bun_steinke', 'family_log_moments', 'family_rdp_delta',
+        'family_rdp_epsilon', 'gaussian_fractional_log_moments', 'gaussian_log_moments',
+        'gaussian_moment_bounds', 'gaussian_rdp_epsilon', 'gaussian_rdp_log_delta',
+        'gaussian_rdp_sigma', 'laplace_log_moments', 'laplace_rdp_epsilon',
+        'laplace_rdp_log_delta', 'laplace_rdp_scale', 'ledger_rdp_delta', 'ledger_rdp_epsilon',
+        'log_delta_from_zcdp', 'rdp_epsilon', 'rdp_log_delta'
+    ],
     "dpjax.apps": [
         'DPLasso', 'DPLogisticRegression', 'DPPCA', 'InidNoise', 'SmoothnessEstimate',
         'UnitNoise', 'calibrate_dpcd_inid', 'calibrate_dpcd_noise', 'dp_coordinate_descent',

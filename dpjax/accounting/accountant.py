@@ -2,7 +2,7 @@ r"""A PLD accountant with dp_accounting's interface: ``compose``, ``get_epsilon`
 
 :class:`PLDAccountant` keeps a ledger of events (:mod:`dpjax.accounting.events`); every query
 turns the ledger into one pessimistic PLD per direction of the neighbouring relation
-(:mod:`dpjax.accounting.event_plds`), composes them by FFT (heterogeneous composition: any
+(:mod:`dpjax.accounting.events.plds`), composes them by FFT (heterogeneous composition: any
 families, any parameters), and answers
 
 .. math:: \delta(\epsilon) = \max_{\text{direction}} \delta_{PLD}(\epsilon),\qquad
@@ -16,7 +16,7 @@ possible: the PLDs of Gaussian, Laplace, discrete and subsampled events are thei
 pairs, discretised only by the loss grid.
 
 Below ``delta = 1e-7`` the ledger is also composed through the exponential tilt
-(:mod:`~dpjax.accounting.pld.tilted_compose`), on leaf grids whose cut tails are sized from
+(:mod:`~dpjax.accounting.pld.tilted.compose`), on leaf grids whose cut tails are sized from
 the ``delta`` asked for (:func:`~dpjax.accounting.deep_tail.deep_tail`: ``tau <= 1e-14
 delta / K``, one table per decade), so that their atoms at ``+infinity`` stay far below it
 down to ``delta = 1e-300``.
@@ -42,21 +42,25 @@ import numpy as np
 
 from dpjax import _validate
 from dpjax.accounting import events as ev
+from dpjax.accounting.bracket import epsilon_lower_of_pld
 from dpjax.accounting.deep_tail import deep_tail
-from dpjax.accounting.event_plds import (
+from dpjax.accounting.events import tilted as ledger_tilted
+from dpjax.accounting.events.basic_composition import fraction_up, pure_cap
+from dpjax.accounting.events.from_dp_accounting import from_dp_accounting
+from dpjax.accounting.events.plds import (
     NonPrivateEvent,
     UnboundedLoss,
     UnsupportedEventError,
+    check_leaf,
     compose_table,
     flatten,
     leaf_table,
 )
-from dpjax.accounting.event_pure import fraction_up, pure_cap
-from dpjax.accounting.event_rdp import ledger_rdp_delta, ledger_rdp_epsilon
 from dpjax.accounting.gaussian import delta_gaussian, epsilon_gaussian
 from dpjax.accounting.pld.discretise import TAIL
 from dpjax.accounting.pld.engine import TILT_BELOW
 from dpjax.accounting.pld.plan import tilt_level
+from dpjax.accounting.rdp.ledger import ledger_rdp_delta, ledger_rdp_epsilon
 from dpjax.certificate import TINY, certify_epsilon, reported_delta
 from dpjax.errors import CertificationError
 
@@ -104,7 +108,7 @@ def gaussian_equivalent(leaves, relation: str):
     {"sigma": sigma}, compositions=T)``.
 
     Args:
-      leaves: ``[(leaf, count), ...]`` (:func:`~.event_plds.flatten`).
+      leaves: ``[(leaf, count), ...]`` (:func:`~.events.plds.flatten`).
       relation: the neighbouring relation.
 
     Returns:
@@ -164,8 +168,6 @@ def _as_event(event):
     if isinstance(event, ev.Event):
         return event
     if type(event).__module__.startswith("dp_accounting"):
-        from dpjax.accounting.from_dp_accounting import from_dp_accounting
-
         return from_dp_accounting(event)
     raise TypeError(f"expected a dpjax (or dp_accounting) event, got {type(event).__name__}")
 
@@ -225,8 +227,6 @@ class PLDAccountant:
         return True
 
     def _check(self, event):
-        from dpjax.accounting.event_plds import check_leaf
-
         try:
             leaves = flatten(event)
         except NonPrivateEvent:
@@ -259,7 +259,7 @@ class PLDAccountant:
 
     def _table(self, pessimistic: bool = True, log_level: float | None = None):
         """The leaf PLD table of the ledger, or ``None`` if it is non-private or some leaf's loss
-        cannot be put on a grid (:class:`~.event_plds.UnboundedLoss`: the PLD answers are
+        cannot be put on a grid (:class:`~.events.plds.UnboundedLoss`: the PLD answers are
         then vacuous, ``delta = 1``) (cached).
 
         ``log_level``: resolve ``delta ~ e^{log_level}`` (the tilted path): the leaves' cut
@@ -294,8 +294,8 @@ class PLDAccountant:
 
     def _cap(self) -> tuple[float, float]:
         """``(E, D)``: the ledger is ``(E, D)``-DP by basic composition
-        (:func:`~dpjax.accounting.event_pure.pure_cap`; ``(inf, 0)`` if some event has no
-        cap; ``D = 0``: pure DP)."""
+        (:func:`~dpjax.accounting.events.basic_composition.pure_cap`; ``(inf, 0)`` if some
+        event has no cap; ``D = 0``: pure DP)."""
         if "cap" not in self._cache:
             leaves = self._leaves()
             self._cache["cap"] = (math.inf, 0.0) if leaves is None else pure_cap(
@@ -363,17 +363,13 @@ class PLDAccountant:
         return min(out, 1.0)
 
     def _log_chernoff(self, eps: float) -> float:
-        """:func:`~.ledger_tilted.log_chernoff` of the ledger (it only sizes a window)."""
-        from dpjax.accounting import ledger_tilted
-
+        """:func:`~.events.tilted.log_chernoff` of the ledger (it only sizes a window)."""
         with jax.enable_x64(True):
             return ledger_tilted.log_chernoff(self._table(), self.relation, eps)
 
     def _tilted(self, x: float, by_delta: bool, log_level: float) -> float:
-        """:func:`~.ledger_tilted.tilted_answer` of the ledger (``nan``: the plain answer
+        """:func:`~.events.tilted.tilted_answer` of the ledger (``nan``: the plain answer
         stands), its leaf tails sized for ``delta ~ e^{log_level}``."""
-        from dpjax.accounting import ledger_tilted
-
         table = self._table(log_level=log_level)
         with jax.enable_x64(True):
             return ledger_tilted.tilted_answer(table, self.relation, x, by_delta, log_level)
@@ -382,8 +378,8 @@ class PLDAccountant:
         """Least certified ``epsilon`` with ``delta(epsilon) <= delta`` from the PLDs and the cap.
 
         The minimum of the composed PLD's certified epsilon and, when the ledger is
-        ``(E, D)``-DP (:func:`~dpjax.accounting.event_pure.pure_cap`: pure DP, ``D = 0``, or
-        ``EpsilonDelta`` events) and ``delta >= D``, the basic composition ``E``
+        ``(E, D)``-DP (:func:`~dpjax.accounting.events.basic_composition.pure_cap`: pure DP,
+        ``D = 0``, or ``EpsilonDelta`` events) and ``delta >= D``, the basic composition ``E``
         (``delta = 0`` is answered by it; at ``delta = D`` exactly, ``E``: the boundary is
         compared with ``D`` rounded up from the exact rational value, never with a padded
         grid value).
@@ -447,7 +443,7 @@ class PLDAccountant:
         (the worse direction; tilted below ``delta = 1e-7``), the basic-composition cap
         (:meth:`_pld_delta`: exactly ``0`` at or above a pure-DP ledger's epsilon) and, when
         every event has exact moments, the RDP bound of the ledger
-        (:func:`~dpjax.accounting.event_rdp.ledger_rdp_delta`).  Runs in float64 whatever
+        (:func:`~dpjax.accounting.rdp.ledger.ledger_rdp_delta`).  Runs in float64 whatever
         the caller's x64 setting.
 
         Args:
@@ -482,7 +478,7 @@ class PLDAccountant:
         against their own profile; tilted below ``delta = 1e-7``), the basic composition
         ``E`` when the ledger is ``(E, D)``-DP and ``delta >= D`` (:meth:`_pld_epsilon`),
         and, when every event has exact moments, the RDP bound of the ledger
-        (:func:`~dpjax.accounting.event_rdp.ledger_rdp_epsilon`).  Runs in float64 whatever
+        (:func:`~dpjax.accounting.rdp.ledger.ledger_rdp_epsilon`).  Runs in float64 whatever
         the caller's x64 setting.
 
         Args:
@@ -516,10 +512,10 @@ class PLDAccountant:
         (losses rounded down) of every event that has one, leaving out those accounted
         through a profile bound (``ZCDP``, sampling without replacement): a sub-composition
         is at most as private as the whole.  It is read off the composed grid with every
-        error subtracted (:func:`~dpjax.accounting.pld.lower.epsilon_lower_bound`: no tail
+        error subtracted (:func:`~dpjax.accounting.bracket.epsilon_lower_of_pld`: no tail
         bound, no mass sent to infinity, which would raise the lower end above the truth);
         below ``delta = 1e-7`` also off the *tilted* optimistic composition
-        (:mod:`~dpjax.accounting.pld.tilted_lower`, accurate far below the plain grid's
+        (:mod:`~dpjax.accounting.bracket.tilted`, accurate far below the plain grid's
         ~1e-10 floor), the larger of the two lower ends kept.
 
         Args:
@@ -528,8 +524,6 @@ class PLDAccountant:
         Returns:
           ``(lower, upper)`` with ``lower <= upper``.
         """
-        from dpjax.accounting.pld.lower import epsilon_lower_bound
-
         upper = self.get_epsilon(delta)
         if self._leaves() is None:  # non-private
             return math.inf, math.inf
@@ -545,7 +539,7 @@ class PLDAccountant:
         with jax.enable_x64(True):
             lower = max(
                 (
-                    float(epsilon_lower_bound(p, float(delta), uses, starts[d]))
+                    float(epsilon_lower_of_pld(p, float(delta), uses, starts[d]))
                     for d, p in plds.items()
                     if p is not None
                 ),
@@ -556,9 +550,7 @@ class PLDAccountant:
         return min(lower, upper), upper
 
     def _tilted_lower(self, delta: float) -> float:
-        """:func:`~.ledger_tilted.tilted_lower` of the ledger (``0`` where it cannot run)."""
-        from dpjax.accounting import ledger_tilted
-
+        """:func:`~.events.tilted.tilted_lower` of the ledger (``0`` where it cannot run)."""
         table = self._table(pessimistic=False, log_level=math.log(delta))
         with jax.enable_x64(True):
             return ledger_tilted.tilted_lower(table, self.relation, delta)

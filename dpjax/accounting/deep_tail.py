@@ -1,7 +1,7 @@
 r"""Leaf grids deep enough for a composed ``delta`` far below ``1e-40`` (down to ``1e-300``).
 
 :class:`~dpjax.accounting.PLDAccountant` answers ``delta < 1e-7`` through the tilted
-composition (:mod:`.pld.tilted_compose`); its leaves' pairs are cut where each leaves
+composition (:mod:`.pld.tilted.compose`); its leaves' pairs are cut where each leaves
 :func:`deep_tail` of mass outside (sent to ``+infinity`` by the pessimistic discretisation,
 Doroshenko, Ghazi, Kamath, Kumar & Manurangsi 2022, "Connect the dots: tighter discrete
 approximations of privacy loss distributions", arXiv:2207.04380), and

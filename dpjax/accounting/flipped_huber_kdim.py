@@ -25,8 +25,8 @@ import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.accounting.event_rdp import family_rdp_delta, family_rdp_epsilon
-from dpjax.accounting.zcdp import epsilon_from_zcdp, log_delta_from_zcdp
+from dpjax.accounting.rdp.ledger import family_rdp_delta, family_rdp_epsilon
+from dpjax.accounting.rdp.zcdp import epsilon_from_zcdp, log_delta_from_zcdp
 from dpjax.certificate import fail_closed, kernel_error, log_target
 from dpjax.noise.flipped_huber import FlippedHuber, theta_over_gamma
 from dpjax.numerics import Status, bisect_monotone, float64_kernel, log_hockey_stick
@@ -274,7 +274,7 @@ def delta_flipped_huber_exact(epsilon, alpha: float, gamma: float, dim: int, lin
     ``K``-fold composition of the 1-D pair (Sec. V-B / Algorithm 2 of
     flipped-huber-mechanism), by the pessimistic PLD engine
     (:func:`dpjax.accounting.pld.engine.profile`, ``K`` a traced power: one FFT window), or the
-    RDP bound of ``K`` uses (:func:`~.event_rdp.family_rdp_delta`) where smaller.
+    RDP bound of ``K`` uses (:func:`~.rdp.ledger.family_rdp_delta`) where smaller.
 
     Args:
       epsilon: ``epsilon >= 0`` (array).
@@ -303,7 +303,7 @@ def epsilon_flipped_huber_exact(delta, alpha: float, gamma: float, dim: int, lin
 
     for the profile of :func:`delta_flipped_huber_exact` (Sec. V-B of flipped-huber-mechanism;
     :func:`dpjax.accounting.pld.engine.epsilon`; the RDP bound of ``K`` uses where smaller,
-    :func:`~.event_rdp.family_rdp_epsilon`).  At ``alpha = 0``: the Gaussian with
+    :func:`~.rdp.ledger.family_rdp_epsilon`).  At ``alpha = 0``: the Gaussian with
     ``Delta_2 = sqrt(K) Delta``; below :func:`epsilon_flipped_huber_bound` (Theorem 8).
 
     Args:
@@ -374,7 +374,7 @@ def epsilon_from_zcdp_shifted(xi: ArrayLike, eta: ArrayLike, delta: ArrayLike) -
     ``D_lambda <= xi + lambda eta`` (Definition 3 of flipped-huber-mechanism) is the Renyi
     curve of ``eta``-zCDP shifted by ``xi``, so every Renyi-to-DP conversion shifts by
     ``xi`` (Canonne, Kamath & Steinke 2020, Cor. 13, via
-    :func:`dpjax.accounting.zcdp.epsilon_from_zcdp`).
+    :func:`dpjax.accounting.rdp.zcdp.epsilon_from_zcdp`).
 
     Args:
       xi: zCDP offset ``xi >= 0``.

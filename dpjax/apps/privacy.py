@@ -15,7 +15,7 @@ flipped-huber-mechanism one release is ``(R_1(a) / (2 g^2), 1 / (2 g^2))``-zCDP 
 
 (the ``(xi, eta)`` form of a Renyi bound ``D_alpha <= xi + alpha eta`` gives the same
 conversion as ``eta``-zCDP shifted by ``xi``; the conversion is Canonne, Kamath & Steinke's
-Cor. 13, :func:`dpjax.accounting.zcdp.epsilon_from_zcdp`, never larger than the paper's
+Cor. 13, :func:`dpjax.accounting.rdp.zcdp.epsilon_from_zcdp`, never larger than the paper's
 Lemma 3.5).  For each shape ``b = a / g`` of a grid the least ``g`` meeting ``epsilon`` is
 found by bisection and the shape of least variance ``g^2 Var FH(b, 1)`` kept (the paper's
 grid search); ``b = 0`` is in every grid, so flipped Huber is never worse than Gaussian.
@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dpjax.accounting.zcdp import delta_from_zcdp, epsilon_from_zcdp
+from dpjax.accounting.rdp.zcdp import delta_from_zcdp, epsilon_from_zcdp
 from dpjax.certificate import CertificationError, certify_epsilon
 from dpjax.inid import gaussian_scales_for_rho
 from dpjax.noise.flipped_huber import standard_variance

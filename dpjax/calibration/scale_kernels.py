@@ -16,13 +16,13 @@ import jax
 import jax.numpy as jnp
 
 from dpjax.accounting.pld.engine import _STATIC, log_delta_kernel
-from dpjax.accounting.pld.tilted import tilted_kernel
+from dpjax.accounting.pld.tilted.fold import tilted_kernel
 from dpjax.numerics import Root, float64_kernel, illinois, warm_bracket
 
 
 def _tilted_log_delta(scale, shape, sensitivity, sampling_rate, compositions, eps, **static):
-    """``log delta(eps)`` of the tilted composition (:func:`.tilted.tilted_kernel`, the tilts
-    of an ``epsilon`` query, as :func:`dpjax.accounting.pld.engine.profile` picks them)."""
+    """``log delta(eps)`` of the tilted composition (:func:`.pld.tilted.fold.tilted_kernel`, the
+    tilts of an ``epsilon`` query, as :func:`dpjax.accounting.pld.engine.profile` picks them)."""
     x = jnp.reshape(jnp.asarray(eps, jnp.float64), (1,))
     return tilted_kernel(
         scale, shape, sensitivity, sampling_rate, compositions, x, by_delta=False, **static

@@ -109,7 +109,7 @@ def _run_events(args) -> None:
     import json
 
     from dpjax.accounting import PLDAccountant
-    from dpjax.accounting.event_json import event_from_json, event_to_json
+    from dpjax.accounting.events.json_form import event_from_json, event_to_json
 
     try:
         with open(args.events, encoding="utf-8") as f:

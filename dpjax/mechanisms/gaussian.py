@@ -8,7 +8,7 @@ that keeps every record).  With Poisson subsampling (``0 < q < 1``, DP-SGD) the
 worse reported) is accounted by the PLD engine (:mod:`dpjax.accounting.pld`):
 pessimistic, so profiles, epsilons and calibrations stay certified; the
 reported value is the minimum with the RDP bound of the exact moments at integer and
-fractional orders (:func:`~dpjax.accounting.pld.moments.gaussian_moment_bounds`), also
+fractional orders (:func:`~dpjax.accounting.rdp.subsampled_gaussian.gaussian_moment_bounds`), also
 certified, which is what answers below the grid's round-off floor (tiny ``delta``) and
 when the engine's grid is capped (huge ``T``).
 """
@@ -22,8 +22,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from dpjax._batching import call_padded
+from dpjax.accounting import bracket
 from dpjax.accounting.gaussian import ERROR, delta_gaussian, epsilon_gaussian, log_delta_gaussian
-from dpjax.accounting.pld.moments import (
+from dpjax.accounting.rdp.subsampled_gaussian import (
     gaussian_rdp_epsilon,
     gaussian_rdp_log_delta,
     gaussian_rdp_sigma,
@@ -221,7 +222,7 @@ def epsilon_lower(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
     flipped-huber-mechanism, error constant ``c`` of :mod:`dpjax.accounting.gaussian`: a
     lower bound on ``delta`` at every point, so the result is below the true epsilon); with
     Poisson subsampling the optimistic ``T``-fold PLD of
-    :func:`dpjax.accounting.pld.lower.epsilon_lower` (no tail bound: 0 where the grid
+    :func:`dpjax.accounting.bracket.epsilon_lower` (no tail bound: 0 where the grid
     cannot certify anything).
 
     Args:
@@ -229,10 +230,8 @@ def epsilon_lower(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
       delta: the deltas to bracket at.
     """
     if _subsampled(query):
-        from dpjax.accounting.pld import lower as pld_lower
-
         sigma, l2 = _engine_sigma(params, query)
-        return pld_lower.epsilon_lower(
+        return bracket.epsilon_lower(
             Gaussian.from_scale, sigma, 0.0, l2, delta, query.compositions,
             query.sampling_rate, BIN_WIDTH,
         )

@@ -23,7 +23,7 @@ r"""The Laplace mechanism: noise ``Lap(b)`` per coordinate (``b = scale``).
   - 1))`` (Balle, Barthe, Gaboardi 2018, Thm 10), through the same dominating pair.
 
 Every profile and epsilon beyond the exact 1-D case is also bounded by the RDP conversion of
-the *exact* moments of the continuous mechanism (:mod:`dpjax.accounting.pld.laplace_moments`:
+the *exact* moments of the continuous mechanism (:mod:`dpjax.accounting.rdp.laplace`:
 Mironov's closed form, or a certified quadrature of the subsampled pair), so it is never
 above dp_accounting's RDP accountant; calibration without subsampling takes the RDP scale
 where it is smaller.  Where the engine's grid would exceed its memory cap (huge ``T``), it
@@ -38,7 +38,7 @@ import numpy as np
 from dpjax._batching import call_padded
 from dpjax.accounting.laplace import delta_laplace, epsilon_laplace, epsilon_pure_dp
 from dpjax.accounting.pld import engine as pld_engine
-from dpjax.accounting.pld.laplace_moments import (
+from dpjax.accounting.rdp.laplace import (
     laplace_rdp_epsilon,
     laplace_rdp_log_delta,
     laplace_rdp_scale,

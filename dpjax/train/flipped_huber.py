@@ -39,7 +39,7 @@ import numpy as np
 from scipy.special import gammaln, logsumexp
 
 from dpjax.accounting.pld import tail_bounds
-from dpjax.accounting.pld.moments import RDP_ORDERS
+from dpjax.accounting.rdp.subsampled_gaussian import RDP_ORDERS
 from dpjax.certificate import log_target
 
 _U = 2.0**-53

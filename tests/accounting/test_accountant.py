@@ -213,7 +213,7 @@ def test_dp_accounting_values_gaussian_and_laplace():
 
 
 def test_zcdp_is_above_its_closed_form_and_close():
-    from dpjax.accounting.zcdp import epsilon_from_zcdp
+    from dpjax.accounting.rdp.zcdp import epsilon_from_zcdp
 
     closed = float(epsilon_from_zcdp(0.5, 1e-5))
     got = _acc().compose(ev.ZCDP(0.5)).get_epsilon(1e-5)

@@ -18,7 +18,7 @@ import dpjax
 from dpjax.accounting import events as ev
 from dpjax.accounting.accountant import PLDAccountant
 from dpjax.accounting.deep_tail import deep_tail
-from dpjax.accounting.event_plds import leaf_plds
+from dpjax.accounting.events.plds import leaf_plds
 from dpjax.accounting.pld.discretise import TAIL
 
 H = 1e-3  # coarse bins keep the deep grids small; agreement is asserted in bins

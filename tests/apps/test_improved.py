@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from sklearn.datasets import load_diabetes
 from sklearn.linear_model import Lasso
 
-from dpjax.accounting.zcdp import epsilon_from_zcdp
+from dpjax.accounting.rdp.zcdp import epsilon_from_zcdp
 from dpjax.apps import DPLasso
 from dpjax.apps.privacy import calibrate_dpcd_inid, calibrate_dpcd_noise
 from dpjax.apps.smoothness import private_smoothness, smoothness_statistic

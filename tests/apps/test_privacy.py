@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dpjax.accounting.zcdp import epsilon_from_zcdp, epsilon_from_zcdp_bun_steinke
+from dpjax.accounting.rdp.zcdp import epsilon_from_zcdp, epsilon_from_zcdp_bun_steinke
 from dpjax.apps.privacy import calibrate_dpcd_noise, r_one, run_zcdp
 from dpjax.noise.flipped_huber import standard_variance
 

@@ -65,7 +65,7 @@ def test_certified_delta_rederived_independently(cli_1e4):
 
 def test_near_tight(cli_1e4):
     # 0.01% below the returned gamma the exact (analytic) profile already exceeds the target
-    # (the optimistic PLD's certified lower end, dpjax.accounting.pld.lower.epsilon_lower, is
+    # (the optimistic PLD's certified lower end, dpjax.accounting.bracket.epsilon_lower, is
     # too loose at K = 10^4 to resolve this: 0.497 at 0.2% below)
     _, gamma = _params(cli_1e4)
     mu = np.sqrt(K) / (gamma * (1 - 1e-4))

@@ -5,7 +5,7 @@ import math
 import mpmath
 import numpy as np
 
-from dpjax.accounting.pld.moments import (
+from dpjax.accounting.rdp.subsampled_gaussian import (
     _epsilon_chernoff,
     gaussian_log_moments,
     gaussian_rdp_epsilon,

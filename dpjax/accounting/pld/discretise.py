@@ -228,8 +228,11 @@ def _t_at(pair: MonotonePair, losses):
     return _materialise(t)
 
 
+#: Relative accuracy of one optimistic bin mass (``~1e-12``, see :data:`_MERGE_MARGIN`),
+#: padded: what the lower ends of :mod:`dpjax.accounting.bracket` charge per use.
+BIN_MASS_ERROR = 1e-11
 #: Margin of a merged bin's test ``log P(bin) - log(e^{eps_j} Q(bin)) >= margin``: the bin
-#: masses keep ``~1e-12`` relative accuracy (:data:`.lower.BIN_MASS_ERROR` pads ``1e-11``).
+#: masses keep ``~1e-12`` relative accuracy (:data:`BIN_MASS_ERROR` pads ``1e-11``).
 _MERGE_MARGIN = 4e-11
 
 
@@ -464,6 +467,7 @@ def from_laplace(
 
 
 __all__ = [
+    "BIN_MASS_ERROR",
     "TAIL",
     "MonotonePair",
     "discretise_noise",

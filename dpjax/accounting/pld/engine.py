@@ -45,7 +45,7 @@ from dpjax.accounting.pld.compose import _index, max_grid_points, moments_only, 
 from dpjax.accounting.pld.discretise import discretise_pair
 from dpjax.accounting.pld.plan import EngineNote, plan, refinement, tilt_level, tilted_sizes
 from dpjax.accounting.pld.subsample import map_adjacencies
-from dpjax.accounting.pld.tilted import tilted_kernel
+from dpjax.accounting.pld.tilted.fold import tilted_kernel
 from dpjax.accounting.pld.underflow import charge_underflow
 from dpjax.certificate import MARGIN
 from dpjax.numerics import float64_kernel

@@ -29,17 +29,6 @@ from dpjax.accounting.pld._pld import PLD
 from dpjax.accounting.pld.discretise import TAIL, MonotonePair, discretise_pair, noise_pair
 from dpjax.numerics import float64_kernel, logaddexp
 
-# the moment bounds moved to :mod:`.moments`; these names stay importable from here
-from dpjax.accounting.pld.moments import (  # noqa: E402, F401  isort: skip
-    FRACTIONAL_ORDERS,
-    RDP_ORDERS,
-    gaussian_log_moments,
-    gaussian_moment_bounds,
-    gaussian_rdp_epsilon,
-    gaussian_rdp_log_delta,
-    gaussian_rdp_sigma,
-)
-
 ADJACENCIES = ("remove", "add")
 
 

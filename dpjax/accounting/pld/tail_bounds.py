@@ -19,7 +19,7 @@ For the finite part of the loss ``S`` of a (composed) discretised pair, with
   true one, so the bound holds for the true mechanism.  With ``lambda = alpha - 1``
   and ``log M = (alpha - 1) D_alpha`` this is the RDP conversion, so exact
   Rényi moments (e.g. the subsampled Gaussian's at integer orders,
-  :func:`dpjax.accounting.pld.moments.gaussian_log_moments`) plug in through
+  :func:`dpjax.accounting.rdp.subsampled_gaussian.gaussian_log_moments`) plug in through
   the ``lambdas`` argument.
 
 **Fail closed.**  A ``nan`` moment is treated as ``+inf`` (that ``lambda``

@@ -45,8 +45,8 @@ from dpjax.accounting.pld import plan as pld_plan
 from dpjax.accounting.pld import query as Q
 from dpjax.accounting.pld._pld import LAMBDAS, make
 from dpjax.accounting.pld.discretise import noise_pair
-from dpjax.accounting.pld.moments import gaussian_log_moments, gaussian_rdp_sigma
 from dpjax.accounting.pld.subsample import subsampled_pair
+from dpjax.accounting.rdp.subsampled_gaussian import gaussian_log_moments, gaussian_rdp_sigma
 from dpjax.mechanisms import gaussian as gaussian_mech
 from dpjax.mechanisms import laplace as laplace_mech
 from dpjax.noise.gaussian import Gaussian

@@ -11,8 +11,9 @@ import mpmath
 import numpy as np
 from _references import gaussian_delta
 
-from dpjax.accounting.pld import engine, tilted
+from dpjax.accounting.pld import engine
 from dpjax.accounting.pld import plan as pld_plan
+from dpjax.accounting.pld.tilted import fold as tilted
 from dpjax.noise import Gaussian
 
 SIGMA, K, H = 10.0, 100, 1e-3  # mu = 1

@@ -5,13 +5,13 @@ who has one hands its events over unchanged, and a script switches accountants b
 changing one line (``PLDAccountant`` from :mod:`dpjax.accounting`).  Events with no dpjax
 counterpart (``SingleEpochTreeAggregationDpEvent``, ``RepeatAndSelectDpEvent``,
 ``UnsupportedDpEvent``, ``ZCDpEvent`` with ``xi > 0``) raise
-:class:`~dpjax.accounting.event_plds.UnsupportedEventError` naming them.
+:class:`~dpjax.accounting.events.plds.UnsupportedEventError` naming them.
 """
 
 from __future__ import annotations
 
 from dpjax.accounting import events as ev
-from dpjax.accounting.event_plds import UnsupportedEventError
+from dpjax.accounting.events.plds import UnsupportedEventError
 
 __all__ = ["from_dp_accounting"]
 

@@ -1,4 +1,4 @@
-"""The tilted optimistic lower end (:mod:`dpjax.accounting.pld.tilted_lower`).
+"""The tilted optimistic lower end (:mod:`dpjax.accounting.bracket.tilted`).
 
 Reference: the ``T``-fold Gaussian mechanism is the Gaussian with ``mu = sqrt(T) / sigma``,
 ``delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)`` (Balle & Wang 2018, Thm 8;
@@ -16,10 +16,11 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from dpjax.accounting.pld import engine, lower, tilted_lower
+from dpjax.accounting import bracket
+from dpjax.accounting.pld import engine
 from dpjax.accounting.pld.discretise import discretise_pair
 from dpjax.accounting.pld.subsample import adjacency_pairs
-from dpjax.accounting.pld.tilted import tilted_self_compose
+from dpjax.accounting.pld.tilted.fold import tilted_self_compose
 from dpjax.noise import Gaussian
 
 jax.config.update("jax_enable_x64", True)
@@ -50,8 +51,8 @@ def exact_epsilon(delta, mu):
 
 @functools.cache
 def brackets():
-    lo = lower.epsilon_lower(gaussian, SIGMA, 0.0, 1.0, DELTAS, compositions=T, bin_width=H)
-    # the upper end (:mod:`.tilted`) at 1e-30 only: one more compile per tilt level
+    lo = bracket.epsilon_lower(gaussian, SIGMA, 0.0, 1.0, DELTAS, compositions=T, bin_width=H)
+    # the upper end (:mod:`.pld.tilted`) at 1e-30 only: one more compile per tilt level
     up = np.full(DELTAS.shape, np.inf)
     up[1] = engine.epsilon(gaussian, SIGMA, 0.0, 1.0, DELTAS[1:2], compositions=T, bin_width=H)[0]
     return np.asarray(lo), np.asarray(up)
@@ -72,8 +73,8 @@ def test_bracket_contains_closed_form_down_to_1e300():
 def test_tilted_lower_below_truth_where_plain_valid():
     d = np.array([1e-6])
     args = engine._scalar_args(SIGMA, 0.0, 1.0, None, T)
-    tilted = tilted_lower.epsilon_lower(gaussian, args, d, H, False)
-    plain = lower.epsilon_lower(gaussian, SIGMA, 0.0, 1.0, d, compositions=T, bin_width=H)
+    tilted = bracket.tilted_epsilon_lower(gaussian, args, d, H, False)
+    plain = bracket.epsilon_lower(gaussian, SIGMA, 0.0, 1.0, d, compositions=T, bin_width=H)
     ref = exact_epsilon(1e-6, np.sqrt(T) / SIGMA)
     assert 0.0 < tilted[0] <= ref
     assert plain[0] <= ref
@@ -91,7 +92,7 @@ def _optimistic_one(sigma, h=1e-2):
 def test_fails_closed_down_on_nan_and_pessimistic():
     # jitted: one compiled program each (op-by-op dispatch compiled some 200 small ones)
     t = jax.jit(lambda one: tilted_self_compose(one, 4.0, 8192, 1.0))(_optimistic_one(SIGMA))
-    bound = jax.jit(lambda t: tilted_lower.epsilon_lower_bound(t, 1e-6, 4.0))
+    bound = jax.jit(lambda t: bracket.epsilon_lower_of_tilted(t, 1e-6, 4.0))
     good = bound(t)
     # 4-fold: mu = 2 / sigma; the lower end sits below the closed form, within (4 + 2) h
     ref = exact_epsilon(1e-6, 2.0 / SIGMA)
@@ -108,11 +109,11 @@ def test_fails_closed_down_on_nan_and_pessimistic():
 def test_subsampled_lower_between_plain_and_upper(q, steps, monkeypatch):
     d = np.array([1e-8, 1e-12, 1e-20])
     sigma, h = 1.0, 2e-3
-    lo = lower.epsilon_lower(gaussian, sigma, 0.0, 1.0, d, steps, q, h)
+    lo = bracket.epsilon_lower(gaussian, sigma, 0.0, 1.0, d, steps, q, h)
     up = engine.epsilon(gaussian, sigma, 0.0, 1.0, d, steps, q, h)
     with monkeypatch.context() as m:
         m.setattr(engine, "TILT_BELOW", 0.0)  # the plain lower end alone
-        plain = lower.epsilon_lower(gaussian, sigma, 0.0, 1.0, d, steps, q, h)
+        plain = bracket.epsilon_lower(gaussian, sigma, 0.0, 1.0, d, steps, q, h)
     assert np.all(lo <= up), (lo, up)
     assert np.all(lo >= plain), (lo, plain)
     # below the plain floor (~1e-12) the tilted end says more; at 1e-20 only it does
@@ -123,11 +124,11 @@ def test_lower_tilts_refine_the_saddle_ladder():
     """:func:`lower_tilts` keeps the upper end's four tilts and adds points between the first
     three (geometric thirds), all inside their range."""
     from dpjax.accounting.pld._pld import LAMBDAS
-    from dpjax.accounting.pld.tilted import saddle_lambdas
+    from dpjax.accounting.pld.tilted.fold import saddle_lambdas
 
     log_mgf = 50.0 * jnp.asarray(LAMBDAS) * (jnp.asarray(LAMBDAS) + 1.0) / 2.0 * 0.01
     base = np.asarray(saddle_lambdas(log_mgf, 1e-30, True))
-    tilts = np.asarray(tilted_lower.lower_tilts(log_mgf, 1e-30))
+    tilts = np.asarray(bracket.lower_tilts(log_mgf, 1e-30))
     assert tilts.shape == (8,)
     np.testing.assert_array_equal(tilts[:4], base)
     assert np.all((tilts[4:] < base[0]) & (tilts[4:] > base[2]))
@@ -142,7 +143,7 @@ def test_subsampled_lower_end_is_tight_at_1e_100(h):
     38.15 against 47.76 at h = 1e-4: the tilt above the saddle wraps too much tilted mass
     down, the one below leaves the signal under the FFT round-off)."""
     sigma, q, steps, delta = 1.0, 0.05, 100, 1e-100
-    low = float(lower.epsilon_lower(gaussian, sigma, 0.0, 1.0, delta, steps, q, h))
+    low = float(bracket.epsilon_lower(gaussian, sigma, 0.0, 1.0, delta, steps, q, h))
     up = float(engine.epsilon(gaussian, sigma, 0.0, 1.0, np.array([delta]), steps, q, h)[0])
     assert np.isfinite(up)
     assert up - steps * h <= low <= up

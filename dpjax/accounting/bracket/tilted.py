@@ -1,11 +1,11 @@
 r"""Certified **lower** end of ``epsilon(delta)`` through the tilted composition, at any delta.
 
-The plain lower end (:func:`.lower.epsilon_lower_bound`) subtracts the FFT round-off
+The plain lower end (:func:`.optimistic.epsilon_lower_of_pld`) subtracts the FFT round-off
 ``r sqrt(n - k)``, relative to the composed pmf's *peak*: below ``delta ~ 1e-12`` it says
 nothing.  Here the optimistic PLD (:func:`.discretise.discretise_pair` with
 ``pessimistic=False``: losses rounded down, so its hockey stick and those of its
 compositions lie below the true one) is composed tilted by ``lambda >= 0``
-(:func:`.tilted.tilted_self_compose`: window ``y`` of ``n`` points from ``l_0``, untilted
+(:func:`.pld.tilted.fold.tilted_self_compose`: window ``y`` of ``n`` points from ``l_0``, untilted
 by ``q_j = y_j e^{Kc - \lambda l_j}``; the window's cut top is *dropped* for an optimistic
 PLD, never sent to ``+infinity``).  With ``b = e^{-\lambda h}``, ``a = e^{-h}``, the grid
 part of the optimistic ``delta`` at ``l_k`` is exactly
@@ -21,11 +21,11 @@ part of the optimistic ``delta`` at ``l_k`` is exactly
 
 - ``r``: the l2 bound on the tilted window's FFT error (:func:`.compose.fft_power`);
   ``sum_{j > k} b^{j-k} |e_j| <= ||e||_2 (sum_{j >= k} b^{2(j-k)})^{1/2}`` (Cauchy-Schwarz,
-  the discount of :mod:`.tilted`), and ``1 - a^{j-k} <= 1``.
+  the discount of :mod:`.pld.tilted.fold`), and ``1 - a^{j-k} <= 1``.
 - ``1 + rho = (1 + eta)^K``: the tilted entries carry relative rounding ``eta``; the
   convolution of ``K`` non-negative factors is then off by at most ``(1 + eta)^K``, so the
   exact one is at least the computed one over ``1 + rho``.
-- ``eps_b = 1e-11`` (:data:`.lower.BIN_MASS_ERROR`): the *relative* accuracy of one
+- ``eps_b = 1e-11`` (:data:`.pld.discretise.BIN_MASS_ERROR`): the *relative* accuracy of one
   optimistic bin mass (:mod:`.discretise`: bin masses keep ``~1e-12`` relative accuracy
   down to ``1e-300``), compounded relatively over ``K`` uses.
 - ``W``: the mass a cyclic FFT carries *up*.  Composed mass above the window wraps down
@@ -76,10 +76,12 @@ from jax.typing import ArrayLike
 
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import LAMBDAS
-from dpjax.accounting.pld.lower import BIN_MASS_ERROR
+from dpjax.accounting.pld.discretise import BIN_MASS_ERROR
+from dpjax.accounting.pld.engine import _stacked_plds, run_padded, tilted_groups
 from dpjax.accounting.pld.plan import _traced_tail
 from dpjax.accounting.pld.query import _UP
-from dpjax.accounting.pld.tilted import (
+from dpjax.accounting.pld.tilted.compose import tilted_product
+from dpjax.accounting.pld.tilted.fold import (
     _U,
     Tilted,
     _sums,
@@ -92,13 +94,13 @@ from dpjax.numerics import float64_kernel
 #: Moment points ``lambda' >= lambda`` (the next ones on :data:`.LAMBDAS`) tried for ``V``.
 _NEAR = 8
 #: Geometric fractions of the steps between the first three tilts of
-#: :func:`.tilted.saddle_lambdas` also tried by the lower end (:func:`lower_tilts`).
+#: :func:`.pld.tilted.fold.saddle_lambdas` also tried by the lower end (:func:`lower_tilts`).
 _FRACTIONS = (1.0 / 3.0, 2.0 / 3.0)
 
 
 @float64_kernel
 def lower_tilts(log_mgf, delta, by_delta: bool = True) -> Array:
-    r"""The tilts of a lower end: :func:`.tilted.saddle_lambdas` and geometric points
+    r"""The tilts of a lower end: :func:`.pld.tilted.fold.saddle_lambdas` and geometric points
     between its first three.
 
     .. math:: \Lambda = \{\lambda_0, \lambda_1, \lambda_2, \lambda_3\} \cup
@@ -137,7 +139,7 @@ def log_delta_lower(t: Tilted, compositions, support_lower: ArrayLike | None = N
     (module docstring).
 
     Args:
-      t: a :class:`.tilted.Tilted` composition of an *optimistic* PLD.
+      t: a :class:`.pld.tilted.fold.Tilted` composition of an *optimistic* PLD.
       compositions: ``K``, the uses composed (bin-mass errors).
       support_lower: grid index below which the composed loss has no mass (``K`` times the
         one-use pair's first index), or ``None`` (unknown: ``W`` is charged).
@@ -191,7 +193,7 @@ def log_delta_lower(t: Tilted, compositions, support_lower: ArrayLike | None = N
 
 
 @float64_kernel
-def epsilon_lower_bound(
+def epsilon_lower_of_tilted(
     t: Tilted, delta: ArrayLike, compositions, support_lower: ArrayLike | None = None
 ) -> Array:
     r"""Certified lower end of ``epsilon(delta)`` from a tilted optimistic composition.
@@ -200,10 +202,10 @@ def epsilon_lower_bound(
               \ (\text{or } 0)
 
     (:func:`log_delta_lower`; module docstring).  The entry point for a caller holding a
-    :class:`.tilted.Tilted` optimistic composition (e.g. a heterogeneous one).
+    :class:`.pld.tilted.fold.Tilted` optimistic composition (e.g. a heterogeneous one).
 
     Args:
-      t: a :class:`.tilted.Tilted` composition of an optimistic PLD.
+      t: a :class:`.pld.tilted.fold.Tilted` composition of an optimistic PLD.
       delta: targets (any shape).
       compositions, support_lower: as in :func:`log_delta_lower`.
 
@@ -262,14 +264,12 @@ def _tilted_lower_kernel(
     sizes, subsampled,
 ):
     """:func:`tilted_lower_kernel` with the pairs' tail cut ``tail`` traced."""
-    from dpjax.accounting.pld.engine import _stacked_plds
-
     k = jnp.asarray(compositions, jnp.float64)
 
     def answer(p):
         def one(xi, lam):
             t = tilted_self_compose(p, k, sizes.fft, lam)
-            return epsilon_lower_bound(t, xi, k, k * p.lower.astype(jnp.float64))
+            return epsilon_lower_of_tilted(t, xi, k, k * p.lower.astype(jnp.float64))
 
         # every tilt is a certified lower end: the largest is kept
         return least_over_tilts(one, k * p.log_mgf, delta, True, combine=jnp.max, tilts=lower_tilts)
@@ -289,20 +289,18 @@ def product_lower_kernel(parts, counts, delta, *, size: int) -> Array:
     .. math:: \max_{\lambda \in \lambda^*(\delta_i)} \epsilon_{\text{lower}}\big(
               \text{tilted\_product}(p_{opt}, K, N, \lambda),\ \delta_i\big)
 
-    (:func:`.tilted_compose.tilted_product` of the optimistic one-use PLDs; the composed
+    (:func:`.pld.tilted.compose.tilted_product` of the optimistic one-use PLDs; the composed
     support starts at ``sum_i K_i lower_i``, so nothing is carried up from below a window
     that starts there).
 
     Args:
       parts: the optimistic one-use PLDs; counts: their numbers of uses (float64).
       delta: 1-D targets.
-      size: FFT length (static; :func:`.tilted_compose.product_size`).
+      size: FFT length (static; :func:`.pld.tilted.compose.product_size`).
 
     Returns:
       Certified lower ends of epsilon, shape of ``delta``.
     """
-    from dpjax.accounting.pld.tilted_compose import tilted_product
-
     ks = [jnp.asarray(c, jnp.float64) for c in counts]
     total = sum(ks)
     support = sum(k * p.lower.astype(jnp.float64) for p, k in zip(parts, ks, strict=True))
@@ -310,13 +308,13 @@ def product_lower_kernel(parts, counts, delta, *, size: int) -> Array:
 
     def one(xi, lam):
         t = tilted_product(parts, ks, size, lam)
-        return epsilon_lower_bound(t, xi, total, support)
+        return epsilon_lower_of_tilted(t, xi, total, support)
 
     return least_over_tilts(one, log_mgf, delta, True, combine=jnp.max, tilts=lower_tilts)
 
 
 @float64_kernel
-def epsilon_lower(noise_fn, args, delta, bin_width, subsampled: bool) -> np.ndarray:
+def tilted_epsilon_lower(noise_fn, args, delta, bin_width, subsampled: bool) -> np.ndarray:
     r"""Host: the tilted lower end at each ``delta`` (``0`` where no tilted grid fits).
 
     .. math:: \epsilon_{\text{lower}}(\delta_i) \text{ of :func:`tilted_lower_kernel` on the
@@ -334,8 +332,6 @@ def epsilon_lower(noise_fn, args, delta, bin_width, subsampled: bool) -> np.ndar
     Returns:
       Lower ends, shape of ``delta``.
     """
-    from dpjax.accounting.pld.engine import run_padded, tilted_groups
-
     flat = np.asarray(delta, np.float64).ravel()
     out = np.zeros(flat.shape)
     q = float(args[3]) if subsampled else None
@@ -350,12 +346,3 @@ def epsilon_lower(noise_fn, args, delta, bin_width, subsampled: bool) -> np.ndar
         out[grp] = np.where(np.isnan(got), 0.0, got)
     return out.reshape(np.shape(delta))
 
-
-__all__ = [
-    "epsilon_lower",
-    "epsilon_lower_bound",
-    "log_delta_lower",
-    "lower_tilts",
-    "product_lower_kernel",
-    "tilted_lower_kernel",
-]

@@ -11,7 +11,7 @@ import pytest
 
 from dpjax.accounting import PLDAccountant, from_dp_accounting
 from dpjax.accounting import events as ev
-from dpjax.accounting.event_json import event_from_json, event_to_json
+from dpjax.accounting.events.json_form import event_from_json, event_to_json
 
 dpa = pytest.importorskip("dp_accounting")
 from dp_accounting.pld import pld_privacy_accountant as ppa  # noqa: E402

@@ -5,9 +5,9 @@ For noise of density ``p`` and sensitivity ``Delta`` (the shift), the order-``al
 .. math:: A_\alpha = \int p(x)^\alpha\, p(x - \Delta)^{1 - \alpha}\,dx
           = e^{(\alpha - 1) D_\alpha(P \| Q)},\qquad \alpha > 1,
 
-is bounded **from above** on :data:`~.laplace_moments.ORDERS` (symmetric noise: one
+is bounded **from above** on :data:`~.rdp.laplace.ORDERS` (symmetric noise: one
 direction is both).  Gaussian: ``alpha (alpha - 1) Delta^2 / (2 sigma^2)``; Laplace:
-:func:`~.laplace_moments.laplace_log_moments` (Mironov, "Rényi differential privacy", 2017,
+:func:`~.rdp.laplace.laplace_log_moments` (Mironov, "Rényi differential privacy", 2017,
 Prop. 6).  The other families:
 
 * **Flipped Huber** ``FH(a, gamma^2)`` (eqs. (7)-(9) of flipped-huber-mechanism) and **OSGT**
@@ -28,7 +28,7 @@ Prop. 6).  The other families:
   finite piece, panels: ``phi`` is below its chord (convex) or its tangent at the panel's
   midpoint (concave), and ``int e^{linear}`` is exact (``w e^{c} sinh(x) / x``), so every
   panel sum is an **upper bound**, too large by at most ``|phi''| w^2 / 8`` relative; the
-  panels are placed as in :mod:`.laplace_moments` (a coarse pass, then ``k_i ~ (u_i w_i^2
+  panels are placed as in :mod:`.rdp.laplace` (a coarse pass, then ``k_i ~ (u_i w_i^2
   |phi''|)^{1/3}``) for a relative excess ``~1e-9``.  A float breakpoint off by ``eps``
   changes ``phi`` by ``<= |phi''| eps^2`` (``phi`` is C^1 there, or the breakpoint is exact),
   far below the pads.  ``Z``: FH's ``gamma Z(b)`` (:func:`~dpjax.noise.flipped_huber.standard.
@@ -58,13 +58,14 @@ from fractions import Fraction
 import numpy as np
 from scipy.special import log_ndtr, logsumexp
 
-from dpjax.accounting.pld.laplace_moments import (
+from dpjax.accounting.rdp.laplace import (
     _REL,
     MAX_PANELS,
     ORDERS,
     _log_sinhc,
     laplace_log_moments,
 )
+from dpjax.noise.flipped_huber.standard import log_normaliser
 from dpjax.numerics import float64_kernel
 
 _U = 2.0**-53
@@ -209,8 +210,6 @@ def _quadratic_family(shape: _Shape, delta: float, log_z: float) -> np.ndarray:
 
 def _flipped_huber(a: float, gamma: float, delta: float) -> np.ndarray:
     """``FH(a, gamma^2)``: ``log Z = log gamma + log Z(b)`` (eq. (9)), padded down."""
-    from dpjax.noise.flipped_huber.standard import log_normaliser
-
     b = a / gamma
     log_zb = float(log_normaliser(np.float64(b)))
     log_z = math.log(gamma) + log_zb

@@ -1,14 +1,14 @@
 r"""Tilted queries of an event ledger's leaf table (the small-delta side of ``PLDAccountant``).
 
 A leaf table is ``[({direction: PLD}, count), ...]``
-(:func:`~dpjax.accounting.event_plds.leaf_table`).  Below ``delta = 1e-7``
+(:func:`~dpjax.accounting.events.plds.leaf_table`).  Below ``delta = 1e-7``
 :class:`~dpjax.accounting.PLDAccountant` answers through these:
 
 * :func:`tilted_answer`: the upper end, the tilted heterogeneous composition of
-  :mod:`~dpjax.accounting.pld.tilted_compose` (one tilt for every leaf, one FFT product,
+  :mod:`~dpjax.accounting.pld.tilted.compose` (one tilt for every leaf, one FFT product,
   untilted once), the worse direction;
 * :func:`tilted_lower`: the lower end of ``bracket``, the tilted *optimistic* product of
-  :func:`~dpjax.accounting.pld.tilted_lower.product_lower_kernel`, the larger direction;
+  :func:`~dpjax.accounting.bracket.tilted.product_lower_kernel`, the larger direction;
 * :func:`log_chernoff`: the Chernoff bound of the summed discretised moments
   (:func:`~dpjax.accounting.pld.tail_bounds.log_delta_chernoff`), which only sizes windows.
 
@@ -22,10 +22,10 @@ import math
 import jax.numpy as jnp
 import numpy as np
 
-from dpjax.accounting.event_plds import DIRECTIONS
+from dpjax.accounting.bracket.tilted import product_lower_kernel
+from dpjax.accounting.events.plds import DIRECTIONS
 from dpjax.accounting.pld.tail_bounds import log_delta_chernoff
-from dpjax.accounting.pld.tilted_compose import product_size, tilted_product_answer
-from dpjax.accounting.pld.tilted_lower import product_lower_kernel
+from dpjax.accounting.pld.tilted.compose import product_size, tilted_product_answer
 from dpjax.numerics import float64_kernel
 
 
@@ -66,7 +66,7 @@ def tilted_answer(table, relation: str, x: float, by_delta: bool, log_level: flo
 
     ``epsilon`` at ``delta = x`` (``by_delta``) or ``log delta`` at ``epsilon = x``, the
     window resolving ``delta ~ e^{log_level}``
-    (:func:`~dpjax.accounting.pld.tilted_compose.tilted_product_answer`).
+    (:func:`~dpjax.accounting.pld.tilted.compose.tilted_product_answer`).
 
     Args:
       table: the leaf table.
@@ -94,7 +94,7 @@ def tilted_lower(table, relation: str, delta: float) -> float:
     """The larger direction's certified lower end of ``epsilon(delta)``, tilted.
 
     The tilted optimistic product
-    (:func:`~dpjax.accounting.pld.tilted_lower.product_lower_kernel`): valid far below the
+    (:func:`~dpjax.accounting.bracket.tilted.product_lower_kernel`): valid far below the
     plain grid's ~1e-10 floor.
 
     Args:

@@ -8,8 +8,8 @@ from dp_accounting import dp_event
 from dp_accounting.rdp import RdpAccountant
 
 from dpjax.accounting import events as ev
-from dpjax.accounting.event_rdp import ledger_log_moments, ledger_rdp_delta, ledger_rdp_epsilon
-from dpjax.accounting.pld.laplace_moments import laplace_rdp_epsilon
+from dpjax.accounting.rdp.laplace import laplace_rdp_epsilon
+from dpjax.accounting.rdp.ledger import ledger_log_moments, ledger_rdp_delta, ledger_rdp_epsilon
 
 LEDGERS = [
     # (dpjax leaves, the same ledger as a dp_accounting event)
@@ -88,8 +88,8 @@ def test_noise_leaves_use_family_moments():
     1% below: more orders) and above the exact composed Gaussian epsilon; replace-one doubles
     the shift; truncated Laplace is vacuous (inf / 1); subsampled families have no bound."""
     from dpjax import noise
-    from dpjax.accounting.event_rdp import leaf_log_moments
-    from dpjax.accounting.pld.family_moments import family_log_moments
+    from dpjax.accounting.rdp.families import family_log_moments
+    from dpjax.accounting.rdp.ledger import leaf_log_moments
 
     leaves = [(ev.Noise("flipped-huber", {"alpha": 0.0, "gamma": 2.0}), 50)]
     acc = RdpAccountant()
@@ -129,12 +129,12 @@ def test_kdim_flipped_huber_takes_the_rdp_bound(monkeypatch):
     engine answering nothing (inf / 1; its own path is tested in test_flipped_huber_kdim_exact)
     the RDP bound of K uses is returned; at alpha = 0 (Gaussian, Delta_2 = sqrt(K)) it lies
     above the exact epsilon and never above dp_accounting's RDP, its delta at most delta."""
-    from dpjax.accounting.event_rdp import family_rdp_delta, family_rdp_epsilon
     from dpjax.accounting.flipped_huber_kdim import (
         delta_flipped_huber_exact,
         epsilon_flipped_huber_exact,
     )
     from dpjax.accounting.pld import engine
+    from dpjax.accounting.rdp.ledger import family_rdp_delta, family_rdp_epsilon
     from dpjax.noise import FlippedHuber
 
     monkeypatch.setattr(engine, "epsilon", lambda *a, **k: np.full(np.shape(a[4]), np.inf))

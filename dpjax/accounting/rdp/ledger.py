@@ -3,24 +3,25 @@ r"""The RDP bound of an event ledger from the *exact* moments of its leaves (Num
 dp_accounting's RDP accountant composes Rényi divergences ``D_alpha`` of its events and
 converts them to ``epsilon(delta)``; this module does the same with certified upper bounds
 on the exact moments ``log A_alpha = (alpha - 1) D_alpha`` of every leaf it knows in closed
-form or by certified quadrature, on :data:`~dpjax.accounting.pld.laplace_moments.ORDERS` (a
+form or by certified quadrature, on :data:`~dpjax.accounting.rdp.laplace.ORDERS` (a
 superset of dp_accounting's orders):
 
 * ``Gaussian(sigma)`` (shift ``Delta``: 1, or 2 under ``replace_one``): ``alpha (alpha - 1)
   Delta^2 / (2 sigma^2)``, exact;
-* ``Laplace(b)``: Mironov's closed form (:mod:`~dpjax.accounting.pld.laplace_moments`);
+* ``Laplace(b)``: Mironov's closed form (:mod:`~dpjax.accounting.rdp.laplace`);
 * ``PoissonSampled(q, Gaussian | Laplace)`` (not ``replace_one``): the maximum over both
   adjacencies of the subsampled pair's moments
-  (:func:`~dpjax.accounting.pld.moments.gaussian_moment_bounds`,
-  :func:`~dpjax.accounting.pld.laplace_moments.laplace_log_moments`);
+  (:func:`~dpjax.accounting.rdp.subsampled_gaussian.gaussian_moment_bounds`,
+  :func:`~dpjax.accounting.rdp.laplace.laplace_log_moments`);
 * ``ZCDP(rho)``: ``alpha (alpha - 1) rho`` (Bun & Steinke 2016, Def. 1.1);
 * ``Noise(name, params)`` (not subsampled): the certified moments of that family
-  (:func:`~dpjax.accounting.pld.family_moments.family_log_moments`; ``+inf``, a vacuous
+  (:func:`~dpjax.accounting.rdp.families.family_log_moments`; ``+inf``, a vacuous
   bound, for truncated Laplace).
 
-Moments add under composition; :func:`~dpjax.accounting.pld.moments.rdp_epsilon` converts
-(Canonne, Kamath & Steinke 2020).  A ledger with any other leaf has no bound here
-(``None``): its PLD answer stands.  :class:`~dpjax.accounting.PLDAccountant` reports the
+Moments add under composition;
+:func:`~dpjax.accounting.rdp.subsampled_gaussian.rdp_epsilon` converts (Canonne, Kamath &
+Steinke 2020).  A ledger with any other leaf has no bound here (``None``): its PLD answer
+stands.  :class:`~dpjax.accounting.PLDAccountant` reports the
 minimum of both, so it is never above the RDP accountant on the events both support.
 """
 
@@ -31,10 +32,14 @@ import math
 import numpy as np
 
 from dpjax.accounting import events as ev
-from dpjax.accounting.event_plds import _subnormal_scale
-from dpjax.accounting.pld.family_moments import family_log_moments
-from dpjax.accounting.pld.laplace_moments import ORDERS, laplace_log_moments
-from dpjax.accounting.pld.moments import gaussian_moment_bounds, rdp_epsilon, rdp_log_delta
+from dpjax.accounting.events.plds import _subnormal_scale
+from dpjax.accounting.rdp.families import family_log_moments
+from dpjax.accounting.rdp.laplace import ORDERS, laplace_log_moments
+from dpjax.accounting.rdp.subsampled_gaussian import (
+    gaussian_moment_bounds,
+    rdp_epsilon,
+    rdp_log_delta,
+)
 from dpjax.numerics import float64_kernel
 
 _U = 2.0**-53
@@ -52,7 +57,7 @@ def leaf_log_moments(leaf, relation: str) -> np.ndarray | None:
     """Certified ``log A_alpha`` on :data:`ORDERS` of one use of ``leaf``, or ``None``.
 
     Args:
-      leaf: a leaf event (as :func:`~dpjax.accounting.event_plds.flatten` returns).
+      leaf: a leaf event (as :func:`~dpjax.accounting.events.plds.flatten` returns).
       relation: ``"add_remove"``, ``"add"``, ``"remove"`` or ``"replace_one"``.
 
     Returns:
@@ -90,7 +95,7 @@ def ledger_log_moments(leaves, relation: str) -> np.ndarray | None:
     .. math:: \log A_\alpha(\text{ledger}) = \sum_j K_j \log A_\alpha(\text{leaf}_j)
 
     Args:
-      leaves: ``[(leaf, count), ...]`` (:func:`~dpjax.accounting.event_plds.flatten`).
+      leaves: ``[(leaf, count), ...]`` (:func:`~dpjax.accounting.events.plds.flatten`).
       relation: the neighbouring relation.
 
     Returns:
@@ -114,7 +119,7 @@ def ledger_rdp_epsilon(leaves, relation: str, delta: float) -> float:
       delta: ``delta`` in ``(0, 1)``.
 
     Returns:
-      ``epsilon`` (:func:`~dpjax.accounting.pld.moments.rdp_epsilon`).
+      ``epsilon`` (:func:`~dpjax.accounting.rdp.subsampled_gaussian.rdp_epsilon`).
     """
     total = ledger_log_moments(leaves, relation)
     if total is None or not delta > 0.0:
@@ -132,7 +137,7 @@ def ledger_rdp_delta(leaves, relation: str, epsilon: float) -> float:
       epsilon: ``epsilon >= 0``.
 
     Returns:
-      ``delta`` (:func:`~dpjax.accounting.pld.moments.rdp_log_delta`), at most 1.
+      ``delta`` (:func:`~dpjax.accounting.rdp.subsampled_gaussian.rdp_log_delta`), at most 1.
     """
     total = ledger_log_moments(leaves, relation)
     if total is None:
@@ -148,12 +153,12 @@ def family_rdp_epsilon(noise, compositions, delta, sensitivity=1.0):
     .. math:: \epsilon = \min_\alpha \frac{T \log A_\alpha + \log c(\alpha - 1)
               - \log\delta}{\alpha - 1}
 
-    on the moments of :func:`~dpjax.accounting.pld.family_moments.family_log_moments`
-    (:func:`~dpjax.accounting.pld.moments.rdp_epsilon`; Canonne, Kamath & Steinke 2020).
+    on the moments of :func:`~dpjax.accounting.rdp.families.family_log_moments`
+    (:func:`~dpjax.accounting.rdp.subsampled_gaussian.rdp_epsilon`; Canonne, Kamath & Steinke 2020).
 
     Args:
       noise, sensitivity: as in
-        :func:`~dpjax.accounting.pld.family_moments.family_log_moments`.
+        :func:`~dpjax.accounting.rdp.families.family_log_moments`.
       compositions: ``T >= 1`` (e.g. the ``K`` coordinates of a K-dim corner shift).
       delta: ``delta`` in ``(0, 1)`` (array).
 
@@ -178,12 +183,12 @@ def family_rdp_epsilon(noise, compositions, delta, sensitivity=1.0):
 def family_rdp_delta(noise, compositions, epsilon, sensitivity=1.0):
     """Certified RDP ``delta(epsilon)`` of ``T`` uses of ``noise`` (``1`` where unknown).
 
-    The conversion :func:`~dpjax.accounting.pld.moments.rdp_log_delta` of ``T`` times
-    :func:`~dpjax.accounting.pld.family_moments.family_log_moments`.
+    The conversion :func:`~dpjax.accounting.rdp.subsampled_gaussian.rdp_log_delta` of ``T`` times
+    :func:`~dpjax.accounting.rdp.families.family_log_moments`.
 
     Args:
       noise, sensitivity: as in
-        :func:`~dpjax.accounting.pld.family_moments.family_log_moments`.
+        :func:`~dpjax.accounting.rdp.families.family_log_moments`.
       compositions: ``T >= 1``.
       epsilon: ``epsilon >= 0`` (array).
 

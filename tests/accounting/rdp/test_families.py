@@ -10,8 +10,8 @@ import pytest
 from scipy.optimize import minimize_scalar
 
 from dpjax import noise
-from dpjax.accounting.pld.family_moments import ORDERS, family_log_moments
-from dpjax.accounting.pld.laplace_moments import laplace_log_moments
+from dpjax.accounting.rdp.families import ORDERS, family_log_moments
+from dpjax.accounting.rdp.laplace import laplace_log_moments
 
 ALPHAS = (1.5, 2.0, 8.0, 64.0, 256.0)
 _IDX = [int(np.flatnonzero(ORDERS == a)[0]) for a in ALPHAS]

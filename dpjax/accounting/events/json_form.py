@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from dpjax.accounting import events as ev
+from dpjax.accounting.events import vocabulary as ev
 
 __all__ = ["event_from_json", "event_to_json"]
 

@@ -61,8 +61,10 @@ import numbers
 from dataclasses import dataclass, field, fields
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
+from dpjax import noise
 from dpjax.numerics import float64_kernel
 
 __all__ = [
@@ -85,6 +87,7 @@ __all__ = [
     "SelfComposed",
     "TruncatedSubsampledGaussian",
     "ZCDP",
+    "check_values",
     "noise_family",
 ]
 
@@ -412,10 +415,6 @@ def noise_family(event: Event):
       >>> type(noise_family(Gaussian(2.0))).__name__, noise_family(DiscreteLaplace(1.0))
       ('Gaussian', None)
     """
-    import jax.numpy as jnp
-
-    from dpjax import noise
-
     if isinstance(event, Gaussian):
         return noise.Gaussian(jnp.asarray(float(event.noise_multiplier), jnp.float64))
     if isinstance(event, Laplace):

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 import dpjax
 from dpjax.accounting import PLDAccountant
 from dpjax.accounting import events as ev
+from dpjax.accounting.bracket import epsilon_lower_of_pld
 from dpjax.accounting.pld import from_gaussian
-from dpjax.accounting.pld.lower import epsilon_lower_bound
-from dpjax.accounting.pld.moments import gaussian_rdp_epsilon
+from dpjax.accounting.rdp.subsampled_gaussian import gaussian_rdp_epsilon
 
 DPS = 80
 
@@ -149,7 +149,7 @@ def test_lower_end_of_one_gaussian_and_fail_closed():
     """One Gaussian (optimistic PLD, no composition): the lower end is within two bins below
     the exact epsilon; a nan pmf, a void grid or a pessimistic PLD give the trivial 0."""
     opt = from_gaussian(sigma=1.0, sensitivity=1.0, bin_width=1e-3, pessimistic=False)
-    lower = float(epsilon_lower_bound(opt, 1e-5))
+    lower = float(epsilon_lower_of_pld(opt, 1e-5))
     assert _contains(_tfold(1.0, 1), 1e-5, lower, lower + 2e-3)
     broken = [
         dataclasses.replace(opt, pmf=opt.pmf.at[3].set(jnp.nan)),
@@ -157,7 +157,7 @@ def test_lower_end_of_one_gaussian_and_fail_closed():
         from_gaussian(sigma=1.0, sensitivity=1.0, bin_width=1e-3),
     ]
     for pld in broken:
-        assert float(epsilon_lower_bound(pld, 1e-5)) == 0.0
+        assert float(epsilon_lower_of_pld(pld, 1e-5)) == 0.0
 
 
 def test_laplace_bracket_is_narrow_where_no_composition_can_wrap():
@@ -201,7 +201,7 @@ def test_optimistic_pld_loses_far_less_than_half_a_bin_per_use():
 
     composed = self_compose(one, steps, self_compose_size(one, steps))
     for delta in (1e-3, 1e-5):
-        lower = float(epsilon_lower_bound(composed, delta, steps, steps * int(one.lower)))
+        lower = float(epsilon_lower_of_pld(composed, delta, steps, steps * int(one.lower)))
         exact = _tfold_epsilon(sigma, steps, delta)
         assert lower <= exact
         assert exact - lower <= 1e-2, (delta, lower, exact)  # plain rounding down: 0.5

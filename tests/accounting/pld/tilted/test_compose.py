@@ -16,9 +16,9 @@ from scipy.special import log_ndtr
 
 from dpjax.accounting import PLDAccountant
 from dpjax.accounting import events as ev
-from dpjax.accounting.event_plds import compose_table, leaf_table
+from dpjax.accounting.events.plds import compose_table, leaf_table
 from dpjax.accounting.pld.query import delta_for_epsilon, epsilon_for_delta
-from dpjax.accounting.pld.tilted_compose import tilted_product_answer
+from dpjax.accounting.pld.tilted.compose import tilted_product_answer
 
 H = 1e-4
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from dp_accounting import rdp
 
-from dpjax.accounting.pld.moments import (
+from dpjax.accounting.rdp.subsampled_gaussian import (
     FRACTIONAL_ORDERS,
     _epsilon_chernoff,
     gaussian_fractional_log_moments,

@@ -27,9 +27,9 @@ the panel width makes that ``<= 1e-9`` up to :data:`MAX_PANELS` panels (beyond, 
 upper bound, looser).  Each log-term is padded by its float64 rounding.  The reported
 moment is the **maximum over the two directions** (an adjacency-free upper bound).
 
-Orders: :data:`ORDERS` = the integer and fractional orders of :mod:`.moments` (a superset of
-dp_accounting's defaults); :func:`laplace_rdp_epsilon` converts ``T`` uses by
-:func:`.moments.rdp_epsilon` (Canonne, Kamath & Steinke 2020).  dp_accounting's RDP
+Orders: :data:`ORDERS` = the integer and fractional orders of :mod:`.subsampled_gaussian`
+(a superset of dp_accounting's defaults); :func:`laplace_rdp_epsilon` converts ``T`` uses by
+:func:`.subsampled_gaussian.rdp_epsilon` (Canonne, Kamath & Steinke 2020).  dp_accounting's RDP
 accountant has no Poisson-subsampled Laplace (``UnsupportedEventError``); without
 subsampling these are its moments, on more orders.
 """
@@ -42,7 +42,12 @@ import math
 import numpy as np
 from scipy.special import logsumexp
 
-from dpjax.accounting.pld.moments import FRACTIONAL_ORDERS, RDP_ORDERS, rdp_epsilon, rdp_log_delta
+from dpjax.accounting.rdp.subsampled_gaussian import (
+    FRACTIONAL_ORDERS,
+    RDP_ORDERS,
+    rdp_epsilon,
+    rdp_log_delta,
+)
 from dpjax.numerics import float64_kernel
 
 _U = 2.0**-53
@@ -204,8 +209,8 @@ def laplace_rdp_epsilon(scale, sampling_rate, compositions, delta, sensitivity=1
     .. math:: \epsilon = \min_\alpha \frac{T \log A_\alpha + \log c(\alpha - 1)
               - \log\delta}{\alpha - 1}
 
-    on the moments of :func:`laplace_log_moments` (:func:`.moments.rdp_epsilon`; Canonne,
-    Kamath & Steinke 2020).  Without subsampling never above dp_accounting's RDP accountant
+    on the moments of :func:`laplace_log_moments` (:func:`.subsampled_gaussian.rdp_epsilon`;
+    Canonne, Kamath & Steinke 2020).  Without subsampling never above dp_accounting's RDP accountant
     (the same moments on a superset of its orders), up to rounding pads.
 
     Args:
@@ -231,7 +236,7 @@ def laplace_rdp_epsilon(scale, sampling_rate, compositions, delta, sensitivity=1
 def laplace_rdp_log_delta(scale, sampling_rate, compositions, epsilon, sensitivity=1.0):
     """Certified ``log delta(epsilon)`` of ``T`` (Poisson-subsampled) Laplace uses (NumPy).
 
-    The RDP conversion (:func:`.moments.rdp_log_delta`) of the moments of
+    The RDP conversion (:func:`.subsampled_gaussian.rdp_log_delta`) of the moments of
     :func:`laplace_log_moments` times ``T``.
 
     Args:

@@ -1,13 +1,13 @@
 r"""Exponentially tilted FFT composition: certified ``delta(epsilon)`` far below the FFT floor.
 
-Plain FFT composition (:mod:`.compose`) has a float64 round-off of about ``1e-16`` *relative
+Plain FFT composition (:mod:`.pld.compose`) has a float64 round-off of about ``1e-16`` *relative
 to the composed pmf's peak*: below ``delta ~ 1e-12`` it swamps the answer.  Here the pmf
 ``p`` of one use (losses ``l_i = (lower + i) h``) is tilted first,
 
 .. math:: p_\lambda(l) = p(l)\, e^{\lambda l - c},\qquad
           c \ge \log \sum_i p_i e^{\lambda l_i}\ (\text{so } \|p_\lambda\|_1 \le 1),
 
-composed ``K`` times by FFT (:func:`.compose.fft_power`) and untilted pointwise after the
+composed ``K`` times by FFT (:func:`.pld.compose.fft_power`) and untilted pointwise after the
 inverse FFT, exactly (the ``K`` losses add up, so the factors ``e^{\lambda l}`` multiply):
 
 .. math:: p^{*K}(l) = p_\lambda^{*K}(l)\, e^{K c - \lambda l}.
@@ -20,7 +20,7 @@ Mohammadi 2019, "Privacy loss classes: the central limit theorem in differential
 PoPETs 2019).
 
 **Certified.**  With ``y`` the computed window (``n`` points from ``l_0``), ``e`` its error
-(``||e||_2 <= r``, the bound of :func:`.compose.fft_power` on the tilted pmf), ``b =
+(``||e||_2 <= r``, the bound of :func:`.pld.compose.fft_power` on the tilted pmf), ``b =
 e^{-\lambda h}``, ``a = e^{-h}`` and, for ``l_{k-1} <= epsilon < l_k``, ``t = l_k - epsilon``:
 
 .. math:: \delta(\epsilon) \le m + e^{Kc - \lambda l_k} (1 + \rho)\Big[(1 - e^{-t}) S_k
@@ -33,7 +33,7 @@ round-off term is Cauchy-Schwarz: ``sum_{j >= k} |e_j| e^{-\lambda (l_j - l_k)} 
 (sum_{j >= k} b^{2(j - k)})^{1/2}``.  ``1 + rho = (1 + eta)^K`` bounds the entrywise
 relative rounding ``eta`` of the tilt through ``K`` convolutions of non-negative terms,
 ``m`` is the mass at ``+infinity`` (atoms and the window's cut top, bounded by Chernoff
-on the *untilted* moments, as in :mod:`.compose`); tilted mass that the cyclic FFT wraps
+on the *untilted* moments, as in :mod:`.pld.compose`); tilted mass that the cyclic FFT wraps
 lands at other window points and only adds non-negative mass (pessimistic).  Sums are
 inflated by the rounding bounds of :mod:`.query`; a ``nan`` anywhere gives ``delta = 1``.
 The inverse ``epsilon(delta)`` is closed-form on a segment and re-evaluated at the
@@ -115,7 +115,7 @@ def tilted_self_compose(pld: PLD, num_compositions, size: int, lam) -> Tilted:
               \qquad p^{*K}(l) = p_\lambda^{*K}(l)\, e^{K c - \lambda l}
 
     on a cyclic grid of ``size`` points whose window starts at the untilted Chernoff lower
-    edge (:func:`.compose.self_compose`); the untilted mass above its top is bounded by
+    edge (:func:`.pld.compose.self_compose`); the untilted mass above its top is bounded by
     Chernoff and added to ``inf_mass`` (module docstring).
 
     Args:
@@ -358,6 +358,7 @@ def _tilted_kernel(
     sizes, subsampled, by_delta,
 ):
     """:func:`tilted_kernel` with the pairs' tail cut ``tail`` traced."""
+    # function-local: breaks the cycle pld.engine -> pld.tilted.fold (engine runs the tilt)
     from dpjax.accounting.pld.engine import _stacked_plds
 
     k = jnp.asarray(compositions, jnp.float64)

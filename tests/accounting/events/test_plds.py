@@ -1,4 +1,4 @@
-"""Leaf events to PLDs (:mod:`dpjax.accounting.event_plds`): truncated Laplace noise.
+"""Leaf events to PLDs (:mod:`dpjax.accounting.events.plds`): truncated Laplace noise.
 
 Its support is bounded, so the loss is ``+infinity`` where the shifted density vanishes; the
 ledger takes it through its exact 1-D profile.  Reference: the closed form of
@@ -15,7 +15,7 @@ import pytest
 
 from dpjax.accounting import events as ev
 from dpjax.accounting.accountant import PLDAccountant
-from dpjax.accounting.event_plds import UnsupportedEventError
+from dpjax.accounting.events.plds import UnsupportedEventError
 from dpjax.accounting.truncated_laplace import delta_truncated_laplace, epsilon_truncated_laplace
 
 SCALE, BOUND = 1.0, 20.0
@@ -63,7 +63,7 @@ def test_directions_share_one_length_and_padding_keeps_the_law():
     directions here are Gaussians of different sigma, so their composed lengths differ."""
     import dataclasses
 
-    from dpjax.accounting.event_plds import compose_table
+    from dpjax.accounting.events.plds import compose_table
     from dpjax.accounting.pld import (
         delta_for_epsilon,
         from_gaussian,

@@ -1,6 +1,6 @@
 r"""The basic-composition cap of flattened events: each leaf's ``(epsilon_j, delta_j)``, summed.
 
-The counterpart of :mod:`dpjax.accounting.event_plds` for the corner of the profile that a
+The counterpart of :mod:`dpjax.accounting.events.plds` for the corner of the profile that a
 loss grid cannot resolve exactly: where every leaf is ``(epsilon_j, delta_j)``-DP with a
 known exact ``epsilon_j`` (pure DP: Laplace, Poisson-subsampled Laplace, discrete pairs and
 their subsampling, ``EpsilonDelta``), the ledger is ``(E, D)``-DP with
@@ -22,7 +22,7 @@ import math
 from fractions import Fraction
 
 from dpjax.accounting import events as ev
-from dpjax.accounting.event_plds import _PAIRS, DIRECTIONS
+from dpjax.accounting.events.plds import _PAIRS, DIRECTIONS
 
 _U = 2.0**-53
 #: Up to this many ``(epsilon, delta)`` uses, ``D`` is computed in exact rationals.

@@ -1,6 +1,6 @@
 r"""Heterogeneous composition through the exponential tilt: a ledger's ``delta`` far below 1e-12.
 
-:mod:`.tilted` tilts one PLD's ``K``-fold self-composition; a ledger (:class:`~dpjax.
+:mod:`.fold` tilts one PLD's ``K``-fold self-composition; a ledger (:class:`~dpjax.
 accounting.PLDAccountant`) composes *different* PLDs ``p_1, ..., p_m``, used ``K_1, ..., K_m``
 times.  One tilt ``lambda`` serves all of them, because the factors ``e^{\lambda l}``
 multiply when losses add:
@@ -9,24 +9,24 @@ multiply when losses add:
           y = \mathrm{IFFT}\Big(\prod_i \mathrm{FFT}(x_i)^{K_i}\Big),\qquad
           p^{*}(l) = y(l)\, e^{\sum_i K_i c_i - \lambda l}
 
-with ``c_i >= log sum p_i e^{lambda l}`` (:func:`.tilted._tilt`: each ``||x_i||_1 <= 1``).  The
+with ``c_i >= log sum p_i e^{lambda l}`` (:func:`.fold._tilt`: each ``||x_i||_1 <= 1``).  The
 product is taken in one cyclic FFT of length ``N``, so there is a single window, placed as
-:func:`.compose.compose` places it (its start at the Chernoff lower edge of the summed
+:func:`.pld.compose.compose` places it (its start at the Chernoff lower edge of the summed
 untilted moments ``sum_i K_i log M_i``, its top where they leave ``tau``, what lies above
-bounded by Chernoff and added to ``inf_mass``).  The query is :mod:`.tilted`'s
-(:func:`.tilted.epsilon_for_delta`, :func:`.tilted.log_delta_for_epsilon`).
+bounded by Chernoff and added to ``inf_mass``).  The query is :mod:`.fold`'s
+(:func:`.fold.epsilon_for_delta`, :func:`.fold.log_delta_for_epsilon`).
 
 **Certified.**  The forward FFT errors go through the powers and the product: with all
 spectral moduli at most one, ``|prod a_i - prod b_i| <= sum |a_i - b_i|``, so the l2 error
-of the spectrum is at most the sum of each power's bound (:func:`.compose.power_spectrum`),
+of the spectrum is at most the sum of each power's bound (:func:`.pld.compose.power_spectrum`),
 ``/ sqrt(N)`` after the inverse FFT; the powers' and products' own rounding is
-``((sum_i 4 K_i + 4) + 2m) u`` relative, as in :func:`.compose.fft_power`; each input's error
+``((sum_i 4 K_i + 4) + 2m) u`` relative, as in :func:`.pld.compose.fft_power`; each input's error
 ``r_i`` (its ``roundoff`` in tilted units) grows at most ``K_i``-fold (a convolution with
 sub-probability vectors is an l2 contraction).  The tilt's entrywise relative rounding
 ``eta_i`` compounds to ``1 + rho = prod_i (1 + eta_i)^{K_i}`` (products and sums of
 non-negative terms).  The atoms at ``+infinity`` compose as ``1 - prod_i (1 -
 m_i)^{K_i}``.  Cyclic wrap-around and the pessimistic clip only add non-negative mass at
-window points, as in :mod:`.tilted`.
+window points, as in :mod:`.fold`.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from dpjax.accounting.pld.compose import (
     window_size,
 )
 from dpjax.accounting.pld.plan import tilt_level
-from dpjax.accounting.pld.tilted import Tilted, _tilt, least_over_tilts, query
+from dpjax.accounting.pld.tilted.fold import Tilted, _tilt, least_over_tilts, query
 from dpjax.numerics import float64_kernel
 
 _U = 2.0**-53
@@ -71,14 +71,14 @@ def tilted_product(parts, counts, size: int, lam) -> Tilted:
 
     Args:
       parts: the one-use PLDs ``p_i`` (one bin width): pessimistic (upper bounds) or all
-        optimistic (:mod:`.tilted_lower` reads a lower end off the product; the cut top is
+        optimistic (:mod:`.bracket.tilted` reads a lower end off the product; the cut top is
         then dropped, not sent to ``+infinity``).
       counts: their numbers of uses ``K_i >= 1`` (float64, traced).
       size: FFT length ``N`` (static).
       lam: the tilt ``lambda >= 0``.
 
     Returns:
-      The :class:`.tilted.Tilted` composition.
+      The :class:`.fold.Tilted` composition.
     """
     lam = jnp.asarray(lam, jnp.float64)
     c1 = _fft_error_constant(size)
@@ -118,7 +118,7 @@ def tilted_product_kernel(parts, counts, x, *, size: int, by_delta: bool) -> Arr
     .. math:: a_i = \min_{\lambda \in \Lambda^*(x_i)} \text{answer}\big(\text{tilted\_product}
               (p, K, N, \lambda),\ x_i\big)
 
-    (:func:`.tilted.least_over_tilts`, tilts from the summed moments ``sum_j K_j log M_j``).
+    (:func:`.fold.least_over_tilts`, tilts from the summed moments ``sum_j K_j log M_j``).
 
     Args:
       parts, counts: as in :func:`tilted_product`.
@@ -147,7 +147,7 @@ def product_size(parts: list[PLD], counts, log_level: float) -> int | None:
 
     (:func:`.plan.tilt_level`: whole decades, few compiles; at its floor ``10^{-300}``,
     ``tau = 10^{\lfloor \log_{10}\delta \rfloor - 15}`` instead), ``None`` where it exceeds
-    :func:`.compose.max_grid_points` (the plain composition still answers).
+    :func:`.pld.compose.max_grid_points` (the plain composition still answers).
 
     Args:
       parts: the one-use PLDs.

@@ -10,7 +10,7 @@ from dp_accounting import dp_event
 from dp_accounting.rdp import RdpAccountant
 
 import dpjax
-from dpjax.accounting.pld.laplace_moments import (
+from dpjax.accounting.rdp.laplace import (
     ORDERS,
     laplace_log_moments,
     laplace_rdp_epsilon,

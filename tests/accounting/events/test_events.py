@@ -10,7 +10,7 @@ import pytest
 import dpjax
 from dpjax.accounting import PLDAccountant, UnsupportedEventError, from_dp_accounting
 from dpjax.accounting import events as ev
-from dpjax.accounting.event_json import event_from_json, event_to_json
+from dpjax.accounting.events.json_form import event_from_json, event_to_json
 from dpjax.cli._main import main
 
 STEP = ev.PoissonSampled(0.01, ev.Gaussian(1.0))

@@ -1,4 +1,4 @@
-r"""Certified **lower** ends of epsilon: the optimistic PLD and a lower-bound query.
+r"""Certified **lower** ends of epsilon: the optimistic PLD and the bracket's lower end.
 
 The optimistic discretisation (:func:`.discretise.discretise_pair` with
 ``pessimistic=False``) merges each bin's outcomes and rounds the merged loss *down* to the
@@ -17,10 +17,10 @@ the composed mass below the window (the only mass a cyclic FFT can carry *up*: a
 FFT of length ``N`` puts the mass of the composed loss index ``j`` at the window label
 congruent to ``j`` mod ``N``, so mass above the window wraps down, which only lowers
 ``delta``, and mass below it is carried up), ``REL, ABS`` the
-rounding constants of :mod:`.query` and ``eps_b = 1e-11`` the relative accuracy of one
-bin mass (:mod:`.discretise`), compounded over the ``K`` uses.  The composed loss of the
-discretised pairs never lies below ``s = sum_i K_i lower_i`` (each pair's pmf starts at
-its index ``lower_i``), so
+rounding constants of :mod:`.pld.query` and ``eps_b = 1e-11`` the relative accuracy of one
+bin mass (:data:`.pld.discretise.BIN_MASS_ERROR`), compounded over the ``K`` uses.  The
+composed loss of the discretised pairs never lies below ``s = sum_i K_i lower_i`` (each
+pair's pmf starts at its index ``lower_i``), so
 
 .. math:: w = P(S < \text{lower}\,h) = 0 \quad\text{if}\ \text{lower} \le s,\qquad
           w \le \min_{\lambda < 0} M_K(\lambda)\, e^{-\lambda(\text{lower} - 1/2) h}
@@ -52,18 +52,17 @@ import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
+from dpjax.accounting.bracket.tilted import tilted_epsilon_lower
 from dpjax.accounting.pld import engine, query, tail_bounds
 from dpjax.accounting.pld._pld import PLD
 from dpjax.accounting.pld.compose import self_compose
+from dpjax.accounting.pld.discretise import BIN_MASS_ERROR
 from dpjax.accounting.pld.plan import plan
 from dpjax.numerics import float64_kernel
 
-#: Relative accuracy of one optimistic bin mass (:mod:`.discretise`: ``~1e-12``), padded.
-BIN_MASS_ERROR = 1e-11
-
 
 @float64_kernel
-def epsilon_lower_bound(
+def epsilon_lower_of_pld(
     pld: PLD, delta: ArrayLike, compositions=1.0, support_lower: ArrayLike | None = None
 ) -> Array:
     r"""Certified lower end of ``epsilon(delta)`` from an optimistic (composed) PLD.
@@ -124,7 +123,7 @@ def _lower_kernel(
 
     def answer(one):
         composed = self_compose(one, k, sizes.fft) if sizes.fft else one
-        return epsilon_lower_bound(
+        return epsilon_lower_of_pld(
             composed, delta, k, support_lower=k * one.lower.astype(jnp.float64)
         )
 
@@ -147,7 +146,7 @@ def epsilon_lower(
     of the optimistic ``K``-fold PLD of each adjacency on the grid :func:`.plan.plan`
     chooses for the pessimistic engine (:func:`.engine.epsilon` is the upper end), and below
     :data:`.engine.TILT_BELOW` the larger of it and the tilted lower end
-    (:func:`.tilted_lower.epsilon_lower`: both are lower bounds); ``0`` where the plan has
+    (:func:`.tilted.tilted_epsilon_lower`: both are lower bounds); ``0`` where the plan has
     no grid (Chernoff only: no certified lower end).
 
     Args:
@@ -185,10 +184,8 @@ def epsilon_lower(
     flat = np.asarray(x, np.float64).reshape(-1)
     tiny = (flat > 0) & (flat < engine.TILT_BELOW)
     if np.any(tiny):  # below the FFT floor: the tilted lower end too, the larger kept
-        from dpjax.accounting.pld import tilted_lower
-
         more = np.zeros(flat.shape)
-        more[tiny] = tilted_lower.epsilon_lower(
+        more[tiny] = tilted_epsilon_lower(
             noise_fn, engine._scalar_args(scale, shape, sensitivity, sampling_rate, compositions),
             flat[tiny], p.bin_width, sampling_rate is not None,
         )

@@ -42,12 +42,23 @@ from jax.scipy.special import logsumexp as jax_logsumexp
 from dpjax._batching import bucket as _bucket
 from dpjax.accounting import events as ev
 from dpjax.accounting.pld import discrete, mixture
-from dpjax.accounting.pld._pld import PLD
+from dpjax.accounting.pld._pld import PLD, make
+from dpjax.accounting.pld.compose import (
+    ceil_pow2,
+    compose,
+    max_grid_points,
+    self_compose,
+    self_compose_size,
+    window_size,
+)
 from dpjax.accounting.pld.discretise import TAIL, discretise_noise, noise_grid
 from dpjax.accounting.pld.profile_pair import from_profile
 from dpjax.accounting.pld.query import delta_for_epsilon
 from dpjax.accounting.pld.subsample import discretise_subsampled, subsampled_grid
 from dpjax.accounting.pld.underflow import charge_underflow
+from dpjax.accounting.truncated_laplace import delta_truncated_laplace
+from dpjax.certificate import TINY
+from dpjax.noise.gaussian import Gaussian
 from dpjax.numerics import float64_kernel
 
 DIRECTIONS = {
@@ -80,8 +91,6 @@ def _sized(grid):
     """``grid()`` -> ``(lower, size)``, or :class:`UnboundedLoss` where the loss range is not
     finite (``OverflowError`` from ``floor`` of ``inf``) or ``size`` exceeds the engine's cap
     (:func:`~dpjax.accounting.pld.compose.max_grid_points`)."""
-    from dpjax.accounting.pld.compose import max_grid_points
-
     try:
         lower, size = grid()
     except OverflowError as err:
@@ -104,8 +113,6 @@ def _sized_all(grids, directions) -> dict:
 
 def _subnormal_scale(event) -> bool:
     """A noise scale below the least normal float64 (XLA flushes it to zero)."""
-    from dpjax.certificate import TINY
-
     if isinstance(event, ev.PoissonSampled):
         return _subnormal_scale(event.event)
     if isinstance(event, (ev.Gaussian, ev.Laplace)):
@@ -345,7 +352,8 @@ def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True, 
     if isinstance(event, ev.ZCDP):
         if not pessimistic:
             return None
-        from dpjax.accounting.zcdp import delta_from_zcdp
+        # function-local: breaks the cycle rdp (its ledger imports this module) -> events.plds
+        from dpjax.accounting.rdp.zcdp import delta_from_zcdp
 
         rho = float(event.rho)
         floor = min(_PROFILE_FLOOR, float(tail))
@@ -364,8 +372,6 @@ def _bounded_pld(noise, shift: float, h: float) -> PLD:
     upper bound) through :func:`.pld.profile_pair.from_profile`, the grid topped at the
     largest finite loss ``Delta / lambda``; ``delta`` there, the mass where ``T - Delta`` has
     no density, goes to ``+infinity``.  Symmetric noise: one profile for both orders."""
-    from dpjax.accounting.truncated_laplace import delta_truncated_laplace
-
     scale, bound = float(noise.scale), float(noise.bound)
 
     def profile(e):
@@ -462,14 +468,6 @@ def compose_table(table, relation: str):
     Returns:
       ``{direction: PLD}``; ``None`` for a direction with nothing to compose.
     """
-    from dpjax.accounting.pld.compose import (
-        ceil_pow2,
-        compose,
-        self_compose,
-        self_compose_size,
-        window_size,
-    )
-
     parts: dict[str, list[PLD]] = {d: [] for d in DIRECTIONS[relation]}
     for plds, count in table:
         for d, pld in plds.items():
@@ -525,7 +523,7 @@ def truncation_probabilities(event: ev.TruncatedSubsampledGaussian, pessimistic:
     Returns:
       ``(w_plain, t, q')`` with ``t = 0`` when no truncation can occur.
     """
-    from scipy import stats
+    from scipy import stats  # function-local: scipy.stats is heavy, loaded on first use
 
     n, q, b = event.dataset_size, float(event.sampling_probability), event.truncated_batch_size
     t = float(stats.binom.sf(b - 1, n - 1, q))
@@ -547,8 +545,6 @@ def _mix(parts, pessimistic: bool) -> PLD:
     The float64 sums are padded: the masses up by ``4 u``, ``roundoff`` by the mixing's own
     rounding (``4 u`` of the total mass), the log-MGF by ``8 u`` relative.
     """
-    from dpjax.accounting.pld._pld import make
-
     u = 2.0**-53
     lo = min(int(p.lower) for _, p in parts)
     hi = max(int(p.lower) + p.size for _, p in parts)
@@ -597,8 +593,6 @@ def truncated_subsampled_gaussian_plds(
     Returns:
       ``{direction: PLD}`` (empty when nothing is released).
     """
-    from dpjax.noise.gaussian import Gaussian
-
     if not (event.dataset_size and event.truncated_batch_size
             and float(event.sampling_probability) > 0.0):
         return {}

@@ -1,0 +1,40 @@
+r"""The exponentially tilted FFT composition: certified answers far below the FFT floor.
+
+:mod:`.fold` tilts one PLD (``p_lambda(l) = p(l) e^{lambda l - c}``), composes it ``K``
+times by FFT and untilts pointwise (``K``-fold self-composition; the tilts and the query
+of a tilted window); :mod:`.compose` composes *different* PLDs under one tilt (a ledger's
+heterogeneous composition).  The lower ends that use these compositions are in
+:mod:`dpjax.accounting.bracket.tilted`.
+"""
+
+from dpjax.accounting.pld.tilted.compose import (
+    product_size,
+    tilted_product,
+    tilted_product_answer,
+    tilted_product_kernel,
+)
+from dpjax.accounting.pld.tilted.fold import (
+    Tilted,
+    epsilon_for_delta,
+    least_over_tilts,
+    log_delta_for_epsilon,
+    query,
+    saddle_lambdas,
+    tilted_kernel,
+    tilted_self_compose,
+)
+
+__all__ = [
+    "Tilted",
+    "epsilon_for_delta",
+    "least_over_tilts",
+    "log_delta_for_epsilon",
+    "product_size",
+    "query",
+    "saddle_lambdas",
+    "tilted_kernel",
+    "tilted_product",
+    "tilted_product_answer",
+    "tilted_product_kernel",
+    "tilted_self_compose",
+]

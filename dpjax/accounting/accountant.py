@@ -57,9 +57,12 @@ from dpjax.accounting.events.plds import (
     leaf_table,
 )
 from dpjax.accounting.gaussian import delta_gaussian, epsilon_gaussian
+from dpjax.accounting.laplace import ERROR as PURE_DP_ERROR
+from dpjax.accounting.laplace import log_delta_pure_dp
 from dpjax.accounting.pld.discretise import TAIL
 from dpjax.accounting.pld.engine import TILT_BELOW
 from dpjax.accounting.pld.plan import tilt_level
+from dpjax.accounting.pld.query import delta_for_epsilon, epsilon_for_delta
 from dpjax.accounting.rdp.ledger import ledger_rdp_delta, ledger_rdp_epsilon
 from dpjax.certificate import TINY, certify_epsilon, reported_delta
 from dpjax.errors import CertificationError
@@ -326,10 +329,6 @@ class PLDAccountant:
         Returns:
           The certified ``delta``.
         """
-        from dpjax.accounting.laplace import ERROR as PURE_DP_ERROR
-        from dpjax.accounting.laplace import log_delta_pure_dp
-        from dpjax.accounting.pld.query import delta_for_epsilon
-
         eps = _epsilon_arg(epsilon)
         cap_eps, cap_delta = self._cap()
         if eps >= cap_eps and cap_delta == 0.0:
@@ -390,8 +389,6 @@ class PLDAccountant:
         Returns:
           The epsilon, re-checked against the ledger's own certified profile.
         """
-        from dpjax.accounting.pld.query import delta_for_epsilon, epsilon_for_delta
-
         dlt = _delta_arg(delta)
         cap_eps, cap_delta = self._cap()
         capped = cap_eps if dlt >= cap_delta else math.inf

@@ -48,3 +48,15 @@ def assert_matches_reference(got, ref, rtol=1e-10, floor=1e-14):
         assert abs(got - ref) <= rtol * ref, (got, ref)
     else:
         assert got <= floor, (got, ref)
+
+
+def tiered(default, *larger):
+    """``pytest.mark.parametrize`` values: the default tier's (smallest honest) instance and
+    the ``slow`` tier's larger instances of the same property.
+
+    >>> [getattr(p, "values", p) for p in tiered(3, 30)]
+    [3, (30,)]
+    """
+    import pytest
+
+    return [default] + [pytest.param(v, marks=pytest.mark.slow) for v in larger]

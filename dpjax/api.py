@@ -26,6 +26,11 @@ import jax
 import numpy as np
 
 from dpjax import _validate
+from dpjax.accounting.bracket.refine import (  # noqa: F401  (MAX_REFINEMENTS: tests)
+    MAX_REFINEMENTS,
+    refine_bracket,
+    validate_epsilon_error,
+)
 from dpjax.calibration.result import Calibration
 from dpjax.certificate import certify_epsilon
 from dpjax.errors import CertificationError
@@ -209,10 +214,10 @@ def account(
       bracket: with ``delta``, also a certified lower end of epsilon (:class:`Bracket`).
       epsilon_error: with ``bracket=True``, the width ``upper - lower`` asked for (as
         prv-accountant's ``eps_error``): the loss grid is refined (bin width halved, up to
-        :data:`MAX_REFINEMENTS` times) until every bracket is at most this wide; where the
-        grid cannot get finer within its memory cap, the narrowest brackets found are
-        returned (still certified) with an :class:`~dpjax.accounting.pld.plan.EngineNote`
-        warning.  ``None``: the default grid.
+        :data:`~dpjax.accounting.bracket.refine.MAX_REFINEMENTS` times) until every
+        bracket is at most this wide; where the grid cannot get finer within its memory
+        cap, the narrowest brackets found are returned (still certified) with an
+        :class:`~dpjax.accounting.pld.plan.EngineNote` warning.  ``None``: the default grid.
 
     Returns:
       ``epsilon`` (given ``delta``) or ``delta`` (given ``epsilon``); with ``bracket=True`` a
@@ -233,7 +238,7 @@ def account(
     if bracket and delta is None:
         raise ValueError("bracket=True brackets epsilon: give delta")
     if epsilon_error is not None:
-        err = _validate_epsilon_error(epsilon_error)
+        err = validate_epsilon_error(epsilon_error)
         if not bracket:
             raise ValueError("epsilon_error sets the width of the bracket: give bracket=True")
     if not isinstance(mechanism, str):
@@ -273,33 +278,14 @@ def account(
 
 
 def _refined_ledger(event, relation, dlt, epsilon_error: float) -> Bracket:
-    """:func:`_refined` for an event: the ledger rebuilt at bin width ``1e-4 2^-k``
-    (:class:`~dpjax.accounting.PLDAccountant` takes widths down to ``1e-7``)."""
+    """:meth:`~dpjax.accounting.PLDAccountant.bracket` with ``epsilon_error`` at each delta."""
     from dpjax.accounting import PLDAccountant
 
-    state = {"k": 0}
-
-    def compute():
-        h = max(1e-4 * 2.0 ** -state["k"], 1e-7)
-        state["k"] += 1
-        acc = PLDAccountant(relation, bin_width=h).compose(event)
-        lo, up = np.vectorize(acc.bracket, otypes=[float, float])(dlt)
-        return Bracket(up, (lo, up))
-
-    return _refined(compute, epsilon_error)
-
-
-#: Most halvings of the bin width :func:`account` tries for an ``epsilon_error``.
-MAX_REFINEMENTS = 4
-
-
-def _validate_epsilon_error(value) -> float:
-    if isinstance(value, (bool, str)) or not isinstance(value, (int, float, np.floating)):
-        raise TypeError(f"epsilon_error must be a positive number, got {value!r}")
-    err = float(value)
-    if not (np.isfinite(err) and err > 0.0):
-        raise ValueError(f"epsilon_error must be a positive finite number, got {value!r}")
-    return err
+    acc = PLDAccountant(relation).compose(event)
+    lo, up = np.vectorize(lambda d: acc.bracket(d, epsilon_error=epsilon_error),
+                          otypes=[float, float])(dlt)
+    up = _output(up, "epsilon")
+    return Bracket(up, (_output(lo, "epsilon"), up))
 
 
 def _certified_epsilon(mech, params, dlt, query):
@@ -318,27 +304,7 @@ def _bracket(mech, params, dlt, query) -> Bracket:
 
 
 def _refined(compute, epsilon_error: float) -> Bracket:
-    """``compute()`` on grids refined by ``2^-k`` (:func:`dpjax.accounting.pld.plan.refined`),
-    ``k = 0 .. MAX_REFINEMENTS``, until every bracket is at most ``epsilon_error`` wide; each
-    end the best found (the least upper end, the largest lower end: all certified)."""
-    import warnings
-
-    from dpjax.accounting.pld.plan import EngineNote, refined
-
-    best = None
-    for k in range(MAX_REFINEMENTS + 1):
-        with refined(2.0**-k):
-            got = compute()
-        lo, up = (np.asarray(v, np.float64) for v in got.bracket)
-        if best is not None:
-            lo, up = np.maximum(lo, best[0]), np.minimum(up, best[1])
-        best = (lo, up)
-        if np.all(up - lo <= epsilon_error):
-            break
-    else:
-        warnings.warn(
-            f"the bracket is {float(np.max(best[1] - best[0])):.3g} wide, more than "
-            f"epsilon_error = {epsilon_error:g}, at {MAX_REFINEMENTS} halvings of the bin width "
-            "(both ends still certified)", EngineNote, stacklevel=3)
-    up = _output(best[1], "epsilon")
-    return Bracket(up, (_output(np.minimum(best[0], best[1]), "epsilon"), up))
+    """:func:`~dpjax.accounting.bracket.refine.refine_bracket` of a :class:`Bracket`."""
+    lo, up = refine_bracket(lambda: compute().bracket, epsilon_error, stacklevel=4)
+    up = _output(up, "epsilon")
+    return Bracket(up, (_output(lo, "epsilon"), up))

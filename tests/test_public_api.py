@@ -21,22 +21,23 @@ PUBLIC = {
         'log_delta_gaussian', 'log_delta_gaussian_mu', 'log_delta_laplace', 'rho_gaussian',
         'scale_laplace'
     ],
-    "dpjax.accounting.pld": [
-        'LAMBDAS', 'MonotonePair', 'PLD', 'compose', 'delta_for_epsilon', 'delta_of_atoms',
-        'discretise_pair', 'epsilon_for_delta', 'from_atoms', 'from_gaussian', 'from_laplace',
-        'from_noise', 'from_pair', 'log_delta_for_epsilon', 'noise_pair', 'self_compose',
-        'self_compose_size'
-    ],
     "dpjax.accounting.bracket": [
-        'epsilon_lower', 'epsilon_lower_of_pld', 'epsilon_lower_of_tilted', 'log_delta_lower',
-        'lower_tilts', 'product_lower_kernel', 'tilted_epsilon_lower', 'tilted_lower_kernel'
+        'MAX_REFINEMENTS', 'epsilon_lower', 'epsilon_lower_of_pld', 'epsilon_lower_of_tilted',
+        'log_delta_lower', 'lower_tilts', 'product_lower_kernel', 'refine_bracket',
+        'tilted_epsilon_lower', 'tilted_lower_kernel', 'validate_epsilon_error'
     ],
     "dpjax.accounting.events": [
         'Composed', 'DiscreteGaussian', 'DiscreteLaplace', 'EpsilonDelta', 'Event', 'Gaussian',
         'Laplace', 'MixtureOfGaussians', 'NoOp', 'Noise', 'NonPrivate', 'PoissonSampled',
         'RELATIONS', 'RandomizedResponse', 'SampledWithReplacement', 'SampledWithoutReplacement',
-        'SelfComposed', 'TruncatedSubsampledGaussian', 'ZCDP', 'check_values',
-        'event_from_json', 'event_to_json', 'noise_family'
+        'SelfComposed', 'TruncatedSubsampledGaussian', 'ZCDP', 'check_values', 'event_from_json',
+        'event_to_json', 'noise_family'
+    ],
+    "dpjax.accounting.pld": [
+        'LAMBDAS', 'MonotonePair', 'PLD', 'compose', 'delta_for_epsilon', 'delta_of_atoms',
+        'discretise_pair', 'epsilon_for_delta', 'from_atoms', 'from_gaussian', 'from_laplace',
+        'from_noise', 'from_pair', 'log_delta_for_epsilon', 'noise_pair', 'self_compose',
+        'self_compose_size'
     ],
     "dpjax.accounting.pld.tilted": [
         'Tilted', 'epsilon_for_delta', 'least_over_tilts', 'log_delta_for_epsilon',

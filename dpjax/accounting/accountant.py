@@ -43,6 +43,7 @@ import numpy as np
 from dpjax import _validate
 from dpjax.accounting import events as ev
 from dpjax.accounting.bracket import epsilon_lower_of_pld
+from dpjax.accounting.bracket.refine import MAX_REFINEMENTS, refine_bracket, validate_epsilon_error
 from dpjax.accounting.deep_tail import deep_tail
 from dpjax.accounting.events import tilted as ledger_tilted
 from dpjax.accounting.events.basic_composition import fraction_up, pure_cap
@@ -501,8 +502,7 @@ class PLDAccountant:
             out = min(out, ledger_rdp_epsilon(leaves, self.relation, dlt))
         return out
 
-    @_x64
-    def bracket(self, delta: float) -> tuple[float, float]:
+    def bracket(self, delta: float, epsilon_error: float | None = None) -> tuple[float, float]:
         """``(lower, upper)`` around the true ``epsilon(delta)`` of the ledger, both certified.
 
         ``upper`` is :meth:`get_epsilon`; ``lower`` composes the *optimistic* discretisation
@@ -515,12 +515,43 @@ class PLDAccountant:
         (:mod:`~dpjax.accounting.bracket.tilted`, accurate far below the plain grid's
         ~1e-10 floor), the larger of the two lower ends kept.
 
+        With ``epsilon_error``, the ledger is recomposed on finer grids (bin width
+        ``bin_width 2^-k``, down to ``1e-7``, :func:`~dpjax.accounting.bracket.refine.
+        refine_bracket`) until ``upper - lower <= epsilon_error``; ``upper`` may then be
+        below :meth:`get_epsilon` (a finer grid's certified answer).
+
         Args:
           delta: ``delta`` in ``(0, 1)``.
+          epsilon_error: the width asked for (as prv-accountant's ``eps_error``), or
+            ``None`` for this accountant's grid.  Where the finest grid leaves the bracket
+            wider, the narrowest one found is returned (both ends certified) with an
+            :class:`~dpjax.accounting.pld.plan.EngineNote` warning.
 
         Returns:
           ``(lower, upper)`` with ``lower <= upper``.
+
+        Example:
+          >>> from dpjax.accounting import PLDAccountant, events as ev
+          >>> acc = PLDAccountant().compose(ev.PoissonSampled(0.01, ev.Gaussian(1.0)), 1000)
+          >>> lower, upper = acc.bracket(1e-5, epsilon_error=0.02)
+          >>> upper - lower <= 0.02
+          True
         """
+        if epsilon_error is None:
+            return self._bracket(delta)
+        err = validate_epsilon_error(epsilon_error)
+        widths = iter(max(self.bin_width * 2.0**-k, 1e-7) for k in range(MAX_REFINEMENTS + 1))
+
+        def finer():
+            acc = PLDAccountant(self.relation, bin_width=next(widths)).compose(self.ledger)
+            return acc._bracket(delta)
+
+        lower, upper = refine_bracket(finer, err)
+        return float(lower), float(upper)
+
+    @_x64
+    def _bracket(self, delta: float) -> tuple[float, float]:
+        """:meth:`bracket` on this accountant's grid."""
         upper = self.get_epsilon(delta)
         if self._leaves() is None:  # non-private
             return math.inf, math.inf

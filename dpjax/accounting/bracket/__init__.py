@@ -13,10 +13,12 @@ numerical error subtracted:
 :data:`dpjax.accounting.pld.engine.TILT_BELOW` the larger of it and
 :func:`tilted_epsilon_lower`, the tilted composition's lower end of :mod:`.tilted`).
 :func:`epsilon_lower_of_pld` and :func:`epsilon_lower_of_tilted` answer from a composition
-the caller holds (a plain optimistic PLD, a tilted one).
+the caller holds (a plain optimistic PLD, a tilted one).  :func:`refine_bracket` narrows
+a bracket to a requested width (``epsilon_error``) on finer grids (:mod:`.refine`).
 """
 
 from dpjax.accounting.bracket.optimistic import epsilon_lower, epsilon_lower_of_pld
+from dpjax.accounting.bracket.refine import MAX_REFINEMENTS, refine_bracket, validate_epsilon_error
 from dpjax.accounting.bracket.tilted import (
     epsilon_lower_of_tilted,
     log_delta_lower,
@@ -27,12 +29,15 @@ from dpjax.accounting.bracket.tilted import (
 )
 
 __all__ = [
+    "MAX_REFINEMENTS",
     "epsilon_lower",
     "epsilon_lower_of_pld",
     "epsilon_lower_of_tilted",
     "log_delta_lower",
     "lower_tilts",
     "product_lower_kernel",
+    "refine_bracket",
     "tilted_epsilon_lower",
     "tilted_lower_kernel",
+    "validate_epsilon_error",
 ]

@@ -1,6 +1,7 @@
 """Laplace noise in the training plan: the l1 dominating pair, calibration against
 dp-accounting's PLD of the subsampled Laplace, group scales, l1 clipping, the noise."""
 
+import functools
 import math
 
 import jax
@@ -11,11 +12,24 @@ from scipy import stats
 
 import dpjax
 from dpjax.train import flat_per_layer, make_plan
+from dpjax.train import laplace as train_laplace
 from dpjax.train.laplace import calibrate_multiplier
 from dpjax.train.transform import _l1_shrink, clipped_sum, noise_like
 
 PARAMS = {"l1": {"w": jnp.zeros((16, 8)), "b": jnp.zeros(8)}, "l2": {"w": jnp.zeros((8, 2))}}
 SCHEDULE = dict(dataset_size=200, batch_size=20, steps=12, epsilon=2.0, delta=1e-5)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _calibrate_each_schedule_once():
+    """The module's plans share one schedule: make_plan's subsampled-Laplace calibration
+    (deterministic, a full certified search each call) runs once per distinct target and is
+    reused by the plans of other clip norms, allocations and parameter trees.  The direct
+    ``calibrate_multiplier`` calls below still run the search themselves."""
+    patch = pytest.MonkeyPatch()
+    patch.setattr(train_laplace, "calibrate_multiplier", functools.cache(calibrate_multiplier))
+    yield
+    patch.undo()
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,13 @@
 """CLI ``dpjax spherical design|account`` and the reproduction's helpers (small instances)."""
 
+import contextlib
+import io
 import json
 import math
 
 import numpy as np
 import pytest
+from _helpers import tiered
 from scipy import integrate
 
 from dpjax.cli._main import main
@@ -12,11 +15,16 @@ from dpjax.cli.spherical import gaussian_kl
 from dpjax.reproduce import PAPERS
 from dpjax.reproduce.spherical import gaussian_radial_pdf
 
+# m = 10, n = 12, N = 36: the slope rule's r is exp(-(N/n) / (n C/m)) = exp(-1); a numeric
+# --r with its programme's row count (tail_rows(10, 12, 36, r) = 88 for r in [0.365, 0.37])
+# gives a programme of the same shapes, so the two designs below share one compiled solver
+SLOPE_N = ["--N", "36"]
+
 
 def test_design_then_account(tmp_path, capsys):
     out = tmp_path / "mech.npz"
-    assert main(["spherical", "design", "--dim", "10", "--cost", "2.5", "--n", "12", "--N", "36",
-                 "--r", "0.75", "--out", str(out), "--json"]) in (0, None)
+    assert main(["spherical", "design", "--dim", "10", "--cost", "2.5", "--n", "12", *SLOPE_N,
+                 "--r", "0.37", "--out", str(out), "--json"]) in (0, None)
     d = json.loads(capsys.readouterr().out)
     for key in ("kl", "gaussian_kl", "r", "residual", "monotone", "solve_seconds"):
         assert key in d
@@ -47,11 +55,14 @@ def test_gaussian_references():
     assert np.isfinite(gaussian_radial_pdf(np.array([0.0, 1.0]))).all()
 
 
-def test_slope_rule_is_the_default(tmp_path, capsys):
-    # no --r, no --N: the windowed log-space design with the slope-rule tail; a subsampled,
-    # composed use of the saved mechanism has a finite certified epsilon
+@pytest.mark.parametrize("last_shell", tiered(SLOPE_N, []), ids=["N36", "default-N"])
+def test_slope_rule_is_the_default(last_shell, tmp_path, capsys):
+    # no --r: the windowed log-space design with the slope-rule tail; a subsampled, composed
+    # use of the saved mechanism has a finite certified epsilon.  By default --N 36 (the
+    # solver compiled by test_design_then_account); with no --N (N = 53 from the geometry,
+    # a programme of its own) in the slow tier
     out = tmp_path / "slope.npz"
-    assert main(["spherical", "design", "--dim", "10", "--cost", "2.5", "--n", "12",
+    assert main(["spherical", "design", "--dim", "10", "--cost", "2.5", "--n", "12", *last_shell,
                  "--out", str(out), "--json"]) in (0, None)
     d = json.loads(capsys.readouterr().out)
     assert d["monotone"] is True and d["residual"] < 1e-10 and 0 < d["r"] < 1
@@ -88,11 +99,18 @@ def test_account_refuses_zero_compositions(tmp_path, capsys):
     assert err == "dpjax: error: compositions must be an integer >= 1, got 0"
 
 
-def test_geometric_design_is_the_default_and_reports_its_references(capsys):
+@pytest.fixture(scope="module")
+def geometric_design():
+    """``dpjax spherical design --dim 10 --cost 2.5 --json`` (no --n, --N, --r), run once."""
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        assert main(["spherical", "design", "--dim", "10", "--cost", "2.5", "--json"]) in (0, None)
+    return json.loads(out.getvalue())
+
+
+def test_geometric_design_is_the_default_and_reports_its_references(geometric_design):
     # issue 35: no --n / --N: shells, band, window and tail from the geometry; the paper's
     # regime keeps its gain (KL <= 1.95 < 2 = the Gaussian's at cost 2.5, m = 10)
-    assert main(["spherical", "design", "--dim", "10", "--cost", "2.5", "--json"]) in (0, None)
-    d = json.loads(capsys.readouterr().out)
+    d = geometric_design
     assert d["solver"] == "banded-newton" and d["monotone"] is True
     assert d["gaussian_kl"] == pytest.approx(2.0, rel=1e-12)
     assert d["kl"] <= 1.95 and d["kl"] < d["grid_gaussian_kl"]
@@ -102,12 +120,11 @@ def test_geometric_design_is_the_default_and_reports_its_references(capsys):
     assert d["excess_estimate"] == pytest.approx(d["kl"] - d["continuum_kl_estimate"])
 
 
-def test_geometric_design_reports_the_gaussian_references_and_a_verdict(capsys):
+def test_geometric_design_reports_the_gaussian_references_and_a_verdict(geometric_design):
     # the default design (no --n, --N, --r) at the paper's m = 10, C = 2.5: its KL with the
     # continuous Gaussian's (m / 2C = 2), the grid Gaussian's, the continuum estimate, the
     # relative excess and the verdict -- below the Gaussian here (issue 35: <= 1.95)
-    assert main(["spherical", "design", "--dim", "10", "--cost", "2.5", "--json"]) in (0, None)
-    d = json.loads(capsys.readouterr().out)
+    d = geometric_design
     assert d["gaussian_kl"] == pytest.approx(2.0, rel=1e-12)
     assert d["kl"] <= 1.95 and d["kl"] < d["grid_gaussian_kl"]
     assert d["continuum_kl_estimate"] < d["kl"]

@@ -8,6 +8,9 @@ import pytest
 from dpjax.bcdp import budget, mean
 
 N = 8_000
+# Every eager M_mean call below draws N users' 4 coordinates on 2 released rows, as the
+# fixture's budget does: eager JAX compiles each operation per shape, so they all reuse the
+# fixture's compiled operations (the jitted programs of the compile-once tests are their own)
 
 
 @pytest.fixture(scope="module", params=["duchi", "privunit"])
@@ -55,10 +58,12 @@ def test_mse_rate_is_eq17():
 
 def test_zero_budget_coordinate_and_order():
     # c given out of order; a coordinate with c = 0 gets estimate 0
-    x = jnp.full((5, 3), 0.5)
-    est = mean.mean_mechanism(jax.random.key(0), x, [1.0, 0.0, 0.5])
+    x = jnp.full((N, 4), 0.5)
+    c = [1.0, 0.0, 0.5, 0.5]
+    assert mean.plan(c).active.tolist() == [1, 3]  # two released rows, as the fixture's
+    est = mean.mean_mechanism(jax.random.key(0), x, c)
     assert np.all(np.asarray(est[:, 1]) == 0)
-    assert np.isinf(mean.variance_bound([1.0, 0.0, 0.5], 5)[1])
+    assert np.isinf(mean.variance_bound(c, N)[1])
 
 
 def test_one_compile_for_new_data():
@@ -83,10 +88,10 @@ def test_rejects(x, c, match):
 def test_plan_arrays_traced_one_compile(channel):
     # weights and channel constants travel as arguments: budgets with the same released
     # rows share one program, and it draws what the plan closed over draws (same key)
-    x = jnp.asarray(np.random.default_rng(1).choice([-1.0, 1.0], size=(64, 4)))
-    p1 = mean.plan([0.3, 0.3, 1.5, 1.5], channel)
-    p2 = mean.plan([0.1, 0.1, 0.7, 0.7], channel)
-    assert p1.active.tolist() == p2.active.tolist() == [0, 2]
+    x = jnp.asarray(np.random.default_rng(1).choice([-1.0, 1.0], size=(N, 4)))
+    p1 = mean.plan([0.3, 1.5, 1.5, 1.5], channel)
+    p2 = mean.plan([0.1, 0.7, 0.7, 0.7], channel)
+    assert p1.active.tolist() == p2.active.tolist() == [0, 1]
 
     def run(key, xx, w, prm):
         p = p1._replace(weights=w, params=prm)

@@ -15,6 +15,7 @@ import jax.numpy as jnp
 import mpmath as mp
 import numpy as np
 import pytest
+from _helpers import tiered
 
 from dpjax.accounting import bracket
 from dpjax.accounting.pld import engine
@@ -26,7 +27,11 @@ from dpjax.noise import Gaussian
 jax.config.update("jax_enable_x64", True)
 
 SIGMA, T, H = 1.0, 4, 2e-3  # small grid: fast kernels; mu = sqrt(4) / 1.0 = 2
-DELTAS = np.array([1e-12, 1e-30, 1e-100, 1e-300])
+#: the closed-form bracket's deltas: by default one per tilted program (1e-12 and 1e-30 share
+#: one with the 1e-6 of :func:`test_tilted_lower_below_truth_where_plain_valid`, 1e-300 has
+#: its own); the slow tier adds 1e-100 (a fourth program)
+DELTAS = (1e-12, 1e-30, 1e-300)
+DELTAS_SLOW = (1e-12, 1e-30, 1e-100, 1e-300)
 
 
 def gaussian(scale, shape):
@@ -50,18 +55,21 @@ def exact_epsilon(delta, mu):
 
 
 @functools.cache
-def brackets():
-    lo = bracket.epsilon_lower(gaussian, SIGMA, 0.0, 1.0, DELTAS, compositions=T, bin_width=H)
+def brackets(deltas):
+    d = np.array(deltas)
+    lo = bracket.epsilon_lower(gaussian, SIGMA, 0.0, 1.0, d, compositions=T, bin_width=H)
     # the upper end (:mod:`.pld.tilted`) at 1e-30 only: one more compile per tilt level
-    up = np.full(DELTAS.shape, np.inf)
-    up[1] = engine.epsilon(gaussian, SIGMA, 0.0, 1.0, DELTAS[1:2], compositions=T, bin_width=H)[0]
+    up = np.full(d.shape, np.inf)
+    at = deltas.index(1e-30)
+    up[at] = engine.epsilon(gaussian, SIGMA, 0.0, 1.0, d[[at]], compositions=T, bin_width=H)[0]
     return np.asarray(lo), np.asarray(up)
 
 
-def test_bracket_contains_closed_form_down_to_1e300():
-    lo, up = brackets()
+@pytest.mark.parametrize("deltas", tiered(DELTAS, DELTAS_SLOW))
+def test_bracket_contains_closed_form_down_to_1e300(deltas):
+    lo, up = brackets(deltas)
     mu = np.sqrt(T) / SIGMA
-    for d, lo_d, up_d in zip(DELTAS, lo, up, strict=True):
+    for d, lo_d, up_d in zip(deltas, lo, up, strict=True):
         ref = exact_epsilon(d, mu)
         assert lo_d <= ref <= up_d, (d, lo_d, ref, up_d)
         # each use rounds the loss down by < h (optimistic grid), so the optimistic
@@ -105,18 +113,39 @@ def test_fails_closed_down_on_nan_and_pessimistic():
     assert float(bound(pess)) == 0.0
 
 
-@pytest.mark.parametrize("q, steps", [(0.01, 300)])
-def test_subsampled_lower_between_plain_and_upper(q, steps, monkeypatch):
-    d = np.array([1e-8, 1e-12, 1e-20])
-    sigma, h = 1.0, 2e-3
-    lo = bracket.epsilon_lower(gaussian, sigma, 0.0, 1.0, d, steps, q, h)
-    up = engine.epsilon(gaussian, sigma, 0.0, 1.0, d, steps, q, h)
-    with monkeypatch.context() as m:
+#: ``(q, T, h)`` of the Poisson-subsampled Gaussian (sigma 1) in the default tier, and the deltas
+#: asked of it: one computation (three tilted programs: the 1e-8 .. 1e-20 level and the 1e-100
+#: one) serves :func:`test_subsampled_lower_between_plain_and_upper` and
+#: :func:`test_subsampled_lower_end_is_tight_at_1e_100`
+SUBSAMPLED = (0.05, 100, 1e-3)
+DEEP = (1e-8, 1e-12, 1e-20, 1e-100)
+
+
+@functools.cache
+def subsampled_ends(q, steps, h, deltas):
+    """``(lower, upper, plain lower)`` ends of ``steps`` uses of the Gaussian (sigma 1)
+    subsampled at ``q``, at each of ``deltas``."""
+    d = np.array(deltas)
+    lo = bracket.epsilon_lower(gaussian, 1.0, 0.0, 1.0, d, steps, q, h)
+    up = engine.epsilon(gaussian, 1.0, 0.0, 1.0, d, steps, q, h)
+    with pytest.MonkeyPatch.context() as m:
         m.setattr(engine, "TILT_BELOW", 0.0)  # the plain lower end alone
-        plain = bracket.epsilon_lower(gaussian, sigma, 0.0, 1.0, d, steps, q, h)
+        plain = bracket.epsilon_lower(gaussian, 1.0, 0.0, 1.0, d, steps, q, h)
+    return lo, up, plain
+
+
+@pytest.mark.parametrize(
+    "q, steps, h, deltas",
+    [
+        (*SUBSAMPLED, DEEP),
+        pytest.param(0.01, 300, 2e-3, (1e-8, 1e-12, 1e-20), marks=pytest.mark.slow),
+    ],
+)
+def test_subsampled_lower_between_plain_and_upper(q, steps, h, deltas):
+    lo, up, plain = subsampled_ends(q, steps, h, deltas)
     assert np.all(lo <= up), (lo, up)
     assert np.all(lo >= plain), (lo, plain)
-    # below the plain floor (~1e-12) the tilted end says more; at 1e-20 only it does
+    # below the plain floor (~1e-12) the tilted end says more; at the deepest only it does
     assert lo[-1] > plain[-1], (lo, plain)
 
 
@@ -134,16 +163,20 @@ def test_lower_tilts_refine_the_saddle_ladder():
     assert np.all((tilts[4:] < base[0]) & (tilts[4:] > base[2]))
 
 
-# the gap is asserted in bins: by default at h = 1e-3 (smaller grids, cheaper compiles), at
-# 1e-4 under the slow marker
-@pytest.mark.parametrize("h", [1e-3, pytest.param(1e-4, marks=pytest.mark.slow)])
-def test_subsampled_lower_end_is_tight_at_1e_100(h):
+# the gap is asserted in bins: by default at h = 1e-3 (smaller grids, cheaper compiles; the
+# computation shared with test_subsampled_lower_between_plain_and_upper), at 1e-4 under the
+# slow marker
+@pytest.mark.parametrize(
+    "h, deltas", [(1e-3, DEEP), pytest.param(1e-4, (1e-100,), marks=pytest.mark.slow)]
+)
+def test_subsampled_lower_end_is_tight_at_1e_100(h, deltas):
     """Poisson-subsampled Gaussian (sigma 1, q 0.05, T 100) at delta = 1e-100: the lower end
     sits within ``T h`` of the engine's upper end (with the four saddle tilts alone it was
     38.15 against 47.76 at h = 1e-4: the tilt above the saddle wraps too much tilted mass
     down, the one below leaves the signal under the FFT round-off)."""
-    sigma, q, steps, delta = 1.0, 0.05, 100, 1e-100
-    low = float(bracket.epsilon_lower(gaussian, sigma, 0.0, 1.0, delta, steps, q, h))
-    up = float(engine.epsilon(gaussian, sigma, 0.0, 1.0, np.array([delta]), steps, q, h)[0])
+    q, steps = SUBSAMPLED[:2]
+    assert deltas[-1] == 1e-100
+    lo, up, _ = subsampled_ends(q, steps, h, deltas)
+    low, up = float(lo[-1]), float(up[-1])
     assert np.isfinite(up)
     assert up - steps * h <= low <= up

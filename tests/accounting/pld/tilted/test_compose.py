@@ -39,7 +39,8 @@ def gdp_epsilon(mu, delta):
     return brentq(lambda e: log_delta(e) - math.log(delta), 0.0, 500.0, xtol=1e-12)
 
 
-@pytest.mark.parametrize("delta", [1e-12, 1e-30])
+# 1e-30 by default; 1e-12 (its own tilted program, the same path and property) in the slow tier
+@pytest.mark.parametrize("delta", [pytest.param(1e-12, marks=pytest.mark.slow), 1e-30])
 def test_mixed_gaussians_against_closed_form(delta):
     """3 uses of N(0, 2^2) and 5 of N(0, 3^2): certified (above the exact epsilon) and within
     one bin width of it, where the plain FFT's round-off floor (~1e-12) says little."""
@@ -71,6 +72,10 @@ def test_fails_closed_on_nan():
     assert np.all(log_d == 0.0)
 
 
+# slow tier only (a 1000-step ledger compiles its own tilted programs): the accountant's tilted
+# get_epsilon / get_delta of a Poisson-subsampled Gaussian ledger below 1e-12 runs by default in
+# test_accountant_mixed_ledger_tighter_and_certified
+@pytest.mark.slow
 def test_accountant_dp_sgd_small_delta_below_rdp():
     """DP-SGD (sigma 1, q 0.01, 1000 steps) through the dp_accounting-style accountant: at 1e-12
     it was 4.611 (plain FFT + Chernoff), above the RDP accountant's 4.354; now below it and
@@ -105,14 +110,15 @@ def test_accountant_mixed_ledger_tighter_and_certified():
     assert acc.get_delta(eps) <= max(float(delta_for_epsilon(p, eps)) for p in composed.values())
 
 
-def test_accountant_bracket_tilted_lower_end_contains_closed_form():
+# 1e-30 by default; 1e-12 (its own tilted programs, the same path and property) in the slow tier
+@pytest.mark.parametrize("delta", [pytest.param(1e-12, marks=pytest.mark.slow), 1e-30])
+def test_accountant_bracket_tilted_lower_end_contains_closed_form(delta):
     """The ledger's bracket below 1e-7: the tilted optimistic product's lower end. For mixed
     Gaussians (closed form) it contains the exact epsilon and is about a bin per use wide at
     1e-12 and 1e-30, where the plain lower end stopped at the FFT's ~1e-10 floor."""
     acc = PLDAccountant().compose(ev.Gaussian(2.0), 3).compose(ev.Gaussian(3.0), 5)
     mu = math.sqrt(3 / 4 + 5 / 9)
-    for delta in (1e-12, 1e-30):
-        lower, upper = acc.bracket(delta)
-        exact = gdp_epsilon(mu, delta)
-        assert lower <= exact <= upper
-        assert upper - lower <= (8 + 2) * H  # K uses, each rounded by less than a bin
+    lower, upper = acc.bracket(delta)
+    exact = gdp_epsilon(mu, delta)
+    assert lower <= exact <= upper
+    assert upper - lower <= (8 + 2) * H  # K uses, each rounded by less than a bin

@@ -12,10 +12,12 @@ def _json(capsys, *argv):
     return json.loads(capsys.readouterr().out)
 
 
+# the account query of both tests below (one compiled accounting path for the file)
+ACCOUNT = ["account", "laplace", "--param", "scale=1", "--delta", "1e-5", "--compositions", "3"]
+
+
 def test_profile_and_account_json_carry_the_query(capsys):
-    for argv in (["profile", "laplace", "--param", "scale=1", "--epsilon", "0.5"],
-                 ["account", "laplace", "--param", "scale=1", "--delta", "1e-5",
-                  "--compositions", "3"]):
+    for argv in (["profile", "laplace", "--param", "scale=1", "--epsilon", "0.5"], ACCOUNT):
         out = _json(capsys, *argv, "--json")
         for key in ("mechanism", "params", "epsilon", "delta", "dim", "l1", "l2", "linf",
                     "compositions", "sampling_rate"):
@@ -23,7 +25,7 @@ def test_profile_and_account_json_carry_the_query(capsys):
 
 
 def test_tables_have_no_python_reprs_and_notes_name_their_mechanism(capsys):
-    assert main(["account", "gaussian", "--param", "sigma=1", "--delta", "1e-5"]) == 0
+    assert main(ACCOUNT) == 0
     out = capsys.readouterr().out
     assert "{" not in out and "None" not in out and "np." not in out
     assert main(["calibrate", "laplace", "--epsilon", "1", "--delta", "1e-6", "--dim", "2",

@@ -444,20 +444,21 @@ def pinned():
             yield
 
 
-@settings(
-    max_examples=10,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
-@given(
+#: the property's inputs: sigma 0.05..50 or Laplace scale 0.01..100 (``log_scale`` in [0, 1]
+#: maps onto the family's range), q 1e-6..1 or none, T 1..1e6, delta 1e-30..0.5
+_ACCOUNT_STRATEGIES = dict(
     gaussian=st.booleans(),
     log_scale=st.floats(0.0, 1.0),
     log_q=st.one_of(st.none(), st.floats(-6.0, 0.0)),
     log_t=st.floats(0.0, 6.0),
     log_delta=st.floats(-30.0, math.log10(0.5)),
 )
-def test_profile_certifies_account(pinned, gaussian, log_scale, log_q, log_t, log_delta):
+_PINNED_SETTINGS = dict(
+    deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+
+
+def _profile_certifies_account(gaussian, log_scale, log_q, log_t, log_delta):
     """``profile(account(delta = d)) <= d`` over sigma 0.05..50, q 1e-6..1, T 1..1e6, Laplace
     scale 0.01..100, d 1e-30..0.5 (losses far beyond 709 included)."""
     lo, hi = (math.log10(0.05), math.log10(50.0)) if gaussian else (-2.0, 2.0)
@@ -474,6 +475,23 @@ def test_profile_certifies_account(pinned, gaussian, log_scale, log_q, log_t, lo
     _certified(kind, scale, q, t, d, eps)
     if not gaussian:
         assert eps <= t / scale * (1 + 1e-12)  # never above pure DP
+
+
+# the default tier draws 3 examples (every example compiles its own engine programs); the
+# slow tier the 10 of before
+@settings(max_examples=3, **_PINNED_SETTINGS)
+@given(**_ACCOUNT_STRATEGIES)
+def test_profile_certifies_account(pinned, gaussian, log_scale, log_q, log_t, log_delta):
+    _profile_certifies_account(gaussian, log_scale, log_q, log_t, log_delta)
+
+
+@pytest.mark.slow
+@settings(max_examples=10, **_PINNED_SETTINGS)
+@given(**_ACCOUNT_STRATEGIES)
+def test_profile_certifies_account_more_examples(
+    pinned, gaussian, log_scale, log_q, log_t, log_delta
+):
+    _profile_certifies_account(gaussian, log_scale, log_q, log_t, log_delta)
 
 
 # ------------------------------------------- never below an independent lower bound (issue 10)

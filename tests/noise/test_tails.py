@@ -14,6 +14,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 import scipy.stats
+from _helpers import tiered
 
 import dpjax
 from dpjax.noise import OSGT, FlippedHuber, Gaussian, Laplace, Staircase, TruncatedLaplace
@@ -51,12 +52,15 @@ def _full(z: int, m: int, dtype, negative: bool = False) -> np.ndarray:
     return w
 
 
-def _words(patterns, dtype) -> TailWords:
+def _words(patterns, dtype, size=None) -> TailWords:
     """:class:`TailWords` of a batch of ``(z, m, negative)`` patterns: ``z < D`` on the main
     path (leading one, then the mantissa, the sign in the last bit), deeper ones through
-    the deep block (first word in ``main``, the rest in order of appearance)."""
+    the deep block (first word in ``main``, the rest in order of appearance).  With ``size``:
+    padded to ``size`` lanes (shallow, U in [1/2, 1)) and ``size`` deep slots (the unused
+    ones zero), the shapes of the deep-law batches, whose compiled programs it then reuses."""
     e, p, nm, mw, shallow = _layout(dtype)
-    main = np.zeros((mw, len(patterns)), np.uint32)
+    main = np.zeros((mw, size or len(patterns)), np.uint32)
+    main[0, len(patterns) :] = 0x80000000
     deep = []
     for i, (z, m, neg) in enumerate(patterns):
         if z < shallow:
@@ -69,7 +73,9 @@ def _words(patterns, dtype) -> TailWords:
             full = _full(z, m, dtype, neg)
             main[0, i] = full[0]
             deep.append(full[1:])
-    block = np.stack(deep, 1) if deep else np.zeros((e - 1 + nm, 0), np.uint32)
+    block = np.zeros((e - 1 + nm, size or len(deep)), np.uint32)
+    if deep:
+        block[:, : len(deep)] = np.stack(deep, 1)
     return TailWords(jnp.asarray(main), jnp.asarray(block))
 
 
@@ -172,9 +178,21 @@ _PATTERNS = {
 }
 
 
-@functools.partial(jax.jit, static_argnums=(0, 2))
+# One batch size for the draws of every test here: a program is compiled per family, shape,
+# dtype and x64 mode (``_from_bits`` below; the library's ``compiled_sampler``), so the
+# tests that draw N samples, or pad their bit patterns to N lanes, share it.
+N = 20_000
+
+
+@functools.partial(jax.jit, static_argnums=2)
+def _from_bits_jit(noise, bits, dtype):
+    return noise.from_bits(bits, dtype)
+
+
 def _from_bits(name, bits, dtype):
-    return FAMILIES[name][0].from_bits(bits, dtype)
+    """``from_bits`` of a family of FAMILIES, its parameters traced: the two members of a
+    family (``fh-0.5``, ``fh-8``; ``osgt``, ``osgt-large-k``) run one program."""
+    return _from_bits_jit(FAMILIES[name][0], bits, dtype)
 
 
 # --------------------------------------------------------------------------- the uniform
@@ -249,8 +267,9 @@ def test_sampler_at_extreme_bits_matches_mpmath(name, dtype):
     """``from_bits`` at bit patterns down to the floor equals the mpmath tail quantile."""
     noise, ref = FAMILIES[name]
     pats = _PATTERNS[dtype]
-    words = _words([(z, m, i % 2 == 0) for i, (z, m) in enumerate(pats)], dtype)
-    got = np.asarray(_from_bits(name, words, dtype), np.float64)
+    # padded to N lanes: the program of test_conditional_law_deep_in_the_tail (below)
+    words = _words([(z, m, i % 2 == 0) for i, (z, m) in enumerate(pats)], dtype, size=N)
+    got = np.asarray(_from_bits(name, words, dtype), np.float64)[: len(pats)]
     sd = float(np.sqrt(noise.variance))
     eps = np.finfo(dtype).eps
     with mp.workdps(50):
@@ -263,46 +282,52 @@ def test_sampler_at_extreme_bits_matches_mpmath(name, dtype):
 def test_float32_gaussian_reaches_beyond_5_5_sigma():
     """The reachable maximum (all-zero exponent bits) is 13.2 sigma; a float32 uniform: 5.42."""
     bits = _words([(128, 0, False)], F32)  # U = 2^-129 (1 + 2^-24): the smallest U
+    draw = jax.jit(lambda b: [n.from_bits(b, jnp.float32) for n in (Gaussian(1.0), Laplace(1.0))])
     with jax.enable_x64(False):
-        top = float(Gaussian(1.0).from_bits(bits, jnp.float32)[0])
-        lap = float(Laplace(1.0).from_bits(bits, jnp.float32)[0])
+        top, lap = (float(v[0]) for v in draw(bits))
     assert top > 13.0  # Q^{-1}(2^-130) = 13.16
     assert lap > 89.0  # 129 log 2 = 89.4
 
 
 # --------------------------------------------------------------------------- laws
 
-
-@functools.cache
-def _float32_draws(name, n=1_000_000):
-    """Float32 draws without x64 (a user's training loop)."""
+def _float32_draws(name, n=N):
+    """Float32 draws without x64 (a user's training loop), through the library's program."""
     with jax.enable_x64(False):
-        noise = FAMILIES[name][0]
-        x = jax.jit(lambda k: noise.sample(k, (n,), jnp.float32))(jax.random.key(17))
-        assert x.dtype == jnp.float32
-        return np.asarray(x, np.float64)
+        x = FAMILIES[name][0].sample(jax.random.key(17), (n,), jnp.float32)
+    assert x.dtype == jnp.float32
+    return np.asarray(x, np.float64)
 
 
 @jax.jit
-def _cdf(noise, x):
-    return noise.cdf(x)
-
-
-@jax.jit
-def _log_sf(noise, x):
+def _log_sf_jit(noise, x):
     return noise.log_sf(x)
 
 
+def _log_sf(noise, x):
+    """``noise.log_sf(x)`` in float64, ``x`` padded to a multiple of ``N`` points: one
+    compiled program per family serves every call of this module's default tier."""
+    x = np.asarray(x, np.float64).reshape(-1)
+    m = -(-x.size // N) * N
+    padded = np.concatenate([x, np.zeros(m - x.size)])
+    return np.asarray(_log_sf_jit(noise, jnp.asarray(padded)))[: x.size]
+
+
+@pytest.mark.parametrize("n", tiered(N, 1_000_000))
 @pytest.mark.parametrize("name", list(FAMILIES))
-def test_float32_ks_and_tail_frequencies(name):
+def test_float32_ks_and_tail_frequencies(name, n):
+    """KS against the float64 cdf (``cdf(v) = sf(-v)``: every family is symmetric) at level
+    1e-3 on up to 100k draws, and two-sided tail counts within 5 binomial sd of ``n p``:
+    both criteria hold at their level for any ``n``."""
     noise = FAMILIES[name][0]
-    x = _float32_draws(name)
+    x = _float32_draws(name, n)
     assert np.all(np.isfinite(x))
-    ks = scipy.stats.kstest(x[:100_000], lambda v: np.asarray(_cdf(noise, jnp.asarray(v))))
+    ks = scipy.stats.kstest(x[:100_000], lambda v: np.exp(_log_sf(noise, -v)))
     assert ks.pvalue > 1e-3
     # two-sided tail counts at moderate thresholds vs the float64 survival: within 5 sd
-    for thr in np.sqrt(float(noise.variance)) * np.array([1.0, 2.5, 4.0]):
-        p = 2 * float(np.exp(_log_sf(noise, jnp.asarray(thr))))
+    thresholds = np.sqrt(float(noise.variance)) * np.array([1.0, 2.5, 4.0])
+    for thr, log_sf in zip(thresholds, _log_sf(noise, thresholds), strict=True):
+        p = 2 * float(np.exp(log_sf))
         if p < 1e-5:
             continue
         count = np.sum(np.abs(x) > thr)
@@ -330,7 +355,7 @@ def _as_deep(full: np.ndarray, dtype) -> TailWords:
 _DEEP_CASES = [(k, F32, (40, 100)) for k in FAMILIES if k != "truncated-laplace"] + [
     (k, F64, (200,))
     for k in ("gaussian", "fh-0.5", "fh-8")  # the others: one formula
-]
+]  # N samples in all per case: N / 2 at each float32 depth, N at the float64 one
 
 
 @pytest.mark.parametrize("name,dtype,depths", _DEEP_CASES)
@@ -338,10 +363,10 @@ def test_conditional_law_deep_in_the_tail(name, dtype, depths):
     """Given ``U < 2^-depth``, ``2^depth P(|T| > |x|)`` is uniform (KS): the law of the far
     tail itself, far below a float uniform's 2^-24.  (Truncated Laplace has no tail: its
     deep draws sit within float rounding of the bound.)"""
-    noise, n = FAMILIES[name][0], 10_000
+    noise, n = FAMILIES[name][0], N // len(depths)
     full = np.concatenate([_deep_words(jax.random.key(d), n, d, dtype) for d in depths], axis=1)
     x = _from_bits(name, _as_deep(full, dtype), dtype)
-    log_sf = np.asarray(_log_sf(noise, jnp.abs(jnp.asarray(x, jnp.float64))))
+    log_sf = _log_sf(noise, np.abs(np.asarray(x, np.float64)))
     for i, depth in enumerate(depths):
         v = np.exp(log_sf[i * n : (i + 1) * n] + (1 + depth) * np.log(2.0))
         assert scipy.stats.kstest(v, "uniform").pvalue > 1e-3, depth
@@ -351,10 +376,10 @@ def test_conditional_law_deep_in_the_tail(name, dtype, depths):
 
 
 def test_float32_draws_do_not_depend_on_x64():
-    draw = jax.jit(lambda k: Gaussian(2.0).sample(k, (1000,), jnp.float32))
-    on = np.asarray(draw(jax.random.key(3)))
+    # the library's compiled sampler (N: the programs the law tests compile anyway)
+    on = np.asarray(Gaussian(2.0).sample(jax.random.key(3), (N,), jnp.float32))
     with jax.enable_x64(False):
-        off = np.asarray(draw(jax.random.key(3)))
+        off = np.asarray(Gaussian(2.0).sample(jax.random.key(3), (N,), jnp.float32))
     np.testing.assert_array_equal(on, off)
 
 
@@ -380,46 +405,49 @@ def test_truncated_laplace_rounded_samples_stay_in_support(dtype):
     noise = TruncatedLaplace(0.02, bound)  # c = 50: the deepest draws sit at the bound
     dt = working_dtype(dtype)
     deep = _words([(32 * _layout(dt).exponent_words, 0, s) for s in (False, True)], dt)
-    x = np.asarray(noise.from_bits(deep, dtype), np.float64)
+    x = np.asarray(jax.jit(noise.from_bits, static_argnums=1)(deep, dtype), np.float64)
     assert np.all(np.abs(x) <= bound) and np.all(np.abs(x) > 0.99)
 
 
 @pytest.mark.filterwarnings("ignore:overflow encountered in cast")  # 1e308 -> float32 inf
 def test_flipped_huber_huge_alpha_is_the_laplace_limit():
-    """FH(alpha, gamma^2) -> Laplace(gamma^2 / alpha); alpha = 1e308 overflows float32 to inf."""
+    """FH(alpha, gamma^2) -> Laplace(gamma^2 / alpha); alpha = 1e308 overflows float32 to inf.
 
-    @functools.partial(jax.jit, static_argnums=3)
-    def both(alpha, gamma, bits, dtype):
-        fh = FlippedHuber(alpha, gamma).from_bits(bits, dtype)
-        return fh, Laplace(gamma * gamma / alpha).from_bits(bits, dtype)
+    Both families draw from the same key (the same random words) through the library's
+    compiled samplers (parameters traced; in float32 the programs of the law tests)."""
+
+    def both(alpha, gamma, key, dtype):
+        a, g = np.dtype(dtype).type(alpha), np.dtype(dtype).type(gamma)
+        scale = float(g * g / a)  # rounded in the working dtype, as the family computes it
+        fh = FlippedHuber(alpha, gamma).sample(key, (N,), dtype)
+        return fh, Laplace(scale).sample(key, (N,), dtype)
 
     with jax.enable_x64(False):
         noise = dpjax.noise.make("flipped-huber", alpha=1e308, gamma=1)
-        x = jax.jit(lambda k: noise.sample(k, (5,)))(jax.random.key(0))
+        x = noise.sample(jax.random.key(0), (N,), jnp.float32)
         assert np.all(np.asarray(x) == 0.0)  # true |x| ~ 1e-308: below float32's range
-        bits = random_words(jax.random.key(1), (1000,), jnp.float32)
         for alpha in (1e5, 1e20, 3e38):
-            fh, lap = both(alpha, 1.0, bits, jnp.float32)
+            fh, lap = both(alpha, 1.0, jax.random.key(1), jnp.float32)
             np.testing.assert_allclose(fh, lap, rtol=4e-7, atol=1e-44)
-    bits = random_words(jax.random.key(2), (1000,), jnp.float64)
     for alpha in (1e5, 1e160, 1e300):
-        fh, lap = both(alpha, 2.0, bits, jnp.float64)
+        fh, lap = both(alpha, 2.0, jax.random.key(2), jnp.float64)
         assert np.all(np.isfinite(np.asarray(fh)))
         np.testing.assert_allclose(fh, lap, rtol=1e-14)
 
 
 def test_jit_vmap_over_parameters():
-    bits = random_words(jax.random.key(4), (64,), jnp.float64)
-    draw = jax.jit(lambda s: Gaussian(s).from_bits(bits, jnp.float64))
-    sigmas = jnp.asarray([0.5, 1.0, 7.0])
-    batched = jax.jit(jax.vmap(draw))(sigmas)
+    # the loop runs the library's program (compiled by the flipped Huber limit test above)
+    draw = lambda a: FlippedHuber(a, 2.0).sample(jax.random.key(4), (N,), jnp.float64)  # noqa: E731
+    alphas = jnp.asarray([0.5, 1.0, 7.0])
+    batched = jax.jit(jax.vmap(draw))(alphas)
     for i in range(3):
-        np.testing.assert_allclose(batched[i], draw(sigmas[i]), rtol=1e-15)
+        np.testing.assert_allclose(batched[i], draw(float(alphas[i])), rtol=1e-15)
 
 
 def test_vmap_over_keys_matches_the_loop():
     keys = jax.random.split(jax.random.key(8), 3)
-    draw = jax.jit(lambda k: Gaussian(1.0).sample(k, (500,), jnp.float32))
+    # the loop runs the library's program (N: compiled by test_float32_draws_do_not_depend_on_x64)
+    draw = lambda k: Gaussian(1.0).sample(k, (N,), jnp.float32)  # noqa: E731
     batched = jax.jit(jax.vmap(draw))(keys)
     for i in range(3):
         np.testing.assert_array_equal(batched[i], draw(keys[i]))

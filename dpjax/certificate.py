@@ -61,7 +61,7 @@ from dpjax.numerics import float64_kernel
 MARGIN = 1e-10
 #: Smallest positive normal float64; XLA flushes anything smaller to zero.
 TINY = float(np.finfo(np.float64).tiny)
-_LOG_TINY = math.log(TINY)
+LOG_TINY = math.log(TINY)
 
 
 #: ``|log delta|`` of any delta a float64 can hold (``log 2.2e-308 ~ -708``), with room.
@@ -160,7 +160,7 @@ def reported_delta(log_delta: ArrayLike, error: float) -> Array:
     log_delta = jnp.asarray(log_delta)
     finite = jnp.isfinite(log_delta)
     shifted = log_delta + error_bound(jnp.where(finite, log_delta, 0.0), error)
-    normal = shifted > _LOG_TINY
+    normal = shifted > LOG_TINY
     up = jnp.nextafter(jnp.exp(jnp.where(normal, shifted, 0.0)), jnp.inf)
     out = jnp.where(normal, jnp.minimum(up, 1.0), jnp.where(log_delta == -jnp.inf, 0.0, TINY))
     return jnp.where(jnp.isnan(log_delta), 1.0, out)

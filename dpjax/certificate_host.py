@@ -15,7 +15,7 @@ from collections.abc import Callable
 import jax
 import numpy as np
 
-from dpjax.certificate import _LOG_TINY, MARGIN, TINY, scale_is_certified
+from dpjax.certificate import LOG_TINY, MARGIN, TINY, scale_is_certified
 
 __all__ = ["certify_scale_host", "log_target_host", "reported_delta_host"]
 
@@ -69,7 +69,7 @@ def reported_delta_host(log_delta, error_bound) -> np.ndarray:
     )
     with np.errstate(all="ignore"):
         shifted = log_delta + np.where(np.isfinite(log_delta), error_bound, 0.0)
-        normal = shifted > _LOG_TINY
+        normal = shifted > LOG_TINY
         up = np.nextafter(np.exp(np.where(normal, shifted, 0.0)), np.inf)
     out = np.where(normal, np.minimum(up, 1.0), np.where(log_delta == -np.inf, 0.0, TINY))
     return np.where(np.isnan(log_delta) | np.isnan(error_bound), 1.0, out)

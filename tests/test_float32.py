@@ -286,6 +286,44 @@ _EXEMPT = {
     "dpjax.calibration.flipped_huber_kdim.laplace_zcdp_scale": (
         "host bracket end (NumPy float64); every scale it brackets is certified by the engine"
     ),
+    # package-internal steps shared between modules (public names so that no module imports
+    # another's private name); each runs only inside a guarded kernel or is host bookkeeping
+    **{
+        n: "an internal step of the guarded kernels that call it, never a privacy value "
+        "handed to a user"
+        for n in (
+            "dpjax.accounting._flipped_huber_terms.log_expm1",
+            "dpjax.accounting._flipped_huber_terms.log_inv_b_minus_mills",
+            "dpjax.accounting._flipped_huber_terms.log_neg_expm1",
+            "dpjax.accounting._flipped_huber_terms.log_two_w_of",
+            "dpjax.accounting.flipped_huber_kdim.log_delta_sufficient_theta",
+            "dpjax.accounting.pld.compose.read_window",
+            "dpjax.accounting.pld.compose.wrap_cyclic",
+            "dpjax.accounting.pld.discretise.connect_dots",
+            "dpjax.accounting.pld.discretise.intervals",
+            "dpjax.accounting.pld.discretise.materialise",
+            "dpjax.accounting.pld.engine.stacked_plds",
+            "dpjax.accounting.pld.query.first_ok",
+            "dpjax.accounting.pld.tilted.fold.discounted_sums",
+            "dpjax.accounting.pld.tilted.fold.tilted_pmf",
+            "dpjax.accounting.rdp.laplace.log_sinhc",
+        )
+    },
+    **{
+        n: "host bookkeeping (sizes, indices, argument packing, validation), no privacy value"
+        for n in (
+            "dpjax.accounting.bracket.refine.validate_epsilon_error",
+            "dpjax.accounting.events.plds.subnormal_scale",
+            "dpjax.accounting.pld.compose.fft_error_constant",
+            "dpjax.accounting.pld.compose.floor_pow2",
+            "dpjax.accounting.pld.compose.grid_index",
+            "dpjax.accounting.pld.engine.scalar_args",
+            "dpjax.accounting.pld.plan.traced_tail",
+            "dpjax.accounting.pld.query.suffix_levels",
+        )
+    },
+    "dpjax.accounting.bracket.refine.refine_bracket": "host loop over grids; the bracket "
+    "ends it combines come from guarded kernels",
     # i.n.i.d.: errors (not privacy), NumPy validation, and functions that scope x64 themselves
     "dpjax.inid._kernels.gaussian_abs_moment": "error moment, not privacy",
     "dpjax.inid._kernels.laplace_abs_moment": "error moment, not privacy",

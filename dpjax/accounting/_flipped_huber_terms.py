@@ -24,7 +24,7 @@ def _log_one_minus_x_mills(x: Array) -> Array:
     return log1mexp(jnp.minimum(jnp.log(x) + log_mills(x), 0.0))
 
 
-def _log_inv_b_minus_mills(b: Array, x: Array) -> Array:
+def log_inv_b_minus_mills(b: Array, x: Array) -> Array:
     """``log(1/b - R(x))`` for ``x >= b > 0`` as ``log((x - b)/(b x) + h(x)/x)``."""
     gap = x - b
     has_gap = gap > 0
@@ -54,12 +54,12 @@ def _log_expm1_signed(u: Array, v: Array, sign: float) -> Array:
     return jnp.where(pos, jnp.where(small, series, direct), -jnp.inf)
 
 
-def _log_neg_expm1(u: Array, v: Array = 1.0) -> Array:
+def log_neg_expm1(u: Array, v: Array = 1.0) -> Array:
     """``log(1 - e^{-u v})`` for ``u, v >= 0`` (``-inf`` at 0; no underflow of ``u v``)."""
     return _log_expm1_signed(u, v, -1.0)
 
 
-def _log_expm1(u: Array, v: Array = 1.0) -> Array:
+def log_expm1(u: Array, v: Array = 1.0) -> Array:
     """``log(e^{u v} - 1)`` for ``u, v >= 0`` (``-inf`` at 0; no underflow of ``u v``)."""
     return _log_expm1_signed(u, v, 1.0)
 
@@ -77,7 +77,7 @@ def _w_series_coefficients(n_terms: int = 22) -> np.ndarray:
 _W_COEFFS = _w_series_coefficients()
 
 
-def _log_two_w(b: Array) -> Array:
+def log_two_w_of(b: Array) -> Array:
     r"""``log 2W(b)``, ``2W = int_{-b}^{b} (e^{-b|x|} - e^{-(x^2+b^2)/2}) dx >= 0`` (case 1).
 
     ``W = int_0^b e^{-bx}(1 - e^{-(x-b)^2/2}) dx``: a power series in ``b^2`` for

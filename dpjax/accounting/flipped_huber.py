@@ -39,10 +39,10 @@ from jax import Array
 from jax.typing import ArrayLike
 
 from dpjax.accounting._flipped_huber_terms import (
-    _log_expm1,
-    _log_inv_b_minus_mills,
-    _log_neg_expm1,
-    _log_two_w,
+    log_expm1,
+    log_inv_b_minus_mills,
+    log_neg_expm1,
+    log_two_w_of,
 )
 from dpjax.accounting.flipped_huber_kdim import epsilon_from_zcdp_shifted, zcdp_flipped_huber
 from dpjax.accounting.gaussian import (
@@ -103,8 +103,8 @@ def shape_constants(b: ArrayLike) -> ShapeConstants:
         b=b,
         log_z=log_normaliser(b),
         log_mills_b=log_mills(bs),
-        log_inv_b_minus_mills_b=_log_inv_b_minus_mills(bs, bs),
-        log_two_w=_log_two_w(b),
+        log_inv_b_minus_mills_b=log_inv_b_minus_mills(bs, bs),
+        log_two_w=log_two_w_of(b),
     )
 
 
@@ -165,18 +165,18 @@ def log_delta_flipped_huber_standard(
     # case 2
     t1_abs2 = jnp.where(c2, 0.5 * D - eps / (2.0 * bs), 0.5)
     log_case2 = logaddexp(
-        _LOG_2 + _log_neg_expm1(bs, t1_abs2) - jnp.log(bs),
-        _log_expm1(jnp.where(c2, eps, 0.0)) - bs * bs + constants.log_inv_b_minus_mills_b,
+        _LOG_2 + log_neg_expm1(bs, t1_abs2) - jnp.log(bs),
+        log_expm1(jnp.where(c2, eps, 0.0)) - bs * bs + constants.log_inv_b_minus_mills_b,
     )
 
     # case 3
-    log_r_diff = constants.log_mills_b + _log_neg_expm1(
+    log_r_diff = constants.log_mills_b + log_neg_expm1(
         -jnp.minimum(step, 0.0)
     )  # log(R(b) - R(t2))
     log_case3 = logaddexp(
         logaddexp(
-            _LOG_2 + _log_neg_expm1(bs, t1_abs3) - jnp.log(bs),
-            -bs * t1_abs3 + _log_neg_expm1(bs, bs - t1_abs3) + _log_inv_b_minus_mills(bs, t2_3),
+            _LOG_2 + log_neg_expm1(bs, t1_abs3) - jnp.log(bs),
+            -bs * t1_abs3 + log_neg_expm1(bs, bs - t1_abs3) + log_inv_b_minus_mills(bs, t2_3),
         ),
         -bs * bs + log_r_diff,
     )
@@ -184,7 +184,7 @@ def log_delta_flipped_huber_standard(
     # case 4
     gap4 = jnp.where(c4, jnp.maximum(D - s, 0.0), 1.0)
     log_case4 = -bs * bs + logaddexp(
-        _log_expm1(bs, gap4) + _log_inv_b_minus_mills(bs, bs + s), log_r_diff
+        log_expm1(bs, gap4) + log_inv_b_minus_mills(bs, bs + s), log_r_diff
     )
 
     log_dz = jnp.where(

@@ -146,10 +146,10 @@ def log_delta_flipped_huber_sufficient(
     """
     alpha, gamma, l1, l2 = jnp.asarray(alpha), jnp.asarray(gamma), jnp.asarray(l1), jnp.asarray(l2)
     theta_term = theta_over_gamma(alpha / gamma) * l1 / l2
-    return _log_delta_sufficient_theta(epsilon, alpha, gamma, dim, l2, linf, theta_term)
+    return log_delta_sufficient_theta(epsilon, alpha, gamma, dim, l2, linf, theta_term)
 
 
-def _log_delta_sufficient_theta(epsilon, alpha, gamma, dim, l2, linf, theta_term):
+def log_delta_sufficient_theta(epsilon, alpha, gamma, dim, l2, linf, theta_term):
     """Theorem 8 with ``theta Delta_1 / (gamma Delta_2)`` precomputed (it depends on ``b`` only)."""
     eps, alpha, gamma = jnp.asarray(epsilon), jnp.asarray(alpha), jnp.asarray(gamma)
     k, l2 = jnp.asarray(dim), jnp.asarray(l2)

@@ -70,7 +70,7 @@ B_MAX = float(B_GRID[-1])
 
 #: gamma in [e^-720, e^720] x reference sensitivity: every float64 target (delta >= 2.2e-308
 #: at epsilon = 0 needs gamma ~ Delta / delta; epsilon <= 1.8e308 needs Delta / gamma <= 2e154)
-_LOG_GAMMA_SPAN = 720.0
+LOG_GAMMA_SPAN = 720.0
 
 
 _HALF_LOG_2PI = 0.9189385332046727
@@ -144,8 +144,8 @@ def _host_log_delta(eps, b, log_D):
 
 
 def _log_d_range(b):
-    """``log(Delta / gamma)``: private at ``-720``, not at ``+720`` (:data:`_LOG_GAMMA_SPAN`)."""
-    return np.full(b.shape, -_LOG_GAMMA_SPAN), np.full(b.shape, _LOG_GAMMA_SPAN)
+    """``log(Delta / gamma)``: private at ``-720``, not at ``+720`` (:data:`LOG_GAMMA_SPAN`)."""
+    return np.full(b.shape, -LOG_GAMMA_SPAN), np.full(b.shape, LOG_GAMMA_SPAN)
 
 
 def _search_and_settle(

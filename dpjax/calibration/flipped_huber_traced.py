@@ -26,9 +26,9 @@ from jax.typing import ArrayLike
 
 from dpjax._batching import call_padded
 from dpjax.accounting.flipped_huber import ERROR, log_delta_flipped_huber_standard, shape_constants
-from dpjax.accounting.flipped_huber_kdim import BOUND_ERROR, _log_delta_sufficient_theta
+from dpjax.accounting.flipped_huber_kdim import BOUND_ERROR, log_delta_sufficient_theta
 from dpjax.accounting.gaussian import a_of_sigma
-from dpjax.calibration.flipped_huber import _LOG_GAMMA_SPAN, B_GRID
+from dpjax.calibration.flipped_huber import B_GRID, LOG_GAMMA_SPAN
 from dpjax.certificate import certify_scale, log_target, reported_delta
 from dpjax.noise.flipped_huber import standard_variance, theta_over_gamma
 from dpjax.numerics import bisect_bracket, float64_kernel, zoom_minimize
@@ -45,8 +45,8 @@ def _solve_one(prepare, fn, epsilon, delta, ref, num_stages, bisect_iters):
     compiles); the returned end is checked by the certificate.
     """
     log_t = log_target(delta)
-    lg_hi = jnp.log(ref) + _LOG_GAMMA_SPAN
-    lg_lo = jnp.log(ref) - _LOG_GAMMA_SPAN
+    lg_hi = jnp.log(ref) + LOG_GAMMA_SPAN
+    lg_lo = jnp.log(ref) - LOG_GAMMA_SPAN
     grid0 = jnp.asarray(B_GRID)
 
     def log_variance(b):
@@ -105,7 +105,7 @@ def _core_sufficient(epsilon, delta, dim, l1, l2, linf, num_stages, bisect_iters
         return _SuffConsts(b, theta_over_gamma(b) * l1 / l2)
 
     def fn(eps, consts, gamma):
-        return _log_delta_sufficient_theta(
+        return log_delta_sufficient_theta(
             eps, consts.b * gamma, gamma, dim, l2, linf, consts.theta_l1_over_l2
         )
 

@@ -17,9 +17,9 @@ from dpjax.accounting.gaussian import ERROR
 from dpjax.certificate import MARGIN, scale_is_certified
 from dpjax.certificate_host import log_target_host, reported_delta_host
 from dpjax.numerics import float64_kernel, newton_host
+from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
 _HALF_LOG_2PI = 0.9189385332046727
-_U = 2.0**-53
 
 #: Documented error of ``scipy.special.log_ndtr`` as the host kernel uses it:
 #: ``|log Q_hat(x) - log Q(x)| <= HOST_LOG_Q_ERROR (1 + |log Q(x)|)``.  Largest measured
@@ -32,7 +32,6 @@ HOST_LOG_Q_ERROR = 4e-15
 #: constant keeps a factor ~2.8 (tests/calibration/test_gaussian_host.py checks 2x).
 HOST_LOG_ERFCX_ERROR = 2.5e-15
 _SQRT_HALF = 0.7071067811865476
-_U = 2.0**-53
 
 
 def _erfcx_log_slope(x):

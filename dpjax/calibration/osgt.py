@@ -43,7 +43,7 @@ from dpjax._batching import call_padded
 from dpjax.accounting.osgt import ERROR, log_delta_osgt, log_delta_osgt_unit
 from dpjax.calibration.host_shape import least_certified_scale, log_delta_lemma11, search_shape
 from dpjax.certificate import log_target, reported_delta, scale_is_certified
-from dpjax.noise.osgt import _K_SERIES, _laguerre32, osgt_unit_variance
+from dpjax.noise.osgt import K_SERIES, laguerre32, osgt_unit_variance
 from dpjax.numerics import bisect_bracket, float64_kernel
 from dpjax.numerics.export_cache import exported_jit
 
@@ -181,11 +181,11 @@ def _host_variance(k: np.ndarray) -> np.ndarray:
     r"""``v(k)`` of :func:`dpjax.noise.osgt.osgt_unit_variance` in NumPy (same two branches:
     ``1 + k^2 - k / R(k)`` below ``k = 3``, the Gauss-Laguerre ratio ``k^{-2} I_2 / I_0``
     above)."""
-    small = k < _K_SERIES
+    small = k < K_SERIES
     ks = np.where(small, k, 1.0)
     direct = 1.0 + ks * ks - ks * np.exp(-(special.log_ndtr(-ks) + 0.5 * ks * ks + _HALF_LOG_2PI))
-    kl = np.where(small, _K_SERIES, k)
-    s, w = _laguerre32()
+    kl = np.where(small, K_SERIES, k)
+    s, w = laguerre32()
     damp = np.exp(-np.square(s) / (2.0 * np.square(kl[..., None])))
     return np.where(small, direct, np.sum(w * s * s * damp, -1) / np.sum(w * damp, -1) / kl**2)
 

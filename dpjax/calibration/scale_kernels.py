@@ -15,7 +15,7 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from dpjax.accounting.pld.engine import _STATIC, log_delta_kernel
+from dpjax.accounting.pld.engine import STATIC_ARGNAMES, log_delta_kernel
 from dpjax.accounting.pld.tilted.fold import tilted_kernel
 from dpjax.numerics import Root, float64_kernel, illinois, warm_bracket
 
@@ -57,7 +57,7 @@ def _batched(method, log_delta=log_delta_kernel):
     of every row (``log delta`` from ``log_delta``), vmapped over 1-D ``(shape, epsilon,
     log_level, a, b)``."""
 
-    @functools.partial(jax.jit, static_argnames=_STATIC)
+    @functools.partial(jax.jit, static_argnames=STATIC_ARGNAMES)
     @float64_kernel
     def kernel(
         shape, sensitivity, sampling_rate, compositions, epsilon, log_level, a, b, tol, **static

@@ -41,7 +41,7 @@ import numpy as np
 
 from dpjax import _batching
 from dpjax._batching import call_padded, padded_size
-from dpjax.accounting.pld.engine import _scalar_args
+from dpjax.accounting.pld.engine import scalar_args
 from dpjax.accounting.pld.plan import Sizes, sizes_for
 from dpjax.calibration import scale_tilted
 from dpjax.calibration.scale_kernels import search_kernel, warm_kernel
@@ -393,7 +393,7 @@ def _setup(
         sensitivity=sensitivity,
         sampling_rate=sampling_rate,
         compositions=compositions,
-        scalars=_scalar_args(1.0, 0.0, sensitivity, sampling_rate, compositions)[2:],
+        scalars=scalar_args(1.0, 0.0, sensitivity, sampling_rate, compositions)[2:],
         tail=tail,
         shard=shard,
         plan={} if plan is None else plan,

@@ -46,11 +46,11 @@ from dpjax.numerics import log_mills, log_mills_step, log_Q, log_Q_inv
 
 _HALF_LOG_2PI = 0.9189385332046727
 _LOG2 = 0.6931471805599453
-_K_SERIES = 3.0
+K_SERIES = 3.0
 
 
 @functools.lru_cache(maxsize=1)
-def _laguerre32() -> tuple[np.ndarray, np.ndarray]:
+def laguerre32() -> tuple[np.ndarray, np.ndarray]:
     return np.polynomial.laguerre.laggauss(32)
 
 
@@ -65,11 +65,11 @@ def osgt_unit_variance(k: ArrayLike) -> Array:
       k: shape ``k = vartheta / rho >= 0``.
     """
     k = jnp.asarray(k)
-    small = k < _K_SERIES
+    small = k < K_SERIES
     ks = jnp.where(small, k, 1.0)
     direct = 1.0 + ks * ks - ks * jnp.exp(-log_mills(ks))
-    kl = jnp.where(small, _K_SERIES, k)
-    s, w = (jnp.asarray(a, kl.dtype) for a in _laguerre32())
+    kl = jnp.where(small, K_SERIES, k)
+    s, w = (jnp.asarray(a, kl.dtype) for a in laguerre32())
     damp = jnp.exp(-jnp.square(s) / (2.0 * jnp.square(kl[..., None])))
     i0 = jnp.sum(w * damp, axis=-1)
     i2 = jnp.sum(w * s * s * damp, axis=-1)

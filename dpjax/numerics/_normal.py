@@ -255,12 +255,12 @@ def log_mills_step(a: ArrayLike, h: ArrayLike) -> Array:
     Returns:
       ``log R(a + h) - log R(a)`` (``<= 0``, ``R`` being decreasing).
     """
-    from dpjax.numerics._quadrature import _legendre_nodes
+    from dpjax.numerics._quadrature import legendre_nodes
 
     a, h = jnp.asarray(a), jnp.asarray(h)
     small = h < 0.5 * (1.0 + a)
     hs = jnp.where(small, h, 0.0)
-    nodes, weights = _legendre_nodes(16)
+    nodes, weights = legendre_nodes(16)
     # cast the (read-only, cached) float64 rule to a's dtype: with x64 off JAX may hand back
     # a cached float64 constant, which strict promotion rejects
     dt = a.dtype if jnp.issubdtype(a.dtype, jnp.floating) else jnp.result_type(float)

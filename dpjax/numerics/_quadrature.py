@@ -16,7 +16,7 @@ from jax.typing import ArrayLike
 
 
 @functools.lru_cache(maxsize=64)
-def _legendre_nodes(n: int) -> tuple[np.ndarray, np.ndarray]:
+def legendre_nodes(n: int) -> tuple[np.ndarray, np.ndarray]:
     nodes, weights = np.polynomial.legendre.leggauss(n)
     nodes.setflags(write=False)
     weights.setflags(write=False)
@@ -55,7 +55,7 @@ def gauss_legendre(
         raise ValueError(f"n must be a positive integer, got {n!r}")
     if not (np.isfinite(lower) and np.isfinite(upper)) or upper <= lower:
         raise ValueError(f"need finite lower < upper, got lower={lower!r}, upper={upper!r}")
-    x, w = _legendre_nodes(int(n))
+    x, w = legendre_nodes(int(n))
     half = 0.5 * (upper - lower)
     return lower + half * (x + 1.0), half * w
 
@@ -86,7 +86,7 @@ def integrate_panels(f, edges: ArrayLike, n: int = 32) -> Array:
       2.5
     """
     edges = jnp.asarray(edges)
-    x, w = _legendre_nodes(int(n))
+    x, w = legendre_nodes(int(n))
     lo, hi = edges[..., :-1], edges[..., 1:]
     half = 0.5 * (hi - lo)
     nodes = lo[..., None] + half[..., None] * (jnp.asarray(x) + 1.0)

@@ -41,8 +41,8 @@ from scipy.special import gammaln, logsumexp
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.rdp.subsampled_gaussian import RDP_ORDERS
 from dpjax.certificate import log_target
+from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
-_U = 2.0**-53
 _epsilon_chernoff = jax.jit(tail_bounds.epsilon_chernoff)
 
 

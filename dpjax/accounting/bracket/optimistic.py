@@ -111,7 +111,7 @@ def epsilon_lower_of_pld(
     return jnp.maximum(eps, 0.0)
 
 
-@functools.partial(jax.jit, static_argnames=engine._STATIC)
+@functools.partial(jax.jit, static_argnames=engine.STATIC_ARGNAMES)
 @float64_kernel
 def _lower_kernel(
     scale, shape, sensitivity, sampling_rate, compositions, delta, *, noise_fn, bin_width, sizes,
@@ -127,7 +127,7 @@ def _lower_kernel(
             composed, delta, k, support_lower=k * one.lower.astype(jnp.float64)
         )
 
-    out = engine._stacked_plds(
+    out = engine.stacked_plds(
         noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width,
         sizes._replace(fft=0), subsampled, pessimistic=False, then=answer,
     )
@@ -172,7 +172,7 @@ def epsilon_lower(
     if p.sizes is None or p.sizes.moments_only:  # no grid: no certified lower end
         return np.zeros(np.shape(x))
     got = _lower_kernel(
-        *engine._scalar_args(scale, shape, sensitivity, sampling_rate, compositions),
+        *engine.scalar_args(scale, shape, sensitivity, sampling_rate, compositions),
         x.reshape(-1),
         noise_fn=noise_fn,
         bin_width=p.bin_width,
@@ -186,7 +186,7 @@ def epsilon_lower(
     if np.any(tiny):  # below the FFT floor: the tilted lower end too, the larger kept
         more = np.zeros(flat.shape)
         more[tiny] = tilted_epsilon_lower(
-            noise_fn, engine._scalar_args(scale, shape, sensitivity, sampling_rate, compositions),
+            noise_fn, engine.scalar_args(scale, shape, sensitivity, sampling_rate, compositions),
             flat[tiny], p.bin_width, sampling_rate is not None,
         )
         got = np.maximum(got, more.reshape(got.shape))

@@ -77,19 +77,19 @@ from jax.typing import ArrayLike
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import LAMBDAS
 from dpjax.accounting.pld.discretise import BIN_MASS_ERROR
-from dpjax.accounting.pld.engine import _stacked_plds, run_padded, tilted_groups
-from dpjax.accounting.pld.plan import _traced_tail
-from dpjax.accounting.pld.query import _UP
+from dpjax.accounting.pld.engine import run_padded, stacked_plds, tilted_groups
+from dpjax.accounting.pld.plan import traced_tail
+from dpjax.accounting.pld.query import UP
 from dpjax.accounting.pld.tilted.compose import tilted_product
 from dpjax.accounting.pld.tilted.fold import (
-    _U,
     Tilted,
-    _sums,
+    discounted_sums,
     least_over_tilts,
     saddle_lambdas,
     tilted_self_compose,
 )
 from dpjax.numerics import float64_kernel
+from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
 #: Moment points ``lambda' >= lambda`` (the next ones on :data:`.LAMBDAS`) tried for ``V``.
 _NEAR = 8
@@ -149,14 +149,14 @@ def log_delta_lower(t: Tilted, compositions, support_lower: ArrayLike | None = N
       pessimistic PLD or on a ``nan``).
     """
     pld, lam = t.pld, t.lam
-    sm = _sums(t)
+    sm = discounted_sums(t)
     n = sm.s.shape[-1] - 1
     h = jnp.asarray(pld.bin_width, jnp.float64)
     kf = jnp.arange(n + 1, dtype=jnp.float64)
     start = pld.lower.astype(jnp.float64)
     l_k = (start + kf) * h
-    # the tilted sums carry _UP^2 upward pads (upper bounds): undo them, then deflate
-    d = (1.0 - 2.0 * sm.rel) * (sm.d / (_UP * _UP) * (1.0 - 4.0 * _U) - sm.abs_)
+    # the tilted sums carry UP^2 upward pads (upper bounds): undo them, then deflate
+    d = (1.0 - 2.0 * sm.rel) * (sm.d / (UP * UP) * (1.0 - 4.0 * _U) - sm.abs_)
     two = 2.0 * lam * h
     cnt = n - kf
     ratio = -jnp.expm1(-two * cnt) / jnp.where(two > 0, -jnp.expm1(-two), 1.0)
@@ -238,7 +238,7 @@ def tilted_lower_kernel(
               \lambda),\, \delta_i\big)
 
     (tilts of :func:`lower_tilts` on the optimistic log-MGF).  Jitted with the
-    tail level ``sizes.tail`` passed as data (:func:`.plan._traced_tail`): one compiled
+    tail level ``sizes.tail`` passed as data (:func:`.plan.traced_tail`): one compiled
     program serves every level whose grid and FFT lengths are the same.
 
     Args:
@@ -251,7 +251,7 @@ def tilted_lower_kernel(
     Returns:
       Certified lower ends of epsilon, shape of ``delta``.
     """
-    return _traced_tail(_tilted_lower_kernel)(
+    return traced_tail(_tilted_lower_kernel)(
         scale, shape, sensitivity, sampling_rate, compositions, delta, noise_fn=noise_fn,
         bin_width=bin_width, sizes=sizes, subsampled=subsampled,
     )
@@ -274,7 +274,7 @@ def _tilted_lower_kernel(
         # every tilt is a certified lower end: the largest is kept
         return least_over_tilts(one, k * p.log_mgf, delta, True, combine=jnp.max, tilts=lower_tilts)
 
-    answers = _stacked_plds(
+    answers = stacked_plds(
         noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width,
         sizes._replace(fft=0), subsampled, pessimistic=False, tail=tail, then=answer,
     )
@@ -324,7 +324,7 @@ def tilted_epsilon_lower(noise_fn, args, delta, bin_width, subsampled: bool) -> 
 
     Args:
       noise_fn: ``(scale, shape) -> noise`` of the family.
-      args: ``(scale, shape, sensitivity, q, K)`` float64 scalars (:func:`.engine._scalar_args`).
+      args: ``(scale, shape, sensitivity, q, K)`` float64 scalars (:func:`.engine.scalar_args`).
       delta: 1-D NumPy array of targets in ``(0, 1)``.
       bin_width: the grid spacing ``h`` of the plain engine's plan.
       subsampled: whether the uses are Poisson-subsampled.

@@ -22,9 +22,9 @@ import math
 from fractions import Fraction
 
 from dpjax.accounting import events as ev
-from dpjax.accounting.events.plds import _PAIRS, DIRECTIONS
+from dpjax.accounting.events.plds import DIRECTIONS, PAIRS
+from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
-_U = 2.0**-53
 #: Up to this many ``(epsilon, delta)`` uses, ``D`` is computed in exact rationals.
 _EXACT_USES = 64
 
@@ -91,7 +91,7 @@ def _leaf_cap(leaf, relation: str) -> dict:
         q, inner = float(leaf.sampling_probability), leaf.event
         if q == 0.0:
             return dict.fromkeys(dirs, (Fraction(0), Fraction(0)))
-        cap = _base_cap(inner, shift) if isinstance(inner, (ev.Laplace,) + _PAIRS) else None
+        cap = _base_cap(inner, shift) if isinstance(inner, (ev.Laplace,) + PAIRS) else None
         if cap is None or cap[1] != 0 or cap[0] == math.inf:
             return none
         if q == 1.0:

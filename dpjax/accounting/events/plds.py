@@ -111,10 +111,10 @@ def _sized_all(grids, directions) -> dict:
     return got
 
 
-def _subnormal_scale(event) -> bool:
+def subnormal_scale(event) -> bool:
     """A noise scale below the least normal float64 (XLA flushes it to zero)."""
     if isinstance(event, ev.PoissonSampled):
-        return _subnormal_scale(event.event)
+        return subnormal_scale(event.event)
     if isinstance(event, (ev.Gaussian, ev.Laplace)):
         return float(event.noise_multiplier) < TINY
     if isinstance(event, ev.MixtureOfGaussians):
@@ -187,7 +187,7 @@ _ADDITIVE = (ev.Gaussian, ev.Laplace, ev.Noise)
 #: The relations randomized response is defined for (as in dp_accounting).
 _RR_RELATIONS = ("replace_one", "replace_special")
 _RR_WHY = "randomized response is defined for replace_one and replace_special"
-_PAIRS = (ev.DiscreteLaplace, ev.DiscreteGaussian, ev.EpsilonDelta)
+PAIRS = (ev.DiscreteLaplace, ev.DiscreteGaussian, ev.EpsilonDelta)
 #: The additive family of bounded support (its pair is not a log-concave shift on the line).
 _BOUNDED = "truncated-laplace"
 
@@ -210,11 +210,11 @@ def check_leaf(leaf, relation: str) -> None:
         if not replace:
             raise unsupported(leaf, relation, "sampling without replacement is accounted under "
                               "replace_one (fixed-size batches)")
-        if not isinstance(leaf.event, _ADDITIVE + _PAIRS + (ev.RandomizedResponse,)):
+        if not isinstance(leaf.event, _ADDITIVE + PAIRS + (ev.RandomizedResponse,)):
             raise unsupported(leaf, relation, f"sampling of {type(leaf.event).__name__}")
     if isinstance(leaf, ev.PoissonSampled):
         base = leaf.event
-        allowed = _ADDITIVE if replace else _ADDITIVE + _PAIRS + (ev.MixtureOfGaussians,)
+        allowed = _ADDITIVE if replace else _ADDITIVE + PAIRS + (ev.MixtureOfGaussians,)
         if not isinstance(base, allowed):
             raise unsupported(leaf, relation, f"Poisson sampling of {type(base).__name__}")
         if isinstance(base, ev.Noise) and base.mechanism == _BOUNDED:
@@ -318,7 +318,7 @@ def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True, 
       UnsupportedEventError: the event cannot be accounted under ``relation``.
     """
     check_leaf(event, relation)
-    if _subnormal_scale(event):
+    if subnormal_scale(event):
         raise UnboundedLoss(f"{event!r}: a subnormal noise scale")
     h = float(bin_width)
     dirs = DIRECTIONS[relation]

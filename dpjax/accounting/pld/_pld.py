@@ -43,6 +43,7 @@ import numpy as np
 from jax import Array
 
 from dpjax.numerics import float64_kernel
+from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
 #: The ``lambda`` grid of the Chernoff / MGF tail bounds: ``-lambda`` and
 #: ``+lambda`` for 64 geometric values in ``[1e-3, 1e3]`` and 16 in ``[1e-8, 1e-3)``
@@ -110,7 +111,6 @@ class PLD:
 #: Block length of :func:`log_mgf_grid` (one GEMM of ``(n / B, B) @ (B, #lambda)``).
 _BLOCK = 64
 _TINY = float(np.finfo(np.float64).tiny)
-_U = 2.0**-53
 
 
 @jax.jit

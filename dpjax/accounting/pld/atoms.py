@@ -18,7 +18,7 @@ import numpy as np
 
 from dpjax._batching import bucket
 from dpjax.accounting.pld._pld import PLD, make
-from dpjax.accounting.pld.discretise import _connect_dots
+from dpjax.accounting.pld.discretise import connect_dots
 from dpjax.numerics import float64_kernel
 
 
@@ -72,7 +72,7 @@ def from_atoms(losses, probabilities, bin_width: float = 1e-4, pessimistic: bool
     qs = np.bincount(idx[~below], weights=qsf[~below], minlength=size - 1).astype(np.float64)
     p_below = np.float64(pf[below].sum())
     zero = np.float64(0.0)
-    pmf, _ = _connect_dots(p_bin, qs, zero, zero, p_below, np.float64(h))
+    pmf, _ = connect_dots(p_bin, qs, zero, zero, p_below, np.float64(h))
     return make(h, lower, pmf, inf_mass, pessimistic=True)
 
 

@@ -37,10 +37,10 @@ import numpy as np
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import PLD
 from dpjax.numerics import float64_kernel
+from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
 #: log of the tail mass each window edge may leave out (above: added to inf_mass).
 LOG_WINDOW_TAIL = math.log(1e-30)
-_U = 2.0**-53
 
 
 def fast_size(n: int) -> int:
@@ -71,7 +71,7 @@ def fast_size(n: int) -> int:
     return best
 
 
-def _fft_error_constant(size: int) -> float:
+def fft_error_constant(size: int) -> float:
     """``c1 = 8 u (log2 N + 1)``: relative l2 error of one float64 FFT of length ``N``."""
     return 8.0 * _U * (math.log2(max(size, 2)) + 1.0)
 
@@ -129,7 +129,7 @@ def max_grid_points() -> int:
     return int(min(max(_device_memory() * MEMORY_SHARE / BYTES_PER_POINT, 2**16), 2**31 - 1))
 
 
-def _floor_pow2(n: float) -> int:
+def floor_pow2(n: float) -> int:
     return 1 << max(int(n), 1).bit_length() - 1
 
 
@@ -162,9 +162,9 @@ def window_size(log_mgf, bin_width: float, log_tail: float = LOG_WINDOW_TAIL) ->
     cap = max_grid_points()
     need = (hi - lo) / bin_width + 3.0
     if not need <= cap:  # also nan / inf
-        return _floor_pow2(cap)
+        return floor_pow2(cap)
     size = fast_size(math.ceil(need))
-    return size if size <= cap else _floor_pow2(cap)
+    return size if size <= cap else floor_pow2(cap)
 
 
 @float64_kernel
@@ -186,7 +186,7 @@ def self_compose_size(pld: PLD, num_compositions: int) -> int:
     return window_size(num_compositions * np.asarray(pld.log_mgf), float(pld.bin_width))
 
 
-def _fold(pmf, size):
+def wrap_cyclic(pmf, size):
     """Wrap ``pmf`` onto ``size`` points (sum of entries congruent mod ``size``)."""
     n = pmf.shape[-1]
     if n <= size:
@@ -200,14 +200,16 @@ def _fold(pmf, size):
 MAX_INDEX = 2.0**52
 
 
-def _index(x):
+def grid_index(x):
     """``(int64 index, valid)`` of a float64 index ``x`` (``valid``: finite, ``|x| < 2^52``;
     an invalid one is returned as 0)."""
     valid = jnp.isfinite(x) & (jnp.abs(x) < MAX_INDEX)
     return jnp.where(valid, x, 0.0).astype(jnp.int64), valid
 
 
-def _window(y, comp_lower, log_mgf, bin_width, size, inf_atoms, roundoff, truncated, pessimistic):
+def read_window(
+    y, comp_lower, log_mgf, bin_width, size, inf_atoms, roundoff, truncated, pessimistic
+):
     """Read the window off the cyclic result ``y`` and assemble the composed PLD.
 
     ``comp_lower`` is the float64 loss index of ``y[0]``.  Fails closed: when an index is
@@ -220,9 +222,9 @@ def _window(y, comp_lower, log_mgf, bin_width, size, inf_atoms, roundoff, trunca
     lower_f = jnp.asarray(comp_lower, jnp.float64)
     start_f = jnp.maximum(jnp.floor(x_lo / h) - 1.0, lower_f)
     start_f = jnp.where(jnp.isnan(start_f), lower_f, start_f)  # no lower edge: from comp_lower
-    start, ok_start = _index(start_f)
-    base, ok_base = _index(lower_f)
-    ok = ok_start & ok_base & _index(start_f + size)[1]
+    start, ok_start = grid_index(start_f)
+    base, ok_base = grid_index(lower_f)
+    ok = ok_start & ok_base & grid_index(start_f + size)[1]
     shift = jnp.mod(start - base, size)
     out = jnp.roll(y, -shift)
     top = (start_f + size) * h
@@ -253,7 +255,7 @@ def power_spectrum(x, k, c1):
 
     Args:
       x: ``(N,)`` non-negative masses; k: ``K`` (float64, may be traced); c1: the forward
-        FFT's componentwise error constant (:func:`_fft_error_constant`).
+        FFT's componentwise error constant (:func:`fft_error_constant`).
 
     Returns:
       ``(Y, e)``.
@@ -280,7 +282,7 @@ def fft_power(x, k, size: int, pessimistic: bool):
     Returns:
       ``(y, err)``.
     """
-    c1 = _fft_error_constant(size)
+    c1 = fft_error_constant(size)
     big_y, spectral = power_spectrum(x, k, c1)
     y = jnp.fft.irfft(big_y, size)
     if pessimistic:
@@ -326,11 +328,11 @@ def self_compose(pld: PLD, num_compositions, size: int) -> PLD:
       0.000109...
     """
     k = jnp.asarray(num_compositions, jnp.float64)
-    y, err = fft_power(_fold(pld.pmf, size), k, size, pld.pessimistic)
+    y, err = fft_power(wrap_cyclic(pld.pmf, size), k, size, pld.pessimistic)
     roundoff = k * pld.roundoff + err
     comp_lower = k * pld.lower.astype(jnp.float64)  # float64: K may exceed int64
     inf_atoms = -jnp.expm1(k * jnp.log1p(-jnp.minimum(pld.atom_inf, 1.0)))
-    return _window(
+    return read_window(
         y,
         comp_lower,
         k * pld.log_mgf,
@@ -410,11 +412,11 @@ def compose(plds, size: int | None = None) -> PLD:
     log_mgf = sum(p.log_mgf for p in plds)
     if size is None:
         size = window_size(np.asarray(log_mgf), float(h))
-    c1 = _fft_error_constant(size)
+    c1 = fft_error_constant(size)
     prod = None
     err = 0.0
     for p in plds:
-        x = _fold(p.pmf, size)
+        x = wrap_cyclic(p.pmf, size)
         fx = jnp.fft.rfft(x)
         prod = fx if prod is None else prod * fx
         err = err + p.roundoff + c1 * jnp.linalg.norm(x)
@@ -430,4 +432,4 @@ def compose(plds, size: int | None = None) -> PLD:
     log_keep = sum(jnp.log1p(-jnp.minimum(p.inf_mass, 1.0)) for p in plds)
     inf_atoms = -jnp.expm1(log_keep)
     truncated = sum(p.truncated_mass for p in plds)
-    return _window(y, comp_lower, log_mgf, h, size, inf_atoms, roundoff, truncated, pessimistic)
+    return read_window(y, comp_lower, log_mgf, h, size, inf_atoms, roundoff, truncated, pessimistic)

@@ -158,7 +158,7 @@ def noise_pair(noise, sensitivity, tail=TAIL) -> MonotonePair:
     )
 
 
-def _materialise(x):
+def materialise(x):
     """Force ``x`` into its own buffer: XLA (CPU) otherwise re-evaluates the special
     functions inside every fused consumer of the shifted slices ``x[:-1]``, ``x[1:]``
     (measured 4x slower); a plain ``optimization_barrier`` does not prevent it."""
@@ -166,13 +166,13 @@ def _materialise(x):
     return x[:-1]
 
 
-def _intervals(ls, lc, log_scale=0.0):
+def intervals(ls, lc, log_scale=0.0):
     """``e^{log_scale} P(t_i < T <= t_{i+1})`` for consecutive points from ``log sf``, ``log cdf``
     at the points, using whichever of ``sf(t_i)``, ``cdf(t_{i+1})`` is small (no cancellation
     of order 1): ``exp(log_scale + big) (1 - e^{small - big})``.  The scale enters the
     exponent, so a scaled mass ``e^{eps_i} Q(bin_i) <= P(bin_i)`` neither overflows (as
     ``e^{eps}`` alone does beyond 709) nor loses a ``Q(bin_i)`` below the smallest float."""
-    ls, lc = _materialise(ls), _materialise(lc)
+    ls, lc = materialise(ls), materialise(lc)
     use_sf = ls[:-1] <= _LOG_HALF
     # P(bin) = e^big (1 - e^{small - big}) with (big, small) = (sf_a, sf_b) or (cdf_b, cdf_a):
     # select first, then one exp and one expm1 per bin
@@ -201,7 +201,7 @@ def pair_grid(pair: MonotonePair, bin_width: float) -> tuple[int, int]:
     return lower, upper - lower + 1
 
 
-def _connect_dots(p_bin, qs, p_above, qs_above, p_below, h):
+def connect_dots(p_bin, qs, p_above, qs_above, p_below, h):
     r"""Connect-the-dots pmf and ``inf_mass`` from *scaled* ``Q``-masses (module docstring).
 
     With ``qs_i = e^{eps_i} Q(bin_i)`` and ``ws_i = e^{eps_i} W_i = (P(bin_i) - qs_i) /
@@ -221,11 +221,11 @@ def _connect_dots(p_bin, qs, p_above, qs_above, p_below, h):
 
 def _t_at(pair: MonotonePair, losses):
     """``t(l) = sup{t : L(t) <= l}`` at ``losses``, clipped to a finite range and
-    materialised (:func:`_materialise`)."""
+    materialised (:func:`materialise`)."""
     big = 1e300
     t = jnp.clip(pair.loss_inverse(losses), -big, big)
     t = jnp.clip(t, 2.0 * pair.t_lo - pair.t_hi, 2.0 * pair.t_hi - pair.t_lo)
-    return _materialise(t)
+    return materialise(t)
 
 
 #: Relative accuracy of one optimistic bin mass (``~1e-12``, see :data:`_MERGE_MARGIN`),
@@ -242,8 +242,8 @@ def _merged_bins(pair: MonotonePair, eps, h, offset):
     ``(P(bin), log P(bin) - log(e^{eps_j} Q(bin)), P(L > e_{n-1}))``."""
     t = _t_at(pair, eps + 0.5 * h + offset)
     lsp, lcp, lsq, lcq = pair.all_tails(t)
-    p_bin, lsp, _ = _intervals(lsp, lcp)
-    qs, _, _ = _intervals(lsq, lcq, eps[1:])
+    p_bin, lsp, _ = intervals(lsp, lcp)
+    qs, _, _ = intervals(lsq, lcq, eps[1:])
     gap = jnp.where(p_bin > 0, jnp.log(jnp.where(p_bin > 0, p_bin, 1.0)) - jnp.log(qs), -jnp.inf)
     return p_bin, gap, jnp.exp(lsp[-1])
 
@@ -324,19 +324,19 @@ def discretise_pair(
         return _merged_down(pair, eps, h, lower)
     t = _t_at(pair, eps)
     lsp, lcp, lsq, lcq = pair.all_tails(t)
-    p_bin, lsp, lcp = _intervals(lsp, lcp)
+    p_bin, lsp, lcp = intervals(lsp, lcp)
     p_above, p_below = jnp.exp(lsp[-1]), jnp.exp(lcp[0])
     truncated = p_above + p_below
     # scaled Q-masses e^{eps_i} Q(bin_i) <= P(bin_i) and e^{eps_top} Q(L > eps_top) <= P(...):
     # exp of a sum of logs, never e^{eps} (overflows beyond 709) times a tiny mass
-    qs, lsq, _ = _intervals(lsq, lcq, eps[:-1])
+    qs, lsq, _ = intervals(lsq, lcq, eps[:-1])
     # above the top point the loss exceeds loss(t_top), which is below eps_top where the
     # inverse was clipped to its bracket (a mixture's bisection): scale by the smaller, so
     # that e^{.} Q(above) <= P(above) still holds (nan: everything above goes to +infinity)
     loss_top = pair.loss(t[-1])
     top = jnp.where(jnp.isnan(loss_top), -jnp.inf, jnp.minimum(eps[-1], loss_top))
     qs_above = jnp.where(jnp.isfinite(lsq[-1]), jnp.exp(top + lsq[-1]), 0.0)
-    pmf, inf_mass = _connect_dots(p_bin, qs, p_above, qs_above, p_below, h)
+    pmf, inf_mass = connect_dots(p_bin, qs, p_above, qs_above, p_below, h)
     return make(h, lower, pmf, inf_mass, truncated_mass=truncated, pessimistic=True)
 
 

@@ -41,7 +41,7 @@ import numpy as np
 from dpjax._batching import pad, padded_size
 from dpjax.accounting.pld import query as _query
 from dpjax.accounting.pld import tail_bounds
-from dpjax.accounting.pld.compose import _index, max_grid_points, moments_only, self_compose
+from dpjax.accounting.pld.compose import grid_index, max_grid_points, moments_only, self_compose
 from dpjax.accounting.pld.discretise import discretise_pair
 from dpjax.accounting.pld.plan import EngineNote, plan, refinement, tilt_level, tilted_sizes
 from dpjax.accounting.pld.subsample import map_adjacencies
@@ -57,7 +57,7 @@ from dpjax.numerics import float64_kernel
 TILT_BELOW = 1e-7
 
 
-def _stacked_plds(
+def stacked_plds(
     noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, sizes, subsampled,
     pessimistic=True, tail=None, then=None,
 ):
@@ -68,7 +68,7 @@ def _stacked_plds(
     tail = sizes.tail if tail is None else tail
 
     def one(pair):
-        lower, ok = _index(jnp.floor(pair.loss(pair.t_lo) / bin_width) - 1.0)
+        lower, ok = grid_index(jnp.floor(pair.loss(pair.t_lo) / bin_width) - 1.0)
         pld = discretise_pair(pair, bin_width, lower, sizes.grid, pessimistic)
         pld = charge_underflow(pld, tail)  # deep (tilted) levels: what underflow may lose
         # a loss range whose grid index is not an exact integer: grid and moments fail closed
@@ -87,7 +87,7 @@ def _stacked_plds(
     return map_adjacencies(one, noise, sensitivity, sampling_rate, subsampled, tail)
 
 
-_STATIC = ("noise_fn", "sizes", "subsampled")
+STATIC_ARGNAMES = ("noise_fn", "sizes", "subsampled")
 
 
 def _worse_adjacency(query, doc: str):
@@ -95,7 +95,7 @@ def _worse_adjacency(query, doc: str):
     query(PLD_K, x)``: build, compose and query every adjacency's PLD, report the worse
     (``query`` may return a tuple: the worse of each entry)."""
 
-    @functools.partial(jax.jit, static_argnames=_STATIC)
+    @functools.partial(jax.jit, static_argnames=STATIC_ARGNAMES)
     @float64_kernel
     def kernel(
         scale,
@@ -110,7 +110,7 @@ def _worse_adjacency(query, doc: str):
         sizes,
         subsampled,
     ):
-        answers = _stacked_plds(
+        answers = stacked_plds(
             noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, sizes,
             subsampled, then=lambda pld: query(pld, x),
         )
@@ -172,7 +172,7 @@ _profile_and_epsilon_kernel = _worse_adjacency(
 )
 
 
-def _scalar_args(scale, shape, sensitivity, sampling_rate, compositions):
+def scalar_args(scale, shape, sensitivity, sampling_rate, compositions):
     return (
         jnp.asarray(scale, jnp.float64),
         jnp.asarray(shape, jnp.float64),
@@ -226,7 +226,7 @@ def _evaluate_once(
 ):
     """:func:`_evaluate` without the memo: ``(answer, note or None)``."""
     p = plan(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, h)
-    args = _scalar_args(scale, shape, sensitivity, sampling_rate, compositions)
+    args = scalar_args(scale, shape, sensitivity, sampling_rate, compositions)
     x = jnp.asarray(x, jnp.float64)
     runs = [(p.bin_width, p.sizes)] if p.sizes is not None else []
     if p.moments is not None:
@@ -308,7 +308,7 @@ def tilted_groups(noise_fn, args, sampling_rate, bin_width, idx, log_levels) -> 
     size are left out): one compiled program per group.
 
     Args:
-      noise_fn: the family; args: the kernels' scalar arguments (:func:`_scalar_args`);
+      noise_fn: the family; args: the kernels' scalar arguments (:func:`scalar_args`);
       sampling_rate: ``q`` or ``None``; bin_width: ``h``; idx: entry indices;
       log_levels: per entry, ``log`` of the least ``delta`` to resolve.
 

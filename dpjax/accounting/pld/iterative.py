@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
-from dpjax.accounting.pld.discretise import MonotonePair, _intervals, _materialise, noise_pair
+from dpjax.accounting.pld.discretise import MonotonePair, intervals, materialise, noise_pair
 from dpjax.numerics import float64_kernel
 
 
@@ -123,10 +123,10 @@ def _bins(pair: MonotonePair, bin_width, loss_lower, loss_size: int):
     ls = (jnp.asarray(loss_lower, jnp.float64) + jnp.arange(loss_size + 1, dtype=jnp.float64)) * h
     big = 1e300
     t = jnp.clip(pair.loss_inverse(ls), -big, big)
-    t = _materialise(jnp.clip(t, 2.0 * pair.t_lo - pair.t_hi, 2.0 * pair.t_hi - pair.t_lo))
+    t = materialise(jnp.clip(t, 2.0 * pair.t_lo - pair.t_hi, 2.0 * pair.t_hi - pair.t_lo))
     lsp, lcp, lsq, lcq = pair.all_tails(t)
-    p_bin, lsp, lcp = _intervals(lsp, lcp)
-    q_bin, _, _ = _intervals(lsq, lcq)
+    p_bin, lsp, lcp = intervals(lsp, lcp)
+    q_bin, _, _ = intervals(lsq, lcq)
     outside = jnp.exp(lcp[0]) + jnp.exp(lsp[-1])
     return p_bin, q_bin, outside
 

@@ -31,8 +31,8 @@ from dpjax.accounting.pld.compose import (  # noqa: F401  (cap names re-exported
     LOG_WINDOW_TAIL,
     MAX_POINTS_ENV,
     MEMORY_SHARE,
-    _floor_pow2,
-    _index,
+    floor_pow2,
+    grid_index,
     max_grid_points,
     moments_only,
 )
@@ -76,7 +76,7 @@ def _sizing(
     def ranges(p):
         lo, hi = p.loss(p.t_lo), p.loss(p.t_hi)
         h = jnp.maximum((hi - lo) / (_SIZING_POINTS - 3), 1e-12)
-        lower, _ = _index(jnp.floor(lo / h) - 1.0)
+        lower, _ = grid_index(jnp.floor(lo / h) - 1.0)
         mgf = discretise_pair(p, h, lower, _SIZING_POINTS).log_mgf * compositions
         w_lo = tail_bounds.lower_edge(mgf, LOG_WINDOW_TAIL)
         w_hi = tail_bounds.upper_edge(mgf, window_log_tail)
@@ -211,7 +211,7 @@ def _ladder_cap(n: float, cap: int) -> int:
     above the window is bounded and added)."""
     if n <= cap and ladder(n) <= cap:
         return ladder(n)
-    p = _floor_pow2(cap)
+    p = floor_pow2(cap)
     return 3 * p // 2 if 3 * p // 2 <= cap else p
 
 
@@ -487,7 +487,7 @@ def tilted_sizes(
     return _sizes(grid, fft, tail, cap)
 
 
-def _traced_tail(jitted):
+def traced_tail(jitted):
     """``kernel(*args, sizes=s, **static) = jitted(*args, s.tail, sizes=s', **static)``,
     ``s'`` being ``s`` with ``tail = 0``: the tail level travels as a traced float64 scalar,
     so every level with the same grid and FFT lengths shares one compiled program.

@@ -77,13 +77,13 @@ from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import PLD
 from dpjax.certificate import MARGIN
 from dpjax.numerics import float64_kernel
+from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
-_U = 2.0**-53
-_TINY = float(np.finfo(np.float64).tiny)
+TINY = float(np.finfo(np.float64).tiny)
 #: Rounding pad of ``e^{-h}`` and ``1 - e^{-h}`` (XLA's ``exp``/``expm1``: a few ulps).
-_UP = 1.0 + 8.0 * _U
+UP = 1.0 + 8.0 * _U
 #: Ladder of relative pads of the closed-form inverse before falling back to grid points.
-_PADS = (0.0, 1.0, 16.0, 256.0, 4096.0)
+PADS = (0.0, 1.0, 16.0, 256.0, 4096.0)
 
 
 class Profile(NamedTuple):
@@ -104,14 +104,14 @@ class Profile(NamedTuple):
 
 
 #: Block length of :func:`discounted_suffix`.
-_BLOCK = 32
+BLOCK = 32
 
 
-def _levels(n: int) -> int:
+def suffix_levels(n: int) -> int:
     """Levels of :func:`discounted_suffix` for ``n`` terms: ``ceil(log_B n)`` (at least 1)."""
     levels, m = 1, n
-    while m > _BLOCK:
-        m, levels = -(-m // _BLOCK), levels + 1
+    while m > BLOCK:
+        m, levels = -(-m // BLOCK), levels + 1
     return levels
 
 
@@ -136,18 +136,18 @@ def discounted_suffix(c: Array, step) -> Array:
       ``(n,)`` array ``X``.
     """
     n = c.shape[-1]
-    m = min(n, _BLOCK)
+    m = min(n, BLOCK)
     r = jnp.arange(m, dtype=jnp.float64)
     gap = r[None, :] - r[:, None]  # r' - r
-    tri = jnp.where(gap >= 0, jnp.exp(-jnp.maximum(gap, 0.0) * step) * _UP, 0.0)
-    if n <= _BLOCK:
+    tri = jnp.where(gap >= 0, jnp.exp(-jnp.maximum(gap, 0.0) * step) * UP, 0.0)
+    if n <= BLOCK:
         return jnp.dot(tri, c, precision=jax.lax.Precision.HIGHEST)
-    nb = -(-n // _BLOCK)
-    blocks = jnp.pad(c, (0, nb * _BLOCK - n)).reshape(nb, _BLOCK)
+    nb = -(-n // BLOCK)
+    blocks = jnp.pad(c, (0, nb * BLOCK - n)).reshape(nb, BLOCK)
     inner = jnp.dot(blocks, tri.T, precision=jax.lax.Precision.HIGHEST)
-    starts = discounted_suffix(inner[:, 0], _BLOCK * step)
+    starts = discounted_suffix(inner[:, 0], BLOCK * step)
     after = jnp.concatenate([starts[1:], jnp.zeros((1,), c.dtype)])  # X_{(b+1)B}
-    tail = jnp.exp(-(_BLOCK - r) * step) * _UP
+    tail = jnp.exp(-(BLOCK - r) * step) * UP
     return (inner + tail[None, :] * after[:, None]).reshape(-1)[:n]
 
 
@@ -175,10 +175,10 @@ def profile_arrays(pld: PLD) -> Profile:
     h = jnp.asarray(pld.bin_width, jnp.float64)
     s = jnp.concatenate([discounted_suffix(p, 0.0), zero])  # S_0 .. S_n
     # D_k = a sum_{j >= k} b^{j-k} S_{j+1}, k = 0 .. n-1; D_n = 0
-    d = -jnp.expm1(-h) * _UP * discounted_suffix(s[1:], h)
+    d = -jnp.expm1(-h) * UP * discounted_suffix(s[1:], h)
     d = jnp.concatenate([d, zero])
-    rel = (2.0 * _levels(n) * (_BLOCK + 3.0) + 64.0) * _U
-    abs_ = 16.0 * (n + 1.0) * _TINY
+    rel = (2.0 * suffix_levels(n) * (BLOCK + 3.0) + 64.0) * _U
+    abs_ = 16.0 * (n + 1.0) * TINY
     return Profile(s, d, jnp.asarray(rel), jnp.asarray(abs_), ok)
 
 
@@ -324,7 +324,7 @@ def delta_for_epsilon(pld: PLD, epsilon: ArrayLike) -> Array:
     return jnp.exp(log_delta_for_epsilon(pld, epsilon))
 
 
-def _first_ok(candidates: Array, ok: Array) -> Array:
+def first_ok(candidates: Array, ok: Array) -> Array:
     """The first candidate (last axis) whose certificate holds; ``+inf`` if none."""
     idx = jnp.argmax(ok, axis=-1)
     pick = jnp.take_along_axis(candidates, idx[..., None], axis=-1)[..., 0]
@@ -356,12 +356,12 @@ def _grid_epsilon(pld: PLD, prof: Profile, target: Array) -> Array:
     eps = l_k - t
     eps = jnp.where(kc > 0, jnp.maximum(eps, l_k - h), eps)
     scale = jnp.abs(l_k) + jnp.abs(lower) * h + h
-    pads = jnp.asarray(_PADS) * 64.0 * _U
+    pads = jnp.asarray(PADS) * 64.0 * _U
     seg = eps[..., None] + pads * scale[..., None]
     grid_pts = l_k[..., None] + h * jnp.arange(3.0)  # l_k, l_{k+1}, l_{k+2}
     cands = jnp.maximum(jnp.concatenate([seg, grid_pts], axis=-1), 0.0)
     ok = _grid_delta(pld, prof, cands) <= target[..., None]
-    return jnp.where(k <= n, _first_ok(cands, ok), jnp.inf)
+    return jnp.where(k <= n, first_ok(cands, ok), jnp.inf)
 
 
 def _chernoff_epsilon(pld: PLD, target: Array) -> Array:
@@ -371,7 +371,7 @@ def _chernoff_epsilon(pld: PLD, target: Array) -> Array:
     eps = jnp.where(rest > 0, tail_bounds.epsilon_chernoff(pld.log_mgf, log_rest), jnp.inf)
     cands = jnp.stack([eps, eps * (1.0 + 2.0**-40) + 2.0**-40], axis=-1)
     ok = _log_chernoff(pld, cands) <= jnp.log(target)[..., None]
-    return _first_ok(cands, ok & jnp.isfinite(cands))
+    return first_ok(cands, ok & jnp.isfinite(cands))
 
 
 @padded(minimum=16)

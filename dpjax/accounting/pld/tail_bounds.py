@@ -39,8 +39,7 @@ from jax.typing import ArrayLike
 
 from dpjax.accounting.pld._pld import LAMBDAS
 from dpjax.numerics import float64_kernel
-
-_U = 2.0**-53
+from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
 
 def _split(log_mgf, lambdas, positive: bool):

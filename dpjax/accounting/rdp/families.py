@@ -59,16 +59,16 @@ import numpy as np
 from scipy.special import log_ndtr, logsumexp
 
 from dpjax.accounting.rdp.laplace import (
-    _REL,
     MAX_PANELS,
     ORDERS,
-    _log_sinhc,
+    REL,
     laplace_log_moments,
+    log_sinhc,
 )
 from dpjax.noise.flipped_huber.standard import log_normaliser
 from dpjax.numerics import float64_kernel
+from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
-_U = 2.0**-53
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 #: Coarse panels per finite piece (the first pass, which places the others).
 _COARSE_PIECE = 64
@@ -127,7 +127,7 @@ def _panels(shape: _Shape, alpha, kappa, t0, t1, delta: float):
     mag = np.where(convex, np.maximum(mag0, mag1), magm + mags * w + tm * np.abs(slope))
     pad = 64.0 * _U * (mag + np.abs(half) + 1.0)
     with np.errstate(divide="ignore"):
-        return np.log(w) + centre + _log_sinhc(half) + pad
+        return np.log(w) + centre + log_sinhc(half) + pad
 
 
 def _log_tails(shape: _Shape, alpha, delta: float):
@@ -178,8 +178,8 @@ def _quadratic_family(shape: _Shape, delta: float, log_z: float) -> np.ndarray:
         with np.errstate(divide="ignore"):
             lc = (coarse - total[:, None] + np.log(w * w * np.abs(kappa) / 8.0)) / 3.0
         cw = np.exp(lc)
-        # relative excess of log A ~ _REL: of A where log A >= 1, of log A down to 1e-2
-        rel = _REL * np.clip(total - log_z, 1e-2, 1.0)[:, None]
+        # relative excess of log A ~ REL: of A where log A >= 1, of log A down to 1e-2
+        rel = REL * np.clip(total - log_z, 1e-2, 1.0)[:, None]
         k = np.ceil(cw * np.sqrt(np.sum(cw, axis=1, keepdims=True) / rel))
         k = k * np.minimum(1.0, MAX_PANELS / np.maximum(np.sum(k, axis=1, keepdims=True), 1.0))
         k = np.maximum(np.floor(k), 1.0).astype(np.int64)

@@ -49,12 +49,12 @@ from dpjax.accounting.rdp.subsampled_gaussian import (
     rdp_log_delta,
 )
 from dpjax.numerics import float64_kernel
+from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
-_U = 2.0**-53
 #: Rényi orders ``alpha`` of :func:`laplace_log_moments`: integers then fractional ones.
 ORDERS = np.concatenate([RDP_ORDERS, FRACTIONAL_ORDERS])
 #: Target relative excess of the panel bounds (``|phi''| w^2 / 8`` per panel).
-_REL = 1e-9
+REL = 1e-9
 #: Most panels per order (a larger ``a = Delta / b`` gets wider panels: looser, still certified).
 MAX_PANELS = 2**17
 #: Panels of the first pass, which places the others.
@@ -66,7 +66,7 @@ def _log_g(t, lq: float, l1q: float):
     return np.logaddexp(l1q, lq + t)
 
 
-def _log_sinhc(x):
+def log_sinhc(x):
     """``log(sinh(x) / x)`` (even; ``x^2 / 6``, an upper bound, near 0)."""
     ax = np.abs(x)
     small = ax < 1e-4
@@ -96,7 +96,7 @@ def _panel_bounds(t, beta, lq: float, l1q: float):
     mag = tm + np.abs(beta) * (lg_mag + abs(lq) + abs(l1q) + tm) * (1.0 + np.abs(w))
     # rounding: of phi (and its slope), of the sinhc, of the node spacing
     pad = 64.0 * _U * (mag + np.abs(x) + 1.0) + 16.0 * _U * tm / w
-    return np.log(w) + centre + _log_sinhc(x) + pad
+    return np.log(w) + centre + log_sinhc(x) + pad
 
 
 def _log_integrals(a: float, betas: np.ndarray, lq: float, l1q: float) -> np.ndarray:
@@ -104,10 +104,10 @@ def _log_integrals(a: float, betas: np.ndarray, lq: float, l1q: float) -> np.nda
     (all of one sign).
 
     Any panels give an upper bound; they are placed so that the bound's excess is about
-    ``_REL`` relative: a coarse pass of :data:`_COARSE` panels, then coarse panel ``i`` is
+    ``REL`` relative: a coarse pass of :data:`_COARSE` panels, then coarse panel ``i`` is
     split into ``k_i ~ (u_i w_i^2 |beta| kappa_i / 8 U)^{1/3} S`` pieces (``u_i`` its bound,
     ``U`` their sum, ``|beta| kappa_i`` the panel's bound on ``|phi''|``; the split that
-    minimises the count for the excess ``sum u_i |beta| kappa_i (w_i / k_i)^2 / 8 <= _REL
+    minimises the count for the excess ``sum u_i |beta| kappa_i (w_i / k_i)^2 / 8 <= REL
     U``), at most :data:`MAX_PANELS` in all per order."""
     nodes = np.linspace(-a, a, _COARSE + 1)
     b = betas[:, None]
@@ -119,7 +119,7 @@ def _log_integrals(a: float, betas: np.ndarray, lq: float, l1q: float) -> np.nda
     tc = np.clip(l1q - lq, nodes[:-1], nodes[1:])
     kappa = np.exp(lq + l1q + tc - 2.0 * _log_g(tc, lq, l1q))
     c = np.exp((rel + np.log(w * w * kappa)[None, :] + np.log(np.abs(b) / 8.0)) / 3.0)
-    k = np.ceil(c * np.sqrt(np.sum(c, axis=1, keepdims=True) / _REL))
+    k = np.ceil(c * np.sqrt(np.sum(c, axis=1, keepdims=True) / REL))
     total = np.sum(k, axis=1, keepdims=True)
     k = np.maximum(np.floor(k * np.minimum(1.0, MAX_PANELS / total)), 1.0).astype(np.int64)
     out = np.empty(len(betas))

@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from dpjax.accounting import events as ev
-from dpjax.accounting.events.plds import _subnormal_scale
+from dpjax.accounting.events.plds import subnormal_scale
 from dpjax.accounting.rdp.families import family_log_moments
 from dpjax.accounting.rdp.laplace import ORDERS, laplace_log_moments
 from dpjax.accounting.rdp.subsampled_gaussian import (
@@ -41,8 +41,7 @@ from dpjax.accounting.rdp.subsampled_gaussian import (
     rdp_log_delta,
 )
 from dpjax.numerics import float64_kernel
-
-_U = 2.0**-53
+from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
 
 def _quadratic(scale2: float) -> np.ndarray:
@@ -64,7 +63,7 @@ def leaf_log_moments(leaf, relation: str) -> np.ndarray | None:
       The moments (NumPy), or ``None`` where no exact moments are known here.
     """
     shift = 2.0 if relation == "replace_one" else 1.0
-    if _subnormal_scale(leaf):
+    if subnormal_scale(leaf):
         return None  # XLA flushes the scale to zero: no moment bound (the PLD answer stands)
     if isinstance(leaf, ev.Gaussian):
         m = np.float64(shift) / np.float64(leaf.noise_multiplier)  # may overflow to inf

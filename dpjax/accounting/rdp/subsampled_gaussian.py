@@ -44,8 +44,8 @@ from scipy.special import gammaln, log_ndtr, logsumexp
 from dpjax.accounting.pld import tail_bounds
 from dpjax.certificate import log_target
 from dpjax.numerics import float64_kernel, illinois_host
+from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
-_U = 2.0**-53
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 #: Half-width (in standard deviations) of the truncated trapezoidal sum beyond the bulk.
 _R = 10.0

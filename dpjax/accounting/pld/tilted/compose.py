@@ -9,7 +9,7 @@ multiply when losses add:
           y = \mathrm{IFFT}\Big(\prod_i \mathrm{FFT}(x_i)^{K_i}\Big),\qquad
           p^{*}(l) = y(l)\, e^{\sum_i K_i c_i - \lambda l}
 
-with ``c_i >= log sum p_i e^{lambda l}`` (:func:`.fold._tilt`: each ``||x_i||_1 <= 1``).  The
+with ``c_i >= log sum p_i e^{lambda l}`` (:func:`.fold.tilted_pmf`: each ``||x_i||_1 <= 1``).  The
 product is taken in one cyclic FFT of length ``N``, so there is a single window, placed as
 :func:`.pld.compose.compose` places it (its start at the Chernoff lower edge of the summed
 untilted moments ``sum_i K_i log M_i``, its top where they leave ``tau``, what lies above
@@ -41,19 +41,19 @@ from jax import Array
 
 from dpjax.accounting.pld._pld import PLD
 from dpjax.accounting.pld.compose import (
-    _fft_error_constant,
-    _fold,
-    _window,
     ceil_pow2,
+    fft_error_constant,
     max_grid_points,
     power_spectrum,
+    read_window,
     window_size,
+    wrap_cyclic,
 )
 from dpjax.accounting.pld.plan import tilt_level
-from dpjax.accounting.pld.tilted.fold import Tilted, _tilt, least_over_tilts, query
+from dpjax.accounting.pld.tilted.fold import Tilted, least_over_tilts, query, tilted_pmf
 from dpjax.numerics import float64_kernel
+from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
-_U = 2.0**-53
 #: :func:`.plan.tilt_level`'s floor; below it :func:`product_size` sizes the window from
 #: ``10^{floor(log10 delta) - 15}`` (the cut above it, added to ``inf_mass``, stays
 #: ``<= 1e-14 delta``; ``log`` space, so ``delta`` down to ``1e-300`` and beyond).
@@ -81,13 +81,13 @@ def tilted_product(parts, counts, size: int, lam) -> Tilted:
       The :class:`.fold.Tilted` composition.
     """
     lam = jnp.asarray(lam, jnp.float64)
-    c1 = _fft_error_constant(size)
+    c1 = fft_error_constant(size)
     prod, spectral, carried, log_scale, log_rel = None, 0.0, 0.0, 0.0, 0.0
     lower, log_mgf, log_keep, truncated, roundings = 0.0, 0.0, 0.0, 0.0, 2.0 * len(parts)
     for pld, k in zip(parts, counts, strict=True):
         k = jnp.asarray(k, jnp.float64)
-        x, c, eta, r_in = _tilt(pld, lam)
-        big_y, err = power_spectrum(_fold(x, size), k, c1)
+        x, c, eta, r_in = tilted_pmf(pld, lam)
+        big_y, err = power_spectrum(wrap_cyclic(x, size), k, c1)
         prod = big_y if prod is None else prod * big_y
         spectral = spectral + err
         carried = carried + k * r_in
@@ -104,7 +104,7 @@ def tilted_product(parts, counts, size: int, lam) -> Tilted:
         y = jnp.maximum(y, 0.0)
     err = spectral / jnp.sqrt(float(size)) + (roundings * _U + c1) * jnp.linalg.norm(y) + _U
     h = parts[0].bin_width
-    comp = _window(
+    comp = read_window(
         y, lower, log_mgf, h, size, -jnp.expm1(log_keep), carried + err, truncated, pessimistic
     )
     return Tilted(comp, lam, log_scale, jnp.expm1(log_rel))

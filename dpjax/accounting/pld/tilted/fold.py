@@ -53,21 +53,20 @@ from jax.scipy.special import logsumexp
 
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import LAMBDAS, PLD
-from dpjax.accounting.pld.compose import _fold, _window, fft_power
-from dpjax.accounting.pld.plan import _traced_tail
+from dpjax.accounting.pld.compose import fft_power, read_window, wrap_cyclic
+from dpjax.accounting.pld.plan import traced_tail
 from dpjax.accounting.pld.query import (
-    _BLOCK,
-    _PADS,
-    _TINY,
-    _UP,
-    _first_ok,
-    _levels,
+    BLOCK,
+    PADS,
+    TINY,
+    UP,
     discounted_suffix,
+    first_ok,
+    suffix_levels,
 )
 from dpjax.certificate import MARGIN
 from dpjax.numerics import float64_kernel
-
-_U = 2.0**-53
+from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
 
 class Tilted(NamedTuple):
@@ -87,7 +86,7 @@ class Tilted(NamedTuple):
     rel: Array
 
 
-def _tilt(pld: PLD, lam):
+def tilted_pmf(pld: PLD, lam):
     """``(x, c, eta, r)``: the tilted pmf ``x_i = p_i e^{lam l_i - c}`` (sum ``<= 1``), the
     constant ``c``, a bound ``eta`` on the entries' relative rounding, the l2 bound ``r`` on
     ``x``'s error carried over from ``pld.roundoff``."""
@@ -129,10 +128,10 @@ def tilted_self_compose(pld: PLD, num_compositions, size: int, lam) -> Tilted:
     """
     k = jnp.asarray(num_compositions, jnp.float64)
     lam = jnp.asarray(lam, jnp.float64)
-    x, c, eta, r1 = _tilt(pld, lam)
-    y, err = fft_power(_fold(x, size), k, size, pld.pessimistic)
+    x, c, eta, r1 = tilted_pmf(pld, lam)
+    y, err = fft_power(wrap_cyclic(x, size), k, size, pld.pessimistic)
     inf_atoms = -jnp.expm1(k * jnp.log1p(-jnp.minimum(pld.atom_inf, 1.0)))
-    comp = _window(
+    comp = read_window(
         y, k * pld.lower.astype(jnp.float64), k * pld.log_mgf, pld.bin_width, size, inf_atoms,
         k * r1 + err, k * pld.truncated_mass, pld.pessimistic,
     )
@@ -147,7 +146,7 @@ class _Sums(NamedTuple):
     ok: Array
 
 
-def _sums(t: Tilted) -> _Sums:
+def discounted_sums(t: Tilted) -> _Sums:
     """The discounted suffix sums ``S``, ``D`` of the tilted window (module docstring)."""
     pld, lam = t.pld, t.lam
     raw = pld.pmf
@@ -158,10 +157,10 @@ def _sums(t: Tilted) -> _Sums:
     h = jnp.asarray(pld.bin_width, jnp.float64)
     zero = jnp.zeros((1,), y.dtype)
     s = jnp.concatenate([discounted_suffix(y, lam * h), zero])
-    pre = jnp.exp(-lam * h) * -jnp.expm1(-h) * _UP * _UP
+    pre = jnp.exp(-lam * h) * -jnp.expm1(-h) * UP * UP
     d = jnp.concatenate([pre * discounted_suffix(s[1:], (lam + 1.0) * h), zero])
-    rel = (2.0 * _levels(n) * (_BLOCK + 3.0) + 96.0) * _U
-    return _Sums(s, d, jnp.asarray(rel), jnp.asarray(16.0 * (n + 1.0) * _TINY), ok)
+    rel = (2.0 * suffix_levels(n) * (BLOCK + 3.0) + 96.0) * _U
+    return _Sums(s, d, jnp.asarray(rel), jnp.asarray(16.0 * (n + 1.0) * TINY), ok)
 
 
 def _log_certified(t: Tilted, sm: _Sums, k, grid):
@@ -216,7 +215,7 @@ def log_delta_for_epsilon(t: Tilted, epsilon) -> Array:
     Returns:
       ``log delta`` bounds ``<= 0`` (``0`` where the grid says nothing or on ``nan``).
     """
-    return _log_delta(t, _sums(t), epsilon)
+    return _log_delta(t, discounted_sums(t), epsilon)
 
 
 @float64_kernel
@@ -238,7 +237,7 @@ def epsilon_for_delta(t: Tilted, delta) -> Array:
     Returns:
       Certified ``epsilon``, shape of ``delta`` (``+inf`` where none).
     """
-    sm = _sums(t)
+    sm = discounted_sums(t)
     pld, lam = t.pld, t.lam
     n = sm.s.shape[-1] - 1
     h = jnp.asarray(pld.bin_width, jnp.float64)
@@ -267,11 +266,11 @@ def epsilon_for_delta(t: Tilted, delta) -> Array:
     eps = l_k - tt
     eps = jnp.where(kc > 0, jnp.maximum(eps, l_k - h), eps)
     scale = jnp.abs(l_k) + jnp.abs(lower) * h + h
-    seg = eps[..., None] + jnp.asarray(_PADS) * 64.0 * _U * scale[..., None]
+    seg = eps[..., None] + jnp.asarray(PADS) * 64.0 * _U * scale[..., None]
     grid_pts = l_k[..., None] + h * jnp.arange(3.0)
     cands = jnp.maximum(jnp.concatenate([seg, grid_pts], axis=-1), 0.0)
     ok = _log_delta(t, sm, cands) <= log_target[..., None]
-    eps = jnp.where(k <= n, _first_ok(cands, ok), jnp.inf)
+    eps = jnp.where(k <= n, first_ok(cands, ok), jnp.inf)
     eps = jnp.where(dl >= 1.0, 0.0, eps)
     return jnp.where(~(dl > 0), jnp.inf, eps)
 
@@ -331,7 +330,7 @@ def tilted_kernel(
 
     (the least over the tilts ``lambda^*`` of :func:`saddle_lambdas`; answers of
     :func:`epsilon_for_delta` or :func:`log_delta_for_epsilon`).  Jitted with the sizes'
-    tail level ``sizes.tail`` passed as data (:func:`.plan._traced_tail`): one compiled
+    tail level ``sizes.tail`` passed as data (:func:`.plan.traced_tail`): one compiled
     program serves every level whose grid and FFT lengths are the same.
 
     Args:
@@ -345,7 +344,7 @@ def tilted_kernel(
     Returns:
       Certified ``epsilon`` or ``log delta``, shape of ``x``.
     """
-    return _traced_tail(_tilted_kernel)(
+    return traced_tail(_tilted_kernel)(
         scale, shape, sensitivity, sampling_rate, compositions, x, noise_fn=noise_fn,
         bin_width=bin_width, sizes=sizes, subsampled=subsampled, by_delta=by_delta,
     )
@@ -359,7 +358,7 @@ def _tilted_kernel(
 ):
     """:func:`tilted_kernel` with the pairs' tail cut ``tail`` traced."""
     # function-local: breaks the cycle pld.engine -> pld.tilted.fold (engine runs the tilt)
-    from dpjax.accounting.pld.engine import _stacked_plds
+    from dpjax.accounting.pld.engine import stacked_plds
 
     k = jnp.asarray(compositions, jnp.float64)
 
@@ -369,7 +368,7 @@ def _tilted_kernel(
 
         return least_over_tilts(one, k * p.log_mgf, x, by_delta)
 
-    answers = _stacked_plds(
+    answers = stacked_plds(
         noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width,
         sizes._replace(fft=0), subsampled, tail=tail, then=answer,
     )

@@ -80,7 +80,7 @@ def test_bracket_contains_closed_form_down_to_1e300(deltas):
 
 def test_tilted_lower_below_truth_where_plain_valid():
     d = np.array([1e-6])
-    args = engine._scalar_args(SIGMA, 0.0, 1.0, None, T)
+    args = engine.scalar_args(SIGMA, 0.0, 1.0, None, T)
     tilted = bracket.tilted_epsilon_lower(gaussian, args, d, H, False)
     plain = bracket.epsilon_lower(gaussian, SIGMA, 0.0, 1.0, d, compositions=T, bin_width=H)
     ref = exact_epsilon(1e-6, np.sqrt(T) / SIGMA)

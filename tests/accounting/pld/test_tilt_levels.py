@@ -1,4 +1,4 @@
-"""The tilt level is data, not a compile key (:func:`dpjax.accounting.pld.plan._traced_tail`).
+"""The tilt level is data, not a compile key (:func:`dpjax.accounting.pld.plan.traced_tail`).
 
 Reference: the closed form of ``K`` uses of ``N(0, sigma^2)`` (one use of
 ``N(0, sigma^2 / K)``, Balle & Wang 2018, Thm 8) in 50-digit mpmath: every answer, at
@@ -33,7 +33,7 @@ def test_two_tilt_levels_share_one_sizing_and_one_tilted_program():
     assert pld_plan._sizing._cache_size() <= sizing + 1  # one sizing program for both levels
     # the same lengths at both levels (the deeper level's; lengths decide tightness only)
     same = [s._replace(grid=sizes[1].grid, fft=sizes[1].fft) for s in sizes]
-    args = engine._scalar_args(SIGMA, 0.0, 1.0, None, K)
+    args = engine.scalar_args(SIGMA, 0.0, 1.0, None, K)
     before = tilted._tilted_kernel._cache_size()
     got = [
         tilted.tilted_kernel(

@@ -62,13 +62,13 @@ def _gaussian(scale, shape):
 
 
 def test_engine_pairs_are_charged_at_deep_levels():
-    """The tilted engine builds its pairs through ``engine._stacked_plds`` with the level
+    """The tilted engine builds its pairs through ``engine.stacked_plds`` with the level
     traced."""
     sizes = pld_plan.Sizes(4096, 0, 0.0)
-    args = engine._scalar_args(0.3, 0.0, 1.0, None, 1)
+    args = engine.scalar_args(0.3, 0.0, 1.0, None, 1)
 
     def inf_mass(tail):
-        plds = engine._stacked_plds(_gaussian, *args, H, sizes, False, tail=tail)
+        plds = engine.stacked_plds(_gaussian, *args, H, sizes, False, tail=tail)
         return plds.inf_mass[0]
 
     shallow, deep = (float(jax.jit(inf_mass)(jnp.float64(t))) for t in (TAIL, 1e-300))

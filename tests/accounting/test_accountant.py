@@ -352,3 +352,25 @@ def test_x64_off_is_one_behaviour():
     with jax.enable_x64(False):
         off = [_acc().compose(e).get_epsilon(1e-5) for e in events]
     assert off == on
+
+
+def test_bracket_to_a_requested_width_contains_the_closed_form():
+    """``bracket(delta, epsilon_error=w)``: the ledger recomposed on finer grids until the
+    bracket is at most ``w`` wide, both ends around the T-fold Gaussian's exact epsilon
+    (Balle & Wang 2018, inverted by 50-digit bisection)."""
+    import mpmath
+
+    sigma, uses, delta, width = 2.0, 10, 1e-5, 3e-5
+    acc = PLDAccountant().compose(ev.Gaussian(sigma), uses)
+    plain = acc.bracket(delta)
+    lower, upper = acc.bracket(delta, epsilon_error=width)
+    with mpmath.workdps(50):
+        lo, hi = mpmath.mpf(0), mpmath.mpf(20)
+        for _ in range(80):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if gaussian_delta(mid, sigma, 1.0, uses) > delta else (lo, mid)
+        exact = float(hi)
+    assert plain[1] - plain[0] > width  # the default grid alone is wider than asked
+    assert lower <= exact <= upper * (1 + 1e-12)
+    assert upper - lower <= width
+    assert lower >= plain[0] and upper <= plain[1]  # never worse than the default grid

@@ -32,13 +32,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from dpjax._batching import pad, padded_size
+from dpjax._warnings import warn_user
 from dpjax.accounting.pld import query as _query
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld.compose import grid_index, max_grid_points, moments_only, self_compose
@@ -208,7 +208,7 @@ def _evaluate(kernel, noise_fn, scale, shape, sensitivity, x, compositions, samp
     if key in _ANSWERS:
         hit = _ANSWERS[key]
         if hit[1] is not None:
-            warnings.warn(hit[1], EngineNote, stacklevel=3)
+            warn_user(hit[1], EngineNote)
         return hit[0].copy()
     out, note = _evaluate_once(
         kernel, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h
@@ -217,7 +217,7 @@ def _evaluate(kernel, noise_fn, scale, shape, sensitivity, x, compositions, samp
         _ANSWERS.pop(next(iter(_ANSWERS)))
     _ANSWERS[key] = (np.array(out, np.float64), note)
     if note is not None:
-        warnings.warn(note, EngineNote, stacklevel=3)
+        warn_user(note, EngineNote)
     return out
 
 
@@ -275,10 +275,6 @@ def _tilted(by_delta, noise_fn, args, x, out, bin_width, sampling_rate):
         sel = np.isfinite(log_t) & (log_t < np.log(TILT_BELOW))
     if by_delta:
         sel &= np.isfinite(flat) & (flat > 0)
-    else:
-        # a plain answer (a Chernoff bound at tiny delta) may exceed the truth by far:
-        # resolve down to its square (times 1e-4)
-        log_t = 2.0 * log_t + np.log(1e-4)
     q = float(sampling_rate) if sampling_rate is not None else None
 
     def run(idx, levels):
@@ -289,16 +285,25 @@ def _tilted(by_delta, noise_fn, args, x, out, bin_width, sampling_rate):
             )
             res[grp] = np.minimum(res[grp], np.where(np.isnan(got), res[grp], got))
 
+    def moved(idx, levels):
+        """The entries whose answer's level differs from every level in ``levels``."""
+        return [
+            i for i in idx
+            if np.isfinite(res[i]) and all(tilt_level(res[i]) != tilt_level(v[i]) for v in levels)
+        ]
+
     idx = np.nonzero(sel)[0]
     run(idx, log_t)
     if not by_delta:
-        # the sizes of the delta this answered, as a delta query there chose (a certificate
-        # re-check then sees the composition the epsilon came from)
-        level = np.array([tilt_level(v) if np.isfinite(v) else 0 for v in log_t])
-        again = [
-            i for i in idx if np.isfinite(res[i]) and tilt_level(res[i]) != level[i]
-        ]
-        run(again, res.copy())
+        # a log delta query first ran at its plain answer's own level: where the answer
+        # stayed at that level (a certificate's re-check: the epsilon query's level), that
+        # is the composition the epsilon came from.  Where it moved, the plain answer (a
+        # Chernoff bound, or a plain grid's atom at +infinity) exceeded the truth by far:
+        # resolve down to its square (times 1e-4), then at the level of the delta found
+        deep = 2.0 * log_t + np.log(1e-4)
+        idx = moved(idx, [log_t])
+        run(idx, deep)
+        run(moved(idx, [log_t, deep]), res.copy())
     return res.reshape(np.shape(out))
 
 

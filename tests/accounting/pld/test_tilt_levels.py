@@ -49,3 +49,24 @@ def test_two_tilt_levels_share_one_sizing_and_one_tilted_program():
             assert np.all(np.isfinite(eps))
             exact = [float(gaussian_delta(e, SIGMA, 1.0, K)) for e in eps]
             assert np.all(np.array(exact) <= DELTAS)
+
+
+def test_a_certificate_recheck_composes_once_at_the_epsilon_querys_level(monkeypatch):
+    """``engine.epsilon`` at a tiny delta: one tilted composition for the epsilon, one for
+    its certificate's re-check (a log delta query first runs at its plain answer's own
+    level, which is the epsilon query's: not first at a deeper, larger window), and the
+    exact delta at the answer is below the target."""
+    calls = []
+    real = engine.run_padded
+
+    def counted(kernel, args, xs, **static):
+        calls.append((static["by_delta"], static["sizes"]))
+        return real(kernel, args, xs, **static)
+
+    monkeypatch.setattr(engine, "run_padded", counted)
+    engine._ANSWERS.clear()
+    eps = float(engine.epsilon(_gaussian, SIGMA, 0.0, 1.0, 1e-30, compositions=K, bin_width=H))
+    assert [by_delta for by_delta, _ in calls] == [True, False]
+    assert calls[0][1] == calls[1][1]  # the re-check saw the composition eps came from
+    with mpmath.workdps(50):
+        assert float(gaussian_delta(eps, SIGMA, 1.0, K)) <= 1e-30

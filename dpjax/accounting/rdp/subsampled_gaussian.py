@@ -114,7 +114,39 @@ def gaussian_log_moments(sigma, sampling_rate, sensitivity=1.0, orders=RDP_ORDER
     quad = ((k * k - k) / 2.0)[None] * mu2.reshape(-1, 1, 1)
     terms = base[None] + quad + 64.0 * _U * (mag[None] + quad + 1.0)
     log_a = logsumexp(terms, axis=-1) + math.log1p(1024.0 * _U)
+    log_a = np.minimum(log_a, _log1p_of_excess(base, mag, quad, k >= 2.0))
     return a[:, 0] - 1.0, log_a.reshape(np.shape(mu2) + (a.shape[0],))
+
+
+def _log1p_of_excess(base, mag, quad, keep):
+    r"""``log A`` bounded through ``A - 1`` (a second certified bound on the binomial sum).
+
+    .. math:: A - 1 = \sum_{k=2}^{\alpha} \binom{\alpha}{k} (1-q)^{\alpha-k} q^k
+              \big(e^{(k^2 - k)\mu^2/2} - 1\big),\qquad \log A = \log(1 + (A - 1))
+
+    (the binomial weights sum to one and the ``k = 0, 1`` terms vanish), every term
+    positive: a small ``A - 1`` (``q -> 0``) keeps its relative precision, where the sum
+    for ``A`` itself carries a pad of ``~1e-13`` absolute per use that ``T`` uses multiply.
+    Each log-term is padded by ``64 u`` times its parts' magnitudes, the sum by ``4096 u``
+    relative, ``log(1 + x)`` by ``8 u`` relative plus the least subnormal (its rounding, and
+    an ``A - 1`` below the float64 range).
+
+    Args:
+      base: ``(orders, k)`` log-binomial terms ``log binom + (a-k) log(1-q) + k log q``
+        (``-inf`` where ``k > alpha``); mag: their parts' magnitudes; quad: ``S + (1, k)``
+        exponents ``(k^2 - k) mu^2 / 2``; keep: ``k >= 2``.
+
+    Returns:
+      Upper bounds on ``log A``, shape ``S + (orders,)`` (flattened ``S``).
+    """
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        # log(e^x - 1), stable at both ends: x + log1p(-e^-x) for x > 1
+        big = quad + np.log1p(-np.exp(-np.maximum(quad, 1.0)))
+        log_em1 = np.where(quad > 1.0, big, np.log(np.expm1(np.minimum(quad, 1.0))))
+        pad = 64.0 * _U * (mag[None] + quad + np.abs(np.where(keep, log_em1, 0.0)) + 1.0)
+        terms = np.where(keep & np.isfinite(base)[None], base[None] + log_em1 + pad, -np.inf)
+        log_excess = logsumexp(terms, axis=-1) + math.log1p(4096.0 * _U)
+    return np.logaddexp(0.0, log_excess) * (1.0 + 8.0 * _U) + 5e-324
 
 
 def _log_q(x):

@@ -100,3 +100,37 @@ def test_total_variation_bound_gives_zero_epsilon():
     delta = math.sqrt(-math.expm1(-kl_bound)) * 1.01
     assert gaussian_rdp_epsilon(1e3, 0.001, 1, delta) == 0.0
     assert gaussian_rdp_epsilon(1e3, 0.001, 1, delta / 1.1) > 0.0
+
+
+def _mp_integer_log_moment(sigma, q, a):
+    """``log A_alpha`` (integer ``alpha``) by the 60-digit binomial sum."""
+    with mpmath.workdps(60):
+        s, qq = mpmath.mpf(sigma), mpmath.mpf(q)
+        total = mpmath.fsum(
+            mpmath.binomial(a, k) * (1 - qq) ** (a - k) * qq**k
+            * mpmath.exp((k * k - k) / (2 * s * s))
+            for k in range(a + 1)
+        )
+        return mpmath.log(total)
+
+
+@pytest.mark.parametrize(
+    "sigma,q", [(0.5, 1e-6), (2.0, 1e-9), (1.0, 0.01), (0.3, 0.5), (1.0, 1.0)]
+)
+def test_integer_moments_keep_relative_precision_as_q_vanishes(sigma, q):
+    """Bounded through ``A - 1``, an integer-order moment is above the exact one by at most
+    ``1e-11`` *relative* even where ``log A ~ 1e-19`` (``q -> 0``): an absolute pad, which
+    ``T = 1e9`` uses would multiply, would be ``1e6`` times ``log A`` there."""
+    lam, log_a = gaussian_log_moments(sigma, q)
+    for a in (2, 3, 9, 30, 64, 256):
+        got = float(log_a[list(lam + 1.0).index(a)])
+        exact = _mp_integer_log_moment(sigma, q, a)
+        assert got >= exact, (a, got, exact)
+        assert got <= exact * (1.0 + 1e-11) + 1e-300, (a, got, exact)
+
+
+def test_integer_moment_below_the_float64_range_is_the_least_subnormal():
+    """At ``q = 1e-200`` ``A - 1 ~ 1e-400`` is below float64's range: the bound is the least
+    positive float (never ``0``, which would be below the exact moment)."""
+    _, log_a = gaussian_log_moments(1.0, 1e-200, orders=np.array([2.0, 3.0]))
+    assert np.all(log_a == 5e-324)

@@ -305,6 +305,6 @@ def _bracket(mech, params, dlt, query) -> Bracket:
 
 def _refined(compute, epsilon_error: float) -> Bracket:
     """:func:`~dpjax.accounting.bracket.refine.refine_bracket` of a :class:`Bracket`."""
-    lo, up = refine_bracket(lambda: compute().bracket, epsilon_error, stacklevel=4)
+    lo, up = refine_bracket(lambda: compute().bracket, epsilon_error)
     up = _output(up, "epsilon")
     return Bracket(up, (_output(lo, "epsilon"), up))

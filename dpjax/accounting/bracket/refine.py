@@ -14,11 +14,11 @@ prv-accountant's ``eps_error``).  Used by :meth:`dpjax.accounting.PLDAccountant.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 
 import numpy as np
 
+from dpjax._warnings import warn_user
 from dpjax.accounting.pld.plan import EngineNote, refined
 
 #: Most halvings of the bin width :func:`refine_bracket` tries.
@@ -40,20 +40,20 @@ def validate_epsilon_error(value) -> float:
 
 
 def refine_bracket(
-    compute: Callable[[], tuple], epsilon_error: float, stacklevel: int = 3
+    compute: Callable[[], tuple], epsilon_error: float
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""``compute()`` on grids refined by ``2^-k``, ``k = 0 .. MAX_REFINEMENTS``, until every
     bracket is at most ``epsilon_error`` wide; each end the best found (module docstring).
 
     Where the last grid still leaves a wider bracket, the best one found is returned (both
-    ends certified) with an :class:`~dpjax.accounting.pld.plan.EngineNote` warning.
+    ends certified) with an :class:`~dpjax.accounting.pld.plan.EngineNote` warning, at the
+    user's line.
 
     Args:
       compute: ``() -> (lower, upper)`` (arrays of one shape), called inside
         :func:`~dpjax.accounting.pld.plan.refined` ``(2^-k)``; it may refine further itself
         (e.g. a ledger rebuilt at a finer ``bin_width``).
       epsilon_error: the width asked for (positive).
-      stacklevel: of the warning.
 
     Returns:
       ``(lower, upper)`` float64 arrays, ``lower <= upper``.
@@ -75,10 +75,10 @@ def refine_bracket(
         if np.all(up - lo <= epsilon_error):
             break
     else:
-        warnings.warn(
+        warn_user(
             f"the bracket is {float(np.max(best[1] - best[0])):.3g} wide, more than "
             f"epsilon_error = {epsilon_error:g}, at {MAX_REFINEMENTS} halvings of the bin width "
-            "(both ends still certified)", EngineNote, stacklevel=stacklevel)
+            "(both ends still certified)", EngineNote)
     return np.minimum(best[0], best[1]), best[1]
 
 

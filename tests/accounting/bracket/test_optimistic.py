@@ -229,8 +229,9 @@ def test_epsilon_error_refines_the_grid_until_the_bracket_is_narrow(monkeypatch)
     assert seen == [1.0, 0.5, 0.25]
     assert got.bracket == (1.0 - 0.0125, 1.0 + 0.0125) and got.epsilon == got.bracket[1]
     seen.clear()
-    with pytest.warns(pld_plan.EngineNote, match="epsilon_error"):
+    with pytest.warns(pld_plan.EngineNote, match="epsilon_error") as notes:
         api._refined(compute, 1e-9)
+    assert {w.filename for w in notes} == {__file__}  # at the caller's line
     assert seen == [2.0**-k for k in range(api.MAX_REFINEMENTS + 1)]
     assert pld_plan.refinement() == 1.0  # the context is left
     with warnings.catch_warnings():

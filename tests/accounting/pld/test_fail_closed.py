@@ -405,8 +405,10 @@ def test_capped_engine_stays_certified(monkeypatch):
     assert gdp_delta(exact, math.sqrt(800)) <= 1e-5 * (1 + 1e-12)
     # bin width 0.2 at this cap (was 1e-4): measured +0.6 %
     assert eps >= exact and eps / exact - 1 < 1e-2
-    with pytest.warns(pld_plan.EngineNote):
+    with pytest.warns(pld_plan.EngineNote) as seen:
         eps = _account("laplace", 0.1, None, 100, 1e-5)
+    # the note names the user's line (here this file), not dpjax's internals
+    assert {w.filename for w in seen} == {__file__}
     assert laplace_exact_delta(eps, 0.1, 100) <= 1e-5 and eps / 959.648482195412 - 1 < 1e-2
 
 

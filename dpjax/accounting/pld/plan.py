@@ -179,16 +179,37 @@ def _needs(ext: Extents, h: float) -> tuple[float, float, float]:
     return fix(grid), fix(fft), fix(index)
 
 
+#: Above this many points a length costs more to run than to compile: :func:`ladder` has
+#: five rungs an octave there instead of two.
+FINE_LADDER_ABOVE = 2**20
+#: The rungs of an octave ``(p/2, p]`` above :data:`FINE_LADDER_ABOVE`, in sixteenths of
+#: ``p``: ``9/16, 5/8, 3/4, 7/8, 1`` (fast FFT lengths ``2^a 3^b 5^c 7^d``, at most a
+#: fifth more points than needed).
+_FINE_RUNGS = (9, 10, 12, 14, 16)
+
+
+def _rungs(p: int) -> list[int]:
+    """The ladder's sizes in the octave ``(p/2, p]`` (``p`` a power of two), ascending."""
+    if p > FINE_LADDER_ABOVE:
+        return [p * r // 16 for r in _FINE_RUNGS]
+    return [3 * p // 4, p]
+
+
 def ladder(n: float) -> int:
-    r"""The least size ``>= n`` on the engine's ladder ``{2^k, 3 \cdot 2^{k-1}}`` (at least 8).
+    r"""The least size ``>= n`` on the engine's ladder (at least 8).
 
-    .. math:: \text{ladder}(n) = \min\{m \in \{2^k, 1.5 \cdot 2^k\} : m \ge \max(n, 8)\}
+    .. math:: \text{ladder}(n) = \min\{m \in R : m \ge \max(n, 8)\},\quad
+              R = \{2^k, 1.5 \cdot 2^k\} \cup
+              \{2^k \cdot \tfrac{r}{16} : r \in \{18, 20, 24, 28\},\
+              2^k > 2^{20}\}
 
-    Two steps an octave (at most a third more points than needed), every one a fast FFT
-    length (``2^a 3^b``): the grid and FFT lengths a new ``K``, scale, rate or bin width
-    asks for fall on few static shapes, so they reuse compiled programs.  A longer grid
-    or FFT is exact padding: the grid reaches further (less mass sent to ``+infinity``),
-    the window cuts less tail (a smaller certified bound on what it cuts).
+    Two steps an octave up to :data:`FINE_LADDER_ABOVE` (at most a third more points than
+    needed), five above it, where a length costs more to run than to compile (at most a
+    fifth more); every one a fast FFT length (``2^a 3^b 5^c 7^d``): the grid and FFT
+    lengths a new ``K``, scale, rate or bin width asks for fall on few static shapes, so
+    they reuse compiled programs.  A longer grid or FFT is exact padding: the grid reaches
+    further (less mass sent to ``+infinity``), the window cuts less tail (a smaller
+    certified bound on what it cuts).
 
     Args:
       n: the size needed.
@@ -199,10 +220,12 @@ def ladder(n: float) -> int:
     Example:
       >>> [ladder(n) for n in (3, 100, 128, 129, 193)]
       [8, 128, 128, 192, 256]
+      >>> ladder(13_365_590)  # 7 * 2^21, where the two-step ladder gives 2^24
+      14680064
     """
     n = max(int(math.ceil(n)), 8)
     p = 1 << (n - 1).bit_length()  # least power of two >= n
-    return 3 * p // 4 if 3 * p // 4 >= n else p
+    return next(m for m in _rungs(p) if m >= n)
 
 
 def _ladder_cap(n: float, cap: int) -> int:
@@ -211,8 +234,8 @@ def _ladder_cap(n: float, cap: int) -> int:
     above the window is bounded and added)."""
     if n <= cap and ladder(n) <= cap:
         return ladder(n)
-    p = floor_pow2(cap)
-    return 3 * p // 2 if 3 * p // 2 <= cap else p
+    p = 2 * floor_pow2(cap)  # the octave (p/2, p] holds cap
+    return max(m for m in [p // 2, *_rungs(p)] if m <= cap)
 
 
 def _sizes(grid: float, fft: float, tail: float, cap: int) -> Sizes:

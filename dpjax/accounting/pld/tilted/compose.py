@@ -20,7 +20,7 @@ bounded by Chernoff and added to ``inf_mass``).  The query is :mod:`.fold`'s
 spectral moduli at most one, ``|prod a_i - prod b_i| <= sum |a_i - b_i|``, so the l2 error
 of the spectrum is at most the sum of each power's bound (:func:`.pld.compose.power_spectrum`),
 ``/ sqrt(N)`` after the inverse FFT; the powers' and products' own rounding is
-``((sum_i 4 K_i + 4) + 2m) u`` relative, as in :func:`.pld.compose.fft_power`; each input's error
+``(sum_i (4 K_i + 16) + 2m) u`` relative, as in :func:`.pld.compose.fft_power`; each input's error
 ``r_i`` (its ``roundoff`` in tilted units) grows at most ``K_i``-fold (a convolution with
 sub-probability vectors is an l2 contraction).  The tilt's entrywise relative rounding
 ``eta_i`` compounds to ``1 + rho = prod_i (1 + eta_i)^{K_i}`` (products and sums of
@@ -44,6 +44,7 @@ from dpjax.accounting.pld.compose import (
     ceil_pow2,
     fft_error_constant,
     max_grid_points,
+    power_rounding,
     power_spectrum,
     read_window,
     window_size,
@@ -97,7 +98,7 @@ def tilted_product(parts, counts, size: int, lam) -> Tilted:
         log_mgf = log_mgf + k * pld.log_mgf
         log_keep = log_keep + k * jnp.log1p(-jnp.minimum(pld.inf_mass, 1.0))
         truncated = truncated + k * pld.truncated_mass
-        roundings = roundings + 4.0 * k + 4.0
+        roundings = roundings + power_rounding(k)
     pessimistic = all(p.pessimistic for p in parts)
     y = jnp.fft.irfft(prod, size)
     if pessimistic:  # an optimistic product keeps its round-off (the lower end subtracts it)

@@ -40,9 +40,9 @@ PUBLIC = {
         'self_compose_size'
     ],
     "dpjax.accounting.pld.tilted": [
-        'Tilted', 'epsilon_for_delta', 'least_over_tilts', 'log_delta_for_epsilon',
-        'product_size', 'query', 'saddle_lambdas', 'tilted_kernel', 'tilted_product',
-        'tilted_product_answer', 'tilted_product_kernel', 'tilted_self_compose'
+        'Tilted', 'least_over_tilts', 'product_size', 'query', 'saddle_lambdas',
+        'tilted_epsilon_for_delta', 'tilted_kernel', 'tilted_log_delta_for_epsilon',
+        'tilted_product', 'tilted_product_answer', 'tilted_product_kernel', 'tilted_self_compose'
     ],
     "dpjax.accounting.rdp": [
         'FRACTIONAL_ORDERS', 'RDP_ORDERS', 'delta_from_zcdp', 'epsilon_from_zcdp',

@@ -15,20 +15,20 @@ from dpjax.accounting.pld.tilted.compose import (
 )
 from dpjax.accounting.pld.tilted.fold import (
     Tilted,
-    epsilon_for_delta,
     least_over_tilts,
-    log_delta_for_epsilon,
     query,
     saddle_lambdas,
+    tilted_epsilon_for_delta,
     tilted_kernel,
+    tilted_log_delta_for_epsilon,
     tilted_self_compose,
 )
 
 __all__ = [
     "Tilted",
-    "epsilon_for_delta",
+    "tilted_epsilon_for_delta",
     "least_over_tilts",
-    "log_delta_for_epsilon",
+    "tilted_log_delta_for_epsilon",
     "product_size",
     "query",
     "saddle_lambdas",

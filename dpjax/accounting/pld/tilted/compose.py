@@ -14,7 +14,7 @@ product is taken in one cyclic FFT of length ``N``, so there is a single window,
 :func:`.pld.compose.compose` places it (its start at the Chernoff lower edge of the summed
 untilted moments ``sum_i K_i log M_i``, its top where they leave ``tau``, what lies above
 bounded by Chernoff and added to ``inf_mass``).  The query is :mod:`.fold`'s
-(:func:`.fold.epsilon_for_delta`, :func:`.fold.log_delta_for_epsilon`).
+(:func:`.fold.tilted_epsilon_for_delta`, :func:`.fold.tilted_log_delta_for_epsilon`).
 
 **Certified.**  The forward FFT errors go through the powers and the product: with all
 spectral moduli at most one, ``|prod a_i - prod b_i| <= sum |a_i - b_i|``, so the l2 error

@@ -200,7 +200,7 @@ def _log_delta(t: Tilted, sm: _Sums, epsilon):
 
 
 @float64_kernel
-def log_delta_for_epsilon(t: Tilted, epsilon) -> Array:
+def tilted_log_delta_for_epsilon(t: Tilted, epsilon) -> Array:
     r"""``log`` of a certified upper bound on ``delta(epsilon)`` from a tilted composition.
 
     .. math:: \delta(\epsilon) \le m + e^{Kc - \lambda l_k}(1 + \rho)\big[(1 - e^{-t}) S_k
@@ -219,8 +219,9 @@ def log_delta_for_epsilon(t: Tilted, epsilon) -> Array:
 
 
 @float64_kernel
-def epsilon_for_delta(t: Tilted, delta) -> Array:
-    r"""Least ``epsilon >= 0`` whose tilted bound (:func:`log_delta_for_epsilon`) is ``<= delta``.
+def tilted_epsilon_for_delta(t: Tilted, delta) -> Array:
+    r"""Least ``epsilon >= 0`` whose tilted bound (:func:`tilted_log_delta_for_epsilon`) is
+    ``<= delta``.
 
     .. math:: \epsilon = l_k - \log\Big(1 + \frac{w - D_k}{S_k - w}\Big),\quad
               w = \frac{(\delta' - m) e^{\lambda l_k - Kc}}{(1 + \rho)(1 + \text{REL})}
@@ -329,9 +330,9 @@ def tilted_kernel(
               N, \lambda^*(x_i)),\, x_i\big)
 
     (the least over the tilts ``lambda^*`` of :func:`saddle_lambdas`; answers of
-    :func:`epsilon_for_delta` or :func:`log_delta_for_epsilon`).  Jitted with the sizes'
-    tail level ``sizes.tail`` passed as data (:func:`.plan.traced_tail`): one compiled
-    program serves every level whose grid and FFT lengths are the same.
+    :func:`tilted_epsilon_for_delta` or :func:`tilted_log_delta_for_epsilon`).  Jitted with
+    the sizes' tail level ``sizes.tail`` passed as data (:func:`.plan.traced_tail`): one
+    compiled program serves every level whose grid and FFT lengths are the same.
 
     Args:
       scale, shape, sensitivity, sampling_rate, compositions: as in
@@ -377,8 +378,9 @@ def _tilted_kernel(
 
 @float64_kernel
 def query(t: Tilted, x, by_delta: bool) -> Array:
-    """:func:`epsilon_for_delta` (``x`` a delta, ``by_delta``) or :func:`log_delta_for_epsilon`."""
-    return epsilon_for_delta(t, x) if by_delta else log_delta_for_epsilon(t, x)
+    """:func:`tilted_epsilon_for_delta` (``x`` a delta, ``by_delta``) or
+    :func:`tilted_log_delta_for_epsilon`."""
+    return tilted_epsilon_for_delta(t, x) if by_delta else tilted_log_delta_for_epsilon(t, x)
 
 
 @float64_kernel
@@ -413,8 +415,8 @@ __all__ = [
     "Tilted",
     "least_over_tilts",
     "query",
-    "epsilon_for_delta",
-    "log_delta_for_epsilon",
+    "tilted_epsilon_for_delta",
+    "tilted_log_delta_for_epsilon",
     "saddle_lambdas",
     "tilted_kernel",
     "tilted_self_compose",

@@ -57,7 +57,10 @@ def test_tilted_equals_plain_where_both_are_valid(one_use):
     @jax.jit
     def tilted_answers(lam):
         t = tilted.tilted_self_compose(one_use, K, size, lam)
-        return jnp.exp(tilted.log_delta_for_epsilon(t, eps)), tilted.epsilon_for_delta(t, d)
+        return (
+            jnp.exp(tilted.tilted_log_delta_for_epsilon(t, eps)),
+            tilted.tilted_epsilon_for_delta(t, d),
+        )
 
     want, want_inv, roundoff = (np.asarray(a) for a in plain_answers())
     for lam in (0.3, 1.0, 2.0):
@@ -74,7 +77,8 @@ def test_traced_compositions_and_tilt_compile_once(one_use):
 
     @jax.jit
     def f(k, lam):
-        return tilted.log_delta_for_epsilon(tilted.tilted_self_compose(one_use, k, size, lam), 3.0)
+        t = tilted.tilted_self_compose(one_use, k, size, lam)
+        return tilted.tilted_log_delta_for_epsilon(t, 3.0)
 
     a = float(f(jnp.float64(K), 1.5))
     b = float(f(jnp.float64(K - 1), 1.6))
@@ -91,7 +95,7 @@ def test_nan_fails_closed(one_use):
     @jax.jit  # one compiled program (op-by-op dispatch compiled some 80 small ones)
     def answers(pld):
         t = tilted.tilted_self_compose(pld, K, size, 1.0)
-        return tilted.log_delta_for_epsilon(t, 3.0), tilted.epsilon_for_delta(t, 1e-5)
+        return tilted.tilted_log_delta_for_epsilon(t, 3.0), tilted.tilted_epsilon_for_delta(t, 1e-5)
 
     log_d, e = answers(bad)
     assert float(log_d) == 0.0

@@ -42,6 +42,7 @@ from dpjax.numerics import (
     float64_kernel,
     least_feasible,
     log1mexp,
+    log_expm1,
     logaddexp,
     quotient,
 )
@@ -55,11 +56,6 @@ from dpjax.numerics import (
 ERROR = kernel_error(2e-14)
 
 _LOG2 = 0.6931471805599453
-
-
-def _log_expm1(x: Array) -> Array:
-    """``log(e^x - 1)`` for ``x > 0`` (``-inf`` at 0)."""
-    return x + log1mexp(-x)
 
 
 def _log_delta(epsilon, c, mu, gap_mu, gap_c, c_minus_mu, disjoint):
@@ -235,7 +231,7 @@ def truncated_laplace_gdgk(epsilon: ArrayLike, delta: ArrayLike, sensitivity: Ar
     """
     epsilon, delta = jnp.asarray(epsilon), jnp.asarray(delta)
     lam = jnp.asarray(sensitivity) / epsilon
-    log_ratio = _log_expm1(epsilon) - _LOG2 - jnp.log(delta)  # log((e^eps - 1) / (2 delta))
+    log_ratio = log_expm1(epsilon) - _LOG2 - jnp.log(delta)  # log((e^eps - 1) / (2 delta))
     big = log_ratio > 0
     a = lam * jnp.where(
         big,

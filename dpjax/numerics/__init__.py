@@ -8,7 +8,7 @@ special functions here are dtype-generic (the samplers use them in float32).
 """
 
 from dpjax.numerics._exact import quotient, sum3, two_product, two_sum
-from dpjax.numerics._logspace import log1mexp, logaddexp, logsubexp
+from dpjax.numerics._logspace import log1mexp, log_expm1, logaddexp, logsubexp
 from dpjax.numerics._normal import (
     Q_inv,
     log_hockey_stick,
@@ -60,6 +60,7 @@ __all__ = [
     "integrate_panels",
     "least_feasible",
     "log1mexp",
+    "log_expm1",
     "log_Q",
     "log_Q_inv",
     "log_hockey_stick",

@@ -45,6 +45,30 @@ def log1mexp(x: ArrayLike) -> Array:
     return jnp.where(x > 0, jnp.nan, out)
 
 
+def log_expm1(x: ArrayLike) -> Array:
+    r"""``log(e^x - 1)`` for ``x >= 0`` (``-inf`` at 0), accurate at both ends.
+
+    .. math:: \log(e^x - 1) = x + \log(1 - e^{-x})
+
+    with :func:`log1mexp` for the second term: no overflow of ``e^x`` for large ``x``, no
+    cancellation for small ``x`` (``log x - x/2 + ...``).
+
+    Args:
+      x: ``x >= 0``, any shape.
+
+    Returns:
+      ``log(e^x - 1)``: ``-inf`` at 0, ``x`` to round-off for ``x > 40``, ``nan`` for
+      ``x < 0``.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> round(float(log_expm1(1e-20)), 9), float(log_expm1(1000.0))
+      (-46.05170186, 1000.0)
+    """
+    x = jnp.asarray(x)
+    return x + log1mexp(-x)
+
+
 def logsubexp(a: ArrayLike, b: ArrayLike) -> Array:
     r"""``log(exp(a) - exp(b))`` for ``a >= b``; ``-inf`` when ``a == b``.
 

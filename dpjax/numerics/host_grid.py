@@ -37,6 +37,22 @@ def log1mexp_host(x) -> np.ndarray:
         return np.where(x > -_LOG2, np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
 
 
+def log_expm1_host(x) -> np.ndarray:
+    r"""``log(e^x - 1)`` for ``x >= 0`` in NumPy (``-inf`` at 0): the host twin of
+    :func:`dpjax.numerics.log_expm1`, ``x + log(1 - e^{-x})`` through :func:`log1mexp_host`.
+
+    Args:
+      x: ``x >= 0`` (smaller values are clipped to 0).
+
+    Example:
+      >>> round(float(log_expm1_host(1e-20)), 4), float(log_expm1_host(1000.0))
+      (-46.0517, 1000.0)
+    """
+    x = np.maximum(np.asarray(x, dtype=np.float64), 0.0)
+    with np.errstate(invalid="ignore"):  # inf + log1p(-0) = inf
+        return x + log1mexp_host(-x)
+
+
 
 def bisect_array(
     holds: Callable[[np.ndarray], np.ndarray], good, bad, num_iterations: int

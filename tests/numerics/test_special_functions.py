@@ -105,6 +105,20 @@ def test_log1mexp(x):
     assert rel_err(float(nm.log1mexp(x)), ref) < 4e-15
 
 
+@pytest.mark.parametrize("x", [1e-300, 1e-20, 1e-8, 0.5, 0.6931471805599453, 1.0, 37.0, 700.0])
+def test_log_expm1(x):
+    # one log(e^x - 1) for the package (the truncated Laplace profile, the RDP moments' A - 1)
+    from dpjax.numerics.host_grid import log_expm1_host
+
+    # near x = log 2 the value crosses 0: absolute there (x - log 2 rounds), relative beyond
+    ref = float(mpmath.log(mpmath.expm1(mpmath.mpf(x))))
+    tol = 4e-15 * max(1.0, abs(ref))
+    assert abs(float(nm.log_expm1(x)) - ref) <= tol
+    assert abs(float(log_expm1_host(x)) - ref) <= tol
+    assert float(nm.log_expm1(0.0)) == -np.inf and log_expm1_host(0.0) == -np.inf
+    assert log_expm1_host(np.inf) == np.inf
+
+
 def test_logsubexp_logaddexp():
     for a, b in [(0.0, -1e-12), (5.0, 4.0), (-700.0, -800.0), (3.0, -np.inf)]:
         ref = mpmath.log(mpmath.exp(mpmath.mpf(a)) - mpmath.exp(mpmath.mpf(b)))

@@ -68,6 +68,7 @@ from dpjax.accounting.rdp.laplace import (
 from dpjax.noise.flipped_huber.standard import log_normaliser
 from dpjax.numerics import float64_kernel
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
+from dpjax.numerics.host_grid import log1mexp_host
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 #: Coarse panels per finite piece (the first pass, which places the others).
@@ -262,11 +263,6 @@ def _staircase_sum(lo: Fraction, hi: Fraction, d: Fraction, g: Fraction, decay: 
     return logsumexp(terms + pad, axis=1) + np.log1p(4.0 * (len(lens) + 4) * _U)
 
 
-def _log1mexp(y):
-    """``log(1 - e^{-y})`` for ``y > 0``."""
-    return np.log(-np.expm1(-y))
-
-
 def _staircase(decay: float, width: float, gamma: float, delta: float) -> np.ndarray:
     """Staircase moments (module docstring), in width units with exact breakpoints."""
     g = Fraction(gamma)
@@ -274,7 +270,7 @@ def _staircase(decay: float, width: float, gamma: float, delta: float) -> np.nda
     n = math.floor(d)
     rem = d - n
     b = math.exp(-decay)
-    l1b = float(_log1mexp(decay))  # log(1 - b)
+    l1b = float(log1mexp_host(-decay))  # log(1 - b)
     log_a = l1b - math.log(2.0) - math.log(gamma + (1.0 - gamma) * b)
     log_a += 16.0 * _U * (abs(log_a) + decay + 2.0)
     zero = Fraction(0)
@@ -284,7 +280,7 @@ def _staircase(decay: float, width: float, gamma: float, delta: float) -> np.nda
     ]
     ratio = (2.0 * ORDERS - 1.0) * decay  # -log r, r = b^{2 alpha - 1}
     if n >= 1:
-        geo = _log1mexp(n * ratio) - _log1mexp(ratio)
+        geo = log1mexp_host(-n * ratio) - log1mexp_host(-ratio)
         parts.append(_staircase_sum(zero, Fraction(1), d, g, decay) + geo)
     if rem > 0:
         parts.append(_staircase_sum(zero, rem, d, g, decay) - n * ratio)

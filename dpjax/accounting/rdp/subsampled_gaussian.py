@@ -45,6 +45,7 @@ from dpjax.accounting.pld import tail_bounds
 from dpjax.certificate import log_target
 from dpjax.numerics import float64_kernel, illinois_host
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
+from dpjax.numerics.host_grid import log_expm1_host
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 #: Half-width (in standard deviations) of the truncated trapezoidal sum beyond the bulk.
@@ -140,9 +141,7 @@ def _log1p_of_excess(base, mag, quad, keep):
       Upper bounds on ``log A``, shape ``S + (orders,)`` (flattened ``S``).
     """
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        # log(e^x - 1), stable at both ends: x + log1p(-e^-x) for x > 1
-        big = quad + np.log1p(-np.exp(-np.maximum(quad, 1.0)))
-        log_em1 = np.where(quad > 1.0, big, np.log(np.expm1(np.minimum(quad, 1.0))))
+        log_em1 = log_expm1_host(quad)
         pad = 64.0 * _U * (mag[None] + quad + np.abs(np.where(keep, log_em1, 0.0)) + 1.0)
         terms = np.where(keep & np.isfinite(base)[None], base[None] + log_em1 + pad, -np.inf)
         log_excess = logsumexp(terms, axis=-1) + math.log1p(4096.0 * _U)

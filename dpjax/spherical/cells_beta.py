@@ -18,18 +18,64 @@ at m = 1000 (tests/spherical/test_scale.py).  Host function (NumPy, SciPy).
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from scipy.special import betainc
 
 from dpjax.spherical.cells_quadrature import unit_gauss_legendre
-from dpjax.spherical.shells import log_shell_volumes
+from dpjax.spherical.shells import log_shell_volume_at
 
 #: from this dimension on, :func:`dpjax.spherical.coefficients.log_cell_volumes` defaults to
 #: the incomplete-beta path (the fixed-order Gauss rules lose accuracy)
 BETA_MIN_DIM = 32
-#: Gauss nodes of the one-panel ``tau`` rule on thin shells (truncated band)
+#: most Gauss nodes of the one-panel ``tau`` rule on thin shells (truncated band); fewer where
+#: the integrand is smooth enough (:func:`thin_nodes`)
 THIN_ORDER = 8
+#: model error (relative) that :func:`thin_nodes` allows a thin-shell cell: calibrated so that
+#: the chosen rule agrees with a 20-node rule to the float64 floor of the betainc differences
+#: (~1e-12 in log, tests/spherical/test_geometric.py)
+THIN_MODEL_ERROR = 1e-17
+#: rows per thread task of :func:`log_cell_volumes_beta` (SciPy's ``betainc`` releases the GIL)
+ROWS_PER_TASK = 256
+
+
+def thin_nodes(m: int, n: int, b: int, i: int, most: int = THIN_ORDER) -> int:
+    r"""Gauss nodes for a thin shell's ``tau`` integral: the fewest in ``4..most`` that suffice.
+
+    Across one shell the integrand ``I_{y_{j+1}} - I_{y_j}`` changes like ``e^{s tau}`` with
+    ``s = m (b + 1) / n^2 + m / i``: the kernel's log-slope ``m |theta - rho|`` at the band's
+    edge times the shell width ``1/n``, plus the curvature of ``rho^m`` across the shell
+    (``log (i/(i+1))^m ~ -m/i``).  The ``k``-node Gauss-Legendre error for ``e^{s tau}`` on
+    ``[0, 1]`` is ``~ s^{2k} (k!)^4 / ((2k+1) ((2k)!)^3)``; the fewest ``k`` with this below
+    ``THIN_MODEL_ERROR`` is used (at the geometric design's shells, ``s ~ 0.7``: six nodes).
+
+    Args:
+      m: dimension.
+      n: shells per unit radius.
+      b: band half-width.
+      i: the first row of the block (its smallest ``i``: the largest ``m / i``).
+      most: the largest rule.
+
+    Example:
+      >>> thin_nodes(10000, 1826, 211, 169622), thin_nodes(100, 40, 30, 1000)
+      (6, 8)
+    """
+    s = m * (b + 1.0) / (n * n) + m / max(i, 1)
+    for k in range(4, most):
+        f2k = math.factorial(2 * k)
+        if math.factorial(k) ** 4 / ((2 * k + 1) * f2k ** 3) * s ** (2 * k) <= THIN_MODEL_ERROR:
+            return k
+    return most
+
+
+def _workers() -> int:
+    """Threads for the cell rows: the CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def _tau_rule(panels: int, order: int):
@@ -70,8 +116,9 @@ def log_cell_volumes_beta(m: int, n: int, rows: int, max_panels: int = 400, orde
     where ``theta - rho`` is many kernel widths ``1/sqrt(m)`` away, is left out: ``-inf``,
     i.e. accounted at loss ``+inf``).  Thin shells (``(i/(i+1))^m >= e^-1``: ``rho^m``
     nearly linear across the shell), with ``b < n`` (no kink of ``y`` inside the band),
-    use one Gauss panel of ``thin_order`` nodes: the integrand then varies on the
-    kernel's scale, many shells wide.
+    use one Gauss panel of at most ``thin_order`` nodes (:func:`thin_nodes`): the integrand
+    then varies on the kernel's scale, many shells wide.  Row blocks run on a thread per
+    CPU (SciPy's ``betainc`` releases the GIL; the rows are independent).
 
     Args:
       m: dimension, ``>= 2`` (the default path from ``BETA_MIN_DIM = 32`` on).
@@ -82,7 +129,7 @@ def log_cell_volumes_beta(m: int, n: int, rows: int, max_panels: int = 400, orde
       block: rows evaluated together.
       start: first row computed.
       half_width: band half-width ``b <= n`` (default ``n``: the whole band).
-      thin_order: Gauss nodes of the one-panel rule on thin shells.
+      thin_order: most Gauss nodes of the one-panel rule on thin shells.
       upper: compute the partners ``j >= i`` only (``(rows - start, b+1)``, ``j = i + d``);
         :func:`log_cell_volumes_beta_symmetric` fills the rest by ``w_ij = w_ji``.
 
@@ -95,16 +142,17 @@ def log_cell_volumes_beta(m: int, n: int, rows: int, max_panels: int = 400, orde
 
     a = 0.5 * (m - 1)
     h = 1.0 / n
-    lv = log_shell_volumes(m, n, rows)
+    lv = log_shell_volume_at(m, n, np.arange(start, rows))  # rows start.. only
     lo, width = (0, b + 1) if upper else (-b, 2 * b + 1)
     out = np.empty((rows - start, width))
-    for first in range(start, rows, block):
+
+    def fill(first: int) -> None:
         i = np.arange(first, min(first + block, rows), dtype=np.float64)
         # rho = b (tau + (1 - tau) (lo/b)^m)^(1/m), computed in logs
         with np.errstate(divide="ignore"):
             lratio = m * (np.log(i) - np.log1p(i))  # log (lo/b)^m, -inf for i = 0
         if b < n and lratio[0] >= -1.0:
-            tau, wt = unit_gauss_legendre(thin_order)
+            tau, wt = unit_gauss_legendre(thin_nodes(m, n, b, int(i[0]), thin_order))
         else:
             panels = int(min(max_panels, math.ceil(-max(lratio[0], -1e4) / math.log(2.0)) + 4))
             tau, wt = _tau_rule(panels, order)
@@ -121,8 +169,22 @@ def log_cell_volumes_beta(m: int, n: int, rows: int, max_panels: int = 400, orde
         g, gb = np.where(side, val, 1.0 - val), np.where(side, 1.0 - val, val)
         diff = np.where(low, g[..., 1:] - g[..., :-1], gb[..., :-1] - gb[..., 1:])
         cell = np.einsum("btd,t->bd", np.maximum(diff, 0.0), wt)
+        k = i.astype(np.int64) - start
         with np.errstate(divide="ignore"):
-            out[i.astype(np.int64) - start] = np.log(cell) + lv[i.astype(np.int64)][:, None]
+            out[k] = np.log(cell) + lv[k][:, None]
+
+    def fill_task(task_start: int) -> None:
+        for first in range(task_start, min(task_start + ROWS_PER_TASK, rows), block):
+            fill(first)
+
+    tasks = range(start, rows, ROWS_PER_TASK)
+    workers = min(_workers(), len(tasks))
+    if workers <= 1:
+        for task_start in tasks:
+            fill_task(task_start)
+    else:  # disjoint rows of ``out`` per task; list() re-raises a worker's error
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(fill_task, tasks))
     return out
 
 
@@ -159,4 +221,5 @@ def log_cell_volumes_beta_symmetric(m: int, n: int, rows: int, start: int = 0,
     return out
 
 
-__all__ = ["BETA_MIN_DIM", "THIN_ORDER", "log_cell_volumes_beta", "log_cell_volumes_beta_symmetric"]
+__all__ = ["BETA_MIN_DIM", "ROWS_PER_TASK", "THIN_MODEL_ERROR", "THIN_ORDER",
+           "log_cell_volumes_beta", "log_cell_volumes_beta_symmetric", "thin_nodes"]

@@ -78,6 +78,35 @@ def test_truncated_band_cells_match_the_whole_band():
     assert np.max(np.logaddexp.reduce(out, axis=1) - np.logaddexp.reduce(full, axis=1)) < -40
 
 
+@pytest.mark.parametrize("m, n, hw, start", [(100, 40, 30, 1000), (200, 183, 50, 2000),
+                                             (1000, 578, 214, 14131), (2500, 600, 150, 18000),
+                                             (2500, 600, 300, 18000)])
+def test_thin_shell_rule_is_at_the_float64_floor(m, n, hw, start):
+    # thin_nodes picks 5..8 nodes from the integrand's slope across a shell; a 20-node rule
+    # is the reference (four nodes are off by up to 2e-5 at m = 100, n = 40)
+    from dpjax.spherical.cells_beta import thin_nodes
+
+    k = thin_nodes(m, n, hw, start)
+    assert 5 <= k <= 8
+    ref = co.log_cell_volumes_beta(m, n, start + 16, start=start, half_width=hw, thin_order=20)
+    got = co.log_cell_volumes_beta(m, n, start + 16, start=start, half_width=hw)
+    assert np.array_equal(np.isfinite(ref), np.isfinite(got))
+    ok = np.isfinite(ref)
+    np.testing.assert_allclose(got[ok], ref[ok], rtol=0, atol=3e-12)
+
+
+def test_threaded_cells_equal_the_single_thread_ones(monkeypatch):
+    # the rows are independent: a thread per CPU writes disjoint rows of the same array
+    from dpjax.spherical import cells_beta
+
+    monkeypatch.setattr(cells_beta, "ROWS_PER_TASK", 8)
+    monkeypatch.setattr(cells_beta, "_workers", lambda: 3)
+    threaded = cells_beta.log_cell_volumes_beta(100, 40, 1040, start=1000, half_width=30)
+    monkeypatch.setattr(cells_beta, "_workers", lambda: 1)
+    single = cells_beta.log_cell_volumes_beta(100, 40, 1040, start=1000, half_width=30)
+    assert np.array_equal(threaded, single)
+
+
 @pytest.mark.parametrize("m, n, rows, start, hw", [(10, 12, 60, 0, None),
                                                    (100, 40, 1040, 1000, 30)])
 def test_symmetric_cells_match_the_direct_ones(m, n, rows, start, hw):

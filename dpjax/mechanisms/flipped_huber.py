@@ -13,7 +13,10 @@ from the Laplace centre to the Gaussian tails) and ``gamma > 0`` (scale).
   ``linf`` corner, pessimistic discretisation): :mod:`dpjax.calibration.flipped_huber_kdim`.
 * ``profile``/``account`` for ``dim > 1`` return a certified upper bound: the
   minimum of Theorem 8 and the zCDP bound of Sec. VI-A.
-* compositions > 1 and Poisson subsampling need the PLD engine.
+* ``T`` compositions of a ``K``-dim query are one ``K T``-dim query (the outputs stacked;
+  sensitivities ``Delta_1 T``, ``Delta_2 sqrt(T)``, ``Delta_inf``, rounded up): calibration,
+  profile and epsilon run on it (:func:`stacked`);
+* Poisson subsampling needs the PLD engine's subsampled shape search (not yet: refused).
 """
 
 from __future__ import annotations
@@ -54,21 +57,50 @@ def _reported(log_delta, error: float) -> np.ndarray:
 def _check_use(query: Query) -> None:
     if query.sampling_rate is not None:
         raise unsupported(NAME, "Poisson subsampling (needs the PLD engine)")
-    if query.compositions > 1:
-        raise unsupported(NAME, "compositions > 1 (needs the PLD engine)")
 
 
-def _exact_1d(query: Query) -> bool:
-    return query.dim == 1 and query.condition == "exact"
+def _up(x: float) -> float:
+    """The next float64 above ``x`` (a rounded product made an upper bound)."""
+    return float(np.nextafter(x, np.inf))
 
 
-def _sensitivities(query: Query):
-    notes = ()
+def stacked(query: Query) -> tuple[int, dict, tuple[str, ...]]:
+    r"""``T`` uses of a ``K``-dim query as one ``K T``-dim query: ``(K T, sensitivities, notes)``.
+
+    The ``T`` outputs, each ``f_t(D) + Z_t`` with i.i.d. ``FH`` coordinates, are one query of
+    ``K T`` coordinates whose shift ``(d_1, ..., d_T)`` has
+
+    .. math:: \|d\|_\infty \le \Delta_\infty,\quad \|d\|_1 \le T \Delta_1,\quad
+              \|d\|_2 \le \sqrt{T} \Delta_2,
+
+    so adaptive composition of the ``T`` uses is the ``K T``-dim mechanism (the exact
+    condition composes the 1-D pair ``K T`` times at the ``linf`` corner; Theorem 8 takes the
+    three norms).  Products are rounded up (never below the true sensitivity).
+
+    Args:
+      query: the query (``dim``, sensitivities, ``compositions``).
+
+    Returns:
+      ``(k, {"l1", "l2", "linf"}, notes)``.
+    """
+    notes: tuple[str, ...] = ()
     values = {}
     for norm in ("l1", "l2", "linf"):
         values[norm], extra = query.sensitivity.resolve(norm)
         notes += extra
-    return values, notes
+    uses = int(query.compositions)
+    if uses > 1:
+        values["l1"] = _up(values["l1"] * uses)
+        values["l2"] = _up(_up(values["l2"] * _up(float(np.sqrt(uses)))))
+        notes += (
+            f"{uses} uses of the {query.dim}-dim query stacked into one {query.dim * uses}-dim "
+            f"query (l1 x {uses}, l2 x sqrt({uses}), linf unchanged)",
+        )
+    return query.dim * uses, values, notes
+
+
+def _exact_1d(k: int, query: Query) -> bool:
+    return k == 1 and query.condition == "exact"
 
 
 def _winner_note(member, alpha, gamma, variance, source, theorem8) -> str:
@@ -137,7 +169,8 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     Args:
       epsilon: target epsilons (broadcast with ``delta``).
       delta: target deltas, ``> 0`` (the Gaussian tails give ``delta(eps) > 0``).
-      query: ``linf`` (and ``l1``, ``l2`` for Theorem 8), ``K``, one use.
+      query: ``linf`` (and ``l1``, ``l2`` for Theorem 8), ``K``, ``T`` uses (:func:`stacked`:
+        one ``K T``-dim query), no subsampling.
     """
     _check_use(query)
     if np.any(delta == 0):
@@ -145,9 +178,9 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
             f"{NAME}: delta = 0 is infeasible "
             "(the Gaussian tails give delta(eps) > 0 for every eps)"
         )
-    sens, notes = _sensitivities(query)
+    k, sens, notes = stacked(query)
     member = None
-    if _exact_1d(query):
+    if _exact_1d(k, query):
         linf = sens["linf"]
         alpha, gamma, variance, delta_at, ok = calibrate_flipped_huber_1d(epsilon, delta, linf)
         # independent re-evaluation at exactly the returned parameters
@@ -173,7 +206,7 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
 
         linf = sens["linf"]
         alpha, gamma, variance, delta_at, ok, source, thm8 = (
-            calibrate_flipped_huber_exact_source(epsilon, delta, query.dim, linf)
+            calibrate_flipped_huber_exact_source(epsilon, delta, k, linf)
         )
         recheck = delta_at
         sensitivity = {"linf": linf}
@@ -183,17 +216,16 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         # the ends: the Gaussian by its closed form or the grid's shape b = 0 (the engine's
         # pessimistic grid puts the K-fold Gaussian a bit above its closed form at large K);
         # the Laplace member is the grid's last shape b = 1e4 (no closed form for it)
-        gauss = members.gaussian_limit_variance(epsilon, delta, np.sqrt(query.dim) * linf)
+        gauss = members.gaussian_limit_variance(epsilon, delta, np.sqrt(k) * linf)
         member = members.name_by_variance(variance, {"gaussian": gauss})
         at_end = members.name_member(alpha / gamma, 0.0, SHAPES[-1], "gaussian", "laplace")
         member = np.where(member == members.INTERIOR, at_end, member)
         notes += (
             _winner_note(member, alpha, gamma, variance, source, thm8),
-            f"exact K-dim condition: PLD engine, {query.dim}-fold composition of the 1-D pair at "
+            f"exact K-dim condition: PLD engine, {k}-fold composition of the 1-D pair at "
             f"linf = {linf!r} (worst corner of the linf box; pessimistic discretisation)",
         )
     else:
-        k = query.dim
         alpha, gamma, variance, delta_at, ok = calibrate_flipped_huber_sufficient(
             epsilon, delta, k, sens["l1"], sens["l2"], sens["linf"]
         )
@@ -237,18 +269,18 @@ def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
     Args:
       params: ``{"alpha", "gamma"}`` (validated).
       epsilon: the epsilons to evaluate at.
-      query: ``linf`` (and ``l1``, ``l2`` in ``K`` dims), one use.
+      query: ``linf`` (and ``l1``, ``l2`` in ``K`` dims), ``T`` uses (:func:`stacked`).
     """
     _check_use(query)
-    sens, _ = _sensitivities(query)
+    k, sens, _ = stacked(query)
     alpha, gamma = params["alpha"], params["gamma"]
-    if query.dim == 1:
+    if k == 1:
         return _reported(
             call_padded(log_delta_flipped_huber, epsilon, alpha, gamma, sens["linf"]), _acc.ERROR
         )
     return _reported(
         log_delta_flipped_huber_bound(
-            epsilon, alpha, gamma, query.dim, sens["l1"], sens["l2"], sens["linf"]
+            epsilon, alpha, gamma, k, sens["l1"], sens["l2"], sens["linf"]
         ),
         _kdim.BOUND_ERROR,
     )
@@ -264,13 +296,13 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
       delta: the deltas to invert at.
     """
     _check_use(query)
-    sens, _ = _sensitivities(query)
+    k, sens, _ = stacked(query)
     alpha, gamma = params["alpha"], params["gamma"]
-    if query.dim == 1:
+    if k == 1:
         return call_padded(epsilon_flipped_huber, delta, alpha, gamma, sens["linf"])
     return np.asarray(
         epsilon_flipped_huber_bound(
-            delta, alpha, gamma, query.dim, sens["l1"], sens["l2"], sens["linf"]
+            delta, alpha, gamma, k, sens["l1"], sens["l2"], sens["linf"]
         )
     )
 
@@ -281,7 +313,7 @@ SUMMARY = (
 )
 ABOUT = About(
     "flipped-huber-mechanism", ("linf", "l1", "l2"),
-    "1-D exact (Thm 3); K dims exact (PLD engine) or Thm 8; one use",
+    "1-D exact (Thm 3); K dims exact (PLD engine) or Thm 8; T uses as one K T-dim query",
 )
 MECHANISM = Mechanism(
     NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=FlippedHuber,

@@ -152,14 +152,43 @@ def test_sufficient_calibration_beats_gaussian_in_low_dimension():
 
 
 def test_mechanism_errors():
-    with pytest.raises(NotImplementedError, match="PLD"):
-        dpjax.calibrate("flipped-huber", epsilon=1.0, delta=1e-6, linf=1.0, compositions=3)
+    with pytest.raises(NotImplementedError, match="Poisson subsampling"):
+        dpjax.calibrate("flipped-huber", epsilon=1.0, delta=1e-6, linf=1.0, sampling_rate=0.1)
     with pytest.raises(InfeasibleTargetError):
         dpjax.calibrate("flipped-huber", epsilon=1.0, delta=0.0, linf=1.0)
     with pytest.raises(ValueError, match="epsilon"):
         dpjax.calibrate("flipped-huber", epsilon=-1.0, delta=1e-6, linf=1.0)
     with pytest.raises(ValueError, match="delta"):
         dpjax.calibrate("flipped-huber", epsilon=1.0, delta=1.5, linf=1.0)
+
+
+def test_uses_are_one_stacked_query():
+    # T uses of a K-dim query = one K T-dim query: l1 T, l2 sqrt(T) (rounded up), linf
+    from fractions import Fraction
+
+    from dpjax.mechanisms._spec import make_query
+    from dpjax.mechanisms.flipped_huber import MECHANISM, stacked
+
+    q = make_query(MECHANISM, {"dim": 3, "l1": 0.7, "l2": 0.5, "linf": 0.4, "compositions": 7})
+    k, sens, notes = stacked(q)
+    assert k == 21 and sens["linf"] == 0.4
+    assert Fraction(sens["l1"]) >= 7 * Fraction(0.7) and sens["l1"] <= 4.9 * (1 + 1e-15)
+    assert Fraction(sens["l2"]) ** 2 >= 7 * Fraction(0.5) ** 2
+    assert sens["l2"] <= 0.5 * 7**0.5 * (1 + 1e-15) and "stacked" in notes[-1]
+    # Theorem 8 on the stacked query, and the same bound as a profile
+    eps = np.array([0.5, 2.0])
+    uses = dpjax.calibrate("flipped-huber", epsilon=eps, delta=1e-6, compositions=4, l1=1.0,
+                           l2=1.0, linf=1.0, condition="sufficient")
+    one = dpjax.calibrate("flipped-huber", epsilon=eps, delta=1e-6, dim=4, l1=4.0, l2=2.0,
+                          linf=1.0, condition="sufficient")
+    # (l2 sqrt(4) is rounded up one ulp: never below the one-query numbers)
+    np.testing.assert_allclose(uses.params["gamma"], one.params["gamma"], rtol=1e-13)
+    assert np.all(uses.delta_at_params <= 1e-6)
+    params = {"alpha": 2.0, "gamma": 3.0}
+    prof = dpjax.profile("flipped-huber", params, epsilon=eps, linf=1.0, compositions=4)
+    ref = dpjax.profile("flipped-huber", params, epsilon=eps, dim=4, l1=4.0, l2=2.0, linf=1.0)
+    assert np.all(prof >= ref)
+    np.testing.assert_allclose(prof, ref, rtol=1e-13)
 
 
 def test_profile_and_account_facade():
@@ -189,6 +218,13 @@ def test_exact_k_dim_calibration_through_the_engine():
     )
     assert exact.condition == "exact" and float(exact.delta_at_params) <= delta
     assert float(exact.variance) <= float(suff.variance)
+    # two uses of a 1-D query are this 2-dim query (mechanisms.flipped_huber.stacked)
+    twice = dpjax.calibrate(
+        "flipped-huber", epsilon=eps, delta=delta, compositions=k, linf=1.0, condition="exact"
+    )
+    for name in ("alpha", "gamma"):
+        assert float(twice.params[name]) == float(exact.params[name])
+    assert any("2 uses of the 1-dim query stacked" in n for n in twice.notes)
     a, g = float(exact.params["alpha"]), float(exact.params["gamma"])
     with jax.enable_x64(True):
         fh = FlippedHuber(jax.numpy.float64(a), jax.numpy.float64(g))

@@ -369,8 +369,12 @@ class PLDAccountant:
 
     def _tilted(self, x: float, by_delta: bool, log_level: float) -> float:
         """:func:`~.events.tilted.tilted_answer` of the ledger (``nan``: the plain answer
-        stands), its leaf tails sized for ``delta ~ e^{log_level}``."""
+        stands), its leaf tails sized for ``delta ~ e^{log_level}``; ``nan`` also where a leaf's
+        loss cannot be put on a grid at that level (:meth:`_table` is ``None``: the plain
+        answer stands, certified)."""
         table = self._table(log_level=log_level)
+        if table is None:
+            return math.nan
         with jax.enable_x64(True):
             return ledger_tilted.tilted_answer(table, self.relation, x, by_delta, log_level)
 

@@ -55,6 +55,7 @@ def calibrate_shape_scale(
     refine: int = 9,
     finalists: int = 5,
     coarsen: int = COARSEN,
+    sampling_rate: float | None = None,
 ) -> ShapeCalibration:
     r"""Least-variance ``(shape, scale)`` meeting each ``(epsilon, delta)`` after ``K`` uses.
 
@@ -95,6 +96,8 @@ def calibrate_shape_scale(
       refine: number of points of the refined grid.
       finalists: number of shapes settled at ``bin_width``.
       coarsen: bin-width factor of the survey.
+      sampling_rate: Poisson subsampling rate ``q`` of every use, or ``None`` (the engine's
+        add-or-remove pair, worse direction reported).
 
     Returns:
       A :class:`ShapeCalibration`.
@@ -122,7 +125,7 @@ def calibrate_shape_scale(
             e,
             d,
             compositions,
-            None,
+            sampling_rate,
             h,
             upper=up,
             lower=low,
@@ -192,7 +195,8 @@ def calibrate_shape_scale(
     pick = np.empty((eps.size, 7))
     for k in targets:
         pick[k] = _certified_best(
-            table[table[:, 0] == k], noise_fn, sensitivity, eps[k], dl[k], compositions
+            table[table[:, 0] == k], noise_fn, sensitivity, eps[k], dl[k], compositions,
+            sampling_rate,
         )
     shape_, scale_, var_, dat_ = (pick[:, j].reshape(out_shape) for j in (1, 2, 3, 4))
     return ShapeCalibration(
@@ -205,7 +209,7 @@ def calibrate_shape_scale(
     )
 
 
-def _certified_best(mine, noise_fn, sensitivity, eps, delta, compositions):
+def _certified_best(mine, noise_fn, sensitivity, eps, delta, compositions, sampling_rate=None):
     """The least-variance row ``(target, shape, scale, variance, delta_at, h, unchecked)`` of
     ``mine`` whose search evaluation certifies it (``unchecked = 0``) or, for a tilted root
     the search did not re-check (``unchecked = 1``), that
@@ -223,7 +227,7 @@ def _certified_best(mine, noise_fn, sensitivity, eps, delta, compositions):
         for step in (0.0, *RETRY_STEPS):
             scale = row[2] * (1.0 + step)
             d = float(np.asarray(engine.profile(
-                noise_fn, scale, row[1], sensitivity, eps, compositions, None, row[5]
+                noise_fn, scale, row[1], sensitivity, eps, compositions, sampling_rate, row[5]
             )).reshape(-1)[0])
             with np.errstate(divide="ignore", invalid="ignore"):
                 if np.log(d) <= level:

@@ -13,8 +13,11 @@ removing a record).  Other relations (dp_accounting's conventions, as
   ``laplace`` are calibrated by bisection on the certified profile of their events
   (``T`` uses of ``PoissonSampled(q, Gaussian(sigma / Delta_2))`` /
   ``Laplace(b / Delta_1)``) under the relation (:func:`dpjax.calibration.event_scale.
-  calibrate_event_scale`, re-checked at the returned scale); other families raise
-  ``NotImplementedError``;
+  calibrate_event_scale`, re-checked at the returned scale); ``flipped-huber`` (a 1-D
+  query) keeps the shape ``b = alpha / gamma`` of its add-or-remove calibration (the
+  engine's shape search) and re-searches ``gamma`` the same way on
+  ``PoissonSampled(q, Noise("flipped-huber", ...))`` under the relation; other families
+  raise ``NotImplementedError``;
 * the discrete mechanisms take the relation themselves (their accounting is the event's).
 """
 
@@ -33,6 +36,8 @@ from dpjax.sensitivity import Sensitivity
 
 #: The continuous mechanisms calibrated through their events under Poisson subsampling.
 _EVENT_FAMILIES = ("gaussian", "laplace")
+#: ... and those whose shape comes from their add-or-remove calibration first.
+_SHAPE_EVENT_FAMILIES = ("flipped-huber",)
 
 
 def _doubled(s: Sensitivity) -> Sensitivity:
@@ -70,13 +75,59 @@ def calibrate_under(mech: Mechanism, epsilon, delta, query: Query) -> Calibratio
                     "its sensitivity; calibrated at the doubled sensitivities (dp_accounting's "
                     "REPLACE convention)")
         return dataclasses.replace(cal, notes=cal.notes + (note,))
+    if mech.name in _SHAPE_EVENT_FAMILIES:
+        return _shape_then_event(mech, epsilon, delta, query)
     if mech.name not in _EVENT_FAMILIES:
         raise unsupported(
             mech.name, f"relation {relation!r} with Poisson subsampling (gaussian, laplace, "
-            "discrete-laplace and discrete-gaussian support it; add_remove bounds every "
-            "direction)",
+            "flipped-huber, discrete-laplace and discrete-gaussian support it; add_remove "
+            "bounds every direction)",
         )
     return _event_calibration(mech, epsilon, delta, query)
+
+
+def _uses(step, uses: int):
+    """``uses`` compositions of ``step`` (the event itself for one)."""
+    return ev.SelfComposed(step, uses) if uses > 1 else step
+
+
+def _shape_then_event(mech: Mechanism, epsilon, delta, query: Query) -> Calibration:
+    """Flipped Huber under Poisson subsampling and ``query.relation``: the shape of the
+    add-or-remove calibration, ``gamma`` re-searched on the certified profile of the events
+    under the relation (module docstring)."""
+    plain = dataclasses.replace(query, relation="add_remove")
+    base = mech.calibrate_certified(epsilon, delta, plain)
+    linf, _ = query.sensitivity.resolve("linf")
+    q, uses, relation = float(query.sampling_rate), query.compositions, query.relation
+    alpha, gamma = np.broadcast_arrays(*(np.asarray(base.params[n], np.float64)
+                                         for n in ("alpha", "gamma")))
+    eps = np.broadcast_to(np.asarray(epsilon, np.float64), alpha.shape)
+    dlt = np.broadcast_to(np.asarray(delta, np.float64), alpha.shape)
+    new_gamma, delta_at = np.empty(alpha.shape), np.empty(alpha.shape)
+    for i in np.ndindex(alpha.shape):
+        b = float(alpha[i] / gamma[i])
+
+        def build(g, b=b):
+            g = float(g) / linf
+            return _uses(ev.PoissonSampled(q, ev.Noise(mech.name, {"alpha": b * g, "gamma": g})),
+                         uses)
+
+        guess = (2.0 if relation == "replace_one" else 1.0) * float(gamma[i])
+        new_gamma[i], delta_at[i] = calibrate_event_scale(
+            build, eps[i], dlt[i], relation, guess, name=mech.name,
+            lo_limit=1e-6 * linf, hi_limit=1e12 * linf,
+        )
+    ratio = new_gamma / gamma
+    notes = base.notes + (
+        f"relation {relation}: the shape b = alpha / gamma of the add_remove calibration kept, "
+        "gamma re-searched on the PLDAccountant of the events (pessimistic connect-the-dots) "
+        "by bisection",
+    )
+    return dataclasses.replace(
+        base, params={"alpha": np.asarray(alpha * ratio), "gamma": new_gamma},
+        variance=np.asarray(base.variance) * ratio**2, mse=np.asarray(base.mse) * ratio**2,
+        delta_at_params=delta_at, notes=notes,
+    )
 
 
 def _event_calibration(mech: Mechanism, epsilon, delta, query: Query) -> Calibration:

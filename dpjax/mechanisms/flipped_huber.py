@@ -16,7 +16,10 @@ from the Laplace centre to the Gaussian tails) and ``gamma > 0`` (scale).
 * ``T`` compositions of a ``K``-dim query are one ``K T``-dim query (the outputs stacked;
   sensitivities ``Delta_1 T``, ``Delta_2 sqrt(T)``, ``Delta_inf``, rounded up): calibration,
   profile and epsilon run on it (:func:`stacked`);
-* Poisson subsampling needs the PLD engine's subsampled shape search (not yet: refused).
+* ``T`` Poisson-subsampled uses of a 1-D query (``0 < q < 1``): the PLD engine's shape
+  search on the subsampled pair (:func:`dpjax.calibration.flipped_huber_kdim.
+  calibrate_flipped_huber_subsampled`), the profile and epsilon by the engine; a ``K``-dim
+  query under subsampling is refused (its subsampled pair is not a product of 1-D pairs).
 """
 
 from __future__ import annotations
@@ -54,9 +57,53 @@ def _reported(log_delta, error: float) -> np.ndarray:
     return np.asarray(reported_delta(log_delta, error))
 
 
+def _subsampled(query: Query) -> bool:
+    """Poisson subsampling with ``0 < q < 1`` (``q = 1`` keeps every record: plain uses)."""
+    return query.sampling_rate is not None and query.sampling_rate < 1.0
+
+
 def _check_use(query: Query) -> None:
-    if query.sampling_rate is not None:
-        raise unsupported(NAME, "Poisson subsampling (needs the PLD engine)")
+    if _subsampled(query) and query.dim > 1:
+        raise unsupported(NAME, "Poisson subsampling with dim > 1 (the subsampled pair of a "
+                          "K-dim query is not a product of 1-D pairs; dim = 1 is supported)")
+
+
+def _engine_params(params: dict) -> tuple[float, float]:
+    """``(gamma, b = alpha / gamma)`` of one parameter pair (the engine's scale and shape)."""
+    alpha, gamma = (np.asarray(params[n], np.float64) for n in ("alpha", "gamma"))
+    if alpha.ndim or gamma.ndim:
+        raise ValueError(f"{NAME}: with sampling_rate, give one (alpha, gamma) at a time")
+    return float(gamma), float(alpha) / float(gamma)
+
+
+def _calibrate_subsampled(epsilon, delta, query: Query) -> Calibration:
+    """``T`` Poisson-subsampled uses of a 1-D query: the engine's shape search (module doc)."""
+    from dpjax.calibration.flipped_huber_kdim import SHAPES, calibrate_flipped_huber_subsampled
+
+    linf, notes = query.sensitivity.resolve("linf")
+    q, uses = float(query.sampling_rate), int(query.compositions)
+    alpha, gamma, variance, delta_at, ok = calibrate_flipped_huber_subsampled(
+        epsilon, delta, uses, q, linf)
+    require_certified(NAME, ok & (delta_at <= delta), epsilon, delta, delta_at)
+    member = members.name_member(alpha / gamma, 0.0, SHAPES[-1], "gaussian", "laplace")
+    notes += (
+        f"{uses} Poisson-subsampled uses (q = {q}), add and remove adjacency, worse reported: "
+        f"PLD engine shape search (pessimistic connect-the-dots, bin width {_kdim_bin()})",
+        "member that won: " + "; ".join(
+            f"{m} alpha = {a:.6g}, gamma = {g:.6g} (b = {a / g:.4g})"
+            for m, a, g in zip(*(np.ravel(x) for x in (member, alpha, gamma)), strict=True)),
+    )
+    return calibration(
+        NAME, query, params={"alpha": alpha, "gamma": gamma}, variance=variance,
+        epsilon=epsilon, delta=delta, delta_at_params=delta_at, sensitivity={"linf": linf},
+        notes=notes, condition="exact", member=member,
+    )
+
+
+def _kdim_bin() -> float:
+    from dpjax.calibration.flipped_huber_kdim import BIN_WIDTH
+
+    return BIN_WIDTH
 
 
 def _up(x: float) -> float:
@@ -178,6 +225,8 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
             f"{NAME}: delta = 0 is infeasible "
             "(the Gaussian tails give delta(eps) > 0 for every eps)"
         )
+    if _subsampled(query):
+        return _calibrate_subsampled(epsilon, delta, query)
     k, sens, notes = stacked(query)
     member = None
     if _exact_1d(k, query):
@@ -272,6 +321,13 @@ def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
       query: ``linf`` (and ``l1``, ``l2`` in ``K`` dims), ``T`` uses (:func:`stacked`).
     """
     _check_use(query)
+    if _subsampled(query):
+        from dpjax.accounting.pld import engine
+
+        gamma, b = _engine_params(params)
+        return np.asarray(engine.profile(
+            FlippedHuber.from_scale, gamma, b, query.sensitivity.resolve("linf")[0], epsilon,
+            query.compositions, query.sampling_rate, _kdim_bin()))
     k, sens, _ = stacked(query)
     alpha, gamma = params["alpha"], params["gamma"]
     if k == 1:
@@ -296,6 +352,13 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
       delta: the deltas to invert at.
     """
     _check_use(query)
+    if _subsampled(query):
+        from dpjax.accounting.pld import engine
+
+        gamma, b = _engine_params(params)
+        return np.asarray(engine.epsilon(
+            FlippedHuber.from_scale, gamma, b, query.sensitivity.resolve("linf")[0], delta,
+            query.compositions, query.sampling_rate, _kdim_bin()))
     k, sens, _ = stacked(query)
     alpha, gamma = params["alpha"], params["gamma"]
     if k == 1:
@@ -313,7 +376,8 @@ SUMMARY = (
 )
 ABOUT = About(
     "flipped-huber-mechanism", ("linf", "l1", "l2"),
-    "1-D exact (Thm 3); K dims exact (PLD engine) or Thm 8; T uses as one K T-dim query",
+    "1-D exact (Thm 3); K dims exact (PLD engine) or Thm 8; T uses as one K T-dim query; "
+    "Poisson-subsampled uses of a 1-D query by the PLD engine",
 )
 MECHANISM = Mechanism(
     NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=FlippedHuber,

@@ -32,8 +32,12 @@ default, ``n = 1826``, band 211, 23 308 window rows; not run by this table): KL 
 window-only cells).  m = 10^5, C = 10^5 (``--dim 100000 --cost 100000``: n = 5774, band 211,
 86 316 window rows past a core of 1 785 002): KL 0.5002498062 (+5.00e-4), grid Gaussian
 0.5002499458, Richardson (coarse n = 2887) 0.4999999107; 211.6 CPU s, peak RSS 1.03 GB
-(load ~10 on 2 cores).  m = 10^6 (n = 18258, ~270 000 window rows) did not finish within
-560 s on an idle 16-core host (single-threaded NumPy): not measured.
+(load ~10 on 2 cores).  Re-measured 2026-11-29 with the error-sized thin-shell rule and the
+cells on a thread per core (``bench/results/spherical_large_m_2026-11-29.txt``): m = 10^4 30.5 s
+wall / 43.3 CPU s, 550 MB; m = 10^5 89.1 s / 141.3 CPU s, 1.02 GB (KL unchanged to 1e-10);
+m = 10^6 (n = 18258, band 211, 232 456 window rows) KL 0.5002499579 (+5.00e-4), grid Gaussian
+0.5002503208, continuum estimate 0.5000000362, 710.8 s wall / 805.6 CPU s beside test runs,
+peak RSS 2.47 GB.
 
 Usage: python bench/bench_spherical_refinement.py [--dims 10,1000,100000]
        [--factors 0.25,0.5,1] [--budgets 2.5,1000,100000]

@@ -68,12 +68,19 @@ def _check_use(query: Query) -> None:
                           "K-dim query is not a product of 1-D pairs; dim = 1 is supported)")
 
 
-def _engine_params(params: dict) -> tuple[float, float]:
-    """``(gamma, b = alpha / gamma)`` of one parameter pair (the engine's scale and shape)."""
+def _engine_answer(what: str, params: dict, x, query: Query) -> np.ndarray:
+    """The PLD engine's ``profile`` (``x`` = epsilons) or ``epsilon`` (``x`` = deltas) of ``T``
+    Poisson-subsampled uses of one parameter pair (scale ``gamma``, shape ``alpha / gamma``)."""
+    from dpjax.accounting.pld import engine
+
     alpha, gamma = (np.asarray(params[n], np.float64) for n in ("alpha", "gamma"))
     if alpha.ndim or gamma.ndim:
         raise ValueError(f"{NAME}: with sampling_rate, give one (alpha, gamma) at a time")
-    return float(gamma), float(alpha) / float(gamma)
+    fn = engine.profile if what == "profile" else engine.epsilon
+    return np.asarray(fn(
+        FlippedHuber.from_scale, float(gamma), float(alpha) / float(gamma),
+        query.sensitivity.resolve("linf")[0], x, query.compositions, query.sampling_rate,
+        _kdim_bin()))
 
 
 def _calibrate_subsampled(epsilon, delta, query: Query) -> Calibration:
@@ -322,12 +329,7 @@ def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
     """
     _check_use(query)
     if _subsampled(query):
-        from dpjax.accounting.pld import engine
-
-        gamma, b = _engine_params(params)
-        return np.asarray(engine.profile(
-            FlippedHuber.from_scale, gamma, b, query.sensitivity.resolve("linf")[0], epsilon,
-            query.compositions, query.sampling_rate, _kdim_bin()))
+        return _engine_answer("profile", params, epsilon, query)
     k, sens, _ = stacked(query)
     alpha, gamma = params["alpha"], params["gamma"]
     if k == 1:
@@ -353,12 +355,7 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
     """
     _check_use(query)
     if _subsampled(query):
-        from dpjax.accounting.pld import engine
-
-        gamma, b = _engine_params(params)
-        return np.asarray(engine.epsilon(
-            FlippedHuber.from_scale, gamma, b, query.sensitivity.resolve("linf")[0], delta,
-            query.compositions, query.sampling_rate, _kdim_bin()))
+        return _engine_answer("epsilon", params, delta, query)
     k, sens, _ = stacked(query)
     alpha, gamma = params["alpha"], params["gamma"]
     if k == 1:

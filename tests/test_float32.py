@@ -207,7 +207,8 @@ _EXEMPT = {
             "shells.log_shell_volumes shells.log_shell_volume_at shells.log_power_cost_at "
             "shells.log_radial_cost_at shells.log_cost_coefficients "
             "cells_quadrature.unit_gauss_legendre cells_quadrature.log_cell_volumes_quadrature "
-            "cells_beta.log_cell_volumes_beta tails.log_tail_sum tails.tail_rows tails.tail_sums"
+            "cells_beta.log_cell_volumes_beta cells_beta.thin_nodes tails.log_tail_sum "
+            "tails.tail_rows tails.tail_sums"
         ).split()
     },
     **{
@@ -283,9 +284,13 @@ _EXEMPT = {
         "float64 in and out"
     ),
     "dpjax.certificate.certify_epsilon": "host function; the profile it calls is guarded",
-    "dpjax.calibration.flipped_huber_kdim.laplace_zcdp_scale": (
-        "host bracket end (NumPy float64); every scale it brackets is certified by the engine"
-    ),
+    **{
+        f"dpjax.calibration.composed_family.{n}": (
+            "host bracket end (NumPy float64); every scale it brackets is certified by the "
+            "engine"
+        )
+        for n in "bracket_upper laplace_zcdp_scale".split()
+    },
     # package-internal steps shared between modules (public names so that no module imports
     # another's private name); each runs only inside a guarded kernel or is host bookkeeping
     **{

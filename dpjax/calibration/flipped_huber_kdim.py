@@ -24,63 +24,21 @@ import jax
 import numpy as np
 
 from dpjax._batching import call_padded
-from dpjax._progress import progress
+from dpjax.calibration.composed_family import (  # noqa: F401 (this module's names too)
+    BIN_WIDTH,
+    SHAPES,
+    SURVEY_MAX_DIM,
+    bracket_upper,
+    calibrate_composed,
+    laplace_zcdp_scale,
+)
 from dpjax.calibration.flipped_huber import calibrate_flipped_huber_sufficient
 from dpjax.calibration.gaussian import sigma_gaussian
-from dpjax.calibration.scale_search import COARSEN
-from dpjax.calibration.shape_search import calibrate_shape_scale
 from dpjax.noise.flipped_huber import FlippedHuber, standard_variance
 from dpjax.numerics import float64_kernel
 
-#: Loss-grid bin width of the engine for flipped Huber calibration.
-BIN_WIDTH = 1e-4
-#: Shape grid ``b = alpha / gamma`` (refined around the best point): ``b = 0`` is the
-#: Gaussian member, ``b = 1e4`` the Laplace member (``FH(b, gamma^2)`` is Laplace of scale
-#: ``gamma / b`` up to a mass ``~e^{-b^2/2}`` beyond ``alpha``; always a finalist).
-SHAPES = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0, 12.0, 20.0, 1e4)
-
-
-#: Largest ``K`` whose shape search surveys on a :data:`COARSEN` times coarser grid first: the
-#: coarse grid's pessimism grows with ``K`` (~``K h`` in the composed loss), and beyond ~100
-#: it moves the finalists' roots out of their bracket (re-planned grids, new compiles).
-SURVEY_MAX_DIM = 100
-
-
 #: The unit variance ``v(b)`` of eq. (11), compiled once.
 _standard_variance = jax.jit(standard_variance)
-
-
-def laplace_zcdp_scale(epsilon, delta, dim: int, linf: float) -> np.ndarray:
-    r"""Laplace scale meeting ``(epsilon, delta)`` after ``K`` uses through zCDP (a bracket end).
-
-    .. math:: s = \Delta\sqrt{\frac{K}{2\rho}},\qquad
-              \rho = \big(\sqrt{\log(1/\delta) + \epsilon} - \sqrt{\log(1/\delta)}\big)^2
-
-    ``Delta / s``-DP Laplace is ``(Delta / s)^2 / 2``-zCDP, ``K`` uses add, and ``rho``-zCDP
-    is ``(rho + 2 sqrt(rho log(1/delta)), delta)``-DP (Bun & Steinke 2016, "Concentrated
-    Differential Privacy: Simplifications, Extensions, and Lower Bounds", arXiv:1605.02065,
-    Prop. 1.4, Lemma 2.3, Prop. 1.3), solved for ``rho``.  It grows like ``sqrt(K)``, where
-    the pure-DP scale ``K Delta / epsilon`` grows like ``K``: ``FH(b, gamma^2)`` is Laplace of
-    scale ``gamma / b`` up to a mass ``~e^{-b^2/2}``, so ``gamma = b s`` brackets the least
-    ``gamma`` of a large shape ``b`` from above (checked by the engine like any bracket).
-
-    Args:
-      epsilon: target ``epsilon > 0`` (array).
-      delta: target ``delta`` in ``(0, 1)`` (array).
-      dim: number of coordinates ``K``.
-      linf: per-coordinate sensitivity ``Delta``.
-
-    Returns:
-      The scale ``s`` (NumPy array of the broadcast targets' shape).
-
-    Example:
-      >>> s = laplace_zcdp_scale(1.0, 1e-6, 10_000, 1.0)
-      >>> round(float(s), 1)  # ~1.3 sigma_Gaussian, not 1e4 = K / eps
-      535.0
-    """
-    log_inv = -np.log(np.asarray(delta, float))
-    rho = np.square(np.sqrt(log_inv + np.asarray(epsilon, float)) - np.sqrt(log_inv))
-    return linf * np.sqrt(dim / (2.0 * rho))
 
 
 def _variance(gamma, b):
@@ -160,20 +118,13 @@ def calibrate_flipped_huber_exact_source(epsilon, delta, dim: int, linf: float):
     # the shape search's feasible upper end
     gauss = call_padded(sigma_gaussian, epsilon, delta, np.sqrt(dim) * linf)
     sg = gauss[0].reshape(-1, 1)
-
-    up_laplace = laplace_zcdp_scale(epsilon, delta, dim, linf).reshape(-1, 1)
-
-    def upper(b):  # b: (targets, shapes)
-        pure = 1.3 * b * dim * linf / epsilon.reshape(-1, 1)
-        return np.maximum(1.05 * sg, np.minimum(pure, 1.1 * b * up_laplace))
-
     # one target at a time: each gets grids sized for its own scale (a batch would size
     # every row for the smallest scale); power-of-two sizes let targets share kernels
-    out = np.empty((5, epsilon.size))
-    with progress(epsilon.size, f"flipped Huber, exact in {dim} dims") as step:
-        for k, (e, d) in enumerate(zip(epsilon.ravel(), delta.ravel(), strict=True)):
-            out[:, k] = _one_target(e, d, dim, linf, lambda b, k=k: upper(b)[k])
-            step()
+    shape, gamma, variance, delta_at, ok = calibrate_composed(
+        FlippedHuber.from_scale, _variance, epsilon, delta, dim, linf,
+        label=f"flipped Huber, exact in {dim} dims")
+    out = np.stack([x.ravel() for x in (shape * gamma, gamma, variance, delta_at, ok)]).astype(
+        float)
     # the b = 0 member by its exact closed form where it beats the engine's grid (large K)
     closed = np.asarray(gauss[2], bool).ravel() & (sg.ravel() ** 2 < out[2])
     out[:, closed] = np.stack([np.zeros_like(sg.ravel()), sg.ravel(), sg.ravel() ** 2,
@@ -206,25 +157,6 @@ def _theorem8_member(epsilon, delta, dim, linf):
     return np.stack([alpha, gamma, np.where(ok, variance, np.inf), delta_at, ok])
 
 
-def _one_target(e, d, dim, linf, upper, sampling_rate=None):
-    """``(alpha, gamma, variance, delta_at, certified)`` of one target (``dim`` uses of the
-    1-D pair, each Poisson-subsampled at ``sampling_rate`` if given)."""
-    res = calibrate_shape_scale(
-        FlippedHuber.from_scale,
-        _variance,
-        np.asarray(SHAPES),
-        linf,
-        e,
-        d,
-        dim,
-        upper,
-        BIN_WIDTH,
-        coarsen=COARSEN if dim <= SURVEY_MAX_DIM else 1,
-        sampling_rate=sampling_rate,
-    )
-    return res.shape * res.scale, res.scale, res.variance, res.delta_at, res.certified
-
-
 @float64_kernel
 def calibrate_flipped_huber_subsampled(epsilon, delta, compositions: int, sampling_rate: float,
                                        linf: float):
@@ -238,10 +170,8 @@ def calibrate_flipped_huber_subsampled(epsilon, delta, compositions: int, sampli
     calibrate_shape_scale`, the same grid :data:`SHAPES` from the Gaussian member ``b = 0`` to
     the Laplace member ``b = 1e4``), then ``min_b gamma^*(b)^2 v(b)`` (eq. (11) of
     flipped-huber-mechanism).  The bracket of each shape's root is the unsubsampled one
-    (:func:`calibrate_flipped_huber_exact`, ``T`` uses) scaled by ``sigma_RDP / sigma_G``
-    (the subsampled Gaussian's RDP sigma over the unsubsampled one: subsampling shrinks
-    every member's scale by about the same factor) and at least ``1.05 sigma_RDP`` (the
-    Gaussian member's certified RDP scale); a bracket that misses is widened by the search.
+    scaled by the subsampled Gaussian's (:func:`~dpjax.calibration.composed_family.
+    bracket_upper`); a bracket that misses is widened by the search.
     Theorem 8 and the closed-form Gaussian do not apply to the subsampled pair: every
     answer is the engine's.
 
@@ -255,27 +185,8 @@ def calibrate_flipped_huber_subsampled(epsilon, delta, compositions: int, sampli
     Returns:
       NumPy arrays ``(alpha, gamma, variance, delta_at, certified)`` over the targets.
     """
-    from dpjax.accounting.rdp.subsampled_gaussian import gaussian_rdp_sigma
-
-    epsilon, delta = np.broadcast_arrays(np.asarray(epsilon, float), np.asarray(delta, float))
-    uses, q = int(compositions), float(sampling_rate)
-    full = np.asarray(call_padded(sigma_gaussian, epsilon, delta, np.sqrt(uses) * linf)[0],
-                      float).reshape(-1, 1)
-    rdp = np.asarray([gaussian_rdp_sigma(e, d, q, uses, linf)
-                      for e, d in zip(epsilon.ravel(), delta.ravel(), strict=True)],
-                     float).reshape(-1, 1)
-    shrink = np.clip(rdp / full, 1e-12, 1.0)
-    up_laplace = laplace_zcdp_scale(epsilon, delta, uses, linf).reshape(-1, 1)
-
-    def upper(b):  # b: (targets, shapes)
-        pure = 1.3 * b * uses * linf / epsilon.reshape(-1, 1)
-        plain = np.maximum(1.05 * full, np.minimum(pure, 1.1 * b * up_laplace))
-        return np.maximum(1.05 * rdp, shrink * plain)
-
-    out = np.empty((5, epsilon.size))
-    with progress(epsilon.size, f"flipped Huber, {uses} uses subsampled at q = {q}") as step:
-        for k, (e, d) in enumerate(zip(epsilon.ravel(), delta.ravel(), strict=True)):
-            out[:, k] = _one_target(e, d, uses, linf, lambda b, k=k: upper(b)[k], q)
-            step()
-    alpha, gamma, variance, delta_at, ok = (x.reshape(epsilon.shape) for x in out)
-    return alpha, gamma, variance, delta_at, ok.astype(bool)
+    b, gamma, variance, delta_at, ok = calibrate_composed(
+        FlippedHuber.from_scale, _variance, epsilon, delta, int(compositions), linf,
+        float(sampling_rate), f"flipped Huber, {compositions} uses subsampled at q = "
+        f"{sampling_rate}")
+    return b * gamma, gamma, variance, delta_at, ok

@@ -13,11 +13,11 @@ removing a record).  Other relations (dp_accounting's conventions, as
   ``laplace`` are calibrated by bisection on the certified profile of their events
   (``T`` uses of ``PoissonSampled(q, Gaussian(sigma / Delta_2))`` /
   ``Laplace(b / Delta_1)``) under the relation (:func:`dpjax.calibration.event_scale.
-  calibrate_event_scale`, re-checked at the returned scale); ``flipped-huber`` (a 1-D
-  query) keeps the shape ``b = alpha / gamma`` of its add-or-remove calibration (the
-  engine's shape search) and re-searches ``gamma`` the same way on
-  ``PoissonSampled(q, Noise("flipped-huber", ...))`` under the relation; other families
-  raise ``NotImplementedError``;
+  calibrate_event_scale`, re-checked at the returned scale); ``flipped-huber`` and
+  ``osgt`` (a 1-D query) keep the shape (``alpha / gamma``, ``vartheta / rho``) of their
+  add-or-remove calibration (the engine's shape search) and re-search the scale the same
+  way on ``PoissonSampled(q, Noise(name, ...))`` under the relation; other families raise
+  ``NotImplementedError``;
 * the discrete mechanisms take the relation themselves (their accounting is the event's).
 """
 
@@ -36,8 +36,9 @@ from dpjax.sensitivity import Sensitivity
 
 #: The continuous mechanisms calibrated through their events under Poisson subsampling.
 _EVENT_FAMILIES = ("gaussian", "laplace")
-#: ... and those whose shape comes from their add-or-remove calibration first.
-_SHAPE_EVENT_FAMILIES = ("flipped-huber",)
+#: ... and those whose shape comes from their add-or-remove calibration first:
+#: ``{name: (scale parameter, parameter = shape * scale)}``.
+_SHAPE_EVENT_FAMILIES = {"flipped-huber": ("gamma", "alpha"), "osgt": ("rho", "vartheta")}
 
 
 def _doubled(s: Sensitivity) -> Sensitivity:
@@ -80,8 +81,8 @@ def calibrate_under(mech: Mechanism, epsilon, delta, query: Query) -> Calibratio
     if mech.name not in _EVENT_FAMILIES:
         raise unsupported(
             mech.name, f"relation {relation!r} with Poisson subsampling (gaussian, laplace, "
-            "flipped-huber, discrete-laplace and discrete-gaussian support it; add_remove "
-            "bounds every direction)",
+            "flipped-huber, osgt, discrete-laplace and discrete-gaussian support it; "
+            "add_remove bounds every direction)",
         )
     return _event_calibration(mech, epsilon, delta, query)
 
@@ -92,39 +93,40 @@ def _uses(step, uses: int):
 
 
 def _shape_then_event(mech: Mechanism, epsilon, delta, query: Query) -> Calibration:
-    """Flipped Huber under Poisson subsampling and ``query.relation``: the shape of the
-    add-or-remove calibration, ``gamma`` re-searched on the certified profile of the events
+    """A shape family under Poisson subsampling and ``query.relation``: the shape of the
+    add-or-remove calibration, the scale re-searched on the certified profile of the events
     under the relation (module docstring)."""
     plain = dataclasses.replace(query, relation="add_remove")
     base = mech.calibrate_certified(epsilon, delta, plain)
+    scale_name, other = _SHAPE_EVENT_FAMILIES[mech.name]
     linf, _ = query.sensitivity.resolve("linf")
     q, uses, relation = float(query.sampling_rate), query.compositions, query.relation
-    alpha, gamma = np.broadcast_arrays(*(np.asarray(base.params[n], np.float64)
-                                         for n in ("alpha", "gamma")))
-    eps = np.broadcast_to(np.asarray(epsilon, np.float64), alpha.shape)
-    dlt = np.broadcast_to(np.asarray(delta, np.float64), alpha.shape)
-    new_gamma, delta_at = np.empty(alpha.shape), np.empty(alpha.shape)
-    for i in np.ndindex(alpha.shape):
-        b = float(alpha[i] / gamma[i])
+    scale, along = np.broadcast_arrays(*(np.asarray(base.params[n], np.float64)
+                                         for n in (scale_name, other)))
+    eps = np.broadcast_to(np.asarray(epsilon, np.float64), scale.shape)
+    dlt = np.broadcast_to(np.asarray(delta, np.float64), scale.shape)
+    new_scale, delta_at = np.empty(scale.shape), np.empty(scale.shape)
+    for i in np.ndindex(scale.shape):
+        shape = float(along[i] / scale[i])
 
-        def build(g, b=b):
-            g = float(g) / linf
-            return _uses(ev.PoissonSampled(q, ev.Noise(mech.name, {"alpha": b * g, "gamma": g})),
-                         uses)
+        def build(s, shape=shape):
+            s = float(s) / linf
+            noise = ev.Noise(mech.name, {other: shape * s, scale_name: s})
+            return _uses(ev.PoissonSampled(q, noise), uses)
 
-        guess = (2.0 if relation == "replace_one" else 1.0) * float(gamma[i])
-        new_gamma[i], delta_at[i] = calibrate_event_scale(
+        guess = (2.0 if relation == "replace_one" else 1.0) * float(scale[i])
+        new_scale[i], delta_at[i] = calibrate_event_scale(
             build, eps[i], dlt[i], relation, guess, name=mech.name,
             lo_limit=1e-6 * linf, hi_limit=1e12 * linf,
         )
-    ratio = new_gamma / gamma
+    ratio = new_scale / scale
     notes = base.notes + (
-        f"relation {relation}: the shape b = alpha / gamma of the add_remove calibration kept, "
-        "gamma re-searched on the PLDAccountant of the events (pessimistic connect-the-dots) "
-        "by bisection",
+        f"relation {relation}: the shape {other} / {scale_name} of the add_remove calibration "
+        f"kept, {scale_name} re-searched on the PLDAccountant of the events (pessimistic "
+        "connect-the-dots) by bisection",
     )
     return dataclasses.replace(
-        base, params={"alpha": np.asarray(alpha * ratio), "gamma": new_gamma},
+        base, params={other: np.asarray(along * ratio), scale_name: new_scale},
         variance=np.asarray(base.variance) * ratio**2, mse=np.asarray(base.mse) * ratio**2,
         delta_at_params=delta_at, notes=notes,
     )

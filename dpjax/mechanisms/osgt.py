@@ -4,9 +4,14 @@ Parameters ``vartheta >= 0`` (offset) and ``rho > 0`` (scale); see
 :mod:`dpjax.noise.osgt`.  Profile: exact 1-D (App. F(c) of
 flipped-huber-mechanism; :mod:`dpjax.accounting.osgt`).  Calibration: least
 variance over the whole parameter space (:mod:`dpjax.calibration.osgt`; the
-shape is searched over ``vartheta / rho`` in ``[1e-4, 1e4]``).  ``dim > 1``,
-compositions and subsampling need K-fold numerical integration / a PLD and are
-not supported.
+shape is searched over ``vartheta / rho`` in ``[1e-4, 1e4]``).
+
+``T`` uses of a ``K``-dim query (i.i.d. coordinates, sensitivity ``linf`` per coordinate:
+the corner of the ``linf`` box is the worst shift, the 1-D profile increasing in the shift)
+are ``K T`` uses of the 1-D pair: calibrated, profiled and inverted by the PLD engine's
+``K T``-fold composition (:func:`dpjax.calibration.composed_family.calibrate_composed`: the
+shape ``k`` from the Gaussian ``k = 0`` to the Laplace end ``k = 1e4``), each use
+Poisson-subsampled at ``q`` for a 1-D query (a ``K``-dim query under subsampling is refused).
 """
 
 from __future__ import annotations
@@ -24,12 +29,69 @@ from dpjax.calibration.osgt import K_MAX, K_MIN, osgt_least_variance
 from dpjax.calibration.result import Calibration
 from dpjax.certificate import require_certified
 from dpjax.errors import InfeasibleTargetError
-from dpjax.mechanisms._spec import Query, calibration, exact_1d_mechanism, single_release
-from dpjax.noise.osgt import OSGT
+from dpjax.mechanisms._spec import (
+    About,
+    Mechanism,
+    Query,
+    calibration,
+    exact_1d_accounting,
+    single_release,
+    unsupported,
+)
+from dpjax.noise.osgt import OSGT, osgt_unit_variance
 
 NAME = "osgt"
 _delta = jax.jit(delta_osgt)
 _NEEDS = "needs K-fold numerical integration"
+_unit_variance = jax.jit(osgt_unit_variance)
+
+
+def _rate(query: Query) -> float | None:
+    """The Poisson rate ``q < 1``, or ``None`` (``q = 1`` keeps every record: plain uses)."""
+    q = query.sampling_rate
+    return None if q is None or q >= 1.0 else float(q)
+
+
+def _uses(query: Query) -> int:
+    """``K T``: the 1-D pairs composed (refused: a ``K``-dim query under subsampling)."""
+    if _rate(query) is not None and query.dim > 1:
+        raise unsupported(NAME, "Poisson subsampling with dim > 1 (the subsampled pair of a "
+                          "K-dim query is not a product of 1-D pairs; dim = 1 is supported)")
+    return query.dim * query.compositions
+
+
+def _by_engine(query: Query) -> bool:
+    """More than one pair, or a subsampled one: the PLD engine (else the exact 1-D profile)."""
+    return _uses(query) > 1 or _rate(query) is not None
+
+
+def _variance(rho, k):
+    """``rho^2 v(k)`` on host arrays."""
+    return np.asarray(rho) ** 2 * np.asarray(_unit_variance(np.asarray(k, np.float64)))
+
+
+def _calibrate_composed(epsilon, delta, query: Query) -> Calibration:
+    """``K T`` (subsampled) uses of the 1-D pair through the engine (module docstring)."""
+    from dpjax.calibration.composed_family import BIN_WIDTH, SHAPES, calibrate_composed
+    from dpjax.calibration.members import name_member
+
+    linf, notes = query.sensitivity.resolve("linf")
+    uses, q = _uses(query), _rate(query)
+    k, rho, variance, delta_at, ok = calibrate_composed(
+        OSGT.from_scale, _variance, epsilon, delta, uses, linf, q, f"osgt, {uses} uses")
+    require_certified(NAME, ok & (delta_at <= delta), epsilon, delta, delta_at)
+    member = name_member(k, 0.0, SHAPES[-1], "gaussian", "laplace")
+    notes += (
+        f"{uses} uses of the 1-D pair ({query.dim} dims x {query.compositions} compositions"
+        + (f", each Poisson-subsampled at q = {q}" if q else "")
+        + f"), add and remove adjacency, worse reported: PLD engine shape search over "
+        f"k = vartheta / rho (pessimistic connect-the-dots, bin width {BIN_WIDTH})",
+    )
+    return calibration(
+        NAME, query, params={"vartheta": np.asarray(k * rho), "rho": rho}, variance=variance,
+        epsilon=epsilon, delta=delta, delta_at_params=delta_at, sensitivity={"linf": linf},
+        notes=notes, member=member,
+    )
 
 
 def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
@@ -42,13 +104,16 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     Args:
       epsilon: target epsilons (broadcast with ``delta``).
       delta: target deltas, ``> 0``.
-      query: one use in one dimension, sensitivity ``linf``.
+      query: sensitivity ``linf``; ``K`` dims, ``T`` uses, rate ``q`` through the engine
+        (module docstring).
     """
-    sens, notes = single_release(NAME, query, _NEEDS)
     if np.any(delta == 0):
         raise InfeasibleTargetError(
             "osgt: delta = 0 is infeasible (Gaussian tails: delta(eps) > 0)"
         )
+    if _by_engine(query):
+        return _calibrate_composed(epsilon, delta, query)
+    sens, notes = single_release(NAME, query, _NEEDS)
     res = osgt_least_variance(epsilon, delta, sens)
     require_certified(NAME, res.certified, epsilon, delta, res.delta_at_params)
     notes += (f"least variance over vartheta/rho in [{K_MIN:g}, {K_MAX:g}]",)
@@ -63,7 +128,57 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     )
 
 
+_profile_1d, _epsilon_1d = exact_1d_accounting(
+    OSGT, _delta, epsilon_osgt, "App. F(c) of flipped-huber-mechanism", _NEEDS)
+
+
+def _engine_answer(fn, params: dict, x, query: Query) -> np.ndarray:
+    """The engine's profile or epsilon of ``K T`` (subsampled) uses of one ``(vartheta, rho)``."""
+    from dpjax.calibration.composed_family import BIN_WIDTH
+
+    vartheta, rho = (np.asarray(params[n], np.float64) for n in ("vartheta", "rho"))
+    if vartheta.ndim or rho.ndim:
+        raise ValueError(f"{NAME}: over several uses, give one (vartheta, rho) at a time")
+    return np.asarray(fn(OSGT.from_scale, float(rho), float(vartheta) / float(rho),
+                         query.sensitivity.resolve("linf")[0], x, _uses(query), _rate(query),
+                         BIN_WIDTH))
+
+
+def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
+    """``delta(epsilon)`` of OSGT noise: exact in 1-D (App. F(c) of flipped-huber-mechanism),
+    the PLD engine's ``K T``-fold composition otherwise (module docstring).
+
+    Args:
+      params: ``{vartheta, rho}`` (validated).
+      epsilon: the epsilons to evaluate at.
+      query: sensitivity ``linf``, ``K`` dims, ``T`` uses, rate ``q``.
+    """
+    if not _by_engine(query):
+        return _profile_1d(params, epsilon, query)
+    from dpjax.accounting.pld import engine
+
+    return _engine_answer(engine.profile, params, epsilon, query)
+
+
+def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
+    """Least certified ``epsilon`` of OSGT noise at ``delta`` (as :func:`profile`).
+
+    Args:
+      params: ``{vartheta, rho}`` (validated).
+      delta: the deltas to invert at.
+      query: sensitivity ``linf``, ``K`` dims, ``T`` uses, rate ``q``.
+    """
+    if not _by_engine(query):
+        return _epsilon_1d(params, delta, query)
+    from dpjax.accounting.pld import engine
+
+    return _engine_answer(engine.epsilon, params, delta, query)
+
+
 SUMMARY = "OSGT (offset symmetric Gaussian tails, Sadeghi & Korki 2022); exact 1-D profile"
-MECHANISM = exact_1d_mechanism(
-    OSGT, SUMMARY, calibrate, _delta, epsilon_osgt, "App. F(c) of flipped-huber-mechanism", _NEEDS
+MECHANISM = Mechanism(
+    NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=OSGT,
+    about=About("flipped-huber-mechanism", ("linf",),
+                "exact 1-D (App. F(c)); K dims x T uses (Poisson-subsampled in 1-D) by the "
+                "PLD engine"),
 )

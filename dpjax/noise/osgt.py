@@ -141,6 +141,16 @@ class OSGT(NamedTuple):
     name = "osgt"
     constraints = {"vartheta": ">= 0", "rho": "> 0"}
 
+    @classmethod
+    def from_scale(cls, scale: ArrayLike, shape: ArrayLike) -> OSGT:
+        """``O(vartheta = shape * scale, rho = scale)``: the PLD engine's ``noise_fn``.
+
+        Args:
+          scale: ``rho``.
+          shape: ``k = vartheta / rho``.
+        """
+        return cls(shape * scale, scale)
+
     @property
     def shape_k(self) -> Array:
         """``k = vartheta / rho``."""

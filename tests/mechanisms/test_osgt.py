@@ -220,7 +220,57 @@ def test_bad_inputs_name_the_argument():
         dpjax.calibrate("osgt", epsilon=-1.0, delta=1e-6, linf=1.0)
     with pytest.raises(ValueError, match="vartheta_range"):
         osgt_least_variance(0.3, 1e-6, 1.0, (5.0, 1.0), (0.02, 50.0))
-    with pytest.raises(NotImplementedError, match="dim"):
-        dpjax.calibrate("osgt", epsilon=1.0, delta=1e-6, dim=3, linf=1.0)
+    with pytest.raises(NotImplementedError, match="dim > 1"):
+        dpjax.calibrate("osgt", epsilon=1.0, delta=1e-6, dim=3, linf=1.0, sampling_rate=0.1)
     with pytest.raises(dpjax.errors.InfeasibleTargetError):
         dpjax.calibrate("osgt", epsilon=1.0, delta=0.0, linf=1.0)
+
+
+def _osgt_event_delta(params, uses, relation="add_remove", q=None):
+    """The PLDAccountant's certified delta(1) of ``uses`` OSGT releases (the events path, not
+    the engine the calibration searched with)."""
+    from dpjax.accounting import events as ev
+    from dpjax.calibration.event_scale import event_delta
+
+    step = ev.Noise("osgt", {n: float(v) for n, v in params.items()})
+    step = step if q is None else ev.PoissonSampled(q, step)
+    return event_delta(ev.SelfComposed(step, uses), 1.0, relation)
+
+
+def test_uses_through_the_engine():
+    # T uses (or K dims at the linf corner) of the 1-D pair: the engine's shape search from
+    # the Gaussian (k = 0) to the Laplace end; below both ends' calibrations of the same uses,
+    # certified by the accountant's events path as well
+    cal = dpjax.calibrate("osgt", 1.0, 1e-6, linf=1.0, compositions=2)
+    g = dpjax.calibrate("gaussian", 1.0, 1e-6, l2=1.0, compositions=2)
+    lap = dpjax.calibrate("laplace", 1.0, 1e-6, l1=1.0, compositions=2)
+    assert float(cal.variance) <= min(float(g.variance), float(lap.variance)) * (1 + 1e-6)
+    assert float(cal.delta_at_params) <= 1e-6 and str(cal.member) in (
+        "gaussian", "laplace", "interior")
+    assert _osgt_event_delta(cal.params, 2) <= 1e-6
+    params = {n: float(v) for n, v in cal.params.items()}
+    assert float(dpjax.profile("osgt", params, epsilon=1.0, linf=1.0, compositions=2)) <= 1e-6
+    assert float(dpjax.account("osgt", params, delta=1e-6, linf=1.0, compositions=2)) <= 1.0
+    # K dims x T uses are K T pairs (the linf corner)
+    from dpjax.mechanisms._spec import make_query
+    from dpjax.mechanisms.osgt import MECHANISM, _by_engine, _uses
+
+    assert _uses(make_query(MECHANISM, {"dim": 3, "linf": 1.0, "compositions": 5})) == 15
+    assert _by_engine(make_query(MECHANISM, {"linf": 1.0, "sampling_rate": 0.3}))
+    assert not _by_engine(make_query(MECHANISM, {"linf": 1.0, "sampling_rate": 1.0}))
+    with pytest.raises(NotImplementedError, match="dim > 1"):
+        dpjax.calibrate("osgt", 1.0, 1e-6, dim=2, linf=1.0, sampling_rate=0.5)
+
+
+@pytest.mark.slow
+def test_subsampled_uses_and_a_relation():
+    # 8 uses at q = 0.2 (add_remove: the engine's subsampled pair), then the add relation
+    # (the shape kept, rho re-searched on the events), each certified by the accountant
+    base = dpjax.calibrate("osgt", 1.0, 1e-6, linf=1.0, compositions=8, sampling_rate=0.2)
+    g = dpjax.calibrate("gaussian", 1.0, 1e-6, l2=1.0, compositions=8, sampling_rate=0.2)
+    assert float(base.variance) <= float(g.variance) * (1 + 1e-3)
+    assert _osgt_event_delta(base.params, 8, q=0.2) <= 1e-6
+    add = dpjax.calibrate("osgt", 1.0, 1e-6, linf=1.0, compositions=8, sampling_rate=0.2,
+                          relation="add")
+    assert float(add.variance) < float(base.variance)
+    assert _osgt_event_delta(add.params, 8, "add", q=0.2) <= 1e-6

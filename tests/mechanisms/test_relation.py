@@ -86,7 +86,8 @@ def test_laplace_poisson_subsampled(sens, q, relation, eps, delta):
 
 def test_relation_subsampled_other_families_refuse():
     with pytest.raises(NotImplementedError, match="relation 'add' with Poisson subsampling"):
-        dpjax.calibrate("osgt", 1.0, 1e-6, linf=1.0, sampling_rate=0.1, relation="add")
+        dpjax.calibrate("truncated-laplace", 1.0, 1e-6, linf=1.0, sampling_rate=0.1,
+                        relation="add")
 
 
 @pytest.fixture(scope="module")

@@ -94,7 +94,12 @@ def test_theorem_8_member_returned_where_it_beats_the_search(monkeypatch):
     from dpjax.calibration import flipped_huber_kdim as kd
     from dpjax.calibration.flipped_huber import calibrate_flipped_huber_sufficient
 
-    monkeypatch.setattr(kd, "_one_target", lambda *a: (0.0, 1e3, 1e6, 1e-9, 1.0))
+    def poor_search(noise_fn, variance_fn, e, d, *args, **kwargs):
+        shape = np.broadcast(np.asarray(e), np.asarray(d)).shape
+        return (np.zeros(shape), np.full(shape, 1e3), np.full(shape, 1e6), np.full(shape, 1e-9),
+                np.ones(shape, bool))
+
+    monkeypatch.setattr(kd, "calibrate_composed", poor_search)
     monkeypatch.setattr(kd, "sigma_gaussian", lambda e, d, l2: (
         jnp.full_like(e, 1e3), jnp.full_like(e, 1e-9), jnp.zeros(e.shape, bool)))
     k, eps, delta = 3, 1.0, 1e-6

@@ -31,14 +31,14 @@ import numpy as np
 from dpjax.accounting import events as ev
 from dpjax.calibration.event_scale import calibrate_event_scale
 from dpjax.calibration.result import Calibration
+from dpjax.mechanisms._shape_family import SCALE_AND_SHAPE
 from dpjax.mechanisms._spec import Mechanism, Query, calibration, unsupported
 from dpjax.sensitivity import Sensitivity
 
 #: The continuous mechanisms calibrated through their events under Poisson subsampling.
 _EVENT_FAMILIES = ("gaussian", "laplace")
-#: ... and those whose shape comes from their add-or-remove calibration first:
-#: ``{name: (scale parameter, parameter = shape * scale)}``.
-_SHAPE_EVENT_FAMILIES = {"flipped-huber": ("gamma", "alpha"), "osgt": ("rho", "vartheta")}
+#: ... and those whose shape comes from their add-or-remove calibration first.
+_SHAPE_EVENT_FAMILIES = SCALE_AND_SHAPE
 
 
 def _doubled(s: Sensitivity) -> Sensitivity:

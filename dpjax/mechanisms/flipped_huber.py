@@ -38,6 +38,7 @@ from dpjax.calibration.flipped_huber import (
 from dpjax.calibration.result import Calibration
 from dpjax.certificate import reported_delta, require_certified
 from dpjax.errors import InfeasibleTargetError
+from dpjax.mechanisms._shape_family import engine_answer
 from dpjax.mechanisms._spec import About, Mechanism, Query, calibration, unsupported
 from dpjax.noise.flipped_huber import FlippedHuber
 from dpjax.numerics.export_cache import exported_jit
@@ -69,23 +70,18 @@ def _check_use(query: Query) -> None:
 
 
 def _engine_answer(what: str, params: dict, x, query: Query) -> np.ndarray:
-    """The PLD engine's ``profile`` (``x`` = epsilons) or ``epsilon`` (``x`` = deltas) of ``T``
-    Poisson-subsampled uses of one parameter pair (scale ``gamma``, shape ``alpha / gamma``)."""
-    from dpjax.accounting.pld import engine
-
-    alpha, gamma = (np.asarray(params[n], np.float64) for n in ("alpha", "gamma"))
-    if alpha.ndim or gamma.ndim:
-        raise ValueError(f"{NAME}: with sampling_rate, give one (alpha, gamma) at a time")
-    fn = engine.profile if what == "profile" else engine.epsilon
-    return np.asarray(fn(
-        FlippedHuber.from_scale, float(gamma), float(alpha) / float(gamma),
-        query.sensitivity.resolve("linf")[0], x, query.compositions, query.sampling_rate,
-        _kdim_bin()))
+    """The PLD engine's ``profile`` or ``epsilon`` of ``T`` Poisson-subsampled uses."""
+    return engine_answer(what, FlippedHuber, params, x, query.sensitivity.resolve("linf")[0],
+                         query.compositions, query.sampling_rate)
 
 
 def _calibrate_subsampled(epsilon, delta, query: Query) -> Calibration:
     """``T`` Poisson-subsampled uses of a 1-D query: the engine's shape search (module doc)."""
-    from dpjax.calibration.flipped_huber_kdim import SHAPES, calibrate_flipped_huber_subsampled
+    from dpjax.calibration.flipped_huber_kdim import (
+        BIN_WIDTH,
+        SHAPES,
+        calibrate_flipped_huber_subsampled,
+    )
 
     linf, notes = query.sensitivity.resolve("linf")
     q, uses = float(query.sampling_rate), int(query.compositions)
@@ -95,7 +91,7 @@ def _calibrate_subsampled(epsilon, delta, query: Query) -> Calibration:
     member = members.name_member(alpha / gamma, 0.0, SHAPES[-1], "gaussian", "laplace")
     notes += (
         f"{uses} Poisson-subsampled uses (q = {q}), add and remove adjacency, worse reported: "
-        f"PLD engine shape search (pessimistic connect-the-dots, bin width {_kdim_bin()})",
+        f"PLD engine shape search (pessimistic connect-the-dots, bin width {BIN_WIDTH})",
         "member that won: " + "; ".join(
             f"{m} alpha = {a:.6g}, gamma = {g:.6g} (b = {a / g:.4g})"
             for m, a, g in zip(*(np.ravel(x) for x in (member, alpha, gamma)), strict=True)),
@@ -105,12 +101,6 @@ def _calibrate_subsampled(epsilon, delta, query: Query) -> Calibration:
         epsilon=epsilon, delta=delta, delta_at_params=delta_at, sensitivity={"linf": linf},
         notes=notes, condition="exact", member=member,
     )
-
-
-def _kdim_bin() -> float:
-    from dpjax.calibration.flipped_huber_kdim import BIN_WIDTH
-
-    return BIN_WIDTH
 
 
 def _up(x: float) -> float:

@@ -29,6 +29,7 @@ from dpjax.calibration.osgt import K_MAX, K_MIN, osgt_least_variance
 from dpjax.calibration.result import Calibration
 from dpjax.certificate import require_certified
 from dpjax.errors import InfeasibleTargetError
+from dpjax.mechanisms._shape_family import engine_answer
 from dpjax.mechanisms._spec import (
     About,
     Mechanism,
@@ -132,16 +133,10 @@ _profile_1d, _epsilon_1d = exact_1d_accounting(
     OSGT, _delta, epsilon_osgt, "App. F(c) of flipped-huber-mechanism", _NEEDS)
 
 
-def _engine_answer(fn, params: dict, x, query: Query) -> np.ndarray:
-    """The engine's profile or epsilon of ``K T`` (subsampled) uses of one ``(vartheta, rho)``."""
-    from dpjax.calibration.composed_family import BIN_WIDTH
-
-    vartheta, rho = (np.asarray(params[n], np.float64) for n in ("vartheta", "rho"))
-    if vartheta.ndim or rho.ndim:
-        raise ValueError(f"{NAME}: over several uses, give one (vartheta, rho) at a time")
-    return np.asarray(fn(OSGT.from_scale, float(rho), float(vartheta) / float(rho),
-                         query.sensitivity.resolve("linf")[0], x, _uses(query), _rate(query),
-                         BIN_WIDTH))
+def _engine_answer(what: str, params: dict, x, query: Query) -> np.ndarray:
+    """The PLD engine's ``profile`` or ``epsilon`` of ``K T`` (subsampled) uses."""
+    return engine_answer(what, OSGT, params, x, query.sensitivity.resolve("linf")[0],
+                         _uses(query), _rate(query))
 
 
 def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
@@ -155,9 +150,7 @@ def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
     """
     if not _by_engine(query):
         return _profile_1d(params, epsilon, query)
-    from dpjax.accounting.pld import engine
-
-    return _engine_answer(engine.profile, params, epsilon, query)
+    return _engine_answer("profile", params, epsilon, query)
 
 
 def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
@@ -170,9 +163,7 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
     """
     if not _by_engine(query):
         return _epsilon_1d(params, delta, query)
-    from dpjax.accounting.pld import engine
-
-    return _engine_answer(engine.epsilon, params, delta, query)
+    return _engine_answer("epsilon", params, delta, query)
 
 
 SUMMARY = "OSGT (offset symmetric Gaussian tails, Sadeghi & Korki 2022); exact 1-D profile"

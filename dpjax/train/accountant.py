@@ -12,7 +12,8 @@ not (far beyond the planned steps) the epsilon is ``inf`` (fail closed).
 
 The reported epsilon is a certified **upper** value.  :meth:`Accountant.bracket` adds a
 lower value: the *optimistic* discretisation (losses rounded down) of the same subsampled
-pair, composed by :meth:`dpjax.accounting.PLDAccountant.bracket`.  The pair must be one
+pair, composed by the engine (:func:`dpjax.accounting.bracket.epsilon_lower`, the
+number of steps traced).  The pair must be one
 that some example realises, so that this lower value is below the true epsilon of the
 untruncated mechanism: the whitened Gaussian shift is (a clipped gradient of norm ``C_m`` in
 every group), and so is the one-dimensional Laplace shift with one group (all of the l1 norm
@@ -29,6 +30,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+import jax
 import numpy as np
 
 from dpjax import _validate
@@ -44,9 +46,12 @@ class EpsilonBracket(NamedTuple):
 
 
 BRACKET_NOTE = (
-    "lower: optimistic PLD of the same subsampled pair (PLDAccountant.bracket), at delta plus "
-    "the truncation share; upper: certified"
+    "lower: optimistic PLD of the same subsampled pair (dpjax.accounting.bracket.epsilon_lower), "
+    "at delta plus the truncation share; upper: certified"
 )
+#: Requested loss-grid spacing of the lower end (the engine's default; :func:`.plan.plan`
+#: coarsens it where the grid would exceed its cap).
+LOWER_BIN_WIDTH = 1e-4
 NO_LOWER_NOTE = "no lower value: flipped Huber (alpha > 0) is accounted by an RDP upper bound"
 
 
@@ -120,17 +125,20 @@ class Accountant:
             return EpsilonBracket(0.0, 0.0, BRACKET_NOTE)
         if p.noise == "flipped-huber" and p.fh_alpha != 0.0:
             return EpsilonBracket(None, upper, NO_LOWER_NOTE)
-        from dpjax.accounting import PLDAccountant
-        from dpjax.accounting import events as ev
+        from dpjax.accounting.bracket import epsilon_lower
+        from dpjax.noise import Gaussian, Laplace
 
         if p.noise == "laplace":  # realisable: the worst single group (module docstring)
-            pair = ev.Laplace(float(np.min(p.laplace_scale / p.groups.clip_norms)))
+            family, scale = Laplace.from_scale, float(np.min(p.laplace_scale / p.groups.clip_norms))
         else:
-            pair = ev.Gaussian(p.noise_multiplier)
+            family, scale = Gaussian.from_scale, float(p.noise_multiplier)
         share = (1.0 + math.exp(min(upper, 700.0))) * int(steps) * p.truncation_probability
         dlt = min(p.delta + share, 0.5)
-        acc = PLDAccountant().compose(ev.PoissonSampled(p.sampling_rate, pair), int(steps))
-        lower, _ = acc.bracket(dlt)
+        # the engine's optimistic composition: the number of steps is traced, so a new step
+        # count reuses the programs of its grid size (as epsilon() does)
+        with jax.enable_x64(True):  # a public entry point: float64 whatever the caller's mode
+            lower = float(epsilon_lower(family, scale, 0.0, 1.0, dlt, int(steps),
+                                        p.sampling_rate, LOWER_BIN_WIDTH))
         return EpsilonBracket(min(lower, upper), upper, BRACKET_NOTE)
 
     def report(self, steps: int, sampler=None) -> dict:

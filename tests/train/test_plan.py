@@ -166,3 +166,37 @@ def test_epsilon_at_new_step_counts_compiles_nothing(plan):
            for t in steps]
     assert got[0] == ref[0] < plan.epsilon
     assert got[1] in (ref[1], math.inf)  # beyond the plan: inf once the truncation share
+
+
+def test_bracket_at_new_step_counts_compiles_nothing_and_matches_the_ledger(plan):
+    """The lower end is the engine's optimistic composition with the steps traced: once one
+    step count is bracketed, new ones in the same size bucket compile no program (counted
+    by JAX's compile events); it agrees with the event ledger's optimistic lower end
+    (``PLDAccountant.bracket``, another discretisation path) to a bin."""
+    import jax
+
+    from dpjax.accounting import PLDAccountant
+    from dpjax.accounting import events as ev
+
+    acc = plan.accountant()
+    first = acc.bracket(plan.steps)  # warm: the programs of this bucket
+    compiles = []
+
+    def listen(event, duration, **kwargs):
+        if event == "/jax/core/compile/backend_compile_duration":
+            compiles.append(kwargs.get("fun_name"))
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        again = [acc.bracket(t) for t in (11, 16)]  # the bucket of plan.steps (test above)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert compiles == []
+    for b in (first, again[0]):
+        assert 0.0 < b.lower <= b.upper < b.lower * 1.001
+    assert 0.0 <= again[1].lower <= again[1].upper  # upper inf beyond the truncation share
+    share = (1 + math.exp(first.upper)) * plan.steps * plan.truncation_probability
+    ledger = PLDAccountant().compose(
+        ev.PoissonSampled(plan.sampling_rate, ev.Gaussian(plan.noise_multiplier)), plan.steps
+    )
+    assert abs(first.lower - ledger.bracket(plan.delta + share)[0]) <= 1e-4

@@ -49,9 +49,6 @@ BRACKET_NOTE = (
     "lower: optimistic PLD of the same subsampled pair (dpjax.accounting.bracket.epsilon_lower), "
     "at delta plus the truncation share; upper: certified"
 )
-#: Requested loss-grid spacing of the lower end (the engine's default; :func:`.plan.plan`
-#: coarsens it where the grid would exceed its cap).
-LOWER_BIN_WIDTH = 1e-4
 NO_LOWER_NOTE = "no lower value: flipped Huber (alpha > 0) is accounted by an RDP upper bound"
 
 
@@ -138,7 +135,7 @@ class Accountant:
         # count reuses the programs of its grid size (as epsilon() does)
         with jax.enable_x64(True):  # a public entry point: float64 whatever the caller's mode
             lower = float(epsilon_lower(family, scale, 0.0, 1.0, dlt, int(steps),
-                                        p.sampling_rate, LOWER_BIN_WIDTH))
+                                        p.sampling_rate))
         return EpsilonBracket(min(lower, upper), upper, BRACKET_NOTE)
 
     def report(self, steps: int, sampler=None) -> dict:

@@ -200,3 +200,13 @@ def test_bracket_at_new_step_counts_compiles_nothing_and_matches_the_ledger(plan
         ev.PoissonSampled(plan.sampling_rate, ev.Gaussian(plan.noise_multiplier)), plan.steps
     )
     assert abs(first.lower - ledger.bracket(plan.delta + share)[0]) <= 1e-4
+
+
+def test_bracket_with_x64_off_is_the_same_answer(plan):
+    """A public entry point: the lower end runs in float64 whatever the caller's mode."""
+    import jax
+
+    want = plan.accountant().bracket(plan.steps)
+    with jax.enable_x64(False):
+        got = plan.accountant().bracket(plan.steps)
+    assert got == want

@@ -40,6 +40,25 @@ settings.register_profile("dpjax", deadline=None, derandomize=True, max_examples
 settings.load_profile("dpjax")
 
 
+#: XLA flag of the default tier: XLA CPU's element-wise emitters instead of its fusion
+#: emitters.  The default tier is dominated by compiling (bench/profile_suite.py); this
+#: codegen compiles the engine's kernels in about 40% less time, runs large grids somewhat
+#: slower and gives the same numbers (docs/development.md).  Any other selection (the slow
+#: tier, ``-m 'slow or not slow'``) compiles with XLA's defaults, the codegen users get.
+DEFAULT_TIER_XLA_FLAGS = "--xla_cpu_use_fusion_emitters=false"
+
+
+def pytest_configure(config):
+    """The default tier's XLA flag (:data:`DEFAULT_TIER_XLA_FLAGS`), set before any backend
+    starts: in this process, in every xdist worker (each runs this hook) and in the CLI
+    subprocesses the tests start (they inherit the environment)."""
+    if (config.getoption("markexpr") or "").strip() != "not slow":
+        return
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "xla_cpu_use_fusion_emitters" not in flags:
+        os.environ["XLA_FLAGS"] = f"{flags} {DEFAULT_TIER_XLA_FLAGS}".strip()
+
+
 def pytest_unconfigure(config):
     """Remove this run's compilation cache (created by the controlling process only)."""
     if _RUN_CACHE is not None:

@@ -1,0 +1,55 @@
+"""The default tier's XLA codegen (``conftest.DEFAULT_TIER_XLA_FLAGS``) answers what users get.
+
+The default tier compiles with XLA CPU's element-wise emitters (they compile faster); users,
+and the slow tier, compile with XLA's defaults.  Representative answers of the engine (an
+epsilon of subsampled Gaussian uses, a flipped Huber profile, a flipped Huber calibration)
+and a sampler's draws are computed in this process and in a fresh one under XLA's default
+flags: they agree to round-off (the draws bit for bit), so a default-tier test that passes
+would pass under the codegen users run.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+from conftest import DEFAULT_TIER_XLA_FLAGS
+
+_ANSWERS = r'''
+import json, sys
+import jax, jax.numpy as jnp
+jax.config.update("jax_enable_x64", True)
+import dpjax
+
+eps = dpjax.account("gaussian", {"sigma": 1.1}, compositions=50, sampling_rate=0.05,
+                    delta=1e-6)
+prof = dpjax.profile("flipped-huber", {"alpha": 0.6, "gamma": 1.3}, epsilon=[0.5, 2.0],
+                     l1=1.0, l2=1.0, linf=1.0, compositions=4)
+cal = dpjax.calibrate("flipped-huber", epsilon=1.0, delta=1e-6, l1=1.0, l2=1.0, linf=1.0)
+draws = dpjax.noise.make("flipped-huber", alpha=0.6, gamma=1.3).sample(
+    jax.random.key(3), (64,), dtype=jnp.float32)
+json.dump({
+    "epsilon": float(eps),
+    "profile": [float(v) for v in jnp.ravel(jnp.asarray(prof))],
+    "calibration": [float(v) for v in cal.params.values()] + [float(cal.delta_at_params)],
+    "draws": [float(v) for v in draws],
+}, sys.stdout)
+'''
+
+
+def _answers(xla_flags: str, cwd) -> dict:
+    env = dict(os.environ, XLA_FLAGS=xla_flags)
+    out = subprocess.run([sys.executable, "-c", _ANSWERS], env=env, cwd=cwd,
+                         capture_output=True, text=True, check=True, timeout=600)
+    return json.loads(out.stdout)
+
+
+def test_default_tier_codegen_answers_as_xla_defaults(tmp_path):
+    base = " ".join(f for f in os.environ.get("XLA_FLAGS", "").split()
+                    if f != DEFAULT_TIER_XLA_FLAGS)
+    tier = _answers(f"{base} {DEFAULT_TIER_XLA_FLAGS}".strip(), tmp_path)
+    users = _answers(base, tmp_path)
+    for name in ("epsilon", "profile", "calibration"):
+        np.testing.assert_allclose(tier[name], users[name], rtol=1e-12, atol=0, err_msg=name)
+    assert tier["draws"] == users["draws"]

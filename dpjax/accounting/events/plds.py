@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from fractions import Fraction
 
 import jax.numpy as jnp
 import numpy as np
@@ -190,6 +191,50 @@ _RR_WHY = "randomized response is defined for replace_one and replace_special"
 PAIRS = (ev.DiscreteLaplace, ev.DiscreteGaussian, ev.EpsilonDelta)
 #: The additive family of bounded support (its pair is not a log-concave shift on the line).
 _BOUNDED = "truncated-laplace"
+#: The additive family that is not log-concave: its pair at one shift dominates the smaller
+#: shifts only when the shift is its width (:func:`staircase_as_pure_dp`).
+_STAIRCASE = "staircase"
+
+
+def _is_staircase(event) -> bool:
+    return isinstance(event, ev.Noise) and event.mechanism == _STAIRCASE
+
+
+def staircase_as_pure_dp(event, relation: str):
+    r"""A staircase noise leaf whose width is not the relation's shift, as the pure-DP event
+    Geng & Viswanath prove for it; any other event unchanged.
+
+    .. math:: \epsilon_0 = \text{decay} \cdot \lceil \Delta / \text{width} \rceil,
+              \qquad \Delta = 1 \ (2 \text{ under replace-one})
+
+    (sensitivity units; the ceiling in exact rational arithmetic, the product rounded up).
+    The PLD and RDP paths take a noise's pair at the one shift ``Delta``, which dominates
+    every smaller shift for log-concave noise.  The staircase is not log-concave: at a shift
+    equal to its width its privacy loss is monotone (``-decay, 0, decay``) and that pair
+    dominates every smaller shift (``tests/accounting/events/test_staircase_leaf.py``
+    checks it against the exact supremum over shifts,
+    :func:`dpjax.accounting.staircase.log_delta_staircase`), but at any other width the
+    loss is not monotone and the one-shift pair is not the worst (at width 2.5 and shift 1
+    it gave ``delta(0) ~ 1e-19`` where the supremum over shifts is 0.109).  There the
+    staircase is accounted as the ``epsilon_0``-DP pair of randomized response
+    (:class:`~.events.EpsilonDelta`): certified, looser.
+
+    Args:
+      event: a leaf event.
+      relation: the neighbouring relation.
+
+    Returns:
+      ``EpsilonDelta(epsilon_0, 0)`` or ``event``.
+    """
+    if not _is_staircase(event):
+        return event
+    shift = 2 if relation == "replace_one" else 1
+    width = float(event.params["width"])
+    if width == shift:
+        return event
+    steps = math.ceil(Fraction(shift) / Fraction(width))
+    eps0 = math.nextafter(float(event.params["decay"]) * steps, math.inf)
+    return ev.EpsilonDelta(eps0, 0.0)
 
 
 def check_leaf(leaf, relation: str) -> None:
@@ -212,6 +257,10 @@ def check_leaf(leaf, relation: str) -> None:
                               "replace_one (fixed-size batches)")
         if not isinstance(leaf.event, _ADDITIVE + PAIRS + (ev.RandomizedResponse,)):
             raise unsupported(leaf, relation, f"sampling of {type(leaf.event).__name__}")
+    sampled = (ev.PoissonSampled, ev.SampledWithoutReplacement)
+    if replace and isinstance(leaf, sampled) and _is_staircase(leaf.event):
+        raise unsupported(leaf, relation, f"sampling of {_STAIRCASE} noise under replace_one "
+                          "(its privacy loss is not monotone at the shifts of that pair)")
     if isinstance(leaf, ev.PoissonSampled):
         base = leaf.event
         allowed = _ADDITIVE if replace else _ADDITIVE + PAIRS + (ev.MixtureOfGaussians,)
@@ -318,6 +367,7 @@ def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True, 
       UnsupportedEventError: the event cannot be accounted under ``relation``.
     """
     check_leaf(event, relation)
+    event = staircase_as_pure_dp(event, relation)
     if subnormal_scale(event):
         raise UnboundedLoss(f"{event!r}: a subnormal noise scale")
     h = float(bin_width)
@@ -381,7 +431,7 @@ def _bounded_pld(noise, shift: float, h: float) -> PLD:
 
 
 def _poisson(event: ev.PoissonSampled, relation, h, pessimistic, tail=TAIL):
-    q, base = float(event.sampling_probability), event.event
+    q, base = float(event.sampling_probability), staircase_as_pure_dp(event.event, relation)
     if q == 0.0:
         return {}
     if q == 1.0:

@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from dpjax.accounting import events as ev
-from dpjax.accounting.events.plds import subnormal_scale
+from dpjax.accounting.events.plds import staircase_as_pure_dp, subnormal_scale
 from dpjax.accounting.rdp.families import family_log_moments
 from dpjax.accounting.rdp.laplace import ORDERS, laplace_log_moments
 from dpjax.accounting.rdp.subsampled_gaussian import (
@@ -74,6 +74,8 @@ def leaf_log_moments(leaf, relation: str) -> np.ndarray | None:
     if isinstance(leaf, ev.ZCDP):
         return _quadratic(float(leaf.rho))
     if isinstance(leaf, ev.Noise):
+        if staircase_as_pure_dp(leaf, relation) is not leaf:
+            return None  # a staircase off its width: no moments of the one-shift pair
         moments = family_log_moments(ev.noise_family(leaf), shift)
         return None if moments is None else moments[1]
     if isinstance(leaf, ev.PoissonSampled) and relation != "replace_one":

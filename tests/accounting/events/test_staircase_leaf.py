@@ -1,0 +1,77 @@
+"""A staircase noise leaf in the accountant: its one-shift pair only where that pair dominates.
+
+The staircase is not log-concave.  At a shift equal to its width the one-shift pair
+dominates every smaller shift (checked here against the exact supremum over shifts,
+:func:`dpjax.accounting.staircase.log_delta_staircase_shift`) and the accountant is the exact
+profile; at any other width it is accounted as Geng & Viswanath's pure-DP bound
+(:func:`dpjax.accounting.events.plds.staircase_as_pure_dp`): never below the exact supremum
+(the one-shift pair was, by orders of magnitude), RDP moments dropped, and the sampled
+replace-one pairs refused.
+"""
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import dpjax
+from dpjax.accounting import PLDAccountant, UnsupportedEventError
+from dpjax.accounting import events as ev
+from dpjax.accounting.events.plds import staircase_as_pure_dp
+from dpjax.accounting.rdp.ledger import leaf_log_moments
+from dpjax.accounting.staircase import log_delta_staircase_shift
+
+EPS = [0.0, 0.3, 0.9, 1.5]
+
+
+def _accountant(event, relation="add_remove"):
+    return PLDAccountant(relation, 1e-4).compose(event)
+
+
+def test_shift_of_the_width_dominates_every_smaller_shift():
+    shifts = jnp.linspace(1e-3, 1.0, 400)
+    for decay in (0.05, 1.0, 3.0):
+        for gamma in (0.0, 0.3, 0.7, 1.0):
+            for e in np.linspace(0.0, decay, 9):
+                v = np.asarray(log_delta_staircase_shift(float(e), decay, gamma, shifts))
+                assert np.max(v) <= v[-1], (decay, gamma, e)
+
+
+@pytest.mark.parametrize("width,decay,gamma", [(0.4, 1.0, 0.3), (2.5, 0.5, 0.3), (1.0, 1.0, 0.8)])
+def test_accountant_is_never_below_the_exact_supremum_over_shifts(width, decay, gamma):
+    params = {"decay": decay, "width": width, "gamma": gamma}
+    acc = _accountant(ev.Noise("staircase", params))
+    exact = np.asarray(dpjax.profile("staircase", params, epsilon=EPS, linf=1.0))
+    got = np.array([acc.get_delta(e) for e in EPS])
+    assert np.all(got >= exact * (1 - 1e-9)), (got, exact)
+    if width == 1.0:  # the one-shift pair is the exact profile there
+        np.testing.assert_allclose(got, exact, rtol=1e-9, atol=1e-15)
+
+
+def test_off_width_leaf_is_the_pure_dp_event_of_its_steps():
+    leaf = ev.Noise("staircase", {"decay": 1.0, "width": 0.4, "gamma": 0.3})
+    pure = staircase_as_pure_dp(leaf, "add_remove")
+    assert isinstance(pure, ev.EpsilonDelta) and pure.delta == 0.0
+    assert 3.0 <= pure.epsilon <= 3.0 * (1 + 1e-15)  # ceil(1 / 0.4) = 3 steps
+    # replace-one: the shift is 2 widths of a width-1 staircase
+    unit = ev.Noise("staircase", {"decay": 0.5, "width": 1.0, "gamma": 0.3})
+    assert staircase_as_pure_dp(unit, "add_remove") is unit
+    assert staircase_as_pure_dp(unit, "replace_one").epsilon == pytest.approx(1.0)
+    assert leaf_log_moments(leaf, "add_remove") is None
+    assert leaf_log_moments(unit, "add_remove") is not None
+    # under replace-one the accountant answers above the exact profile at a shift of 2
+    exact = float(dpjax.profile("staircase", dict(unit.params), epsilon=0.3, linf=2.0))
+    assert _accountant(unit, "replace_one").get_delta(0.3) >= exact
+
+
+def test_sampled_staircase_under_replace_one_is_refused():
+    leaf = ev.Noise("staircase", {"decay": 1.0, "width": 2.0, "gamma": 0.3})
+    with pytest.raises(UnsupportedEventError, match="not monotone"):
+        _accountant(ev.PoissonSampled(0.1, leaf), "replace_one").get_delta(0.5)
+
+
+def test_subsampled_off_width_leaf_is_the_subsampled_pure_dp_pair():
+    leaf = ev.Noise("staircase", {"decay": 1.0, "width": 0.4, "gamma": 0.3})
+    got = _accountant(ev.SelfComposed(ev.PoissonSampled(0.1, leaf), 5)).get_delta(0.5)
+    pure = ev.EpsilonDelta(staircase_as_pure_dp(leaf, "add_remove").epsilon, 0.0)
+    ref = _accountant(ev.SelfComposed(ev.PoissonSampled(0.1, pure), 5)).get_delta(0.5)
+    assert got == ref > 0.0

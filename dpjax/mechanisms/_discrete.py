@@ -43,6 +43,34 @@ def _uses(query: Query) -> str:
     return out
 
 
+def event_queries(
+    build: Callable[[dict, Query], ev.Event],
+) -> tuple[Callable, Callable]:
+    """``(profile, epsilon_for_delta)`` of a mechanism accounted through one event.
+
+    Args:
+      build: ``(params, query) -> event`` of the query's uses (e.g. :func:`ledger` of one
+        release).
+
+    Returns:
+      ``profile(params, epsilon, query)`` and ``epsilon_for_delta(params, delta, query)``:
+      :class:`~dpjax.accounting.PLDAccountant`'s certified answers under the query's
+      relation, one accountant per call.
+    """
+    from dpjax.accounting import PLDAccountant
+
+    def acc(params, query):
+        return PLDAccountant(query.relation).compose(build(params, query))
+
+    def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
+        return np.vectorize(acc(params, query).get_delta, otypes=[float])(epsilon)
+
+    def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
+        return np.vectorize(acc(params, query).get_epsilon, otypes=[float])(delta)
+
+    return profile, epsilon_for_delta
+
+
 def accounting(
     name: str, param: str, event: Callable[[float, int], ev.Event]
 ) -> tuple[Callable, Callable]:
@@ -53,23 +81,15 @@ def accounting(
       param: its one parameter's name.
       event: ``(param value, Delta) -> event`` of one release.
     """
-    from dpjax.accounting import PLDAccountant
 
-    def acc(params, query):
+    def build(params, query):
         sens, _ = integer_sensitivity(name, query)
         value = np.asarray(params[param], np.float64)
         if value.ndim:
             raise ValueError(f"{name}: give one {param} at a time")
-        return PLDAccountant(query.relation).compose(ledger(event(float(value), sens), query))
+        return ledger(event(float(value), sens), query)
 
-    def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
-        a = acc(params, query)
-        return np.vectorize(a.get_delta, otypes=[float])(epsilon)
-
-    def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
-        a = acc(params, query)
-        return np.vectorize(a.get_epsilon, otypes=[float])(delta)
-
+    profile, epsilon_for_delta = event_queries(build)
     profile.__doc__ = f"""Certified ``delta(epsilon)`` of {name} (exact atoms; PLDAccountant).
 
         Args:

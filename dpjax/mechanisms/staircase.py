@@ -17,6 +17,12 @@ Parameters ``decay`` (GV's epsilon, ``> 0``), ``width`` (GV's Delta, ``> 0``) an
   ``epsilon_0`` use the dominating pair of any ``epsilon_0``-DP mechanism
   (randomized response): ``delta(eps) <= (e^{eps_0} - e^{eps}) / (1 + e^{eps_0})``,
   a certified upper bound.
+* ``dim = 1`` with Poisson subsampling at rate ``q`` (and ``T`` uses): one staircase of
+  ``width = Delta_inf`` and ``gamma = gamma^*(decay)``, accounted by
+  :class:`~dpjax.accounting.PLDAccountant` (the pair at the shift of its width dominates
+  every smaller shift: :func:`dpjax.accounting.events.plds.staircase_as_pure_dp`) under the
+  relation ``add_remove``, ``add`` or ``remove``; calibration bisects ``1 / decay`` on
+  that certified profile (:func:`dpjax.calibration.event_scale.calibrate_event_scale`).
 """
 
 from __future__ import annotations
@@ -29,13 +35,16 @@ import jax
 import numpy as np
 
 from dpjax._batching import call_padded
+from dpjax.accounting import events as ev
 from dpjax.accounting.laplace import epsilon_pure_dp
 from dpjax.accounting.staircase import ERROR, log_delta_staircase
+from dpjax.calibration.event_scale import calibrate_event_scale
 from dpjax.calibration.result import Calibration
 from dpjax.calibration.staircase import staircase_pure
 from dpjax.certificate import MARGIN, log_target, reported_delta, require_certified
 from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms._composition import composed_budget, pure_dp_delta
+from dpjax.mechanisms._discrete import event_queries, ledger
 from dpjax.mechanisms._spec import About, Mechanism, Query, calibration, unsupported
 from dpjax.noise.staircase import Staircase
 from dpjax.numerics import least_feasible
@@ -44,10 +53,81 @@ NAME = "staircase"
 
 
 def _check(query: Query) -> bool:
-    """True for the exact 1-D case."""
-    if query.sampling_rate is not None:
-        raise unsupported(NAME, "Poisson subsampling (needs the PLD engine)")
-    return query.dim == 1 and query.compositions == 1
+    """True for the exact 1-D case (one use, no subsampling)."""
+    return query.sampling_rate is None and query.dim == 1 and query.compositions == 1
+
+
+def _subsampled(query: Query) -> bool:
+    """True for a Poisson-subsampled query (1-D, relation not replace-one), accounted by
+    :class:`~dpjax.accounting.PLDAccountant`; raises where that is not supported."""
+    if query.sampling_rate is None:
+        return False
+    if query.dim > 1:
+        raise unsupported(NAME, "dim > 1 with Poisson subsampling (one subsample is shared "
+                          "by the coordinates, so they are not independent uses)")
+    if query.relation == "replace_one":
+        raise unsupported(NAME, "Poisson subsampling under replace_one (the staircase's "
+                          "privacy loss is not monotone at the shifts of that pair)")
+    return True
+
+
+def _event(params: dict, query: Query) -> ev.Event:
+    """The accountant's event of the query's uses: one ``Noise("staircase")`` release (its
+    width in sensitivity units), Poisson-subsampled, ``T`` times (:func:`._discrete.ledger`)."""
+    linf, _ = query.sensitivity.resolve("linf")
+    values = {k: np.asarray(params[k], np.float64) for k in ("decay", "width", "gamma")}
+    if any(v.ndim for v in values.values()):
+        raise ValueError(f"{NAME}: give one parameter set at a time with Poisson subsampling")
+    step = ev.Noise(NAME, {"decay": float(values["decay"]),
+                           "width": float(values["width"]) / linf,
+                           "gamma": float(values["gamma"])})
+    return ledger(step, query)
+
+
+_subsampled_profile, _subsampled_epsilon = event_queries(_event)
+
+
+def _calibrate_subsampled(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
+    r"""Least certified noise of one Poisson-subsampled staircase (``dim = 1``, ``T`` uses).
+
+    The staircase with ``width = Delta_inf``, ``gamma = gamma^*(decay)``; the largest
+    ``decay`` (least variance) whose accountant profile meets the target,
+
+    .. math:: 	ext{decay}^\star = \max\{d : \hat\delta_d(\epsilon) \le \delta\},
+
+    bisected on ``s = 1 / decay`` (:func:`~dpjax.calibration.event_scale.
+    calibrate_event_scale`, re-checked at the returned parameters) from the pure-DP
+    amplification guess ``decay_0 = log(1 + (e^{epsilon / T} - 1) / q)``.
+
+    Args:
+      epsilon, delta: the targets.
+      query: ``linf``, ``T``, ``q`` and the relation.
+    """
+    linf, notes = query.sensitivity.resolve("linf")
+    q, uses = float(query.sampling_rate), query.compositions
+
+    def params_at(scale):
+        decay, width, gamma, var = staircase_pure(1.0 / np.asarray(scale, np.float64), linf, 1)
+        return {"decay": np.asarray(decay), "width": np.asarray(width),
+                "gamma": np.asarray(gamma)}, np.asarray(var)
+
+    with np.errstate(over="ignore", divide="ignore"):
+        decay_0 = np.log1p(np.expm1(np.asarray(epsilon, np.float64) / uses) / q)
+        guess = np.where(decay_0 > 0.0, 1.0 / decay_0, 1e12)
+    scale, delta_at = calibrate_event_scale(
+        lambda s: _event(params_at(s)[0], query), epsilon, delta, query.relation, guess,
+        name=NAME,
+    )
+    params, var = params_at(scale)
+    require_certified(NAME, delta_at <= delta, epsilon, delta, delta_at)
+    notes += (
+        f"one staircase (width = linf, gamma*), decay searched on the PLDAccountant profile "
+        f"of {uses} uses at Poisson rate {q:g}, relation {query.relation}",
+    )
+    return calibration(
+        NAME, query, params=params, variance=var, epsilon=epsilon, delta=delta,
+        delta_at_params=delta_at, sensitivity={"linf": linf}, notes=notes,
+    )
 
 
 def _max_periods(sens: float, width) -> int:
@@ -142,8 +222,11 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     Args:
       epsilon: target epsilons, ``>= 0`` (broadcast with ``delta``).
       delta: target deltas (used only through ``epsilon_0`` above).
-      query: ``linf``, ``K``, ``T`` (no subsampling).
+      query: ``linf``, ``K``, ``T``; with a sampling rate ``q`` (``dim = 1``) the
+        subsampled calibration of :func:`_calibrate_subsampled`.
     """
+    if _subsampled(query):
+        return _calibrate_subsampled(epsilon, delta, query)
     exact = _check(query)
     budget = np.maximum(epsilon, 2.0 * np.arctanh(np.asarray(delta) * (1.0 - MARGIN)))
     if np.any(budget == 0):
@@ -198,6 +281,8 @@ def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
       epsilon: the epsilons to evaluate at.
       query: ``linf``, ``K``, ``T``.
     """
+    if _subsampled(query):
+        return _subsampled_profile(params, epsilon, query)
     if _exact_profile(query, params):
         linf, _ = query.sensitivity.resolve("linf")
         return _exact_delta(epsilon, params, linf)
@@ -214,6 +299,8 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
       params: as for :func:`profile`; query likewise.
       delta: the deltas to invert at.
     """
+    if _subsampled(query):
+        return _subsampled_epsilon(params, delta, query)
     if not _exact_profile(query, params):
         return np.asarray(epsilon_pure_dp(delta, _pure_epsilon(params, query)))
     linf, _ = query.sensitivity.resolve("linf")
@@ -228,7 +315,8 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
 SUMMARY = "staircase (Geng & Viswanath 2016), optimal eps-DP; exact 1-D, per coordinate in K-D"
 ABOUT = About(
     "flipped-huber-mechanism", ("linf",),
-    "any dim and T uses (per-coordinate budget split; pure DP)",
+    "any dim and T uses (per-coordinate budget split; pure DP); dim 1 with Poisson "
+    "subsampling (PLDAccountant; relation add_remove / add / remove)",
 )
 MECHANISM = Mechanism(
     NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=Staircase, about=ABOUT

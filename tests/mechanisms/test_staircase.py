@@ -241,3 +241,55 @@ def test_many_periods_use_the_pure_dp_bound_instead_of_exhausting_memory():
     assert np.all(got >= one_shift) and one_shift[0] > 0.5 * got[0]
     e = float(dpjax.account("staircase", params, delta=0.1, linf=1.0))
     assert float(dpjax.profile("staircase", params, e, linf=1.0)) <= 0.1
+
+
+def _subsampled_reference(decay, gamma, q, eps, periods=80):
+    """``delta(eps)`` of one Poisson-subsampled width-1 staircase at shift 1, the worse of
+    remove ``(q g(t) + (1 - q) g(t + 1), g(t + 1))`` and add (the reverse order): direct sums
+    of the piecewise-constant integrands between their breakpoints (mpmath density)."""
+    g = mp_density(decay, gamma)
+    ks = np.arange(-periods, periods + 1, dtype=float)
+    cuts = np.unique(np.concatenate([ks, ks + gamma, ks - gamma, ks - 1, ks - 1 + gamma,
+                                     ks - 1 - gamma]))
+    e = mpmath.exp(eps)
+    remove = add = mpmath.mpf(0)
+    for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
+        mid, width = (lo + hi) / 2, hi - lo
+        mix = q * g(mid) + (1 - q) * g(mid + 1)
+        remove += max(mix - e * g(mid + 1), 0) * width
+        add += max(g(mid + 1) - e * mix, 0) * width
+    return float(max(remove, add))
+
+
+def test_subsampled_calibration_certified_minimal_and_below_pure_amplification():
+    # one Poisson-subsampled use (q = 0.2): the staircase of width linf and gamma*, its decay
+    # the largest the accountant certifies; the accountant's profile at the returned decay
+    # against a direct sum over the exact subsampled pair; beats the pure-DP amplification
+    # decay_0 = log(1 + (e^eps - 1) / q) (delta used) and the staircase without subsampling
+    eps, delta, q = 0.5, 1e-5, 0.2
+    cal = dpjax.calibrate("staircase", eps, delta, linf=1.0, sampling_rate=q)
+    params = {k: float(v) for k, v in cal.params.items()}
+    assert params["width"] == 1.0
+    assert params["gamma"] == pytest.approx(float(staircase_optimal_gamma(params["decay"])))
+    assert float(cal.delta_at_params) <= delta
+    ref = _subsampled_reference(params["decay"], params["gamma"], q, eps)
+    assert ref <= float(cal.delta_at_params) <= ref * (1 + 1e-3) + 1e-12
+    # minimal: a decay 1e-3 larger is not certified (the direct sum exceeds the target)
+    bigger = params["decay"] * 1.001
+    assert _subsampled_reference(bigger, float(staircase_optimal_gamma(bigger)), q, eps) > delta
+    assert params["decay"] >= np.log1p(np.expm1(eps) / q)
+    plain = dpjax.calibrate("staircase", eps, delta, linf=1.0)
+    assert float(cal.variance) < float(plain.variance)
+    # the profile and account facades answer the same subsampled uses
+    prof = dpjax.profile("staircase", params, epsilon=eps, linf=1.0, sampling_rate=q)
+    assert float(prof) == pytest.approx(float(cal.delta_at_params), rel=1e-9)
+    assert float(dpjax.account("staircase", params, delta=delta, linf=1.0,
+                               sampling_rate=q)) <= eps * (1 + 1e-9)
+
+
+def test_subsampled_refusals_name_the_reason():
+    with pytest.raises(NotImplementedError, match="dim > 1 with Poisson subsampling"):
+        dpjax.calibrate("staircase", 1.0, 1e-6, dim=2, linf=1.0, sampling_rate=0.1)
+    with pytest.raises(NotImplementedError, match="replace_one"):
+        dpjax.calibrate("staircase", 1.0, 1e-6, linf=1.0, sampling_rate=0.1,
+                        relation="replace_one")

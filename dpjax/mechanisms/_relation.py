@@ -16,8 +16,9 @@ removing a record).  Other relations (dp_accounting's conventions, as
   calibrate_event_scale`, re-checked at the returned scale); ``flipped-huber`` and
   ``osgt`` (a 1-D query) keep the shape (``alpha / gamma``, ``vartheta / rho``) of their
   add-or-remove calibration (the engine's shape search) and re-search the scale the same
-  way on ``PoissonSampled(q, Noise(name, ...))`` under the relation; other families raise
-  ``NotImplementedError``;
+  way on ``PoissonSampled(q, Noise(name, ...))`` under the relation; ``staircase`` takes
+  the relation itself (its subsampled calibration is a search on its event's profile,
+  :mod:`dpjax.mechanisms.staircase`); other families raise ``NotImplementedError``;
 * the discrete mechanisms take the relation themselves (their accounting is the event's).
 """
 
@@ -39,6 +40,8 @@ from dpjax.sensitivity import Sensitivity
 _EVENT_FAMILIES = ("gaussian", "laplace")
 #: ... and those whose shape comes from their add-or-remove calibration first.
 _SHAPE_EVENT_FAMILIES = SCALE_AND_SHAPE
+#: ... and those whose own subsampled calibration honours the relation.
+_OWN_SUBSAMPLED_RELATION = ("staircase",)
 
 
 def _doubled(s: Sensitivity) -> Sensitivity:
@@ -76,12 +79,14 @@ def calibrate_under(mech: Mechanism, epsilon, delta, query: Query) -> Calibratio
                     "its sensitivity; calibrated at the doubled sensitivities (dp_accounting's "
                     "REPLACE convention)")
         return dataclasses.replace(cal, notes=cal.notes + (note,))
+    if mech.name in _OWN_SUBSAMPLED_RELATION:
+        return mech.calibrate_certified(epsilon, delta, query)
     if mech.name in _SHAPE_EVENT_FAMILIES:
         return _shape_then_event(mech, epsilon, delta, query)
     if mech.name not in _EVENT_FAMILIES:
         raise unsupported(
             mech.name, f"relation {relation!r} with Poisson subsampling (gaussian, laplace, "
-            "flipped-huber, osgt, discrete-laplace and discrete-gaussian support it; "
+            "flipped-huber, osgt, staircase, discrete-laplace and discrete-gaussian support it; "
             "add_remove bounds every direction)",
         )
     return _event_calibration(mech, epsilon, delta, query)

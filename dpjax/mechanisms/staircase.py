@@ -93,7 +93,7 @@ def _calibrate_subsampled(epsilon: np.ndarray, delta: np.ndarray, query: Query) 
     The staircase with ``width = Delta_inf``, ``gamma = gamma^*(decay)``; the largest
     ``decay`` (least variance) whose accountant profile meets the target,
 
-    .. math:: 	ext{decay}^\star = \max\{d : \hat\delta_d(\epsilon) \le \delta\},
+    .. math:: \text{decay}^\star = \max\{d : \hat\delta_d(\epsilon) \le \delta\},
 
     bisected on ``s = 1 / decay`` (:func:`~dpjax.calibration.event_scale.
     calibrate_event_scale`, re-checked at the returned parameters) from the pure-DP

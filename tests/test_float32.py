@@ -181,7 +181,7 @@ _EXEMPT = {
     # sizes, factories, generic root finders, certification plumbing
     "dpjax.certificate.log_target": "log(delta (1 - margin)): a target, no privacy",
     "dpjax.accounting.staircase.shift_candidates": "geometry of the shifts a profile maximises",
-        "dpjax.accounting.pld.compose.fast_size": "integer sizing",
+    "dpjax.accounting.pld.compose.fast_size": "integer sizing",
     "dpjax.accounting.pld.compose.ceil_pow2": "integer sizing",
     "dpjax.accounting.pld.engine.tilted_groups": "host grouping by static sizes",
     "dpjax.accounting.pld.engine.run_padded": "host padding around a guarded kernel",
@@ -237,6 +237,9 @@ _EXEMPT = {
         ).split()
     },
     "dpjax.spherical.mechanism.check_use": "host check of a use's arguments, no privacy value",
+    "dpjax.accounting.events.plds.staircase_as_pure_dp": (
+        "host rewrite of a leaf event in exact rational arithmetic (no arrays)"
+    ),
     "dpjax.spherical.windowed.check_budget": "host check of the budget, no privacy value",
     "dpjax.calibration.truncated_laplace.shape_range": "host range of the shape search; every "
     "shape it brackets is certified by the guarded profile",

@@ -188,3 +188,58 @@ def staircase_delta_shift(eps, decay, gamma, d):
 def log_or_neg_inf(x):
     """``log x`` as a float, ``-inf`` for 0."""
     return float(mpmath.log(x)) if x > 0 else float("-inf")
+
+
+def subsampled_gaussian_delta_bromwich(eps, sigma, q, compositions, adjacency, x_cut=None):
+    r"""``delta(eps)`` of ``K`` Poisson-subsampled uses of ``N(0, sigma^2)`` (sensitivity 1)
+    by inverting the ``K``-fold moment generating function along a vertical line (NumPy
+    float64; an independent check of the PLD engine at huge ``K``, not a certified bound).
+
+    .. math:: \delta(\epsilon) = \frac{1}{2\pi}\int_{-\infty}^{\infty}
+              \frac{e^{K\kappa(c + it) - (c + it)\epsilon}}{(c + it)(c + it + 1)}\,dt
+              + K\,P(x > x_{cut})
+
+    (the two-sided Laplace transform of ``(1 - e^{eps - s})_+`` is ``e^{-lambda eps} /
+    (lambda (lambda + 1))``), ``kappa(lambda) = log E_P[e^{lambda L}; x <= x_cut]`` by the
+    trapezoidal rule in ``x`` on 200001 points under ``Q = N(0, sigma^2)``, with ``L = log(1 -
+    q + q e^{(2x - 1) / (2 sigma^2)})`` (``remove``: ``E_Q[e^{(lambda + 1) L}]``) or ``-L``
+    (``add``: ``E_Q[e^{-lambda L}]``); ``c`` the saddle point on a real grid, ``t`` over 12
+    standard deviations of the tilted sum.  The mass above ``x_cut`` (``remove`` only, where
+    the loss has a heavy upper tail and its moments explode at large ``lambda``) is
+    counted at ``+infinity``.  At ``q = 1`` it matches the closed form of ``K`` Gaussian
+    uses to ``1e-9`` relative.
+    """
+    import numpy as np
+    from scipy.special import log_ndtr
+
+    x_cut = 40.0 * sigma if x_cut is None else x_cut
+    x = np.linspace(-40.0 * sigma, x_cut, 200_001)
+    step = x[1] - x[0]
+    loss = np.log1p(q * np.expm1((2.0 * x - 1.0) / (2.0 * sigma**2)))
+    log_w = -0.5 * (x / sigma) ** 2 - np.log(sigma * np.sqrt(2.0 * np.pi)) + np.log(step)
+    log_w[[0, -1]] += np.log(0.5)
+
+    def kappa(lam):
+        out = []
+        for v in np.atleast_1d(np.asarray(lam, complex)):
+            z = ((v + 1.0) * loss if adjacency == "remove" else -v * loss) + log_w
+            top = np.max(z.real)
+            out.append(top + np.log(np.sum(np.exp(z - top))))
+        return np.array(out)
+
+    k = float(compositions)
+    cs = np.geomspace(1e-2, 1e5, 300)
+    c = cs[np.argmin(k * kappa(cs).real - cs * eps - np.log(cs * (cs + 1.0)))]
+    d = 1e-4 * c
+    curv = k * (kappa(c + d).real - 2.0 * kappa(c).real + kappa(c - d).real)[0] / d**2
+    t = np.linspace(-12.0, 12.0, 1201) / np.sqrt(curv)
+    lam = c + 1j * t
+    top = k * kappa(c).real[0] - c * eps
+    f = np.exp(k * kappa(lam) - lam * eps - top) / (lam * (lam + 1.0))
+    out = np.trapezoid(f.real, t) / (2.0 * np.pi) * np.exp(top)
+    if adjacency == "remove":
+        tail = np.logaddexp(
+            np.log1p(-q) + log_ndtr(-x_cut / sigma), np.log(q) + log_ndtr(-(x_cut - 1.0) / sigma)
+        ) if q < 1.0 else log_ndtr(-(x_cut - 1.0) / sigma)
+        out += k * np.exp(tail)
+    return float(out)

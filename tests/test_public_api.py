@@ -40,7 +40,8 @@ PUBLIC = {
         'self_compose_size'
     ],
     "dpjax.accounting.pld.tilted": [
-        'Tilted', 'least_over_tilts', 'product_size', 'query', 'saddle_lambdas',
+        'CUT_GAIN', 'CUT_SHARE', 'Tilted', 'cut_top', 'least_over_tilts', 'placed_pair',
+        'product_size', 'query', 'saddle_lambdas',
         'tilted_epsilon_for_delta', 'tilted_kernel', 'tilted_log_delta_for_epsilon',
         'tilted_product', 'tilted_product_answer', 'tilted_product_kernel', 'tilted_self_compose'
     ],

@@ -45,7 +45,7 @@ from dpjax.accounting.pld.compose import grid_index, max_grid_points, moments_on
 from dpjax.accounting.pld.discretise import discretise_pair
 from dpjax.accounting.pld.plan import EngineNote, plan, refinement, tilt_level, tilted_sizes
 from dpjax.accounting.pld.subsample import map_adjacencies
-from dpjax.accounting.pld.tilted.fold import tilted_kernel
+from dpjax.accounting.pld.tilted.fold import CUT_SHARE, tilted_kernel
 from dpjax.accounting.pld.underflow import charge_underflow
 from dpjax.certificate import MARGIN
 from dpjax.numerics import float64_kernel
@@ -55,6 +55,10 @@ from dpjax.numerics import float64_kernel
 #: round-off floor starts around ``1e-10 .. 1e-8`` (it grows with ``K``); above, the plain
 #: engine alone is as accurate and needs no second composition.
 TILT_BELOW = 1e-7
+#: Where the plain grid's certified round-off term is at least this share of an answer, the
+#: tilted composition is run too (whatever ``delta``): with very many compositions (``K ~
+#: 10^7``) the plain FFT's error bound, which grows with ``K``, reaches ``delta ~ 1e-6``.
+ROUNDOFF_SHARE = 0.01
 
 
 def stacked_plds(
@@ -191,38 +195,45 @@ _ANSWERS: dict = {}
 _ANSWERS_MAX = 64
 
 
-def _evaluate(kernel, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h):
+def _evaluate(
+    kernel, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h, levels=None
+):
     """Run ``kernel`` (:data:`log_delta_kernel` or :data:`epsilon_kernel`, both evaluated by
     :data:`_profile_and_epsilon_kernel`) as :func:`plan` says: the minimum of the certified
-    answers it plans; a note (:class:`EngineNote`) when it coarsened.  Answers are kept in
-    :data:`_ANSWERS`: the same arguments (and grid cap) are not composed twice."""
+    answers it plans; a note (:class:`EngineNote`) when it coarsened.  ``levels`` (``log
+    delta`` per entry of an epsilon query ``x``, or ``None``): the ``delta`` its tilted
+    composition resolves (:func:`_tilted`).  Answers are kept in :data:`_ANSWERS`: the same
+    arguments (and grid cap) are not composed twice."""
     def data(v):
         v = np.asarray(v, np.float64)
         return v.shape, v.tobytes()
 
-    key = (
+    query = (
         kernel is log_delta_kernel, noise_fn, *map(data, (scale, shape, sensitivity, x, h)),
         float(compositions), None if sampling_rate is None else float(sampling_rate),
         max_grid_points(), refinement(),
     )
+    key = (*query, None if levels is None else data(levels))
     if key in _ANSWERS:
         hit = _ANSWERS[key]
         if hit[1] is not None:
             warn_user(hit[1], EngineNote)
         return hit[0].copy()
     out, note = _evaluate_once(
-        kernel, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h
+        kernel, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h, levels
     )
     if len(_ANSWERS) >= _ANSWERS_MAX:
         _ANSWERS.pop(next(iter(_ANSWERS)))
     _ANSWERS[key] = (np.array(out, np.float64), note)
+    # a profile at a certificate's epsilon (asked without levels) reuses its re-check
+    _ANSWERS.setdefault((*query, None), _ANSWERS[key])
     if note is not None:
         warn_user(note, EngineNote)
     return out
 
 
 def _evaluate_once(
-    kernel, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h
+    kernel, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h, levels=None
 ):
     """:func:`_evaluate` without the memo: ``(answer, note or None)``."""
     p = plan(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, h)
@@ -232,8 +243,10 @@ def _evaluate_once(
     if p.moments is not None:
         runs.append(p.moments)
     # nothing certifiable: log delta = 0 (delta = 1), epsilon = inf
-    fallback = 0.0 if kernel is log_delta_kernel else np.inf
+    by_delta = kernel is epsilon_kernel
+    fallback = np.inf if by_delta else 0.0
     out = np.full(np.shape(x), fallback)
+    floored = np.zeros(np.shape(x), bool)
     for bin_width, sizes in runs:
         both = _profile_and_epsilon_kernel(
             *args,
@@ -243,18 +256,24 @@ def _evaluate_once(
             sizes=sizes,
             subsampled=sampling_rate is not None,
         )
-        got = np.asarray(both[0 if kernel is log_delta_kernel else 1], np.float64)
+        got = np.asarray(both.epsilon if by_delta else both.log_delta, np.float64)
         out = np.minimum(out, np.where(np.isnan(got), fallback, got))
+        floored |= _roundoff_decides(both, x, by_delta)
     plain = out
     if p.sizes is not None:
-        out = _tilted(kernel is epsilon_kernel, noise_fn, args, x, out, p.bin_width, sampling_rate)
+        out = _tilted(
+            by_delta, noise_fn, args, x, out, p.bin_width, sampling_rate, floored, levels
+        )
     if kernel is epsilon_kernel and np.any(out < plain):
         # the tilted epsilon's certificate, re-checked by the profile as the caller will
-        # (the tilts of a delta and of an epsilon query differ): where it fails, the plain one
+        # (the tilts of a delta and of an epsilon query differ), its tilted composition
+        # resolving the target delta: where it fails, the plain one
         delta = np.broadcast_to(np.asarray(x, np.float64), np.shape(out))
+        with np.errstate(divide="ignore"):
+            target = np.log(delta)
         back = _evaluate(
             log_delta_kernel, noise_fn, scale, shape, sensitivity, np.where(out < plain, out, 0.0),
-            compositions, sampling_rate, h,
+            compositions, sampling_rate, h, levels=target,
         )
         with np.errstate(divide="ignore"):
             ok = back <= np.log(delta * (1.0 - MARGIN))
@@ -262,17 +281,41 @@ def _evaluate_once(
     return out, p.note
 
 
-def _tilted(by_delta, noise_fn, args, x, out, bin_width, sampling_rate):
+def _roundoff_decides(queries, x, by_delta) -> np.ndarray:
+    """Host helper: where the plain grid's round-off term is at least :data:`ROUNDOFF_SHARE`
+    of the answer (of the target ``delta``, ``by_delta``; of the answered ``delta``
+    otherwise): the FFT's certified error floor, not the loss distribution, decides it."""
+    if by_delta:
+        term = np.asarray(queries.log_roundoff_at_epsilon, np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ref = np.log(np.asarray(x, np.float64))
+    else:
+        term = np.asarray(queries.log_roundoff, np.float64)
+        ref = np.asarray(queries.log_delta, np.float64)
+    with np.errstate(invalid="ignore"):
+        return np.nan_to_num(term - ref, nan=0.0) >= np.log(ROUNDOFF_SHARE)
+
+
+def _tilted(
+    by_delta, noise_fn, args, x, out, bin_width, sampling_rate, floored=False, levels=None
+):
     """``out`` improved by the tilted composition (:mod:`.tilted`) where the target
-    (``by_delta``) or the plain answer (``log delta``) is below :data:`TILT_BELOW`; the
-    minimum of two certified answers is certified.  Each entry's sizes depend on that entry
-    alone (its target, or its plain answer), so an entry's answer does not depend on the
-    batch it came in."""
+    (``by_delta``) or the level (``log delta``: ``levels``, else the plain answer) is below
+    :data:`TILT_BELOW`, or where the plain grid's round-off decides the answer (``floored``,
+    :func:`_roundoff_decides`); the minimum of two certified answers is certified.  Each
+    entry's sizes depend on that entry alone (its target, or its level), so an entry's
+    answer does not depend on the batch it came in."""
     flat = np.asarray(x, np.float64).ravel()
     res = np.asarray(out, np.float64).ravel().copy()
     with np.errstate(divide="ignore", invalid="ignore"):
-        log_t = np.log(flat) if by_delta else res.copy()
-        sel = np.isfinite(log_t) & (log_t < np.log(TILT_BELOW))
+        if by_delta:
+            log_t = np.log(flat)
+        elif levels is not None:
+            log_t = np.broadcast_to(np.asarray(levels, np.float64), np.shape(out)).ravel().copy()
+        else:
+            log_t = res.copy()
+        low = log_t < np.log(TILT_BELOW)
+        sel = np.isfinite(log_t) & (low | np.broadcast_to(floored, np.shape(out)).ravel())
     if by_delta:
         sel &= np.isfinite(flat) & (flat > 0)
     q = float(sampling_rate) if sampling_rate is not None else None
@@ -280,16 +323,23 @@ def _tilted(by_delta, noise_fn, args, x, out, bin_width, sampling_rate):
     def run(idx, levels):
         for sizes, grp in tilted_groups(noise_fn, args, q, bin_width, idx, levels).items():
             got = run_padded(
-                tilted_kernel, args, flat[grp], noise_fn=noise_fn, bin_width=bin_width,
-                sizes=sizes, subsampled=q is not None, by_delta=by_delta,
+                tilted_kernel, args, flat[grp], np.asarray(levels, np.float64)[grp],
+                noise_fn=noise_fn, bin_width=bin_width, sizes=sizes, subsampled=q is not None,
+                by_delta=by_delta,
             )
             res[grp] = np.minimum(res[grp], np.where(np.isnan(got), res[grp], got))
 
     def moved(idx, levels):
-        """The entries whose answer's level differs from every level in ``levels``."""
+        """The entries whose answer no level in ``levels`` resolved: a level resolves an
+        answer of its own tilt level (:func:`.plan.tilt_level`) not below a tenth of it
+        times :data:`.tilted.fold.CUT_SHARE` (what a cut top tail may have charged)."""
+        floor = np.log(10.0 * CUT_SHARE)
         return [
             i for i in idx
-            if np.isfinite(res[i]) and all(tilt_level(res[i]) != tilt_level(v[i]) for v in levels)
+            if np.isfinite(res[i]) and not any(
+                tilt_level(res[i]) == tilt_level(v[i]) and res[i] >= v[i] + floor
+                for v in levels
+            )
         ]
 
     idx = np.nonzero(sel)[0]
@@ -330,10 +380,12 @@ def tilted_groups(noise_fn, args, sampling_rate, bin_width, idx, log_levels) -> 
     return groups
 
 
-def run_padded(kernel, args, xs, **static) -> np.ndarray:
-    """``kernel(*args, xs, **static)`` on ``xs`` padded to a bucketed length (few compiles),
-    as a float64 NumPy array of ``xs``'s length."""
-    got = kernel(*args, jnp.asarray(pad(xs, padded_size(xs.size))), **static)
+def run_padded(kernel, args, xs, *more, **static) -> np.ndarray:
+    """``kernel(*args, xs, *more, **static)`` on ``xs`` (and the per-entry arrays ``more``)
+    padded to a bucketed length (few compiles), as a float64 NumPy array of ``xs``'s
+    length."""
+    size = padded_size(xs.size)
+    got = kernel(*args, *(jnp.asarray(pad(v, size)) for v in (xs, *more)), **static)
     return np.asarray(got, np.float64)[: xs.size]
 
 

@@ -220,9 +220,10 @@ def _certified(pld: PLD, prof: Profile, k, grid):
     return jnp.where(bad, 1.0, jnp.minimum(val, 1.0))
 
 
-def _grid_delta(pld: PLD, prof: Profile, epsilon: Array) -> Array:
-    """Certified grid bound on ``delta(epsilon)`` (module docstring)."""
-    n = prof.s.shape[-1] - 1
+def _segment(pld: PLD, n: int, epsilon: Array) -> tuple[Array, Array, Array]:
+    """``(k, kf, x_lo)``: the grid segment ``l_{k-1} <= epsilon < l_k`` of ``epsilon``
+    (``k`` as an index and as a float64), and ``epsilon``'s position in bins moved down by
+    its rounding (module docstring)."""
     h = jnp.asarray(pld.bin_width, jnp.float64)
     lower = pld.lower.astype(jnp.float64)
     eps = jnp.asarray(epsilon, jnp.float64)
@@ -232,9 +233,28 @@ def _grid_delta(pld: PLD, prof: Profile, epsilon: Array) -> Array:
     x_lo = jnp.where(jnp.isnan(x_lo), jnp.where(eps > 0, jnp.inf, -jnp.inf), x_lo)  # |eps/h| = inf
     kf = jnp.clip(jnp.floor(x_lo) + 1.0, 0.0, float(n))
     k = kf.astype(jnp.int32 if n < 2**31 - 1 else jnp.int64)
+    return k, kf, x_lo
+
+
+def _grid_delta(pld: PLD, prof: Profile, epsilon: Array) -> Array:
+    """Certified grid bound on ``delta(epsilon)`` (module docstring)."""
+    n = prof.s.shape[-1] - 1
+    h = jnp.asarray(pld.bin_width, jnp.float64)
+    eps = jnp.asarray(epsilon, jnp.float64)
+    k, kf, x_lo = _segment(pld, n, eps)
     t = jnp.maximum((kf - x_lo) * h, 0.0)  # l_k - eps (inf below a -inf eps)
     grid = -jnp.expm1(-t) * prof.s[k] + jnp.exp(-t) * prof.d[k]
     return jnp.where(jnp.isnan(eps), 1.0, _certified(pld, prof, k, grid))
+
+
+def _log_roundoff(pld: PLD, prof: Profile, epsilon: Array) -> Array:
+    """``log(r W(n - k))``: the round-off term of the grid bound at ``epsilon`` (``-inf``
+    without round-off; ``0`` where the pmf is not finite)."""
+    n = prof.s.shape[-1] - 1
+    k, _, _ = _segment(pld, n, jnp.asarray(epsilon, jnp.float64))
+    term = pld.roundoff * roundoff_weight((n - k).astype(jnp.float64), pld.bin_width)
+    out = jnp.where(term > 0, jnp.log(jnp.where(term > 0, term, 1.0)), -jnp.inf)
+    return jnp.where(prof.ok & ~jnp.isnan(out), out, 0.0)
 
 
 def _log_chernoff(pld: PLD, epsilon: Array) -> Array:
@@ -276,26 +296,51 @@ def log_delta_for_epsilon(pld: PLD, epsilon: ArrayLike) -> Array:
     return _log_delta(pld, jnp.asarray(epsilon, jnp.float64), profile_arrays(pld))
 
 
-@float64_kernel
-def both_queries(pld: PLD, x: ArrayLike) -> tuple[Array, Array]:
-    r"""``(log delta(x), epsilon(x))`` of one PLD: ``x`` read as epsilons, then as deltas.
+class Queries(NamedTuple):
+    """Both queries of one PLD at ``x`` and the round-off terms behind them.
 
-    .. math:: \big(\log\delta(x_i),\ \epsilon(x_i)\big)
+    Attributes:
+      log_delta: ``log delta(x)``, ``x`` read as epsilons.
+      epsilon: ``epsilon(x)``, ``x`` read as deltas.
+      log_roundoff: ``log(r W)`` at ``epsilon = x``: the round-off term in ``log_delta``.
+      log_roundoff_at_epsilon: ``log(r W)`` at ``epsilon(x)``: the round-off term that
+        the returned epsilon pays for.
+    """
+
+    log_delta: Array
+    epsilon: Array
+    log_roundoff: Array
+    log_roundoff_at_epsilon: Array
+
+
+@float64_kernel
+def both_queries(pld: PLD, x: ArrayLike) -> Queries:
+    r"""``log delta(x)`` and ``epsilon(x)`` of one PLD (``x`` read as epsilons, then as
+    deltas) and the round-off term ``r W`` of the grid bound at each.
+
+    .. math:: \big(\log\delta(x_i),\ \epsilon(x_i),\ \log r W(c(x_i)),\
+              \log r W(c(\epsilon(x_i)))\big)
 
     :func:`log_delta_for_epsilon` and :func:`epsilon_for_delta` sharing one
-    :func:`profile_arrays` (one set of suffix sums traced and compiled, not two); the
-    same certified answers.
+    :func:`profile_arrays` (one set of suffix sums traced and compiled, not two); the same
+    certified answers.  The round-off terms say where the FFT's certified error floor
+    (it grows with the number of compositions) decides an answer: there the engine also
+    runs the tilted composition (:mod:`.pld.engine`).
 
     Args:
       pld: a pessimistic :class:`PLD`.
       x: 1-D array, read as ``epsilon`` by the first query and as ``delta`` by the second.
 
     Returns:
-      The pair, each of the shape of ``x``.
+      The :class:`Queries`, each of the shape of ``x``.
     """
     x = jnp.asarray(x, jnp.float64)
     prof = profile_arrays(pld)
-    return _log_delta(pld, x, prof), _epsilon(pld, x, prof)
+    eps = _epsilon(pld, x, prof)
+    return Queries(
+        _log_delta(pld, x, prof), eps, _log_roundoff(pld, prof, x),
+        _log_roundoff(pld, prof, jnp.where(jnp.isfinite(eps), eps, 0.0)),
+    )
 
 
 @float64_kernel
@@ -417,6 +462,7 @@ def _epsilon(pld: PLD, dl: Array, prof: Profile) -> Array:
 
 __all__ = [
     "Profile",
+    "Queries",
     "both_queries",
     "delta_for_epsilon",
     "epsilon_for_delta",

@@ -53,15 +53,15 @@ def test_two_tilt_levels_share_one_sizing_and_one_tilted_program():
 
 def test_a_certificate_recheck_composes_once_at_the_epsilon_querys_level(monkeypatch):
     """``engine.epsilon`` at a tiny delta: one tilted composition for the epsilon, one for
-    its certificate's re-check (a log delta query first runs at its plain answer's own
-    level, which is the epsilon query's: not first at a deeper, larger window), and the
-    exact delta at the answer is below the target."""
+    its certificate's re-check (a log delta query runs at the target delta's level, which
+    is the epsilon query's: not first at a deeper, larger window), and the exact delta at
+    the answer is below the target."""
     calls = []
     real = engine.run_padded
 
-    def counted(kernel, args, xs, **static):
+    def counted(kernel, args, xs, *more, **static):
         calls.append((static["by_delta"], static["sizes"]))
-        return real(kernel, args, xs, **static)
+        return real(kernel, args, xs, *more, **static)
 
     monkeypatch.setattr(engine, "run_padded", counted)
     engine._ANSWERS.clear()

@@ -14,8 +14,12 @@ from dpjax.accounting.pld.tilted.compose import (
     tilted_product_kernel,
 )
 from dpjax.accounting.pld.tilted.fold import (
+    CUT_GAIN,
+    CUT_SHARE,
     Tilted,
+    cut_top,
     least_over_tilts,
+    placed_pair,
     query,
     saddle_lambdas,
     tilted_epsilon_for_delta,
@@ -25,7 +29,11 @@ from dpjax.accounting.pld.tilted.fold import (
 )
 
 __all__ = [
+    "CUT_GAIN",
+    "CUT_SHARE",
     "Tilted",
+    "cut_top",
+    "placed_pair",
     "tilted_epsilon_for_delta",
     "least_over_tilts",
     "tilted_log_delta_for_epsilon",

@@ -52,7 +52,7 @@ from jax import Array
 from jax.scipy.special import logsumexp
 
 from dpjax.accounting.pld import tail_bounds
-from dpjax.accounting.pld._pld import LAMBDAS, PLD
+from dpjax.accounting.pld._pld import LAMBDAS, PLD, log_mgf_grid
 from dpjax.accounting.pld.compose import fft_power, read_window, wrap_cyclic
 from dpjax.accounting.pld.plan import traced_tail
 from dpjax.accounting.pld.query import (
@@ -60,6 +60,7 @@ from dpjax.accounting.pld.query import (
     PADS,
     TINY,
     UP,
+    _segment,
     discounted_suffix,
     first_ok,
     suffix_levels,
@@ -187,13 +188,8 @@ def _log_certified(t: Tilted, sm: _Sums, k, grid):
 def _log_delta(t: Tilted, sm: _Sums, epsilon):
     n = sm.s.shape[-1] - 1
     h = jnp.asarray(t.pld.bin_width, jnp.float64)
-    lower = t.pld.lower.astype(jnp.float64)
     eps = jnp.asarray(epsilon, jnp.float64)
-    ratio = eps / h
-    x_lo = ratio - lower - 4.0 * _U * (jnp.abs(ratio) + jnp.abs(lower) + 1.0)
-    x_lo = jnp.where(jnp.isnan(x_lo), jnp.where(eps > 0, jnp.inf, -jnp.inf), x_lo)
-    kf = jnp.clip(jnp.floor(x_lo) + 1.0, 0.0, float(n))
-    k = kf.astype(jnp.int32 if n < 2**31 - 1 else jnp.int64)
+    k, kf, x_lo = _segment(t.pld, n, eps)
     tt = jnp.maximum((kf - x_lo) * h, 0.0)
     grid = -jnp.expm1(-tt) * sm.s[k] + jnp.exp(-tt) * sm.d[k]
     return jnp.where(jnp.isnan(eps), 0.0, _log_certified(t, sm, k, grid))
@@ -318,26 +314,120 @@ def saddle_lambdas(log_mgf, x, by_delta: bool):
 
 _STATIC = ("noise_fn", "sizes", "subsampled", "by_delta")
 
+#: Share of a query's ``delta`` that :func:`cut_top` may send to ``+infinity`` over all
+#: ``K`` uses, and the least improvement of the Chernoff answer (a factor) for which a
+#: query's tilts are placed on the cut pair rather than on the whole one.
+CUT_SHARE = 1e-3
+CUT_GAIN = 0.9
+
+
+@float64_kernel
+def cut_top(pld: PLD, budget):
+    r"""``pld`` with its top tail of mass at most ``budget`` moved to ``+infinity``.
+
+    .. math:: j^* = \min\{j : \textstyle\sum_{i \ge j} p_i \le b\},\qquad
+              p'_i = p_i [i < j^*],\qquad m' = m + (1 + 2 n u) \sum_{i \ge j^*} p_i
+
+    Pessimistic for any ``budget`` (mass moved up to ``+infinity`` only raises ``delta``),
+    so the choice of ``j^*`` needs no certificate; the moved mass is added to ``atom_inf``
+    and ``inf_mass`` rounded up (a sum of ``n`` non-negative terms) and ``log_mgf`` is that
+    of the kept grid.  A one-use loss with a heavy upper tail (a Poisson-subsampled Gaussian
+    at ``sigma < 1`` and a rate ``q ~ 1e-6``: losses of order ``q`` but a tail up to order
+    1) has moments that explode at the tilts a small ``delta`` needs; ``K`` uses of the cut
+    pair can be tilted there, for ``K b`` of ``delta``.
+
+    Args:
+      pld: a pessimistic one-use :class:`PLD`.
+      budget: the mass that may be moved (traced).
+
+    Returns:
+      ``(cut PLD, moved mass)``.
+    """
+    p = jnp.where(jnp.isfinite(pld.pmf), jnp.maximum(pld.pmf, 0.0), jnp.nan)
+    above = jnp.cumsum(p[::-1])[::-1]  # placement only: any cut is pessimistic
+    keep = ~(above <= budget)
+    kept = jnp.where(keep, p, 0.0)
+    moved = jnp.sum(jnp.where(keep, 0.0, p)) * (1.0 + 2.0 * (p.shape[-1] + 1.0) * _U)
+    cut = PLD(
+        bin_width=pld.bin_width,
+        lower=pld.lower,
+        pmf=jnp.where(jnp.isfinite(pld.pmf), kept, pld.pmf),
+        inf_mass=pld.inf_mass + moved,
+        truncated_mass=pld.truncated_mass + moved,
+        roundoff=pld.roundoff,
+        log_mgf=log_mgf_grid(pld.lower, pld.bin_width, kept),
+        atom_inf=pld.atom_inf + moved,
+        pessimistic=pld.pessimistic,
+    )
+    return cut, moved
+
+
+@float64_kernel
+def placed_pair(pld: PLD, k, x, log_level, by_delta: bool) -> PLD:
+    r"""The pair whose ``K``-fold composition a query is tilted on: ``pld``, or ``pld`` cut
+    at ``CUT_SHARE delta / K`` (:func:`cut_top`) where that improves the query's Chernoff
+    answer by the factor :data:`CUT_GAIN` (``delta = e^{log_level}``).
+
+    .. math:: \epsilon_{cut} = \min_{\lambda > 0}\frac{K \log M'(\lambda) + \log c(\lambda)
+              - \log(\delta - K m')}{\lambda} < \text{CUT\_GAIN}\ \epsilon_{whole}
+
+    (for an ``epsilon`` query: ``log delta`` lower by ``log(1 / CUT_GAIN)``).  Either pair
+    gives a certified answer; the rule only places the tilts.
+
+    Args:
+      pld: a pessimistic one-use :class:`PLD`.
+      k: ``K`` (traced).
+      x: the query's ``delta`` (``by_delta``) or ``epsilon``.
+      log_level: ``log`` of the ``delta`` the query resolves (its target, or the level
+        the engine sized the composition for).
+      by_delta: which query ``x`` is.
+
+    Returns:
+      The :class:`PLD` to tilt.
+    """
+    budget = CUT_SHARE * jnp.exp(log_level) / k
+    cut, moved = cut_top(pld, budget)
+    spent = k * moved
+    if by_delta:
+        whole = tail_bounds.epsilon_chernoff(k * pld.log_mgf, jnp.log(x))
+        left = x - spent
+        part = tail_bounds.epsilon_chernoff(
+            k * cut.log_mgf, jnp.log(jnp.where(left > 0, left, 1.0))
+        )
+        better = (left > 0) & (part < CUT_GAIN * whole)
+    else:
+        whole = tail_bounds.log_delta_chernoff(k * pld.log_mgf, x)
+        part = jnp.logaddexp(
+            tail_bounds.log_delta_chernoff(k * cut.log_mgf, x), jnp.log(spent)
+        )
+        better = part < whole + jnp.log(CUT_GAIN)
+    better = better & (budget > 0) & jnp.isfinite(budget)
+    return jax.tree.map(lambda a, b: jnp.where(better, a, b), cut, pld)
+
 
 @float64_kernel
 def tilted_kernel(
-    scale, shape, sensitivity, sampling_rate, compositions, x, *, noise_fn, bin_width, sizes,
-    subsampled, by_delta,
+    scale, shape, sensitivity, sampling_rate, compositions, x, log_levels=None, *, noise_fn,
+    bin_width, sizes, subsampled, by_delta,
 ):
     r"""Tilted engine answer after ``K`` uses: the worse adjacency, each query its own tilt.
 
-    .. math:: \max_{\text{adjacency}}\ \text{answer}\big(\text{tilted\_self\_compose}(p, K,
+    .. math:: \max_{\text{adjacency}}\ \text{answer}\big(\text{tilted\_self\_compose}(p_i, K,
               N, \lambda^*(x_i)),\, x_i\big)
 
     (the least over the tilts ``lambda^*`` of :func:`saddle_lambdas`; answers of
-    :func:`tilted_epsilon_for_delta` or :func:`tilted_log_delta_for_epsilon`).  Jitted with
-    the sizes' tail level ``sizes.tail`` passed as data (:func:`.plan.traced_tail`): one
-    compiled program serves every level whose grid and FFT lengths are the same.
+    :func:`tilted_epsilon_for_delta` or :func:`tilted_log_delta_for_epsilon`; ``p_i`` the
+    one-use pair, or the pair with its top tail cut where that places the tilts better,
+    :func:`placed_pair`).  Jitted with the sizes' tail level ``sizes.tail`` passed as data
+    (:func:`.plan.traced_tail`): one compiled program serves every level whose grid and FFT
+    lengths are the same.
 
     Args:
       scale, shape, sensitivity, sampling_rate, compositions: as in
         :data:`.engine.log_delta_kernel`.
       x: 1-D array of targets ``delta`` (``by_delta``) or of ``epsilon``.
+      log_levels: ``log`` of the ``delta`` each query resolves (default: ``log x`` for
+        ``delta`` queries; for ``epsilon`` queries no top tail is cut).
       noise_fn, bin_width, subsampled: as in :data:`.engine.log_delta_kernel`.
       sizes: the static :class:`.plan.Sizes` (:func:`.plan.tilted_sizes`).
       by_delta: ``x`` holds deltas (answer epsilon) or epsilons (answer ``log delta``).
@@ -345,17 +435,21 @@ def tilted_kernel(
     Returns:
       Certified ``epsilon`` or ``log delta``, shape of ``x``.
     """
+    x = jnp.asarray(x, jnp.float64)
+    if log_levels is None:
+        log_levels = jnp.log(x) if by_delta else jnp.full(x.shape, -jnp.inf)
     return traced_tail(_tilted_kernel)(
-        scale, shape, sensitivity, sampling_rate, compositions, x, noise_fn=noise_fn,
-        bin_width=bin_width, sizes=sizes, subsampled=subsampled, by_delta=by_delta,
+        scale, shape, sensitivity, sampling_rate, compositions, x,
+        jnp.asarray(log_levels, jnp.float64), noise_fn=noise_fn, bin_width=bin_width,
+        sizes=sizes, subsampled=subsampled, by_delta=by_delta,
     )
 
 
 @functools.partial(jax.jit, static_argnames=_STATIC)
 @float64_kernel
 def _tilted_kernel(
-    scale, shape, sensitivity, sampling_rate, compositions, x, tail, *, noise_fn, bin_width,
-    sizes, subsampled, by_delta,
+    scale, shape, sensitivity, sampling_rate, compositions, x, log_levels, tail, *, noise_fn,
+    bin_width, sizes, subsampled, by_delta,
 ):
     """:func:`tilted_kernel` with the pairs' tail cut ``tail`` traced."""
     # function-local: breaks the cycle pld.engine -> pld.tilted.fold (engine runs the tilt)
@@ -364,10 +458,15 @@ def _tilted_kernel(
     k = jnp.asarray(compositions, jnp.float64)
 
     def answer(p):
-        def one(xi, lam):
-            return query(tilted_self_compose(p, k, sizes.fft, lam), xi, by_delta)
+        def entry(xi, level):
+            pi = placed_pair(p, k, xi, level, by_delta)
 
-        return least_over_tilts(one, k * p.log_mgf, x, by_delta)
+            def one(xj, lam):
+                return query(tilted_self_compose(pi, k, sizes.fft, lam), xj, by_delta)
+
+            return least_over_tilts(one, k * pi.log_mgf, xi[None], by_delta)[0]
+
+        return jax.vmap(entry)(x, log_levels)
 
     answers = stacked_plds(
         noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width,
@@ -412,7 +511,11 @@ def least_over_tilts(
 
 
 __all__ = [
+    "CUT_GAIN",
+    "CUT_SHARE",
     "Tilted",
+    "cut_top",
+    "placed_pair",
     "least_over_tilts",
     "query",
     "tilted_epsilon_for_delta",

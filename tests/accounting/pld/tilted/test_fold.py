@@ -145,3 +145,47 @@ def test_subsampled_gaussian_below_rdp_and_near_pld():
     acc.compose(event)
     ref_pld = acc.get_epsilon(1e-10)
     assert abs(got[0] / ref_pld - 1) < 5e-3
+
+
+def test_cut_top_is_pessimistic_and_moves_what_it_says(one_use):
+    """:func:`.fold.cut_top` moves the top tail (mass at most the budget) to ``+infinity``:
+    the moved mass is at least the pmf's mass above the cut and at most the budget (plus
+    its rounding pad), ``atom_inf`` and ``inf_mass`` grow by it, the kept moments do not
+    grow, and ``delta`` never falls at any epsilon (pessimistic for any budget)."""
+    budget = 1e-7
+    cut, moved = tilted.cut_top(one_use, budget)
+    pmf, kept = np.asarray(one_use.pmf), np.asarray(cut.pmf)
+    gone = np.nonzero(kept != pmf)[0]
+    assert gone.size and np.all(kept[gone] == 0.0) and gone.min() > np.argmax(pmf)
+    assert np.all(kept[gone.min():] == 0.0)  # one top tail, nothing below it touched
+    assert pmf[gone].sum() <= float(moved) <= budget * (1.0 + 1e-9)
+    assert pmf[gone.min() - 1:].sum() > budget  # the least cut within the budget
+    assert float(cut.atom_inf) == pytest.approx(float(one_use.atom_inf) + float(moved), rel=1e-15)
+    assert float(cut.inf_mass) >= float(one_use.inf_mass) + pmf[gone].sum()
+    assert np.all(np.asarray(cut.log_mgf) <= np.asarray(one_use.log_mgf) + 1e-12)
+    eps = jnp.linspace(0.0, 1.0, 21)
+    assert np.all(np.asarray(delta_for_epsilon(cut, eps))
+                  >= np.asarray(delta_for_epsilon(one_use, eps)))
+
+
+def test_placed_pair_cuts_a_heavy_tail_only(one_use):
+    """:func:`.fold.placed_pair` tilts a deep query on the cut pair where a use's loss has
+    a heavy top tail (Poisson-subsampled N(0, 0.8^2) at q = 1e-4: losses of order q, a tail
+    to order 1, whose moments explode at the tilts ``delta = 1e-14`` needs), and on the
+    whole pair for a Gaussian use (its cut does not move the Chernoff answer); in both
+    cases for an epsilon query at that level too.  The cut spends at most
+    ``CUT_SHARE delta`` over the K uses."""
+    from dpjax.accounting.pld.subsample import from_subsampled_noise
+
+    k, delta = 1e4, 1e-14
+    heavy = from_subsampled_noise(Gaussian(0.8), 1.0, 1e-4, 1e-4)["remove"]
+    for pld, cuts in ((heavy, True), (one_use, False)):
+        for by_delta, x in ((True, delta), (False, 1.0)):
+            placed = tilted.placed_pair(pld, k, x, np.log(delta), by_delta)
+            same = np.array_equal(np.asarray(placed.pmf), np.asarray(pld.pmf))
+            assert same is not cuts, (cuts, by_delta)
+            spent = k * (float(placed.atom_inf) - float(pld.atom_inf))
+            assert 0.0 <= spent <= tilted.CUT_SHARE * delta * (1.0 + 1e-9)
+    # no level (an epsilon query the engine sized without one): nothing is cut
+    placed = tilted.placed_pair(heavy, k, 1.0, -np.inf, False)
+    assert np.array_equal(np.asarray(placed.pmf), np.asarray(heavy.pmf))

@@ -12,8 +12,8 @@ For the Poisson-subsampled Gaussian at (sigma, q, T) in :data:`SETTINGS` and del
 * exact: the inversion of the T-fold moment generating function along a vertical line
   (``tests/_references.py``, ``subsampled_gaussian_delta_bromwich``; matches the T-fold
   Gaussian closed form to 1e-9 at q = 1), solved for epsilon by the secant method on
-  ``log delta`` (the worse adjacency; the remove adjacency's samples above ``x = 7 sigma + 1``
-  are counted at +infinity, their mass added in full).
+  ``log delta`` (the worse adjacency; the remove adjacency's samples above ``x_cut``, where
+  ``T Q(x > x_cut) = 1e-4 min(delta)``, are counted at +infinity, their mass added in full).
 
 Ratios are ``dpjax / exact - 1`` and ``dpjax / dp-accounting``.
 """
@@ -28,6 +28,7 @@ import time
 
 import jax
 import numpy as np
+from scipy.special import ndtri
 
 jax.config.update("jax_enable_x64", True)
 
@@ -61,8 +62,12 @@ def timed(fn):
 def exact_epsilon(sigma, q, steps, delta, start):
     """The epsilon at which the exact delta (worse adjacency) is ``delta`` (secant on log)."""
 
+    # the remove adjacency's samples above x_cut go to +infinity in full: T Q(x > x_cut) is
+    # kept at 1e-4 of the least delta asked
+    x_cut = sigma * float(-ndtri(1e-4 * float(np.min(DELTAS)) / steps))
+
     def log_delta(eps):
-        return np.log(max(bromwich(eps, sigma, q, steps, "remove", x_cut=7.0 * sigma + 1.0),
+        return np.log(max(bromwich(eps, sigma, q, steps, "remove", x_cut=x_cut),
                           bromwich(eps, sigma, q, steps, "add")))
 
     e0, e1 = 0.8 * start, start

@@ -376,12 +376,15 @@ def test_bracket_to_a_requested_width_contains_the_closed_form():
     assert lower >= plain[0] and upper <= plain[1]  # never worse than the default grid
 
 
-def test_tilted_path_without_a_deep_grid_keeps_the_plain_answer():
+def test_tilted_path_without_a_deep_grid_keeps_the_plain_answer(monkeypatch):
     # a subsampled flipped Huber under add: its per-use loss is at most log(1 / (1 - q)), so
     # delta(1) is tiny and the tilted path runs, but at the deep level the leaf's loss has
-    # no grid (the table is None): the certified plain answer stands (it raised TypeError)
-    step = ev.PoissonSampled(0.2, ev.Noise("flipped-huber",
-                                           {"alpha": 0.03998006, "gamma": 0.01480743}))
+    # no grid (the table is None): the certified plain answer stands (it raised TypeError).
+    # The grid cap is set so that the default level's grid (1.82M points) fits and the deep
+    # levels' (2.26M and more) do not, whatever the machine's memory (at gamma = 0.0148 and
+    # the cap of a 25 GB machine the default grid, 31.66M points, no longer fitted either)
+    monkeypatch.setenv("DPJAX_MAX_GRID_POINTS", "2000000")
+    step = ev.PoissonSampled(0.2, ev.Noise("flipped-huber", {"alpha": 0.04, "gamma": 0.1}))
     acc = PLDAccountant("add").compose(ev.SelfComposed(step, 4))
     assert acc._tilted(1.0, False, math.log(1e-50)) != acc._tilted(1.0, False, math.log(1e-50))
     d = acc.get_delta(1.0)

@@ -23,6 +23,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import Array
 
 from dpjax._batching import padded_size
 from dpjax.accounting.pld import tail_bounds
@@ -80,7 +81,7 @@ def _sizing(
         mgf = discretise_pair(p, h, lower, _SIZING_POINTS).log_mgf * compositions
         w_lo = tail_bounds.lower_edge(mgf, LOG_WINDOW_TAIL)
         w_hi = tail_bounds.upper_edge(mgf, window_log_tail)
-        return lo, hi, w_lo, w_hi
+        return lo, hi, w_lo, w_hi, loss_spread(p)
 
     def one(scale, shape):
         # one traced program for both adjacencies, stacked on a leading axis
@@ -90,6 +91,38 @@ def _sizing(
         return [tuple(v[i] for v in stacked) for i in range(2 if subsampled else 1)]
 
     return jax.vmap(one)(scale, shape)
+
+
+def loss_spread(pair) -> Array:
+    r"""Standard deviation of one use's privacy loss ``L(T)``, ``T ~ P``, by quadrature in ``t``.
+
+    .. math:: s_1^2 = \sum_i P(t_i < T \le t_{i+1})\,\big(L(\tfrac{t_i + t_{i+1}}{2})
+              - \bar L\big)^2 \Big/ \sum_i P(t_i < T \le t_{i+1})
+
+    on :data:`_SIZING_POINTS` equal steps of ``[t_lo, t_hi]`` (bin masses as differences of
+    the CDF below the median and of the survival function above it; bins whose midpoint
+    loss is infinite are left out).  The loss is smooth in ``t`` whatever its spread in loss
+    units, so this resolves a Poisson-subsampled use at rate ``q ~ 1e-6`` (a spread of order
+    ``q``) where a loss grid spanning the same range cannot.  It only sizes the grid
+    (:func:`step_width`): any bin width is pessimistic, this one decides how tight.
+
+    Args:
+      pair: a :class:`~dpjax.accounting.pld.discretise.MonotonePair`.
+
+    Returns:
+      ``s_1`` (``nan`` where no bin has finite loss and mass).
+    """
+    t = jnp.linspace(pair.t_lo, pair.t_hi, _SIZING_POINTS)
+    log_sf, log_cdf = pair.log_sf_p(t), pair.log_cdf_p(t)
+    upper = log_sf[:-1] < math.log(0.5)
+    above = jnp.exp(log_sf[:-1]) - jnp.exp(log_sf[1:])
+    mass = jnp.where(upper, above, jnp.exp(log_cdf[1:]) - jnp.exp(log_cdf[:-1]))
+    loss = pair.loss(0.5 * (t[:-1] + t[1:]))
+    mass = jnp.where(jnp.isfinite(loss) & (mass > 0.0), mass, 0.0)
+    loss = jnp.where(mass > 0.0, loss, 0.0)
+    total = jnp.sum(mass)
+    mean = jnp.sum(mass * loss) / total
+    return jnp.sqrt(jnp.sum(mass * jnp.square(loss - mean)) / total)
 
 
 #: Largest grid index the planner uses: indices stay exact float64 integers with room
@@ -105,6 +138,7 @@ class Extents(NamedTuple):
       win_lo, win_hi: the Chernoff window of the ``K``-fold composition (tail 1e-30 each
         side), from the sizing grid's ``log_mgf`` (``nan`` for ``K = 1``).
       compositions: ``K`` (float).
+      spread: one use's loss standard deviation under ``P`` (:func:`loss_spread`).
     """
 
     lo: np.ndarray
@@ -112,6 +146,7 @@ class Extents(NamedTuple):
     win_lo: np.ndarray
     win_hi: np.ndarray
     compositions: float
+    spread: np.ndarray | None = None
 
 
 @float64_kernel
@@ -154,13 +189,13 @@ def extents(
         jnp.float64(tail), jnp.float64(window_log_tail), noise_fn=noise_fn,
         subsampled=subsampled,
     )
-    lo, hi, w_lo, w_hi = (
-        np.concatenate([np.asarray(p[j], float)[:n] for p in plans]) for j in range(4)
+    lo, hi, w_lo, w_hi, spread = (
+        np.concatenate([np.asarray(p[j], float)[:n] for p in plans]) for j in range(5)
     )
     if k == 1.0:
         nan = np.full_like(lo, np.nan)
-        return Extents(lo, hi, nan, nan, k)
-    return Extents(lo, hi, w_lo, w_hi, k)
+        return Extents(lo, hi, nan, nan, k, spread)
+    return Extents(lo, hi, w_lo, w_hi, k, spread)
 
 
 def _needs(ext: Extents, h: float) -> tuple[float, float, float]:
@@ -322,11 +357,14 @@ def step_width(ext: Extents) -> float:
     r"""Host helper: the widest bin the per-use loss spread allows (``inf`` for ``K = 1``).
 
     .. math:: h_{\text{step}} = 0.09\, s_1,\qquad
-              s_1 = \frac{x_{hi} - x_{lo}}{24 \sqrt K}
+              s_1 = \min\Big(\frac{x_{hi} - x_{lo}}{24 \sqrt K},\ \text{sd}_P(L)\Big)
 
-    ``s_1`` is the per-use loss spread read off the ``K``-fold Chernoff window (an upper
-    estimate: the window of a near-normal sum spans ``2 sqrt(2 log 1e30) ~ 23.5`` standard
-    deviations, more for a skewed one).  Connect-the-dots splits each use's loss onto the
+    ``s_1`` is the per-use loss spread: the smaller of the one read off the ``K``-fold
+    Chernoff window (the window of a near-normal sum spans ``2 sqrt(2 log 1e30) ~ 23.5``
+    standard deviations, more for a skewed one) and the standard deviation of one use's
+    loss (:func:`loss_spread`).  The window overstates a heavy-tailed use's spread many
+    times (a Poisson-subsampled Gaussian at ``sigma = 0.8``, ``q = 1e-6``, ``K = 1e7``:
+    ``5.3e-5`` against ``1.94e-6``).  Connect-the-dots splits each use's loss onto the
     two grid points around it, adding at most ``h^2 / 4`` of variance a use; at ``h <= 0.09
     s_1`` that is below ``0.2%`` of the per-use variance, so the composed epsilon moves by
     about ``10^{-3}`` of the composed spread, whatever ``K``.  A Poisson-subsampled use at
@@ -342,10 +380,43 @@ def step_width(ext: Extents) -> float:
         return math.inf
     with np.errstate(invalid="ignore"):
         width = np.asarray(ext.win_hi - ext.win_lo, np.float64)
-    width = width[np.isfinite(width) & (width > 0)]
-    if width.size == 0:
+    spreads = width / (_WINDOW_SDS * math.sqrt(ext.compositions))
+    if ext.spread is not None:
+        spreads = np.fmin(spreads, np.asarray(ext.spread, np.float64))
+    spreads = spreads[np.isfinite(spreads) & (spreads > 0)]
+    if spreads.size == 0:
         return math.inf
-    return STEP_FRACTION * float(np.min(width)) / (_WINDOW_SDS * math.sqrt(ext.compositions))
+    return STEP_FRACTION * float(np.min(spreads))
+
+
+#: Above this many grid or FFT points the planner cuts each use's pair at the tail ``K``
+#: uses may lose (:func:`long_grid_tail`, :func:`tilted_sizes`) where that shortens the grid.
+LONG_GRID = FINE_LADDER_ABOVE
+#: Share of :data:`.engine.TILT_BELOW` (``1e-7``) that the tails cut off ``K`` uses may add to
+#: every ``delta`` when a finer grid needs them (:func:`long_grid_tail`).
+TAIL_BUDGET = 1e-10
+
+
+def long_grid_tail(compositions: float) -> float:
+    r"""The per-use tail a fine grid for ``K`` uses may cut (a whole decade; ``K >= 1``).
+
+    .. math:: \tau_K = 10^{\lfloor \log_{10} (10^{-10} / K) \rfloor}
+
+    What each use leaves beyond its ``t`` range goes to ``+infinity`` (pessimistic), so ``K``
+    uses add at most ``K tau_K <= 10^{-10}`` to every ``delta``: a thousandth of the
+    ``delta = 10^{-7}`` below which the tilted composition answers instead (with tails of
+    its own).  A heavy-tailed use (Poisson-subsampled Gaussian at ``q = 1e-6``) has its loss
+    range fall from ``3.6`` at the default ``1e-40`` to ``0.085`` at ``tau = 1e-17``: the grid
+    its spread asks for then fits.
+
+    Args:
+      compositions: ``K``.
+
+    Returns:
+      ``tau_K`` (at least the default ``1e-40``).
+    """
+    level = math.floor(math.log10(TAIL_BUDGET / max(float(compositions), 1.0)))
+    return max(10.0**level, 1e-40)
 
 
 #: Factor on every requested bin width (:func:`refined`; ``1`` outside it).
@@ -397,7 +468,10 @@ def plan(
     Chernoff bound answers.  Memory is bounded by the cap, not by ``K``.
 
     The requested width is first scaled by :func:`refined`'s factor and, where the per-use
-    loss spread asks for less, lowered to ``h 2^{-k} <=`` :func:`step_width`.
+    loss spread asks for less, lowered to ``h 2^{-k} <=`` :func:`step_width`; where that
+    grid is long (over :data:`LONG_GRID` points), each use's pair is cut at
+    :func:`long_grid_tail` instead of ``tail`` when that shortens it (the returned sizes carry
+    the tail).
 
     Args:
       noise_fn, scale, shape, sensitivity, sampling_rate, compositions, tail: as in
@@ -411,10 +485,21 @@ def plan(
     cap = max_grid_points()
     ext = extents(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, tail)
     bin_width = h = float(bin_width) * _REFINE.get()
+    fits = lambda e, w: _fitting(  # noqa: E731
+        e, w, lambda g, f, i: g <= cap and f <= cap and i < _PLAN_INDEX
+    ) == w
     h_step = step_width(ext)
     if h_step < h:  # the per-use loss spread asks for a finer grid: h 2^-k below h_step
         h = math.ldexp(h, -math.ceil(math.log2(h / h_step)))
-        if _fitting(ext, h, lambda g, f, i: g <= cap and f <= cap and i < _PLAN_INDEX) != h:
+        if max(_needs(ext, h)[:2]) > LONG_GRID and long_grid_tail(compositions) > tail:
+            # a long grid: a tail that K uses may cut shortens a heavy-tailed use's range
+            deep = long_grid_tail(compositions)
+            ext_deep = extents(
+                noise_fn, scale, shape, sensitivity, sampling_rate, compositions, deep
+            )
+            if fits(ext_deep, h) and max(_needs(ext_deep, h)[:2]) < max(_needs(ext, h)[:2]):
+                ext, tail = ext_deep, deep
+        if not fits(ext, h):
             h = float(bin_width)  # it does not fit: the requested width (coarsened as before)
 
     h_eng = _fitting(ext, h, lambda g, f, i: g <= cap and f <= cap and i < _PLAN_INDEX)
@@ -470,6 +555,11 @@ def tilt_level(log_delta: float) -> int:
     return -max(40, min(300, e))
 
 
+#: ``log`` of the share of ``delta`` that the tails cut off ``K`` uses may add to a tilted
+#: answer when its grid is long (:func:`tilted_sizes`).
+_LOG_TILT_TAIL_SHARE = math.log(1e-3)
+
+
 @float64_kernel
 def tilted_sizes(
     noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, log_delta
@@ -480,11 +570,13 @@ def tilted_sizes(
               \text{fft} \ge \frac{x_{hi}(\tau) - x_{lo}(10^{-30})}{h} + 3
 
     the one-use pairs cut at ``tau`` (so their mass at ``+infinity``, ``K tau``, is far below
-    ``delta`` for ``K`` up to ``10^6``; below ``TAIL`` each pair is also charged what its
-    grid may lose to float64 underflow, :mod:`.underflow`) and the window's top at the
-    Chernoff edge leaving ``tau`` (what it cuts goes to ``+infinity``).  ``None`` when ``K =
-    1`` (nothing to compose) or the sizes exceed :func:`max_grid_points` or exact indices
-    (the plain engine still answers).
+    ``delta`` for ``K`` up to ``10^6``; where that grid or window is longer than
+    :data:`LONG_GRID` points, at the larger ``tau = 10^{\lfloor \log_{10}(10^{-3}
+    \delta / K) \rfloor}`` if it is shorter there, so ``K tau <= 10^{-3} \delta``; below
+    ``TAIL`` each pair is also charged what its grid may lose to float64 underflow,
+    :mod:`.underflow`) and the window's top at the Chernoff edge leaving ``tau`` (what it
+    cuts goes to ``+infinity``).  ``None`` when ``K = 1`` (nothing to compose) or the sizes
+    exceed :func:`max_grid_points` or exact indices (the plain engine still answers).
 
     Args:
       noise_fn, scale, shape, sensitivity, sampling_rate, compositions: as in
@@ -498,16 +590,27 @@ def tilted_sizes(
     k = float(compositions)
     if not k > 1.0 or not math.isfinite(log_delta):
         return None
-    log_tau = tilt_level(log_delta) * math.log(10.0)
-    tail = math.exp(log_tau)
-    ext = extents(
-        noise_fn, scale, shape, sensitivity, sampling_rate, k, tail, window_log_tail=log_tau
-    )
-    grid, fft, index = _needs(ext, float(bin_width))
     cap = max_grid_points()
+
+    def sized(log_tau):
+        ext = extents(
+            noise_fn, scale, shape, sensitivity, sampling_rate, k, math.exp(log_tau),
+            window_log_tail=log_tau,
+        )
+        return _needs(ext, float(bin_width))
+
+    log_tau = tilt_level(log_delta) * math.log(10.0)
+    grid, fft, index = sized(log_tau)
+    # a long grid: the per-use tail K uses may cut, a thousandth of delta (whole decades)
+    log_deep = math.log(10.0) * math.floor((log_delta + _LOG_TILT_TAIL_SHARE - math.log(k))
+                                           / math.log(10.0))
+    if max(grid, fft) > LONG_GRID and log_deep > log_tau:
+        deep = sized(log_deep)
+        if max(deep[:2]) < max(grid, fft):
+            log_tau, (grid, fft, index) = log_deep, deep
     if not (grid <= cap and fft <= cap and index < _PLAN_INDEX):
         return None
-    return _sizes(grid, fft, tail, cap)
+    return _sizes(grid, fft, math.exp(log_tau), cap)
 
 
 def traced_tail(jitted):

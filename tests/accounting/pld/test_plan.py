@@ -1,9 +1,17 @@
-"""The engine's size ladder (:func:`dpjax.accounting.pld.plan.ladder`): every size a fast FFT
-length, never below what is needed, at most a third (a fifth above ``2^20``) above it."""
+"""The engine's plan (:mod:`dpjax.accounting.pld.plan`): the size ladder (every size a fast
+FFT length, never below what is needed, at most a third, a fifth above ``2^20``, above it),
+the per-use loss spread against quadrature, and the grid a heavy-tailed use asks for."""
+
+import math
 
 import numpy as np
+import pytest
+from scipy import integrate, stats
 
+from dpjax.accounting.pld import plan as pld_plan
 from dpjax.accounting.pld.plan import FINE_LADDER_ABOVE, _ladder_cap, ladder
+from dpjax.noise.gaussian import Gaussian
+from dpjax.noise.laplace import Laplace
 
 
 def _smooth(m: int) -> bool:
@@ -35,3 +43,59 @@ def test_capped_sizes_are_the_largest_rung_within_the_cap():
         assert m <= cap and ladder(m) == m
         assert ladder(m + 1) > cap  # no rung between m and the cap
         assert _ladder_cap(100, cap) == ladder(100)  # within the cap: the plain ladder
+
+
+def _sd(loss, density, lo, hi):
+    """Standard deviation of ``loss(X)``, ``X`` with ``density`` (scipy quadrature)."""
+    quad = lambda f: integrate.quad(f, lo, hi, limit=500, points=[0.0, 1.0])[0]  # noqa: E731
+    mean = quad(lambda x: loss(x) * density(x))
+    return math.sqrt(quad(lambda x: (loss(x) - mean) ** 2 * density(x)))
+
+
+def test_loss_spread_matches_quadrature():
+    """:func:`.plan.loss_spread` (through :func:`.plan.extents`) against scipy quadrature:
+    N(0, 2^2) at shift 1 (sd 1/2), Laplace(1) (the loss clipped to [-1, 1]) and the two
+    adjacencies of a Poisson-subsampled N(0, 0.8^2) at q = 1e-3 (the mixture's loss under the
+    mixture, and minus it under N(0, 0.8^2))."""
+    ext = pld_plan.extents(Gaussian.from_scale, 2.0, 1.0, 1.0, None, 10)
+    np.testing.assert_allclose(ext.spread, [0.5], rtol=1e-5)
+    ext = pld_plan.extents(Laplace.from_scale, 1.0, 1.0, 1.0, None, 10)
+    ref = _sd(lambda x: abs(x - 1.0) - abs(x), stats.laplace.pdf, -60.0, 60.0)
+    np.testing.assert_allclose(ext.spread, [ref], rtol=1e-3)
+    sigma, q = 0.8, 1e-3
+    loss = lambda x: math.log1p(q * math.expm1((2.0 * x - 1.0) / (2.0 * sigma**2)))  # noqa: E731
+    mixture = lambda x: (  # noqa: E731
+        (1.0 - q) * stats.norm.pdf(x, 0.0, sigma) + q * stats.norm.pdf(x, 1.0, sigma)
+    )
+    refs = [_sd(loss, mixture, -12.0, 13.0),
+            _sd(lambda x: -loss(x), lambda x: stats.norm.pdf(x, 0.0, sigma), -12.0, 13.0)]
+    ext = pld_plan.extents(Gaussian.from_scale, sigma, 1.0, 1.0, q, 10)
+    np.testing.assert_allclose(ext.spread, refs, rtol=1e-3)
+
+
+def test_long_grid_tail_is_a_whole_decade_k_uses_may_lose():
+    assert pld_plan.long_grid_tail(1e7) == pytest.approx(1e-17)
+    assert pld_plan.long_grid_tail(1) == pytest.approx(1e-10)
+    assert pld_plan.long_grid_tail(3e6) == pytest.approx(1e-17)
+    assert pld_plan.long_grid_tail(1e40) == 1e-40  # never below the default cut
+    for k in (1.0, 7.0, 3e6, 1e7, 1e29):
+        assert k * pld_plan.long_grid_tail(k) <= pld_plan.TAIL_BUDGET * (1.0 + 1e-12)
+
+
+def test_plan_follows_a_heavy_tailed_use():
+    """Issue 39 (0.8, 1e-6, 10^7): each use's loss spreads over 1.94e-6 with an upper tail to
+    order 1; the Chernoff window read it as 5.3e-5 (bin width 3.1e-6, the answer 20% above
+    the exact one).  The plan's bin width follows the spread (below 0.09 of it), and the pair
+    is cut at the tail 10^7 uses may lose (1e-17: the loss range falls from 3.6 to 0.085),
+    so the grid fits in a few million points."""
+    args = (Gaussian.from_scale, 0.8, 1.0, 1.0, 1e-6, 1e7)
+    ext = pld_plan.extents(*args)
+    np.testing.assert_allclose(ext.spread, 1.9418e-6, rtol=1e-3)
+    assert (ext.win_hi - ext.win_lo).min() / (24.0 * math.sqrt(1e7)) > 20.0 * ext.spread.max()
+    p = pld_plan.plan(*args, 1e-4)
+    assert p.note is None and p.bin_width <= pld_plan.STEP_FRACTION * 1.9418e-6
+    assert p.sizes.tail == pytest.approx(1e-17)
+    assert max(p.sizes.grid, p.sizes.fft) <= 2**23
+    # a use with a light tail keeps the default cut
+    p = pld_plan.plan(Gaussian.from_scale, 2.0, 1.0, 1.0, 1e-5, 1e6, 1e-4)
+    assert p.sizes.tail == 1e-40 and p.bin_width == pytest.approx(1e-4 / 2**8)

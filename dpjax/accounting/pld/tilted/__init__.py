@@ -7,42 +7,8 @@ heterogeneous composition).  The lower ends that use these compositions are in
 :mod:`dpjax.accounting.bracket.tilted`.
 """
 
-from dpjax.accounting.pld.tilted.compose import (
-    product_size,
-    tilted_product,
-    tilted_product_answer,
-    tilted_product_kernel,
-)
-from dpjax.accounting.pld.tilted.fold import (
-    CUT_GAIN,
-    CUT_SHARE,
-    Tilted,
-    cut_top,
-    least_over_tilts,
-    placed_pair,
-    query,
-    saddle_lambdas,
-    tilted_epsilon_for_delta,
-    tilted_kernel,
-    tilted_log_delta_for_epsilon,
-    tilted_self_compose,
-)
+from dpjax.accounting.pld.tilted import compose, fold
+from dpjax.accounting.pld.tilted.compose import *  # noqa: F403 (its ``__all__``)
+from dpjax.accounting.pld.tilted.fold import *  # noqa: F403 (its ``__all__``)
 
-__all__ = [
-    "CUT_GAIN",
-    "CUT_SHARE",
-    "Tilted",
-    "cut_top",
-    "placed_pair",
-    "tilted_epsilon_for_delta",
-    "least_over_tilts",
-    "tilted_log_delta_for_epsilon",
-    "product_size",
-    "query",
-    "saddle_lambdas",
-    "tilted_kernel",
-    "tilted_product",
-    "tilted_product_answer",
-    "tilted_product_kernel",
-    "tilted_self_compose",
-]
+__all__ = [*fold.__all__, *compose.__all__]

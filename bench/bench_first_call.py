@@ -80,102 +80,77 @@ seconds = time.perf_counter() - t
 print(json.dumps({{"call": seconds, "import": t - t0, "value": {value}}}))
 """
 
-ENTRY_POINTS = {
-    "gaussian": dict(
-        imports="import dpjax",
-        call='dpjax.calibrate("gaussian", epsilon=0.3, delta=1e-6, l2=1.0)',
-        value='float(out.params["sigma"])',
-    ),
-    "dpsgd": dict(
-        imports="import dpjax",
-        call=(
-            'dpjax.calibrate("gaussian", epsilon=1.0, delta=1e-5, l2=1.0, '
-            "sampling_rate=256 / 60000, compositions=7032)"
-        ),
-        value='float(out.params["sigma"])',
-    ),
-    "account": dict(
-        imports="import dpjax",
-        call=(
-            'dpjax.account("gaussian", {"sigma": 1.0}, compositions=1000, '
-            "sampling_rate=0.01, delta=1e-5)"
-        ),
-        value="float(out)",
-    ),
-    "ledger": dict(
-        imports="import dpjax; from dpjax.accounting import PLDAccountant, events as ev",
-        call=(
-            "PLDAccountant().compose(ev.PoissonSampled(0.01, ev.Gaussian(1.0)), 1000)"
-            ".get_epsilon(1e-5)"
-        ),
-        value="float(out)",
-    ),
-    "profile": dict(
-        imports="import dpjax",
-        call=(
-            'dpjax.profile("gaussian", {"sigma": 1.0}, epsilon=[1.0, 2.0], compositions=1000, '
-            "sampling_rate=0.01)"
-        ),
-        value="float(out[0])",
-    ),
-    "inid": dict(
-        imports="import dpjax, dpjax.inid",
-        call=(
-            'dpjax.inid.design("gaussian", dpjax.inid.make_profile("linear", 100), '
-            "epsilon=1.0, delta=1e-5)"
-        ),
-        value="float(out.mse)",
-    ),
-    "train-plan": dict(
-        imports="import numpy as np; from dpjax.train import make_plan",
-        call=(
-            'make_plan({"w": np.zeros((10, 10))}, dataset_size=60_000, batch_size=256, '
-            "epochs=30, epsilon=3.0, delta=1e-5, clip_norms=1.0)"
-        ),
-        value="float(np.max(out.noise_std))",
-    ),
-}
+def _task(call: str, value: str = "float(out)", imports: str = "import dpjax") -> dict:
+    """One timed task of :data:`_TIMED`: its imports, the call and the value it prints."""
+    return dict(imports=imports, call=call, value=value)
 
-#: The same tasks by dp-accounting (PLD accountant at the same bin width, 1e-4).
-PEERS = {
-    "gaussian": dict(
-        imports="from dp_accounting.gaussian_mechanism import get_sigma_gaussian",
-        call="get_sigma_gaussian(0.3, 1e-6)",
-        value="float(out)",
-    ),
-    "dpsgd": dict(
-        imports="import dp_accounting",
-        call=(
-            "dp_accounting.calibrate_dp_mechanism("
-            "lambda: dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4), "
-            "lambda s: dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent("
-            "256 / 60000, dp_accounting.GaussianDpEvent(s)), 7032), 1.0, 1e-5, "
-            "dp_accounting.ExplicitBracketInterval(0.3, 3.0), tol=1e-6)"
-        ),
-        value="float(out)",
-    ),
-    "account": dict(
-        imports="import dp_accounting",
-        call=(
-            "dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4).compose("
-            "dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.0)), "
-            "1000).get_epsilon(1e-5)"
-        ),
-        value="float(out)",
-    ),
-}
 
-PEERS["profile"] = dict(
-    imports="import dp_accounting",
-    call=(
-        "(lambda a: [a.get_delta(e) for e in (1.0, 2.0)])("
-        "dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4).compose("
-        "dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.0)), 1000))"
-    ),
-    value="float(out[0])",
+_SIGMA = 'float(out.params["sigma"])'
+_DP_ACCOUNTING = "import dp_accounting"
+#: dp-accounting's PLD accountant at dpjax's bin width, after 1000 uses of a
+#: Poisson-subsampled N(0, 1) at rate 0.01
+_PEER_LEDGER = (
+    "dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4).compose("
+    "dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.0)), 1000)"
 )
 
-#: the ledger entry is the account task in the event vocabulary: the same peer
+ENTRY_POINTS = {
+    "gaussian": _task('dpjax.calibrate("gaussian", epsilon=0.3, delta=1e-6, l2=1.0)', _SIGMA),
+    "dpsgd": _task(
+        'dpjax.calibrate("gaussian", epsilon=1.0, delta=1e-5, l2=1.0, '
+        "sampling_rate=256 / 60000, compositions=7032)",
+        _SIGMA,
+    ),
+    "account": _task(
+        'dpjax.account("gaussian", {"sigma": 1.0}, compositions=1000, '
+        "sampling_rate=0.01, delta=1e-5)"
+    ),
+    "ledger": _task(
+        "PLDAccountant().compose(ev.PoissonSampled(0.01, ev.Gaussian(1.0)), 1000)"
+        ".get_epsilon(1e-5)",
+        imports="import dpjax; from dpjax.accounting import PLDAccountant, events as ev",
+    ),
+    "profile": _task(
+        'dpjax.profile("gaussian", {"sigma": 1.0}, epsilon=[1.0, 2.0], compositions=1000, '
+        "sampling_rate=0.01)",
+        "float(out[0])",
+    ),
+    "inid": _task(
+        'dpjax.inid.design("gaussian", dpjax.inid.make_profile("linear", 100), '
+        "epsilon=1.0, delta=1e-5)",
+        "float(out.mse)",
+        imports="import dpjax, dpjax.inid",
+    ),
+    "train-plan": _task(
+        'make_plan({"w": np.zeros((10, 10))}, dataset_size=60_000, batch_size=256, '
+        "epochs=30, epsilon=3.0, delta=1e-5, clip_norms=1.0)",
+        "float(np.max(out.noise_std))",
+        imports="import numpy as np; from dpjax.train import make_plan",
+    ),
+}
+
+#: The same tasks by dp-accounting (PLD accountant at the same bin width, 1e-4); the ledger
+#: entry is the account task in the event vocabulary: the same peer.
+PEERS = {
+    "gaussian": _task(
+        "get_sigma_gaussian(0.3, 1e-6)",
+        imports="from dp_accounting.gaussian_mechanism import get_sigma_gaussian",
+    ),
+    "dpsgd": _task(
+        "dp_accounting.calibrate_dp_mechanism("
+        "lambda: dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4), "
+        "lambda s: dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent("
+        "256 / 60000, dp_accounting.GaussianDpEvent(s)), 7032), 1.0, 1e-5, "
+        "dp_accounting.ExplicitBracketInterval(0.3, 3.0), tol=1e-6)",
+        imports=_DP_ACCOUNTING,
+    ),
+    "account": _task(f"{_PEER_LEDGER}.get_epsilon(1e-5)", imports=_DP_ACCOUNTING),
+    "profile": _task(
+        f"(lambda a: [a.get_delta(e) for e in (1.0, 2.0)])({_PEER_LEDGER})",
+        "float(out[0])",
+        imports=_DP_ACCOUNTING,
+    ),
+}
 PEERS["ledger"] = PEERS["account"]
 
 

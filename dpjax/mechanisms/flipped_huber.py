@@ -317,20 +317,10 @@ def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
       epsilon: the epsilons to evaluate at.
       query: ``linf`` (and ``l1``, ``l2`` in ``K`` dims), ``T`` uses (:func:`stacked`).
     """
-    _check_use(query)
-    if _subsampled(query):
-        return _engine_answer("profile", params, epsilon, query)
-    k, sens, _ = stacked(query)
-    alpha, gamma = params["alpha"], params["gamma"]
-    if k == 1:
-        return _reported(
-            call_padded(log_delta_flipped_huber, epsilon, alpha, gamma, sens["linf"]), _acc.ERROR
-        )
-    return _reported(
-        log_delta_flipped_huber_bound(
-            epsilon, alpha, gamma, k, sens["l1"], sens["l2"], sens["linf"]
-        ),
-        _kdim.BOUND_ERROR,
+    return _answer(
+        "profile", params, epsilon, query,
+        lambda *a: _reported(call_padded(log_delta_flipped_huber, *a), _acc.ERROR),
+        lambda *a: _reported(log_delta_flipped_huber_bound(*a), _kdim.BOUND_ERROR),
     )
 
 
@@ -343,18 +333,26 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
       params: as for :func:`profile`; query likewise.
       delta: the deltas to invert at.
     """
+    return _answer(
+        "epsilon", params, delta, query,
+        lambda *a: call_padded(epsilon_flipped_huber, *a),
+        lambda *a: np.asarray(epsilon_flipped_huber_bound(*a)),
+    )
+
+
+def _answer(kind: str, params: dict, x: np.ndarray, query: Query, one_dim, k_dim):
+    """The answer of :func:`profile` (``kind = "profile"``) or :func:`epsilon_for_delta`
+    (``"epsilon"``) at ``x``: the PLD engine's under Poisson subsampling, else ``one_dim(x,
+    alpha, gamma, linf)`` in 1-D and ``k_dim(x, alpha, gamma, K, l1, l2, linf)`` in ``K``
+    dims (the query's checks first)."""
     _check_use(query)
     if _subsampled(query):
-        return _engine_answer("epsilon", params, delta, query)
+        return _engine_answer(kind, params, x, query)
     k, sens, _ = stacked(query)
     alpha, gamma = params["alpha"], params["gamma"]
     if k == 1:
-        return call_padded(epsilon_flipped_huber, delta, alpha, gamma, sens["linf"])
-    return np.asarray(
-        epsilon_flipped_huber_bound(
-            delta, alpha, gamma, k, sens["l1"], sens["l2"], sens["linf"]
-        )
-    )
+        return one_dim(x, alpha, gamma, sens["linf"])
+    return k_dim(x, alpha, gamma, k, sens["l1"], sens["l2"], sens["linf"])
 
 
 SUMMARY = (

@@ -236,15 +236,10 @@ def laplace_rdp_epsilon(scale, sampling_rate, compositions, delta, sensitivity=1
 def laplace_rdp_log_delta(scale, sampling_rate, compositions, epsilon, sensitivity=1.0):
     """Certified ``log delta(epsilon)`` of ``T`` (Poisson-subsampled) Laplace uses (NumPy).
 
-    The RDP conversion (:func:`.subsampled_gaussian.rdp_log_delta`) of the moments of
-    :func:`laplace_log_moments` times ``T``.
-
-    Args:
-      scale, sampling_rate, compositions, sensitivity: as in :func:`laplace_rdp_epsilon`.
-      epsilon: ``epsilon >= 0``.
-
-    Returns:
-      ``log delta``, a NumPy array.
+    :func:`.subsampled_gaussian.gaussian_rdp_log_delta` with the moments of
+    :func:`laplace_log_moments` (the arguments of :func:`laplace_rdp_epsilon`, and
+    ``epsilon >= 0``): the RDP conversion :func:`.subsampled_gaussian.rdp_log_delta` of
+    ``T`` times them, a NumPy array of ``log delta``.
     """
     lam, log_a = laplace_log_moments(scale, sampling_rate, sensitivity)
     return rdp_log_delta(lam, float(compositions) * log_a, epsilon)

@@ -166,13 +166,34 @@ epsilon_kernel = _worse_adjacency(
 )
 
 
-#: Both queries of one composition, one compiled program for :func:`profile` and
-#: :func:`epsilon` (:func:`dpjax.account` certifies an epsilon by the profile at it: the
-#: same program, not a second one); the unused query costs a small part of a composition.
-_profile_and_epsilon_kernel = _worse_adjacency(
-    _query.both_queries,
-    "``(log delta(x), epsilon(x))`` after ``K`` uses, the worse adjacency of each (jitted)."
-    + _KERNEL_ARGS.format(x="``epsilon`` / ``delta``", ret="the pair"),
+@functools.partial(jax.jit, static_argnames=STATIC_ARGNAMES)
+@float64_kernel
+def _profile_and_epsilon_kernel(
+    scale, shape, sensitivity, sampling_rate, compositions, x, *, noise_fn, bin_width, sizes,
+    subsampled,
+):
+    """Both queries of one composition, and both again at the epsilon it answers.
+
+    One compiled program for :func:`profile` and :func:`epsilon`; the unused query costs a
+    small part of a composition.  The second pair, the queries at ``epsilon(x)`` (the worse
+    adjacency's), is the profile :func:`dpjax.account` certifies that epsilon by, read off the
+    same composed PLDs (:func:`_evaluate_once` keeps it for that re-check: no second
+    composition).
+    """
+    both, plds = stacked_plds(
+        noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, sizes,
+        subsampled, then=lambda pld: (_query.both_queries(pld, x), pld),
+    )
+    worse = functools.partial(jax.tree.map, lambda v: jnp.max(v, axis=0))
+    both = worse(both)
+    at = jax.vmap(lambda pld: _query.both_queries(pld, both.epsilon))(plds)
+    return both, worse(at)
+
+
+_profile_and_epsilon_kernel.__doc__ += _KERNEL_ARGS.format(
+    x="``epsilon`` / ``delta``",
+    ret="``(Queries at x, Queries at epsilon(x))`` (:class:`.query.Queries`, each the worse "
+    "adjacency's, entry by entry)",
 )
 
 
@@ -204,38 +225,77 @@ def _evaluate(
     delta`` per entry of an epsilon query ``x``, or ``None``): the ``delta`` its tilted
     composition resolves (:func:`_tilted`).  Answers are kept in :data:`_ANSWERS`: the same
     arguments (and grid cap) are not composed twice."""
-    def data(v):
-        v = np.asarray(v, np.float64)
-        return v.shape, v.tobytes()
+    def key_of(kernel, x, levels):
+        return _memo_key(
+            kernel, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h,
+            levels,
+        )
 
-    query = (
-        kernel is log_delta_kernel, noise_fn, *map(data, (scale, shape, sensitivity, x, h)),
-        float(compositions), None if sampling_rate is None else float(sampling_rate),
-        max_grid_points(), refinement(),
-    )
-    key = (*query, None if levels is None else data(levels))
+    key = key_of(kernel, x, levels)
     if key in _ANSWERS:
         hit = _ANSWERS[key]
         if hit[1] is not None:
             warn_user(hit[1], EngineNote)
         return hit[0].copy()
     out, note = _evaluate_once(
-        kernel, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h, levels
+        kernel, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h, levels,
+        certificate_key=lambda eps: key_of(log_delta_kernel, eps, None),
     )
-    if len(_ANSWERS) >= _ANSWERS_MAX:
-        _ANSWERS.pop(next(iter(_ANSWERS)))
-    _ANSWERS[key] = (np.array(out, np.float64), note)
+    _remember(key, out, note)
     # a profile at a certificate's epsilon (asked without levels) reuses its re-check
-    _ANSWERS.setdefault((*query, None), _ANSWERS[key])
+    _ANSWERS.setdefault(key_of(kernel, x, None), _ANSWERS[key])
     if note is not None:
         warn_user(note, EngineNote)
     return out
 
 
+def _memo_key(
+    kernel, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h, levels
+) -> tuple:
+    """The key of an :func:`_evaluate` answer in :data:`_ANSWERS`: its arguments (arrays by
+    shape and bytes), the grid cap and the refinement in force."""
+    def data(v):
+        v = np.asarray(v, np.float64)
+        return v.shape, v.tobytes()
+
+    return (
+        kernel is log_delta_kernel, noise_fn, *map(data, (scale, shape, sensitivity, x, h)),
+        float(compositions), None if sampling_rate is None else float(sampling_rate),
+        max_grid_points(), refinement(), None if levels is None else data(levels),
+    )
+
+
+def _remember(key, out, note) -> None:
+    """Keep an answer in :data:`_ANSWERS` (the oldest dropped beyond :data:`_ANSWERS_MAX`)."""
+    if len(_ANSWERS) >= _ANSWERS_MAX:
+        _ANSWERS.pop(next(iter(_ANSWERS)))
+    _ANSWERS[key] = (np.array(out, np.float64), note)
+
+
+def _keep_certificate(key, epsilon, got, plain, at, note) -> None:
+    """Keep the profile at an answered ``epsilon`` (``at``: the kernel's queries there, read
+    off the same composition) as the answer of the re-check :func:`dpjax.account` runs, where
+    that re-check would return exactly it: one grid run answered (``got``, no ``nan``), the
+    tilted composition changed no answer, and at no entry would :func:`profile` run it (the
+    plain ``log delta`` at ``epsilon`` finite and below ``log TILT_BELOW``, or its round-off
+    deciding, :func:`_tilted`)."""
+    log_d = np.asarray(at.log_delta, np.float64)
+    if np.any(np.isnan(got)) or np.any(np.isnan(log_d)) or not np.array_equal(epsilon, plain):
+        return
+    with np.errstate(invalid="ignore"):
+        tilts = np.isfinite(log_d) & (
+            (log_d < np.log(TILT_BELOW)) | _roundoff_decides(at, epsilon, False)
+        )
+    if not np.any(tilts):
+        _remember(key(epsilon), log_d, note)
+
+
 def _evaluate_once(
-    kernel, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h, levels=None
+    kernel, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h, levels=None,
+    certificate_key=None,
 ):
-    """:func:`_evaluate` without the memo: ``(answer, note or None)``."""
+    """:func:`_evaluate` without the memo: ``(answer, note or None)``; an epsilon query's
+    profile at its answer is kept under ``certificate_key(epsilon)`` (:func:`_keep_certificate`)."""
     p = plan(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, h)
     args = scalar_args(scale, shape, sensitivity, sampling_rate, compositions)
     x = jnp.asarray(x, jnp.float64)
@@ -248,7 +308,7 @@ def _evaluate_once(
     out = np.full(np.shape(x), fallback)
     floored = np.zeros(np.shape(x), bool)
     for bin_width, sizes in runs:
-        both = _profile_and_epsilon_kernel(
+        both, at = _profile_and_epsilon_kernel(
             *args,
             x,
             noise_fn=noise_fn,
@@ -264,6 +324,8 @@ def _evaluate_once(
         out = _tilted(
             by_delta, noise_fn, args, x, out, p.bin_width, sampling_rate, floored, levels
         )
+    if by_delta and len(runs) == 1 and certificate_key is not None:
+        _keep_certificate(certificate_key, out, got, plain, at, p.note)
     if kernel is epsilon_kernel and np.any(out < plain):
         # the tilted epsilon's certificate, re-checked by the profile as the caller will
         # (the tilts of a delta and of an epsilon query differ), its tilted composition

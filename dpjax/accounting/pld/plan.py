@@ -392,6 +392,9 @@ def step_width(ext: Extents) -> float:
 #: Above this many grid or FFT points the planner cuts each use's pair at the tail ``K``
 #: uses may lose (:func:`long_grid_tail`, :func:`tilted_sizes`) where that shortens the grid.
 LONG_GRID = FINE_LADDER_ABOVE
+#: Most grid or FFT points the per-use spread may refine the grid to (:func:`plan`): beyond,
+#: the finest bin width ``h 2^k`` within it (a composition of ``2^23`` points takes seconds).
+FINE_GRID_LIMIT = 2**23
 #: Share of :data:`.engine.TILT_BELOW` (``1e-7``) that the tails cut off ``K`` uses may add to
 #: every ``delta`` when a finer grid needs them (:func:`long_grid_tail`).
 TAIL_BUDGET = 1e-10
@@ -468,10 +471,10 @@ def plan(
     Chernoff bound answers.  Memory is bounded by the cap, not by ``K``.
 
     The requested width is first scaled by :func:`refined`'s factor and, where the per-use
-    loss spread asks for less, lowered to ``h 2^{-k} <=`` :func:`step_width`; where that
-    grid is long (over :data:`LONG_GRID` points), each use's pair is cut at
-    :func:`long_grid_tail` instead of ``tail`` when that shortens it (the returned sizes carry
-    the tail).
+    loss spread asks for less, lowered to ``h 2^{-k} <=`` :func:`step_width` (or the finest
+    ``h 2^{-j}``, ``j <= k``, within :data:`FINE_GRID_LIMIT` points); where that grid is
+    long (over :data:`LONG_GRID` points), each use's pair is cut at :func:`long_grid_tail`
+    instead of ``tail`` when that shortens it (the returned sizes carry the tail).
 
     Args:
       noise_fn, scale, shape, sensitivity, sampling_rate, compositions, tail: as in
@@ -485,22 +488,23 @@ def plan(
     cap = max_grid_points()
     ext = extents(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, tail)
     bin_width = h = float(bin_width) * _REFINE.get()
-    fits = lambda e, w: _fitting(  # noqa: E731
-        e, w, lambda g, f, i: g <= cap and f <= cap and i < _PLAN_INDEX
-    ) == w
     h_step = step_width(ext)
     if h_step < h:  # the per-use loss spread asks for a finer grid: h 2^-k below h_step
         h = math.ldexp(h, -math.ceil(math.log2(h / h_step)))
-        if max(_needs(ext, h)[:2]) > LONG_GRID and long_grid_tail(compositions) > tail:
+        longest = lambda e: max(_needs(e, h)[:2])  # noqa: E731
+        if longest(ext) > LONG_GRID and long_grid_tail(compositions) > tail:
             # a long grid: a tail that K uses may cut shortens a heavy-tailed use's range
             deep = long_grid_tail(compositions)
             ext_deep = extents(
                 noise_fn, scale, shape, sensitivity, sampling_rate, compositions, deep
             )
-            if fits(ext_deep, h) and max(_needs(ext_deep, h)[:2]) < max(_needs(ext, h)[:2]):
+            if longest(ext_deep) < longest(ext):
                 ext, tail = ext_deep, deep
-        if not fits(ext, h):
-            h = float(bin_width)  # it does not fit: the requested width (coarsened as before)
+        # the finest h 2^k within FINE_GRID_LIMIT points (the spread asks; running costs)
+        limit = min(cap, FINE_GRID_LIMIT)
+        h_fit = _fitting(ext, h, lambda g, f, i: g <= limit and f <= limit and i < _PLAN_INDEX)
+        # none below the requested width: the requested width (coarsened as before)
+        h = h_fit if h_fit is not None and h_fit < bin_width else bin_width
 
     h_eng = _fitting(ext, h, lambda g, f, i: g <= cap and f <= cap and i < _PLAN_INDEX)
     if h_eng == h:

@@ -221,6 +221,29 @@ def test_profile_and_epsilon_share_one_compiled_program():
 
 
 
+def test_certificate_of_an_epsilon_is_read_off_its_own_composition(monkeypatch):
+    """``epsilon`` then ``profile`` at the answer (``dpjax.account``'s certificate) compose
+    once: the kernel also queries the composed PLDs at the epsilon it answers, and that is
+    kept as the profile's answer there; it equals a fresh composition's (memo cleared)."""
+    calls = []
+    kernel = engine._profile_and_epsilon_kernel
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return kernel(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "_profile_and_epsilon_kernel", counted)
+    monkeypatch.setattr(engine, "_ANSWERS", {})
+    args = (gaussian, 2.5, 0.0, 1.0)
+    eps = engine.epsilon(*args, 1e-5, compositions=7, sampling_rate=0.3, bin_width=2e-3)
+    kept = engine.profile(*args, eps, compositions=7, sampling_rate=0.3, bin_width=2e-3)
+    assert len(calls) == 1 and kept <= 1e-5
+    monkeypatch.setattr(engine, "_ANSWERS", {})
+    fresh = engine.profile(*args, eps, compositions=7, sampling_rate=0.3, bin_width=2e-3)
+    assert len(calls) == 2
+    np.testing.assert_allclose(kept, fresh, rtol=1e-12)
+
+
 def test_tiny_delta_composes_each_tilted_query_once_and_unpadded(monkeypatch):
     """An epsilon at ``delta = 1e-20`` (the tilted composition's range) and the profile at
     it, as ``dpjax.account`` certifies it: the tilted kernel gets one target at a time (a

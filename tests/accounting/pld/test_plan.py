@@ -99,3 +99,15 @@ def test_plan_follows_a_heavy_tailed_use():
     # a use with a light tail keeps the default cut
     p = pld_plan.plan(Gaussian.from_scale, 2.0, 1.0, 1.0, 1e-5, 1e6, 1e-4)
     assert p.sizes.tail == 1e-40 and p.bin_width == pytest.approx(1e-4 / 2**8)
+
+
+def test_spread_refinement_stops_within_the_fine_grid_limit(monkeypatch):
+    """With :data:`.plan.FINE_GRID_LIMIT` at 2^21 the same plan takes the finest ``h 2^k``
+    whose grid and FFT fit in it (coarser than the spread asks, finer than requested)."""
+    monkeypatch.setattr(pld_plan, "FINE_GRID_LIMIT", 2**21)
+    p = pld_plan.plan(Gaussian.from_scale, 0.8, 1.0, 1.0, 1e-6, 1e7, 1e-4)
+    assert max(p.sizes.grid, p.sizes.fft) <= 2**21 and p.note is None
+    assert 1e-4 / 2**10 < p.bin_width < 1e-4
+    assert math.log2(1e-4 / p.bin_width) == int(math.log2(1e-4 / p.bin_width))
+    ext = pld_plan.extents(Gaussian.from_scale, 0.8, 1.0, 1.0, 1e-6, 1e7, p.sizes.tail)
+    assert max(pld_plan._needs(ext, p.bin_width / 2)[:2]) > 2**21  # the finest that fits

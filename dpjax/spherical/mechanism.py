@@ -177,7 +177,7 @@ class SphericalMechanism(NamedTuple):
             bin_width: float = 1e-4) -> pld_engine.PLD:
         """Pessimistic PLD of one use (optionally Poisson-subsampled, ``adjacency`` remove/add)."""
         loss, pm, qm, p_out, q_out = self.atoms()
-        if sampling_rate is None:
+        if sampling_rate is None or float(sampling_rate) == 1.0:  # q = 1 keeps every record
             losses, probs, inf = loss, pm, p_out
         else:
             q = float(sampling_rate)

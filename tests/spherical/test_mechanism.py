@@ -79,6 +79,14 @@ def test_subsampled_composition_monotone(mech):
     assert 0 < e[0] < e[1] < mech.epsilon(1e-8)
 
 
+def test_rate_one_is_plain_composition(mech):
+    """``q = 1`` keeps every record (allowed by the validation): the plain PLD, not a
+    ``log(1 - q)`` domain error; its profile is the unsubsampled one's."""
+    plain = float(pld_engine.delta_for_epsilon(mech.pld(), 1.0))
+    assert float(pld_engine.delta_for_epsilon(mech.pld(1.0), 1.0)) == plain
+    assert mech.delta(1.0, 2, 1.0) == mech.delta(1.0, 2)
+
+
 def test_uses_are_validated_before_any_accounting():
     # a toy mechanism (no solve): every refusal happens before the cells are read
     toy = SphericalMechanism(2, 1, 2, 0.5, np.zeros(3), np.zeros((4, 3)), np.zeros(4), 1.0, 0.1)

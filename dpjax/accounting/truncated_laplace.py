@@ -26,7 +26,10 @@ target ``(epsilon, delta)`` are ``lambda = Delta / epsilon`` and
 
 from __future__ import annotations
 
+import math
+
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
@@ -56,6 +59,9 @@ from dpjax.numerics import (
 ERROR = kernel_error(2e-14)
 
 _LOG2 = 0.6931471805599453
+#: Relative padding of the loss atoms' masses (:func:`truncated_laplace_loss_atoms`): each is
+#: one product of ``exp`` / ``expm1`` values, a few ulp (``~1e-15``) from the exact mass.
+_MASS_PAD = 1e-13
 
 
 def _log_delta(epsilon, c, mu, gap_mu, gap_c, c_minus_mu, disjoint):
@@ -239,3 +245,76 @@ def truncated_laplace_gdgk(epsilon: ArrayLike, delta: ArrayLike, sensitivity: Ar
         jnp.log1p(jnp.exp(jnp.where(big, 0.0, log_ratio))),
     )
     return lam, a
+
+
+@float64_kernel
+def truncated_laplace_loss_atoms(
+    scale: float, bound: float, sensitivity: float, bin_width: float, pessimistic: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""The privacy loss of ``(T, T - Delta)``, ``T ~ TL(lambda, A)``, as atoms under ``P``.
+
+    With ``u = t / lambda``, ``c = A / lambda``, ``mu = Delta / lambda`` and
+    ``D = 1 - e^{-c}`` (density ``e^{-|u|} / (2D)`` on ``[-c, c]``), the loss
+    ``L(t) = log g(t) / g(t - Delta)`` is (derived from eq. (26) of flipped-huber-mechanism,
+    App. F, as the module docstring's profile):
+
+    .. math::
+       L = \begin{cases} +\infty, & u < \mu - c \quad(\text{mass } P_\infty = P(T > A - \Delta))\\
+         \mu, & \mu - c \le u \le 0 \quad(\text{mass } (1 - e^{\mu - c}) / 2D)\\
+         \mu - 2u, & \max(0, \mu - c) < u < \min(\mu, c)\\
+         -\mu, & \mu \le u \le c \quad(\text{mass } (e^{-\mu} - e^{-c}) / 2D),\end{cases}
+
+    ``P_inf = e^{-c}(e^\mu - 1) / 2D`` for ``mu <= c`` and ``1/2 + (1 - e^{c - mu}) / 2D``
+    for ``c < mu < 2c`` (``1`` at ``mu >= 2c``: disjoint supports).  The middle part is cut
+    at the grid points ``k h`` into pieces of mass
+    ``(e^{-(mu - b) / 2} - e^{-(mu - a) / 2}) / 2D`` for the losses ``(a, b]``, each put at
+    its largest loss ``b`` (``pessimistic``: the piece's pair is a post-processing of that
+    atom's, whose ``Q``-mass ``p e^{-b}`` is at most the piece's) or at its least ``a``
+    (a lower bound).  The atoms ``+-mu`` are exact; with
+    :func:`dpjax.accounting.pld.atoms.from_atoms` (connect-the-dots) the only rounding is
+    that of the pieces to the grid.  Symmetric noise: the reversed pair has the same loss
+    law.  Host NumPy, concrete inputs.
+
+    Args:
+      scale: ``lambda > 0``.
+      bound: ``A > 0``.
+      sensitivity: the shift ``Delta > 0``.
+      bin_width: the loss grid's spacing ``h > 0``.
+      pessimistic: pieces at their largest loss (upper bound) or least (lower bound).
+
+    Returns:
+      ``(losses, probabilities)``: NumPy float64 arrays (``+inf`` losses included).
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> losses, p = truncated_laplace_loss_atoms(1.0, 20.0, 1.0, 1e-3)
+      >>> round(float(p.sum()), 12), float(losses.max()), float(losses.min())
+      (1.0, inf, -1.0)
+    """
+    lam, a, d, h = (float(x) for x in (scale, bound, sensitivity, bin_width))
+    if not all(math.isfinite(x) and x > 0 for x in (lam, a, d, h)):
+        raise ValueError("scale, bound, sensitivity and bin_width must be finite and > 0")
+    c, mu = a / lam, d / lam
+    if d >= 2.0 * a:  # disjoint supports: every loss is +inf
+        return np.array([np.inf]), np.array([1.0])
+    two_d = 2.0 * -math.expm1(-c)
+    if mu <= c:
+        p_inf = math.exp(-c) * math.expm1(mu) / two_d
+        top = -math.expm1(mu - c) / two_d
+        bottom = math.exp(-mu) * -math.expm1(mu - c) / two_d
+    else:
+        p_inf = 0.5 + -math.expm1(c - mu) / two_d
+        top = bottom = 0.0
+    lo, hi = max(-mu, mu - 2.0 * c), min(mu, 2.0 * c - mu)  # the middle part's losses
+    k = np.arange(math.floor(lo / h) + 1, math.ceil(hi / h))
+    edges = np.concatenate([[lo], k * h, [hi]])
+    edges = edges[np.concatenate([[True], np.diff(edges) > 0])]
+    left, right = edges[:-1], edges[1:]
+    # mass of u in ((mu - b) / 2, (mu - a) / 2): e^{-(mu - b)/2} (1 - e^{-(b - a)/2}) / 2D
+    mass = np.exp(-0.5 * (mu - right)) * -np.expm1(-0.5 * (right - left)) / two_d
+    losses = np.concatenate([[np.inf, mu, -mu], right if pessimistic else left])
+    probs = np.concatenate([[p_inf, top, bottom], mass])
+    # each mass carries a few ulp of rounding: an upper bound is padded up, a lower one down
+    probs = probs * (1.0 + _MASS_PAD if pessimistic else 1.0 - _MASS_PAD)
+    keep = probs > 0
+    return losses[keep], probs[keep]

@@ -12,8 +12,8 @@ direction:
 * additive noise (``Gaussian``, ``Laplace``, ``Noise``): the shift pair ``(T, T - Delta)``,
   ``Delta = 1`` (add/remove) or ``2`` (replace-one: one record moves anywhere in the ball);
   truncated Laplace (bounded support: the loss is ``+infinity`` where ``T - Delta`` has no
-  density) through :func:`.pld.profile_pair.from_profile` of its exact profile (eq. (26) of
-  flipped-huber-mechanism; upper end only, not Poisson-subsampled);
+  density) through its exact loss law (eq. (26) of flipped-huber-mechanism, App. F:
+  atoms and the middle part cut at the grid; not Poisson-subsampled);
 * ``PoissonSampled`` of additive noise: :mod:`.pld.subsample` (add/remove),
   :func:`.pld.mixture.replace_one_poisson_pld` (replace-one); of a discrete pair or of a
   mixture of Gaussians: the mixed pair (exact; pure DP gets ``log(1 + q (e^eps - 1))``);
@@ -44,6 +44,7 @@ from dpjax._batching import bucket as _bucket
 from dpjax.accounting import events as ev
 from dpjax.accounting.pld import discrete, mixture
 from dpjax.accounting.pld._pld import PLD, make
+from dpjax.accounting.pld.atoms import from_atoms
 from dpjax.accounting.pld.compose import (
     ceil_pow2,
     compose,
@@ -57,7 +58,7 @@ from dpjax.accounting.pld.profile_pair import from_profile
 from dpjax.accounting.pld.query import delta_for_epsilon
 from dpjax.accounting.pld.subsample import discretise_subsampled, subsampled_grid
 from dpjax.accounting.pld.underflow import charge_underflow
-from dpjax.accounting.truncated_laplace import delta_truncated_laplace
+from dpjax.accounting.truncated_laplace import truncated_laplace_loss_atoms
 from dpjax.certificate import TINY
 from dpjax.noise.gaussian import Gaussian
 from dpjax.numerics import float64_kernel
@@ -376,7 +377,7 @@ def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True, 
     if noise is not None:
         shift = 2.0 if relation == "replace_one" else 1.0
         if isinstance(event, ev.Noise) and event.mechanism == _BOUNDED:
-            return _same(_bounded_pld(noise, shift, h), relation) if pessimistic else None
+            return _same(_bounded_pld(noise, shift, h, pessimistic), relation)
         return _same(_noise_pld(noise, shift, h, pessimistic, tail), relation)
     pair = _discrete_pair(event, relation)
     if pair is not None:
@@ -416,18 +417,18 @@ def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True, 
     raise unsupported(event, relation)
 
 
-def _bounded_pld(noise, shift: float, h: float) -> PLD:
-    r"""Pessimistic PLD of truncated Laplace ``TL(lambda, A)`` at shift ``Delta``: its exact
-    profile (:func:`~dpjax.accounting.truncated_laplace.delta_truncated_laplace`, a certified
-    upper bound) through :func:`.pld.profile_pair.from_profile`, the grid topped at the
-    largest finite loss ``Delta / lambda``; ``delta`` there, the mass where ``T - Delta`` has
-    no density, goes to ``+infinity``.  Symmetric noise: one profile for both orders."""
-    scale, bound = float(noise.scale), float(noise.bound)
-
-    def profile(e):
-        return np.asarray(delta_truncated_laplace(e, scale, bound, shift))
-
-    return from_profile(profile, shift / scale + h, h)
+def _bounded_pld(noise, shift: float, h: float, pessimistic: bool = True) -> PLD:
+    r"""PLD of truncated Laplace ``TL(lambda, A)`` at shift ``Delta``: its exact loss law
+    (:func:`~dpjax.accounting.truncated_laplace.truncated_laplace_loss_atoms`: atoms at
+    ``+infinity`` (where ``T - Delta`` has no density), ``+-Delta / lambda`` and the middle
+    part cut at the grid points) by connect-the-dots (:func:`.pld.atoms.from_atoms`),
+    pessimistic or a lower bound.  Symmetric noise: one law for both orders."""
+    losses, probs = truncated_laplace_loss_atoms(
+        float(noise.scale), float(noise.bound), shift, h, pessimistic)
+    finite = losses[np.isfinite(losses)]
+    if finite.size and (finite.max() - finite.min()) / h + 2 > max_grid_points():
+        raise UnboundedLoss(f"{finite.size} loss atoms")
+    return from_atoms(losses, probs, h, pessimistic)
 
 
 def _poisson(event: ev.PoissonSampled, relation, h, pessimistic, tail=TAIL):

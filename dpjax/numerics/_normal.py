@@ -64,6 +64,14 @@ def _mills_nonneg(x: Array) -> Array:
     return jnp.where(big, series * _SQRT_HALF, erfcx(zs) * 1.2533141373155003)
 
 
+def _magnitude(x: Array, pos: Array) -> Array:
+    """``|x|`` as ``x`` or ``-x`` by ``pos = x >= 0`` (``jnp.abs`` has slope 0 at 0, this has
+    slope 1 there, so gradients through ``log Q`` at 0 stay exact).  One evaluation of the
+    right branch serves both sides of :func:`log_Q` and :func:`log_mills` (``log Q(x) =
+    log(1 - Q(|x|))`` for ``x < 0``): half the program of two."""
+    return jnp.where(pos, x, -x)
+
+
 def _log_Q_nonneg(x: Array) -> Array:
     return -0.5 * x * x - _HALF_LOG_2PI + _log_mills_nonneg(x)
 
@@ -96,9 +104,8 @@ def log_Q(x: ArrayLike) -> Array:
     """
     x = jnp.asarray(x)
     pos = x >= 0
-    xp = jnp.where(pos, x, 0.0)
-    xn = jnp.where(pos, -1.0, x)
-    return jnp.where(pos, _log_Q_nonneg(xp), log1mexp(_log_Q_nonneg(-xn)))
+    right = _log_Q_nonneg(_magnitude(x, pos))  # log Q(|x|): one erfcx for both branches
+    return jnp.where(pos, right, log1mexp(right))
 
 
 def log_mills(x: ArrayLike) -> Array:
@@ -119,10 +126,10 @@ def log_mills(x: ArrayLike) -> Array:
     """
     x = jnp.asarray(x)
     pos = x >= 0
-    xp = jnp.where(pos, x, 0.0)
-    xn = jnp.where(pos, -1.0, x)
-    left = log_Q(xn) + 0.5 * xn * xn + _HALF_LOG_2PI
-    return jnp.where(pos, _log_mills_nonneg(xp), left)
+    a = _magnitude(x, pos)
+    right = _log_mills_nonneg(a)  # log R(|x|): one erfcx for both branches
+    log_q = log1mexp(-0.5 * a * a - _HALF_LOG_2PI + right)  # log Q(x) = log(1 - Q(|x|)), x < 0
+    return jnp.where(pos, right, log_q + 0.5 * a * a + _HALF_LOG_2PI)
 
 
 def log_Q_inv(log_p: ArrayLike, num_newton: int = 4) -> Array:

@@ -172,28 +172,32 @@ def _profile_and_epsilon_kernel(
     scale, shape, sensitivity, sampling_rate, compositions, x, *, noise_fn, bin_width, sizes,
     subsampled,
 ):
-    """Both queries of one composition, and both again at the epsilon it answers.
+    """Both queries of one composition, and its profile at the epsilon it answers.
 
     One compiled program for :func:`profile` and :func:`epsilon`; the unused query costs a
-    small part of a composition.  The second pair, the queries at ``epsilon(x)`` (the worse
-    adjacency's), is the profile :func:`dpjax.account` certifies that epsilon by, read off the
-    same composed PLDs (:func:`_evaluate_once` keeps it for that re-check: no second
-    composition).
+    small part of a composition.  The second part, the profile at ``epsilon(x)`` (the worse
+    adjacency's; :func:`.query.certificate`), is what :func:`dpjax.account` certifies that
+    epsilon by, read off the same composed PLDs and suffix sums (:func:`_evaluate_once` keeps
+    it for that re-check: no second composition).
     """
-    both, plds = stacked_plds(
+    def queried(pld):
+        prof = _query.profile_arrays(pld)
+        return _query.both_queries(pld, x, prof), (pld, prof)
+
+    both, (plds, profs) = stacked_plds(
         noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, sizes,
-        subsampled, then=lambda pld: (_query.both_queries(pld, x), pld),
+        subsampled, then=queried,
     )
     worse = functools.partial(jax.tree.map, lambda v: jnp.max(v, axis=0))
     both = worse(both)
-    at = jax.vmap(lambda pld: _query.both_queries(pld, both.epsilon))(plds)
+    at = jax.vmap(lambda pld, prof: _query.certificate(pld, both.epsilon, prof))(plds, profs)
     return both, worse(at)
 
 
 _profile_and_epsilon_kernel.__doc__ += _KERNEL_ARGS.format(
     x="``epsilon`` / ``delta``",
-    ret="``(Queries at x, Queries at epsilon(x))`` (:class:`.query.Queries`, each the worse "
-    "adjacency's, entry by entry)",
+    ret="``(Queries at x, Certificate at epsilon(x))`` (:class:`.query.Queries`, "
+    ":class:`.query.Certificate`; each the worse adjacency's, entry by entry)",
 )
 
 

@@ -314,7 +314,7 @@ class Queries(NamedTuple):
 
 
 @float64_kernel
-def both_queries(pld: PLD, x: ArrayLike) -> Queries:
+def both_queries(pld: PLD, x: ArrayLike, prof: Profile | None = None) -> Queries:
     r"""``log delta(x)`` and ``epsilon(x)`` of one PLD (``x`` read as epsilons, then as
     deltas) and the round-off term ``r W`` of the grid bound at each.
 
@@ -330,17 +330,53 @@ def both_queries(pld: PLD, x: ArrayLike) -> Queries:
     Args:
       pld: a pessimistic :class:`PLD`.
       x: 1-D array, read as ``epsilon`` by the first query and as ``delta`` by the second.
+      prof: ``profile_arrays(pld)`` if already computed (else computed here).
 
     Returns:
       The :class:`Queries`, each of the shape of ``x``.
     """
     x = jnp.asarray(x, jnp.float64)
-    prof = profile_arrays(pld)
+    prof = profile_arrays(pld) if prof is None else prof
     eps = _epsilon(pld, x, prof)
     return Queries(
         _log_delta(pld, x, prof), eps, _log_roundoff(pld, prof, x),
         _log_roundoff(pld, prof, jnp.where(jnp.isfinite(eps), eps, 0.0)),
     )
+
+
+class Certificate(NamedTuple):
+    """The profile of one PLD at an answered ``epsilon``: what certifies it.
+
+    Attributes:
+      log_delta: ``log delta(epsilon)`` (:func:`log_delta_for_epsilon`).
+      log_roundoff: ``log(r W)`` at ``epsilon``: the round-off term in ``log_delta``.
+    """
+
+    log_delta: Array
+    log_roundoff: Array
+
+
+@float64_kernel
+def certificate(pld: PLD, epsilon: ArrayLike, prof: Profile) -> Certificate:
+    r"""``log delta(epsilon)`` of one PLD and its round-off term, from its suffix arrays.
+
+    .. math:: \big(\log\delta(\epsilon_i),\ \log r W(c(\epsilon_i))\big)
+
+    The profile at the ``epsilon`` an epsilon query answered, read off the same composed
+    PLD and the same :func:`profile_arrays` (``prof``) as the query: the same value as
+    :func:`both_queries`' ``log_delta`` at ``epsilon``, with nothing else traced (no second
+    set of suffix sums, no epsilon search).
+
+    Args:
+      pld: a pessimistic :class:`PLD`.
+      epsilon: array of ``epsilon``.
+      prof: ``profile_arrays(pld)``.
+
+    Returns:
+      The :class:`Certificate`, each of the shape of ``epsilon``.
+    """
+    eps = jnp.asarray(epsilon, jnp.float64)
+    return Certificate(_log_delta(pld, eps, prof), _log_roundoff(pld, prof, eps))
 
 
 @float64_kernel
@@ -461,9 +497,11 @@ def _epsilon(pld: PLD, dl: Array, prof: Profile) -> Array:
 
 
 __all__ = [
+    "Certificate",
     "Profile",
     "Queries",
     "both_queries",
+    "certificate",
     "delta_for_epsilon",
     "epsilon_for_delta",
     "log_delta_for_epsilon",

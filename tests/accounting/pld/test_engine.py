@@ -420,3 +420,19 @@ def test_bracket_width_does_not_grow_with_t(sigma, q, steps, delta, width):
     lower, upper = got.bracket
     assert 0.0 < upper - lower <= width
     assert upper >= _dp_accounting_ctd(sigma, q, steps, delta, 1e-4, pessimistic=False)
+
+
+def test_certificate_reads_the_profile_off_the_querys_suffix_sums():
+    """``query.certificate`` at an answered epsilon, from the query's own suffix sums, is the
+    profile :func:`query.both_queries` gives there (the engine kernel's certificate)."""
+    from dpjax.accounting.pld import query
+    from dpjax.accounting.pld.discretise import from_gaussian
+
+    pld = from_gaussian(sigma=1.5, bin_width=1e-3)
+    prof = query.profile_arrays(pld)
+    eps = query.both_queries(pld, np.array([1e-3, 1e-6]), prof).epsilon
+    got = query.certificate(pld, eps, prof)
+    want = query.both_queries(pld, eps)
+    np.testing.assert_allclose(got.log_delta, want.log_delta, rtol=1e-14)
+    np.testing.assert_allclose(got.log_roundoff, want.log_roundoff, rtol=1e-14)
+    assert np.all(np.exp(np.asarray(got.log_delta)) <= np.array([1e-3, 1e-6]))

@@ -346,7 +346,8 @@ def targets(skip_peers: bool) -> None:
         _, got = _child(_TRAIN, cache)
     cells = ", ".join(f"{k} {v[0]:.2f} s ({v[1]} compiles)" for k, v in got.items()
                       if k != "cpu")
-    print(f"train accountant, new step counts, warm cache: {cells} (target <= 1 s)", flush=True)
+    print(f"train accountant, warm cache: {cells} (report(1000) is report's first call in the "
+          "process; target <= 1 s at a new step count)", flush=True)
     _, got = _child(_SAMPLERS, None)
     for name, (ours, theirs) in ((k, v) for k, v in got.items() if k != "cpu"):
         print(f"sampler {name:<14} 1e7 float32: dpjax {ours:.3f} s, jax.random {theirs:.3f} s: "

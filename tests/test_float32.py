@@ -236,6 +236,11 @@ _EXEMPT = {
             "geometric.shells_per_unit geometric.solve_plan geometric.verdict"
         ).split()
     },
+    **{
+        f"dpjax.spherical._banded_newton.{n}": "formulas of the banded Newton step on any array "
+        "namespace (the host solver is NumPy float64; the JAX solver that calls them is guarded)"
+        for n in "flows barrier barrier_terms close_direction".split()
+    },
     "dpjax.spherical.mechanism.check_use": "host check of a use's arguments, no privacy value",
     "dpjax.accounting.events.plds.staircase_as_pure_dp": (
         "host rewrite of a leaf event in exact rational arithmetic (no arrays)"

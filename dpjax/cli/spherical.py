@@ -56,7 +56,11 @@ def add_parser(sub) -> None:
                    "slope at the junction; windowed log-space design, any m, cost power 2), "
                    "or 'auto' (outer search)")
     d.add_argument("--loss-cap", type=float, help="cap on log p_i - log p_{i+n}")
-    d.add_argument("--solver", choices=("jax", "cvxpy"), default="jax")
+    d.add_argument("--solver", choices=("host", "jax", "cvxpy"), default=None,
+                   help="the geometric design (no --n/--N, --r slope): its banded "
+                   "barrier-Newton solver, 'host' (NumPy/SciPy, default) or 'jax' (one jitted "
+                   "program: no host round trip per step, for an accelerator); explicit shells: "
+                   "'jax' (default) or 'cvxpy'")
     d.add_argument("--auto-delta", type=float, default=None,
                    help="with --r auto: minimise epsilon at this delta (default: minimise KL)")
     d.add_argument("--auto-compositions", type=int, default=1)
@@ -98,7 +102,9 @@ def run_design(args) -> None:
         if args.n is None and args.N is None and args.dim >= 2:
             return _run_geometric_design(args)
         args.n = 100 if args.n is None else args.n
+        _explicit_shell_solver(args)
         return _run_slope_design(args)
+    _explicit_shell_solver(args)
     args.n = 100 if args.n is None else args.n
     args.N = 300 if args.N is None else args.N
     if args.dim < 1 or args.n < 1 or args.N < 2 or args.cost <= 0:
@@ -133,19 +139,30 @@ def run_design(args) -> None:
     _save_and_print(args, mech, out)
 
 
-def _timed_square_cost_design(args, refusal: str, design, *extra):
-    """``design(dim, cost, *extra)`` timed: ``(mech, info, seconds)``.
+def _explicit_shell_solver(args) -> None:
+    """``--solver`` of the explicit-shell designs: ``jax`` (default) or ``cvxpy``, not ``host``."""
+    if args.solver == "host":
+        raise ValueError("--solver host is the geometric design's banded solver (no --n, --N, "
+                         "--r slope); explicit shells solve with --solver jax or cvxpy")
+    args.solver = "jax" if args.solver is None else args.solver
+
+
+def _timed_square_cost_design(args, refusal: str, design, *extra, solvers=("jax",), **options):
+    """``design(dim, cost, *extra, **options)`` timed: ``(mech, info, seconds)``.
 
     Args:
-      args: the parsed arguments (``--cost-power 2``, no ``--loss-cap``, the jax solver).
+      args: the parsed arguments (``--cost-power 2``, no ``--loss-cap``, a solver in
+        ``solvers``).
       refusal: the message of the ``ValueError`` raised for any other arguments.
-      design: the designer, called as ``design(args.dim, args.cost, *extra)``.
+      design: the designer, called as ``design(args.dim, args.cost, *extra, **options)``.
       extra: its further positional arguments.
+      solvers: the ``--solver`` values this design accepts.
+      options: its keyword arguments.
     """
-    if args.cost_power != 2.0 or args.loss_cap is not None or args.solver != "jax":
+    if args.cost_power != 2.0 or args.loss_cap is not None or args.solver not in solvers:
         raise ValueError(refusal)
     start = time.perf_counter()
-    mech, info = design(args.dim, args.cost, *extra)
+    mech, info = design(args.dim, args.cost, *extra, **options)
     return mech, info, time.perf_counter() - start
 
 
@@ -166,9 +183,11 @@ def _run_slope_design(args) -> None:
 def _run_geometric_design(args) -> None:
     from dpjax.spherical.geometric import design_geometric
 
+    args.solver = "host" if args.solver is None else args.solver
     mech, info, sec = _timed_square_cost_design(
-        args, "the geometric design is for --cost-power 2 with no --loss-cap; give --n, or a "
-        "numeric --r or 'auto' otherwise", design_geometric)
+        args, "the geometric design is for --cost-power 2 with no --loss-cap and --solver host "
+        "or jax (its banded barrier-Newton solver); give --n, or a numeric --r or 'auto' "
+        "otherwise", design_geometric, solvers=("host", "jax"), solver=args.solver)
     out = {"kl": info["kl"], "gaussian_kl": info["gaussian_kl"],
            "grid_gaussian_kl": info["grid_gaussian_kl"],
            "continuum_kl_estimate": info["continuum_kl_estimate"],
@@ -178,7 +197,9 @@ def _run_geometric_design(args) -> None:
            "verdict": info["verdict"],
            "r": mech.r, "residual": info["gap"], "monotone": bool(np.all(np.diff(mech.log_p)
                                                                          <= 1e-12)),
-           "solve_seconds": sec, "solver": "banded-newton", "dim": args.dim, "n": mech.n,
+           "solve_seconds": sec,
+           "solver": "banded-newton" if args.solver == "host" else "banded-newton-jax",
+           "dim": args.dim, "n": mech.n,
            "band": info["b"], "N": mech.N, "first": info["first"], "cost": args.cost,
            "cost_power": 2.0}
     _save_and_print(args, mech, out)

@@ -32,6 +32,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy.linalg import solveh_banded
 
+from dpjax.spherical._banded_newton import barrier, barrier_terms, close_direction, flows
+
 #: band entries evaluated together (rows per block ``= BLOCK_ENTRIES // (2b+1)``): the
 #: flows are never held for the whole window (memory ``O(N b)`` for the cells and the
 #: Hessian band only, at ``m = 10^6`` too)
@@ -104,13 +106,14 @@ class BandedKL(NamedTuple):
         so nothing overflows at any ``m``.
         """
         for lo, lw, pi, pj in self._band_rows(y):
-            yield lo, np.exp(lw + pi), np.exp(lw + pj), pi - pj
+            yield (lo, *flows(lw, pi, pj))
 
     def objective(self, y: np.ndarray) -> float:
         r"""The KL ``sum_ij F_ij log(p_i / p_j)`` (eq. 28) at log densities ``y``."""
         total = 0.0
         for _, lw, pi, pj in self._band_rows(y):
-            total += float(np.sum(np.exp(lw + pi) * (pi - pj)))
+            F, _, loss = flows(lw, pi, pj)
+            total += float(np.sum(F * loss))
         return total
 
 
@@ -172,13 +175,6 @@ def _row_sums(ab: np.ndarray) -> np.ndarray:
     return out
 
 
-def _barrier(y: np.ndarray, w: np.ndarray):
-    """Monotone-chain barrier ``-sum w_k log(1 - p_{k+1}/p_k)`` pieces in relative coordinates."""
-    e = np.exp(y[1:] - y[:-1])  # p_{k+1} / p_k
-    sig = -np.expm1(y[1:] - y[:-1])  # relative slack (p_k - p_{k+1}) / p_k
-    return e, sig
-
-
 def solve_banded_kl(prob: BandedKL, y0: np.ndarray, weight: np.ndarray, gap_tol: float = 1e-9,
                     t0: float | None = None, max_newton: int = 400,
                     t_factor: float = 100.0) -> dict:
@@ -226,7 +222,7 @@ def _solve(prob, y, weight, gap_tol, t, max_newton, wsum, mu_of, t_factor):
     steps, status, dec, f = 0, 1, math.inf, math.inf
 
     def merit(yy, tt):
-        _, sig = _barrier(yy, weight)
+        _, sig = barrier(yy)
         if np.any(sig <= 0):
             return math.inf
         return tt * prob.objective(yy) - float(np.sum(weight * np.log(sig)))
@@ -236,14 +232,7 @@ def _solve(prob, y, weight, gap_tol, t, max_newton, wsum, mu_of, t_factor):
         for _ in range(60):
             f, g, ab = derivatives(prob, y) if cur is None else cur
             cur = None
-            e, sig = _barrier(y, weight)
-            # barrier in relative coordinates: s_k = p_k (1+d_k) - p_{k+1} (1+d_{k+1}),
-            # -w log(s_k): grad -w/sig (1, -e), Hessian w/sig^2 (1, -e)(1, -e)^T
-            coef = weight / sig
-            gb = np.zeros(N + 1)
-            gb[:-1] -= coef
-            gb[1:] += coef * e
-            hq = weight / sig**2
+            e, sig, gb, hq = barrier_terms(y, weight)
             ab_t = t * ab
             ab_t[-1, :-1] += hq
             ab_t[-1, 1:] += hq * e * e
@@ -251,28 +240,11 @@ def _solve(prob, y, weight, gap_tol, t, max_newton, wsum, mu_of, t_factor):
             grad = t * g + gb
             mu = mu_of(y)
             A = np.stack([mu * prob.mass, mu * prob.cost])
-            # the Laplacian's null vector 1 (the KL is 1-homogeneous) makes H singular up to
-            # the barrier: write d = alpha 1 + (d_hat, 0), ground node N (a nonsingular band)
-            # and close with a 3x3 system for (alpha, lambda)
+            # ground node N (a nonsingular band), close with a 3x3 system (close_direction)
             h1 = _row_sums(ab_t)
             X = solveh_banded(ab_t[:, :N], np.column_stack([-grad[:N], h1[:N], A[:, :N].T]),
                               check_finite=False)
-            x0, x1, x2 = X[:, 0], X[:, 1], X[:, 2:]
-            asum = A.sum(axis=1)
-            rhs = 1.0 - asum  # A (mu d) = 1 - A mu: zero on the feasible set, kept to round-off
-            aq = A[:, :N]
-            sys_ = np.zeros((3, 3))
-            sys_[0, 0] = h1.sum() - h1[:N] @ x1
-            sys_[0, 1:] = asum - h1[:N] @ x2
-            sys_[1:, 0] = asum - aq @ x1
-            sys_[1:, 1:] = -aq @ x2
-            u = np.linalg.solve(sys_, np.concatenate([[-grad.sum() - h1[:N] @ x0],
-                                                      rhs - aq @ x0]))
-            d = np.append(x0 - u[0] * x1 - x2 @ u[1:], 0.0) + u[0]
-            # the 3x3 system's conditioning grows with t: restore A (mu d) = rhs exactly
-            # along 1 and the cost profile (their 2x2 block is well conditioned)
-            basis = np.stack([np.ones(N + 1), prob.cost / prob.mass])
-            d = d + basis.T @ np.linalg.solve(A @ basis.T, rhs - A @ d)
+            d = close_direction(grad, h1, A, X, prob.cost, prob.mass)
             dec = float(-grad @ d)
             steps += 1
             if dec / 2.0 <= 1e-12 * max(1.0, abs(t * f)):
@@ -290,7 +262,7 @@ def _solve(prob, y, weight, gap_tol, t, max_newton, wsum, mu_of, t_factor):
             alpha = amax
             # the first trial (usually accepted) gets the derivatives the next step needs
             y_new = y + np.log1p(alpha * d)
-            _, sig_new = _barrier(y_new, weight)
+            _, sig_new = barrier(y_new)
             if np.all(sig_new > 0):
                 cur = derivatives(prob, y_new)
                 trial = t * cur[0] - float(np.sum(weight * np.log(sig_new)))

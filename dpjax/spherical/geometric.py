@@ -22,9 +22,12 @@ in-shell tilt of the shifted radius), i.e. ``m h^2 / 6`` relative to the Gaussia
 * **tail**: ``r`` continues the Gaussian's log-density slope at ``N``
   (:func:`dpjax.spherical.windowed.slope_rule_r`).
 
-The programme is solved by the banded barrier-Newton method (:mod:`.banded`: memory
-``O(N b)``); the design reports its KL beside the continuous and the grid Gaussian's, and a
-continuum estimate from a second solve at half the shells (Richardson on ``h^2``).
+The programme is solved by the banded barrier-Newton method (memory ``O(N b)``): on the host
+in NumPy/SciPy (:mod:`.banded`, ``solver="host"``, the default: no compilation) or as one
+jitted JAX program (:mod:`.banded_jax`, ``solver="jax"``: no host round trip per step, for an
+accelerator; compiled once per window shape); the design reports its KL beside the continuous
+and the grid Gaussian's, and a continuum estimate from a second solve at half the shells
+(Richardson on ``h^2``).
 """
 
 from __future__ import annotations
@@ -156,20 +159,42 @@ def programme(p: dict, log_w: np.ndarray | None = None
     return prob, log_w, log_v, y_ref
 
 
-def solve_plan(p: dict, log_w: np.ndarray | None = None) -> dict:
+#: the banded barrier-Newton backends of :func:`solve_plan`
+SOLVERS = ("host", "jax")
+
+
+def _check_solver(solver: str) -> str:
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {', '.join(map(repr, SOLVERS))}, got {solver!r}")
+    return solver
+
+
+def solve_plan(p: dict, log_w: np.ndarray | None = None, solver: str = "host") -> dict:
     r"""Solve the programme of a plan; the mechanism and the numbers that judge it.
 
     Args:
       p: the plan.
       log_w: precomputed window cells (:func:`programme`), or ``None``.
+      solver: ``"host"`` (:func:`dpjax.spherical.banded.solve_banded_kl`, NumPy/SciPy) or
+        ``"jax"`` (:func:`dpjax.spherical.banded_jax.solve_banded_kl_jax`, one jitted
+        program, run in a scoped ``jax.enable_x64(True)``): the same method and result.
 
     Returns:
       ``p`` plus ``mechanism``, ``kl``, ``grid_gaussian_kl``, ``gaussian_kl`` (``m / (2C)``),
       ``status``, ``gap``, ``newton_steps``, ``mass_error``, ``cost_error``.
     """
+    _check_solver(solver)
     prob, log_w, log_v, y_ref = programme(p, log_w)
     mu_ref = np.exp(y_ref + log_v[: prob.N + 1])
-    out = solve_banded_kl(prob, y_ref, mu_ref[:-1] / mu_ref.sum())
+    if solver == "jax":
+        import jax
+
+        from dpjax.spherical.banded_jax import solve_banded_kl_jax
+
+        with jax.enable_x64(True):
+            out = solve_banded_kl_jax(prob, y_ref, mu_ref[:-1] / mu_ref.sum())
+    else:
+        out = solve_banded_kl(prob, y_ref, mu_ref[:-1] / mu_ref.sum())
     m, n, N, first = p["m"], p["n"], p["N"], p["first"]
     log_p = np.concatenate([np.full(first, out["y"][0]), out["y"]])
     full_v = co.log_shell_volumes(m, n, p["rows"])
@@ -184,12 +209,14 @@ def solve_plan(p: dict, log_w: np.ndarray | None = None) -> dict:
 
 
 def design_geometric(m: int, budget: float, n: int | None = None, tol: float = TOL,
-                     refine: bool = True) -> tuple[SphericalMechanism, dict]:
+                     refine: bool = True, solver: str = "host"
+                     ) -> tuple[SphericalMechanism, dict]:
     r"""Design the monotone KL-optimal spherical noise for ``E|Z|^2 <= C`` at any ``m >= 2``.
 
     Shells, band, window and tail from the geometry (:func:`plan`), solved by banded Newton
-    (:mod:`.banded`).  With ``refine``, a second solve at ``ceil(n / 2)`` shells gives the
-    continuum estimate ``KL_* ~ KL_h - (KL_2h - KL_h) / 3`` (excess ``~ h^2``) and
+    (:mod:`.banded` on the host, or :mod:`.banded_jax` in JAX).  With ``refine``, a second
+    solve at ``ceil(n / 2)`` shells gives the continuum estimate
+    ``KL_* ~ KL_h - (KL_2h - KL_h) / 3`` (excess ``~ h^2``) and
     ``excess_estimate = KL_h - KL_*``.  ``above_gaussian`` says (never silently) whether the
     design's KL exceeds the continuous Gaussian's ``m / (2C)`` of the same cost.
 
@@ -199,6 +226,8 @@ def design_geometric(m: int, budget: float, n: int | None = None, tol: float = T
       n: shells per unit radius (default from the geometry).
       tol: target relative discretisation excess.
       refine: also solve at half the shells for the continuum estimate.
+      solver: the banded barrier-Newton backend, ``"host"`` (NumPy/SciPy, no compilation) or
+        ``"jax"`` (one jitted program per window shape; :func:`solve_plan`).
 
     Returns:
       ``(mechanism, info)``; ``info`` has ``kl``, ``gaussian_kl``, ``grid_gaussian_kl``,
@@ -210,14 +239,16 @@ def design_geometric(m: int, budget: float, n: int | None = None, tol: float = T
       ValueError: bad arguments.
       RuntimeError: the programme was not solved (status != 0).
     """
+    _check_solver(solver)
     p = plan(m, budget, n, tol)
-    res = solve_plan(p)
+    res = solve_plan(p, solver=solver)
     if res["status"] != 0:
         raise RuntimeError(f"KL programme not solved (gap {res['gap']:.3g}) at m={m}, "
                            f"n={p['n']}")
     info = {k: v for k, v in res.items() if k not in ("mechanism", "log_w")}
     if refine:
-        coarse = solve_plan(plan(m, budget, max(MIN_SHELLS // 2, math.ceil(p["n"] / 2)), tol))
+        coarse = solve_plan(plan(m, budget, max(MIN_SHELLS // 2, math.ceil(p["n"] / 2)), tol),
+                            solver=solver)
         h1, h2 = 1.0 / p["n"], 1.0 / coarse["n"]
         est = (res["kl"] * h2 * h2 - coarse["kl"] * h1 * h1) / (h2 * h2 - h1 * h1)
         info.update(coarse_n=coarse["n"], coarse_kl=coarse["kl"], continuum_kl_estimate=est,
@@ -265,5 +296,6 @@ def verdict(info: dict, near: float = NEAR_GAUSSIAN) -> str:
             f"(more than {near:.1%}{cont}): prefer the Gaussian")
 
 
-__all__ = ["BAND_NATS", "LOG_TOL", "MIN_SHELLS", "NEAR_GAUSSIAN", "TOL", "design_geometric",
+__all__ = ["BAND_NATS", "LOG_TOL", "MIN_SHELLS", "NEAR_GAUSSIAN", "SOLVERS", "TOL",
+           "design_geometric",
            "plan", "programme", "shells_per_unit", "solve_plan", "verdict"]

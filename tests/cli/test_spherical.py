@@ -130,3 +130,25 @@ def test_geometric_design_reports_the_gaussian_references_and_a_verdict(geometri
     assert d["continuum_kl_estimate"] < d["kl"]
     assert d["relative_to_gaussian"] == pytest.approx(d["kl"] / 2.0 - 1.0, rel=1e-12)
     assert "designed mechanism pays" in d["verdict"] and d["above_gaussian"] is False
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--solver", "cvxpy"], "--solver host or jax"),  # the geometric design's banded solvers
+    (["--n", "12", "--N", "36", "--r", "0.37", "--solver", "host"], "--solver jax or cvxpy"),
+    (["--n", "12", "--solver", "host"], "--solver jax or cvxpy"),  # --r slope, explicit shells
+])
+def test_design_refuses_a_solver_of_another_path(argv, words, capsys):
+    assert main(["spherical", "design", "--dim", "10", "--cost", "2.5", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and err.startswith("dpjax: error:") and words in err
+
+
+@pytest.mark.slow  # two compiles of the JAX solver (n = 58 and the refinement's n = 29)
+def test_geometric_design_with_the_jax_solver(geometric_design, capsys):
+    # issue 35 item 6: --solver jax runs the same banded barrier Newton as one jitted program
+    assert main(["spherical", "design", "--dim", "10", "--cost", "2.5", "--solver", "jax",
+                 "--json"]) in (0, None)
+    d = json.loads(capsys.readouterr().out)
+    assert d["solver"] == "banded-newton-jax" and d["monotone"] is True
+    for key in ("kl", "continuum_kl_estimate", "grid_gaussian_kl"):
+        assert d[key] == pytest.approx(geometric_design[key], rel=1e-9)

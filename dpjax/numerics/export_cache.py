@@ -81,9 +81,10 @@ def _signature(args) -> tuple | None:
 class _CachedJit:
     """:func:`jax.jit` of ``fn`` whose traced program is kept on disk (module docstring)."""
 
-    def __init__(self, fn):
+    def __init__(self, fn, static_argnames=()):
         self.fn = fn
-        self.jitted = jax.jit(fn)
+        self.static_argnames = tuple(static_argnames)
+        self.jitted = jax.jit(fn, static_argnames=self.static_argnames)
         self.calls: dict = {}  # signature -> jitted Exported.call (or None: use the jit path)
 
     def _key(self, sig) -> str:
@@ -95,15 +96,15 @@ class _CachedJit:
         digest = hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:32]
         return f"{self.fn.__name__}-{digest}"
 
-    def _load_or_export(self, folder: Path, sig):
+    def _load_or_export(self, folder: Path, sig, program):
         path = folder / (self._key(sig) + ".jaxexport")
         try:
             exported = pickle.loads(path.read_bytes())
             if not isinstance(exported, jax.export.Exported):
                 raise TypeError(path)
         except Exception:  # missing or corrupt entry: export again
-            specs = [jax.ShapeDtypeStruct(s, d, weak_type=w) for s, d, w in sig]
-            exported = jax.export.export(self.jitted)(*specs)
+            specs = [jax.ShapeDtypeStruct(s, d, weak_type=w) for s, d, w in sig[0]]
+            exported = jax.export.export(jax.jit(program))(*specs)
             try:
                 folder.mkdir(parents=True, exist_ok=True)
                 tmp = path.with_suffix(f".{os.getpid()}.tmp")
@@ -115,48 +116,89 @@ class _CachedJit:
                 pass
         return jax.jit(exported.call)
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         folder = export_dir()
-        sig = _signature(args) if folder is not None else None
-        if sig is None:
-            return self.jitted(*args)
+        static = {k: kwargs.pop(k) for k in self.static_argnames if k in kwargs}
+        names = tuple(sorted(kwargs))  # array keyword arguments, passed positionally
+        arrays = (*args, *(kwargs[k] for k in names))
+        sig = _signature(arrays) if folder is not None else None
+        statics = _static_key(static)
+        if sig is None or statics is None:
+            return self.jitted(*args, **kwargs, **static)
+        sig = (sig, names, statics)
         call = self.calls.get(sig, False)
         if call is False:
+            n = len(args)
+
+            def program(*a):
+                return self.fn(*a[:n], **dict(zip(names, a[n:], strict=True)), **static)
+
             try:
-                call = self._load_or_export(folder, sig)
+                call = self._load_or_export(folder, sig, program)
             except Exception:
                 call = None
             self.calls[sig] = call
         if call is not None:
             try:
-                return call(*args)
+                return call(*arrays)
             except Exception:
                 self.calls[sig] = None
-        return self.jitted(*args)
+        return self.jitted(*args, **kwargs, **static)
+
+
+def _static_key(static: dict) -> str | None:
+    """``repr`` of the static arguments (sorted by name), or ``None`` when one has no stable
+    ``repr`` across processes (an object shown by its address): then the plain jit path."""
+    key = repr(sorted(static.items()))
+    return None if " at 0x" in key else key
 
 
 _WRAPPERS: dict = {}
 
 
-def cached_jit(fn):
-    """``jax.jit(fn)`` whose traced program is reused across processes.
+def cached_jit(fn, static_argnames=()):
+    """``jax.jit(fn, static_argnames=...)`` whose traced program is reused across processes.
 
     Args:
-      fn: a function of array arguments only (positional; no static arguments).
+      fn: a function of array arguments (positional or keyword), and of the static
+        arguments named in ``static_argnames`` (hashable, with a ``repr`` that names them
+        the same way in every process, e.g. a class's method or a named tuple of sizes:
+        they are part of the entry's key).
+      static_argnames: names of ``fn``'s static keyword arguments.
 
     Returns:
-      A callable with ``fn``'s results; one wrapper per ``fn`` (two modules wrapping the
-      same function share its programs, as two ``jax.jit`` of it share their trace).
+      A callable with ``fn``'s results; one wrapper per ``fn`` and static names (two
+      modules wrapping the same function share its programs, as two ``jax.jit`` of it
+      share their trace).
 
     >>> import jax.numpy as jnp
     >>> f = cached_jit(jnp.sin)
     >>> float(f(jnp.float64(0.0)))
     0.0
     """
-    wrapper = _WRAPPERS.get(fn)
+    key = (fn, tuple(static_argnames))
+    wrapper = _WRAPPERS.get(key)
     if wrapper is None:
-        wrapper = _WRAPPERS[fn] = _CachedJit(fn)
+        wrapper = _WRAPPERS[key] = _CachedJit(fn, static_argnames)
     return wrapper
+
+
+def call_cached(fn, *args, static_argnames=(), **kwargs):
+    """``fn(*args, **kwargs)`` through :func:`cached_jit` where the export cache is in use
+    (:func:`export_dir`), else ``fn`` itself (an already jitted kernel: the same numbers).
+
+    Args:
+      fn: a jitted function (its static arguments named in ``static_argnames``).
+      *args: its positional arguments.
+      static_argnames: names of its static keyword arguments.
+      **kwargs: its keyword arguments.
+
+    Returns:
+      ``fn``'s results.
+    """
+    if export_dir() is None:
+        return fn(*args, **kwargs)
+    return cached_jit(fn, static_argnames)(*args, **kwargs)
 
 
 #: the name the design-path modules import

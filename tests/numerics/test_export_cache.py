@@ -78,3 +78,48 @@ def test_off_when_dpjax_cache_is_not_in_use(monkeypatch):
     # the test run's own XLA cache folder (tests/conftest.py), not dpjax's: off as well
     assert jax.config.jax_compilation_cache_dir != str(export_cache._compilation_cache.cache_dir())
     assert export_cache.export_dir() is None
+
+
+def _engine_kernel_call(wrapper):
+    from dpjax.accounting.pld import engine
+    from dpjax.accounting.pld.plan import Sizes
+    from dpjax.noise.gaussian import Gaussian
+
+    with jax.enable_x64(True):
+        args = engine.scalar_args(2.0, 0.0, 1.0, 0.3, 5)
+        x = np.array([1e-3, 1e-5])
+        out = wrapper(*args, x, noise_fn=Gaussian.from_scale, bin_width=np.float64(1e-2),
+                      sizes=Sizes(grid=1024, fft=2048), subsampled=True)
+        return jax.tree.map(np.asarray, out)
+
+
+def test_static_arguments_are_part_of_the_key_and_loaded_bit_identical(folder, monkeypatch):
+    """The PLD engine's kernel (static family, sizes, adjacency flag; a traced keyword bin
+    width; named-tuple results) through the cache: the same bits as the kernel, and a fresh
+    wrapper loads the entry without tracing."""
+    from dpjax.accounting.pld import engine
+
+    kernel = engine._profile_and_epsilon_kernel
+    ref = _engine_kernel_call(kernel)
+    fresh = lambda: export_cache._CachedJit(kernel, engine.STATIC_ARGNAMES)  # noqa: E731
+    first = _engine_kernel_call(fresh())
+    (entry,) = folder.glob("*.jaxexport")
+    monkeypatch.setattr(jax.export, "export", _no_export)
+    second = _engine_kernel_call(fresh())
+    for got in (first, second):
+        assert type(got) is type(ref)
+        jax.tree.map(np.testing.assert_array_equal, got, ref)
+    assert np.all(np.isfinite(ref[0].epsilon)) and entry.exists()
+
+
+def test_static_argument_without_a_stable_repr_takes_the_jit_path(folder):
+    def scaled(x, *, factor):
+        return x * factor.value
+
+    class Factor:  # hashable, shown by its address: no stable key across processes
+        value = 3.0
+
+    wrapper = export_cache._CachedJit(scaled, ("factor",))
+    with jax.enable_x64(True):
+        assert float(wrapper(np.float64(2.0), factor=Factor())) == 6.0
+    assert not list(folder.glob("*.jaxexport"))

@@ -49,6 +49,7 @@ from dpjax.accounting.pld.tilted.fold import CUT_SHARE, tilted_kernel
 from dpjax.accounting.pld.underflow import charge_underflow
 from dpjax.certificate import MARGIN
 from dpjax.numerics import float64_kernel
+from dpjax.numerics.export_cache import call_cached
 
 #: Below this ``delta`` (asked for, or answered by the plain engine) the tilted composition
 #: (:mod:`.tilted`) is run too and the smaller certified answer kept: the plain FFT's
@@ -312,9 +313,11 @@ def _evaluate_once(
     out = np.full(np.shape(x), fallback)
     floored = np.zeros(np.shape(x), bool)
     for bin_width, sizes in runs:
-        both, at = _profile_and_epsilon_kernel(
+        both, at = call_cached(  # a warm process loads its traced program (export cache)
+            _profile_and_epsilon_kernel,
             *args,
             x,
+            static_argnames=STATIC_ARGNAMES,
             noise_fn=noise_fn,
             bin_width=bin_width,
             sizes=sizes,

@@ -40,6 +40,7 @@ from dpjax.accounting.pld.compose import (  # noqa: F401  (cap names re-exported
 from dpjax.accounting.pld.discretise import discretise_pair
 from dpjax.accounting.pld.subsample import map_adjacencies
 from dpjax.numerics import float64_kernel
+from dpjax.numerics.export_cache import call_cached
 
 
 class Sizes(NamedTuple):
@@ -184,10 +185,10 @@ def extents(
     # rows padded to a power of two (cycled): one compiled program per bucket of row counts
     n = scale.size
     pad = lambda x: np.resize(x.ravel(), padded_size(n))  # noqa: E731
-    plans = _sizing(
-        jnp.asarray(pad(scale)), jnp.asarray(pad(shape)), sens, q, jnp.float64(k),
-        jnp.float64(tail), jnp.float64(window_log_tail), noise_fn=noise_fn,
-        subsampled=subsampled,
+    plans = call_cached(  # a warm process loads its traced program (export cache)
+        _sizing, jnp.asarray(pad(scale)), jnp.asarray(pad(shape)), sens, q, jnp.float64(k),
+        jnp.float64(tail), jnp.float64(window_log_tail),
+        static_argnames=("noise_fn", "subsampled"), noise_fn=noise_fn, subsampled=subsampled,
     )
     lo, hi, w_lo, w_hi, spread = (
         np.concatenate([np.asarray(p[j], float)[:n] for p in plans]) for j in range(5)

@@ -51,7 +51,7 @@ def objective(mechanism: str, compositions: int = 1, sampling_rate: float | None
     ``delta(epsilon) <= delta`` at the query's compositions ``T`` and sampling rate ``q``;
     the spherical row's *shape* is the KL programme's optimum (the large-``T`` limit of
     the epsilon objective, spherical-kl-optimal-mechanisms), only its scale is chosen by the
-    certified ``(epsilon, delta)`` of one release.
+    certified ``(epsilon, delta)`` at the use (:data:`SPHERICAL_OBJECTIVE` for one release).
 
     Args:
       mechanism: the dpjax name of the row's mechanism.
@@ -61,10 +61,15 @@ def objective(mechanism: str, compositions: int = 1, sampling_rate: float | None
     Example:
       >>> objective("gaussian", 10, 0.01)
       'variance: least mse with certified delta(epsilon) <= delta at (T=10, q=0.01)'
+      >>> objective("spherical", 10, 0.01).split("; ")[1]
+      'scale: least mse with certified delta(epsilon) <= delta at (T=10, q=0.01)'
     """
-    if mechanism == "spherical":
-        return SPHERICAL_OBJECTIVE
     use = f"T={compositions}" + ("" if sampling_rate is None else f", q={sampling_rate:.6g}")
+    if mechanism == "spherical":
+        if compositions == 1 and sampling_rate is None:
+            return SPHERICAL_OBJECTIVE
+        return SPHERICAL_OBJECTIVE.split("; ")[0] + (
+            f"; scale: least mse with certified delta(epsilon) <= delta at ({use})")
     return f"variance: least mse with certified delta(epsilon) <= delta at ({use})"
 
 

@@ -3,15 +3,18 @@ r"""The spherical mechanism: KL-optimal radial noise in ``R^K`` (spherical-kl-op
 Noise ``Z`` in ``R^K`` with a monotone radial density, the solution of the convex KL
 programme of Theorem 4 for a cost budget ``C = E|Z|^2`` (:mod:`dpjax.spherical`),
 added to a query with ``l2`` sensitivity ``Delta_2``; its privacy is certified by the
-exact PLD of its cells at the worst shift (Lemma 1).  The query fits when it is **one
-release in ``K >= 2`` dimensions with an ``l2`` sensitivity** (stated, or derived
-soundly from ``l1`` / ``linf``, :mod:`dpjax.sensitivity`); in one dimension the
-spherical family is the cactus mechanism, not offered here.
+exact PLD of its cells at the worst shift (Lemma 1).  The query fits when it is **in ``K >= 2``
+dimensions with an ``l2`` sensitivity** (stated, or derived soundly from ``l1`` / ``linf``,
+:mod:`dpjax.sensitivity`), released once or ``T`` times, optionally Poisson-subsampled
+(add-or-remove neighbours: the worse of the two dominating pairs; other relations under
+subsampling are refused by :func:`dpjax.mechanisms._relation.calibrate_under`); in one
+dimension the spherical family is the cactus mechanism, not offered here.
 
 Parameters (the calibration's output): ``budget`` (``C`` at sensitivity ``l2``), ``n``
 (shells per unit of sensitivity), ``N`` (last free shell) and ``r`` (tail ratio),
 which rebuild the designed noise (:func:`dpjax.spherical.design.design_mechanism` at
-budget ``C / l2^2``).  Calibration: least certified budget
+budget ``C / l2^2``).  Calibration: least budget certified at the use (``T``, ``q``), the
+shape the KL programme's (its large-``T`` limit objective)
 (:func:`dpjax.spherical.calibrate.calibrate_spherical`).  Profiles and epsilons of a
 designed mechanism, composed or subsampled, are methods of
 :class:`~dpjax.spherical.mechanism.SphericalMechanism` (saved and loaded by
@@ -25,11 +28,11 @@ import dataclasses
 import numpy as np
 
 from dpjax.calibration.result import Calibration
-from dpjax.mechanisms._spec import About, Mechanism, Query, unsupported
+from dpjax.mechanisms._spec import About, Mechanism, Query
 
 NAME = "spherical"
 #: What calibrating needs of a query, for the error messages.
-FITS = "one release with an l2 sensitivity in dim K >= 2"
+FITS = "an l2 sensitivity in dim K >= 2"
 
 
 def _l2(query: Query) -> tuple[float, tuple[str, ...]]:
@@ -38,13 +41,6 @@ def _l2(query: Query) -> tuple[float, tuple[str, ...]]:
         raise ValueError(
             f"{NAME}: needs {FITS} (in one dimension the spherical family is the cactus "
             "mechanism); for dim = 1 calibrate gaussian, laplace or flipped-huber"
-        )
-    if query.compositions != 1 or query.sampling_rate is not None:
-        raise unsupported(
-            NAME,
-            f"calibration for compositions or subsampling (it needs {FITS}); account a "
-            "designed mechanism's compositions and subsampling with SphericalMechanism.epsilon "
-            "(dpjax.spherical.io.load) or `dpjax spherical account`",
         )
     return query.sensitivity.resolve("l2")
 
@@ -69,11 +65,13 @@ def _stack(cals: list[Calibration], shape: tuple[int, ...]) -> Calibration:
 
 
 def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
-    """Least certified budget per target (Thm 4 programme; exact cell PLD, Lemma 1).
+    """Least budget certified at the query's use, per target (Thm 4 programme; cell PLD,
+    Lemma 1; ``T`` uses, Poisson rate ``q``: Fig. 2).
 
     Args:
       epsilon, delta: broadcast target arrays (one search per element).
-      query: the query (``dim >= 2``, one release, an ``l2`` sensitivity).
+      query: the query (``dim >= 2``, an ``l2`` sensitivity, ``compositions``,
+        ``sampling_rate``).
 
     Returns:
       A :class:`Calibration` with ``params = {budget, n, N, r}``.
@@ -82,7 +80,8 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
 
     l2, notes = _l2(query)
     cals = [
-        calibrate_spherical(float(e), float(d), query.dim, l2)
+        calibrate_spherical(float(e), float(d), query.dim, l2,
+                            compositions=query.compositions, sampling_rate=query.sampling_rate)
         for e, d in zip(np.ravel(epsilon), np.ravel(delta), strict=True)
     ]
     cal = cals[0] if np.ndim(epsilon) == 0 else _stack(cals, np.shape(epsilon))
@@ -100,14 +99,14 @@ def _designed_only(params: dict, values: np.ndarray, query: Query) -> np.ndarray
 
 SUMMARY = (
     "spherical: KL-optimal monotone radial noise in R^K (Thm 4), exact cell PLD; "
-    "one release, l2, K >= 2"
+    "l2, K >= 2, T uses, Poisson rate q"
 )
 #: The calibration's parameters (budget at sensitivity ``l2``, shells per unit, last free
 #: shell, tail ratio).
 CONSTRAINTS = {"budget": "> 0", "n": "integer >= 1", "N": "integer >= 2", "r": "in (0, 1)"}
 ABOUT = About(
     "spherical-kl-optimal-mechanisms", ("l2",),
-    "one release in K >= 2 dims (l2); composition: dpjax spherical account",
+    "K >= 2 dims (l2); compositions and Poisson subsampling (add_remove) by its cell PLD",
 )
 MECHANISM = Mechanism(
     NAME, SUMMARY, calibrate, _designed_only, _designed_only, constraints=CONSTRAINTS,

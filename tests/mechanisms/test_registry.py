@@ -81,11 +81,13 @@ def test_inid_names_say_what_to_call(name, call):
         dpjax.calibrate(name, epsilon=1.0, delta=1e-6, l2=1.0)
 
 
-def test_spherical_needs_one_release_in_k_dims():
-    with pytest.raises(ValueError, match=r"spherical: needs one release .* dim K >= 2"):
+def test_spherical_needs_k_dims_and_add_remove_under_subsampling():
+    with pytest.raises(ValueError, match=r"spherical: needs an l2 sensitivity in dim K >= 2"):
         dpjax.calibrate("spherical", epsilon=1.0, delta=1e-6, l2=1.0)
-    with pytest.raises(NotImplementedError, match="SphericalMechanism.epsilon"):
-        dpjax.calibrate("spherical", epsilon=1.0, delta=1e-6, dim=3, l2=1.0, compositions=2)
+    # its accountant bounds add and remove together (the worse): other relations refused
+    with pytest.raises(NotImplementedError, match="relation 'add' with Poisson subsampling"):
+        dpjax.calibrate("spherical", epsilon=1.0, delta=1e-6, dim=3, l2=1.0,
+                        sampling_rate=0.1, relation="add")
     with pytest.raises(NotImplementedError, match="dpjax.spherical.io.load"):
         dpjax.profile("spherical", {"budget": 1.0, "n": 10, "N": 30, "r": 0.5}, epsilon=1.0,
                       dim=3, l2=1.0)
@@ -101,14 +103,15 @@ def test_spherical_calibration_through_the_facade(monkeypatch):
     full = sph.calibrate_spherical
     calls = []
 
-    def coarse(epsilon, delta, dim, l2):
-        calls.append((epsilon, delta, dim, l2))
-        return full(epsilon, delta, dim, l2, n=4, tol=1.0)
+    def coarse(epsilon, delta, dim, l2, **use):
+        calls.append((epsilon, delta, dim, l2, use))
+        return full(epsilon, delta, dim, l2, n=4, tol=1.0, **use)
 
     monkeypatch.setattr(sph, "calibrate_spherical", coarse)
     cal = dpjax.calibrate("spherical", epsilon=[[2.0], [2.0]], delta=1e-5, dim=3, linf=0.5)
     l2 = np.sqrt(3) * 0.5  # derived: l2 <= sqrt(dim) * linf
-    assert calls == [(2.0, 1e-5, 3, l2), (2.0, 1e-5, 3, l2)]
+    one_release = {"compositions": 1, "sampling_rate": None}
+    assert calls == [(2.0, 1e-5, 3, l2, one_release)] * 2
     assert set(cal.params) == {"budget", "n", "N", "r"}
     assert cal.params["budget"].shape == cal.mse.shape == cal.delta_at_params.shape == (2, 1)
     assert np.all(cal.delta_at_params <= 1e-5) and cal.dim == 3 and cal.sensitivity == {"l2": l2}
@@ -117,6 +120,12 @@ def test_spherical_calibration_through_the_facade(monkeypatch):
     assert np.all(cal.params["budget"] == float(one.params["budget"]))
     assert np.all(cal.delta_at_params == float(one.delta_at_params))
     assert np.all(cal.mse == float(one.params["budget"]))  # mse = E|Z|^2 = budget
+    # the use reaches the calibration: certified there (T = 2 uses of the budget's mechanism)
+    calls.clear()
+    two = dpjax.calibrate("spherical", epsilon=2.0, delta=1e-5, dim=3, l2=1.0, compositions=2)
+    assert calls == [(2.0, 1e-5, 3, 1.0, {"compositions": 2, "sampling_rate": None})]
+    assert float(two.delta_at_params) <= 1e-5 and float(two.mse) > float(one.mse) / l2**2
+    assert any("(T=2)" in n for n in two.notes)
 
 
 def _stub(params: dict) -> Mechanism:

@@ -1,12 +1,139 @@
-"""The spherical calibration (the ``spherical`` row of ``dpjax design``): certified, and it
-says which objective it optimised (issue 35, item 3)."""
+"""The spherical calibration (the ``spherical`` row of ``dpjax design``): certified at the use
+(one release, ``T`` compositions, Poisson subsampling), least to its tolerance, and it says
+which objective it optimised (issue 35, item 3)."""
 
+import math
+
+import numpy as np
+import pytest
+
+from dpjax.errors import InfeasibleTargetError
+from dpjax.spherical import calibrate as sc
+from dpjax.spherical import geometric as ge
 from dpjax.spherical.calibrate import calibrate_spherical
+
+EPS, DELTA, M, N_SHELLS, TOL = 2.0, 1e-5, 3, 4, 0.05
+
+
+def _rebuilt(cal, budget=None):
+    """The calibration's mechanism at unit sensitivity, rebuilt from its params (``n, N, r``),
+    or another budget on the same grid."""
+    grid, cells = sc._grid_of(cal.dim, int(cal.params["n"]), int(cal.params["N"]),
+                              float(cal.params["r"]))
+    l2 = cal.sensitivity["l2"]
+    c = float(cal.params["budget"]) / (l2 * l2) if budget is None else budget
+    res = ge.solve_plan({**grid, "budget": c}, cells)
+    assert res["status"] == 0
+    return res["mechanism"]
+
+
+def _two_fold_delta(mech, eps):
+    """Exact hockey-stick of two uses from the cells (every pair of atoms summed, no grid):
+    ``delta_2(eps) = P(L = inf) + sum_ab P_a P_b (1 - e^(eps - l_a - l_b))_+``."""
+    loss, pm, _, p_out, _ = mech.atoms()
+    total = loss[:, None] + loss[None, :]
+    terms = np.outer(pm, pm) * -np.expm1(np.minimum(eps - total, 0.0))
+    return math.fsum(terms[total > eps]) + (1.0 - (1.0 - p_out) ** 2)
+
+
+def _subsampled_delta(mech, eps, q):
+    """Exact hockey-stick of one Poisson-subsampled use, the worse of the two dominating pairs
+    (remove: ``qP + (1-q)Q`` vs ``Q``; add: ``P`` vs ``(1-q)P + qQ``), summed over the cells."""
+    _, pm, qm, p_out, q_out = mech.atoms()
+    e = math.exp(eps)
+    remove = math.fsum(np.maximum(q * pm + (1 - q) * qm - e * qm, 0.0)) + q * p_out + (
+        1 - q) * q_out
+    add = math.fsum(np.maximum(pm - e * ((1 - q) * pm + q * qm), 0.0)) + p_out
+    return max(remove, add)
 
 
 def test_single_release_says_the_kl_shape_is_not_its_objective():
-    cal = calibrate_spherical(2.0, 1e-5, 3, 1.0, n=4, tol=0.05)
+    cal = calibrate_spherical(EPS, DELTA, M, 1.0, n=N_SHELLS, tol=TOL)
     assert cal.delta_at_params <= 1e-5
     objective = cal.notes[0]
     assert "objective" in objective and "large-T limit" in objective
     assert "single release" in objective and "--r auto" in objective
+
+
+def test_one_release_is_the_exact_cell_sum_and_the_defaults():
+    """``compositions=1, sampling_rate=None`` is the single-release search (the same budget,
+    bit for bit), certified by the exact cell sum of the rebuilt mechanism."""
+    cal = calibrate_spherical(EPS, DELTA, M, 2.0, n=N_SHELLS, tol=TOL)
+    same = calibrate_spherical(EPS, DELTA, M, 2.0, n=N_SHELLS, tol=TOL, compositions=1,
+                               sampling_rate=None)
+    assert {k: float(v) for k, v in cal.params.items()} == {
+        k: float(v) for k, v in same.params.items()}
+    assert float(cal.delta_at_params) == float(same.delta_at_params)
+    mech = _rebuilt(cal)
+    assert mech.delta(EPS) == float(cal.delta_at_params) <= DELTA
+    assert float(cal.mse) == float(cal.params["budget"]) == 4.0 * mech.budget
+
+
+def test_composed_budget_is_certified_by_an_exact_two_fold_sum_and_least():
+    """Two uses: the returned budget's certified delta (its PLD composed by the FFT engine) is
+    at least the exact two-fold hockey-stick of its cells and at most the target; a budget
+    ``e^-tol`` smaller is refused at the use (the search's least, to its tolerance)."""
+    cal = calibrate_spherical(EPS, DELTA, M, 1.0, n=N_SHELLS, tol=TOL, compositions=2)
+    mech = _rebuilt(cal)
+    exact = _two_fold_delta(mech, EPS)
+    assert exact <= float(cal.delta_at_params) <= DELTA
+    assert float(cal.delta_at_params) <= exact * 1.01  # pessimistic, not loose
+    assert mech.delta(EPS, 2) == float(cal.delta_at_params)  # the mechanism's own accountant
+    smaller = _rebuilt(cal, mech.budget * math.exp(-TOL))
+    assert smaller.delta(EPS, 2) > DELTA
+    assert _two_fold_delta(smaller, EPS) > DELTA * 0.9  # the refusal is the exact profile's too
+    assert "(T=2)" in cal.notes[0] and "composed 2-fold" in cal.notes[1]
+    assert "verdict" in cal.notes[2] and "Gaussian" in cal.notes[2]
+
+
+def test_subsampled_budget_is_certified_by_the_exact_subsampled_pairs():
+    q = 0.2
+    cal = calibrate_spherical(EPS, DELTA, M, 1.0, n=N_SHELLS, tol=TOL, sampling_rate=q)
+    mech = _rebuilt(cal)
+    exact = _subsampled_delta(mech, EPS, q)
+    assert exact <= float(cal.delta_at_params) <= DELTA
+    assert float(cal.delta_at_params) <= exact * 1.01
+    assert _subsampled_delta(_rebuilt(cal, mech.budget * math.exp(-TOL)), EPS, q) > DELTA * 0.9
+    assert "(T=1, q=0.2)" in cal.notes[0] and "add and remove" in cal.notes[1]
+    # subsampling amplifies: a far smaller budget than one plain release needs
+    plain = calibrate_spherical(EPS, DELTA, M, 1.0, n=N_SHELLS, tol=TOL)
+    assert float(cal.mse) < 0.5 * float(plain.mse)
+
+
+def test_a_bracket_that_misses_is_widened(monkeypatch):
+    """The target below or above the bracket: widened until it holds a refused and a
+    certified budget (the answer within the tolerance of the unwidened one's).  One release
+    (the exact cell sum: fast); the search is the same for every use."""
+    base = float(calibrate_spherical(EPS, DELTA, M, 1.0, n=N_SHELLS, tol=TOL).mse)
+    for bracket in ((0.3, 0.45), (1.6, 2.4)):
+        monkeypatch.setattr(sc, "BRACKET", bracket)
+        cal = calibrate_spherical(EPS, DELTA, M, 1.0, n=N_SHELLS, tol=TOL)
+        assert float(cal.delta_at_params) <= DELTA
+        assert _rebuilt(cal, float(cal.mse) * math.exp(-TOL)).delta(EPS) > DELTA
+        assert abs(math.log(float(cal.mse) / base)) <= 2 * TOL  # other grid: within tolerance
+
+
+def test_a_target_out_of_reach_fails_closed(monkeypatch):
+    monkeypatch.setattr(sc, "BRACKET", (0.3, 0.45))
+    monkeypatch.setattr(sc, "WIDENINGS", 1)
+    with pytest.raises(InfeasibleTargetError, match=r"no certified least budget at \(T=1\)"):
+        calibrate_spherical(EPS, DELTA, M, 1.0, n=N_SHELLS, tol=TOL)
+
+
+@pytest.mark.parametrize("kw,match", [(dict(compositions=0), "compositions"),
+                                      (dict(sampling_rate=1.5), "sampling_rate")])
+def test_bad_uses_are_refused_before_any_programme(kw, match):
+    with pytest.raises(ValueError, match=match):
+        calibrate_spherical(EPS, DELTA, M, 1.0, n=N_SHELLS, tol=TOL, **kw)
+
+
+@pytest.mark.slow
+def test_paper_dimension_many_compositions_certified():
+    """m = 10, 50 uses at rate 0.01 (Fig. 2's regime, the default grid): certified at the use
+    by the mechanism's own accountant, and a budget ``e^-tol`` smaller refused there."""
+    cal = calibrate_spherical(1.0, 1e-5, 10, 1.0, compositions=50, sampling_rate=0.01)
+    mech = _rebuilt(cal)
+    assert mech.delta(1.0, 50, 0.01) == float(cal.delta_at_params) <= 1e-5
+    assert mech.epsilon(1e-5, 50, 0.01) <= 1.0
+    smaller = _rebuilt(cal, mech.budget * math.exp(-sc.TOL))
+    assert smaller.delta(1.0, 50, 0.01) > 1e-5

@@ -25,6 +25,7 @@ with the margin of :mod:`dpjax.certificate`.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 from jax.typing import ArrayLike
@@ -33,7 +34,8 @@ from scipy import special
 from dpjax._batching import call_padded
 from dpjax.accounting.truncated_laplace import ERROR, log_delta_truncated_laplace
 from dpjax.calibration.host_shape import least_certified_scale, log_delta_lemma11, search_shape
-from dpjax.certificate import log_target, reported_delta, scale_is_certified
+from dpjax.certificate import TINY, log_target, reported_delta, scale_is_certified
+from dpjax.errors import InfeasibleTargetError
 from dpjax.numerics import float64_kernel
 from dpjax.numerics.export_cache import exported_jit
 
@@ -181,3 +183,265 @@ def truncated_laplace_least_variance(
     with np.errstate(over="ignore"):  # inf beyond float64 (delta ~ 1e-300): honest
         variance = np.square(scale) * np.exp(_host_log_variance(np.log(c)))
     return scale, c * scale, variance, np.asarray(reported_delta(log_d, ERROR)), ok
+
+
+#: Loss-grid bin width of the accountant for ``T > 1`` uses (:func:`truncated_laplace_composed`).
+COMPOSED_BIN_WIDTH = 1e-4
+#: Width of the final ``log lambda`` bracket at the returned shape (relative precision of the
+#: least scale there) and at the shapes the survey compares (:data:`SURVEY_TOL`).
+SCALE_TOL = 1e-6
+SURVEY_TOL = 1e-4
+#: Rounds of the zooming grid (5 points) over ``log c`` for ``T > 1`` uses: the bracket halves
+#: per round, two new shapes each.
+COMPOSED_ROUNDS = 6
+#: Beyond ``c = c_lo + 60`` the unit variance ``v(c) = 2 - O(c^2 e^{-c})`` is 2 to float64:
+#: those shapes are the Laplace member (evaluated at :data:`C_MAX`).
+_FLAT = 60.0
+
+
+def _use_floor(delta, uses: int) -> float:
+    r"""``p_max = 1 - (1 - delta)^{1 / T}``: the most ``+infinity`` mass one use may have
+    (``T`` uses lose ``1 - (1 - p)^T <= delta``)."""
+    return -math.expm1(math.log1p(-float(delta)) / uses)
+
+
+def _scale_floor(log_c, p_max: float):
+    r"""``lambda_min(c) = 1 / log(1 + 2 p_max (e^c - 1))``: below it one use's mass at
+    ``+infinity``, ``(e^mu - 1) / (2 (e^c - 1))``, exceeds ``p_max`` (NumPy, elementwise)."""
+    c = np.exp(np.asarray(log_c, np.float64))
+    with np.errstate(over="ignore"):
+        log_gap = np.where(c < 700.0, np.log(np.expm1(np.minimum(c, 700.0))), c)
+    arg = math.log(2.0 * p_max) + log_gap  # log(2 p_max (e^c - 1))
+    return 1.0 / np.where(arg > 30.0, arg + np.log1p(np.exp(-np.abs(arg))),
+                          np.log1p(np.exp(np.minimum(arg, 30.0))))
+
+
+def _composed_search(epsilon: float, delta: float, uses: int, bin_width: float):
+    r"""``(c, lambda, bad_lambda)`` of the least-variance shape for unit sensitivity (host).
+
+    :func:`truncated_laplace_composed` (its docstring has the formulas); every value of the
+    profile is a fresh accountant's (:func:`dpjax.calibration.event_scale.event_delta`).
+    """
+    from dpjax.accounting import events as ev
+    from dpjax.calibration.composed_family import laplace_zcdp_scale
+    from dpjax.calibration.event_scale import event_delta
+    from dpjax.numerics import bisect_host, illinois_host
+    from dpjax.numerics.host_grid import zoom_minimize_array
+
+    level = float(log_target(delta))
+    memo: dict = {}
+
+    def gap(lam: float, c: float) -> float:
+        """``log delta_T(epsilon) - level`` at ``(lambda, c lambda)`` (``-inf`` at delta 0)."""
+        key = (lam, c)
+        if key not in memo:
+            if not (TINY <= lam and c * lam <= 1e300):  # not evaluated: not feasible
+                memo[key] = math.inf
+            else:
+                event = ev.Noise("truncated-laplace", {"scale": lam, "bound": c * lam})
+                d = event_delta(ev.SelfComposed(event, uses), epsilon, "add_remove", bin_width)
+                memo[key] = math.log(d) - level if d > 0.0 else -math.inf
+        return memo[key]
+
+    solved: dict = {}  # c -> (least feasible lambda, infeasible lambda below it)
+
+    def least_scale(c: float, tol: float = SURVEY_TOL) -> tuple[float, float]:
+        r"""Least ``lambda`` with ``delta_T <= target`` at shape ``c`` (Illinois on
+        ``log lambda`` to ``tol``), bracketed by the shapes already solved: ``lambda*``
+        decreases in ``c`` (the profile decreases in ``c`` at fixed ``lambda``)."""
+        if c in solved:
+            lam, bad = solved[c]
+            if math.log(lam / bad) <= tol:
+                return lam, bad
+            x, _ = illinois_host(
+                lambda x: np.array([gap(math.exp(float(x[0])), c)]),
+                np.array([math.log(lam)]), np.array([math.log(bad)]), tol,
+                f_good=np.array([gap(lam, c)]),
+                f_bad=np.array([gap(bad, c) if (bad, c) in memo else math.inf]))
+            return _settle(c, math.exp(float(x[0])), bad)
+        above = [k for k in solved if k > c]
+        below = [k for k in solved if k < c]
+        bad = solved[min(above)][1] if above else None
+        good = solved[max(below)][0] if below else None
+        if good is None:  # grow from a guess until feasible
+            good = max(bad * 2.0 if bad else guess, TINY)
+            while gap(good, c) > 0.0:
+                if good > 1e300:
+                    raise InfeasibleTargetError(
+                        f"truncated-laplace: no scale up to 1e300 meets (epsilon={epsilon!r}, "
+                        f"delta={delta!r}) after {uses} uses")
+                bad, good = good, good * 2.0
+            f_good = gap(good, c)  # memoised
+        else:
+            f_good = -math.inf  # feasible: feasible at a smaller shape
+        if bad is None:  # shrink until infeasible
+            bad = good / 2.0
+            while gap(bad, c) <= 0.0:
+                good, bad = bad, bad / 2.0
+                if bad < TINY:
+                    break
+            f_good = gap(good, c)
+        f_bad = gap(bad, c) if (bad, c) in memo else math.inf  # else: infeasible at a larger c
+        x, _ = illinois_host(
+            lambda x: np.array([gap(math.exp(float(x[0])), c)]),
+            np.array([math.log(good)]), np.array([math.log(bad)]), tol,
+            f_good=np.array([f_good]), f_bad=np.array([f_bad]))
+        return _settle(c, math.exp(float(x[0])), bad)
+
+    def _settle(c: float, lam: float, bad: float) -> tuple[float, float]:
+        """Record ``lambda*(c)`` with its bracket's infeasible end (the largest evaluated
+        infeasible scale below it)."""
+        lows = [k[0] for k, v in memo.items() if k[1] == c and k[0] < lam and v > 0.0]
+        solved[c] = (lam, max(lows) if lows else bad)
+        return solved[c]
+
+    with np.errstate(divide="ignore"):
+        guess = float(min(uses / max(epsilon, delta),
+                          1.05 * laplace_zcdp_scale(epsilon, delta, uses, 1.0)))
+    lam_l, _ = least_scale(C_MAX)  # the Laplace member (raises where even it fails)
+    v_l = lam_l**2 * float(np.exp(_host_log_variance(np.log(C_MAX))))
+    # shapes whose floor lambda_min(c)^2 v(c) exceeds the Laplace member's variance cannot win
+    p_max = _use_floor(delta, uses)
+
+    def floor_beats(log_c: float) -> tuple[bool, None]:
+        lam_min = float(_scale_floor(log_c, p_max))
+        return lam_min**2 * float(np.exp(_host_log_variance(log_c))) < v_l, None
+
+    lo = math.log(C_MIN)
+    if not floor_beats(lo)[0]:
+        lo = bisect_host(floor_beats, math.log(C_MAX), lo, 60)[2]
+    hi = min(math.log(C_MAX), math.log(math.exp(lo) + _FLAT))
+
+    def objective(points):
+        vals = np.empty(points.shape)
+        for i in np.ndindex(points.shape):
+            c = float(np.exp(points[i]))
+            try:
+                lam, _ = least_scale(c)
+            except InfeasibleTargetError:  # no scale up to 1e300 at this shape
+                vals[i] = math.inf
+                continue
+            vals[i] = 2.0 * math.log(lam) + float(_host_log_variance(points[i]))
+        return vals, np.zeros(points.shape)
+
+    if hi > lo:
+        grid = (lo + (hi - lo) * np.linspace(0.0, 1.0, 5))[None, :]
+        x, value, _ = zoom_minimize_array(objective, grid, COMPOSED_ROUNDS)
+        c_best, v_best = float(np.exp(x[0])), float(np.exp(value[0]))
+    else:
+        c_best, v_best = C_MAX, math.inf
+    if not v_best < v_l:
+        c_best = C_MAX
+    lam, bad = least_scale(c_best, SCALE_TOL)  # the winner settled to SCALE_TOL
+    return c_best, lam, bad
+
+
+@float64_kernel
+def truncation_mass(scale, bound, uses: int, sensitivity=1.0) -> np.ndarray:
+    r"""Mass at ``+infinity`` after ``T`` uses: ``1 - (1 - p)^T``, ``p = P(T > A - Delta)``.
+
+    .. math:: p = \frac{e^{\mu} - 1}{2\,(e^{c} - 1)}\quad(\mu = \Delta/\lambda \le c = A/\lambda)
+
+    (the flat part of the 1-D profile, eq. (26) of flipped-huber-mechanism; ``1/2 + ...`` for
+    ``c < mu``, :func:`dpjax.accounting.truncated_laplace.truncated_laplace_loss_atoms`):
+    the part of ``delta`` the truncation costs, for the calibration's note.  Host NumPy.
+
+    Args:
+      scale: ``lambda > 0``.
+      bound: ``A > 0``.
+      uses: ``T``.
+      sensitivity: ``Delta``.
+
+    Returns:
+      The mass (NumPy array), ``1`` where the supports are disjoint.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> f"{float(truncation_mass(1.0, 20.0, 10)):.6e}"  # ~ 10 (e - 1) / (2 e^20)
+      '1.770821e-08'
+    """
+    lam, a, d = np.broadcast_arrays(*(np.asarray(x, np.float64) for x in (scale, bound,
+                                                                          sensitivity)))
+    from dpjax.accounting.truncated_laplace import truncated_laplace_loss_atoms
+
+    out = np.empty(lam.shape)
+    for i in np.ndindex(lam.shape):
+        losses, probs = truncated_laplace_loss_atoms(lam[i], a[i], d[i], 1.0)
+        p = float(np.sum(probs[np.isinf(losses)]))
+        out[i] = -math.expm1(uses * math.log1p(-p)) if p < 1.0 else 1.0
+    return out
+
+
+@float64_kernel
+def truncated_laplace_composed(
+    epsilon: ArrayLike,
+    delta: ArrayLike,
+    uses: int,
+    sensitivity: float,
+    bin_width: float = COMPOSED_BIN_WIDTH,
+):
+    r"""Least-variance ``(scale, bound)`` whose certified profile after ``T`` uses is ``<= delta``.
+
+    The 1-D pair of ``TL(lambda, A)`` at shift ``Delta`` (exact loss law, eq. (26) of
+    flipped-huber-mechanism / App. F; truncated Laplace is the comparator of Fig. 3a) composed
+    ``T`` times by :class:`~dpjax.accounting.PLDAccountant` (pessimistic, bin width
+    ``bin_width``), ``delta_T(epsilon; lambda, c)`` with shape ``c = A / lambda``:
+
+    .. math:: \min_c\ \lambda^*(c)^2\, v(c), \qquad
+              \lambda^*(c) = \min\{\lambda : \delta_T(\epsilon; \lambda, c) \le
+              \delta (1 - \mathrm{MARGIN})\},\qquad
+              v(c) = \frac{2 P(3, c)}{1 - e^{-c}}.
+
+    Both searches are monotone by structure: at fixed ``c`` the pair at a larger ``lambda``
+    is the pair at a smaller shift (scaling), and the 1-D profile increases with the shift
+    (:func:`dpjax.accounting.truncated_laplace.log_delta_truncated_laplace`), so
+    ``delta_T`` decreases in ``lambda`` (composition keeps dominance); at fixed ``lambda``
+    every branch of the 1-D profile decreases in ``c``, so ``lambda*(c)`` decreases in
+    ``c``.  ``lambda*(c)`` is found by Illinois steps on ``log lambda``
+    (:func:`dpjax.numerics.illinois_host`, relative width :data:`SCALE_TOL`), bracketed by
+    the shapes already solved; the shape by a zooming grid on ``log c``
+    (:func:`dpjax.numerics.host_grid.zoom_minimize_array`, :data:`COMPOSED_ROUNDS`
+    rounds).  The ``+infinity`` atoms add up over the uses (``1 - (1 - p)^T <= delta``,
+    ``p = (e^mu - 1) / (2 (e^c - 1))``), so the truncation grows with ``T``; the family's
+    ends are both searched: the Laplace member ``c = C_MAX`` first, then
+    ``c in [c_lo, c_lo + 60]``, ``c_lo`` where the floor
+    ``lambda_min(c)^2 v(c)``, ``lambda_min(c) = 1 / log(1 + 2 p_max (e^c - 1))``, reaches
+    the Laplace member's variance (no smaller shape can win; ``c_lo = C_MIN``, the uniform
+    end, where the floor stays below it).  The result is re-checked by a fresh accountant
+    at the returned parameters (the certificate).  Host driver (one accountant query per
+    step); ``T = 1`` is :func:`truncated_laplace_least_variance` (closed form).
+
+    Args:
+      epsilon: target ``epsilon >= 0`` (array).
+      delta: target ``delta`` in ``(0, 1)`` (array, broadcast).
+      uses: ``T >= 1`` uses of the 1-D pair.
+      sensitivity: ``Delta > 0``.
+      bin_width: the accountant's loss-grid spacing.
+
+    Returns:
+      NumPy arrays ``(scale, bound, variance, delta_at_params, certified)`` shaped like the
+      broadcast targets.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> lam, a, var, d, ok = truncated_laplace_composed(1.0, 1e-5, 2, 1.0, bin_width=1e-3)
+      >>> bool(ok), float(d) <= 1e-5, round(float(var), 3)  # Laplace: 2 (T / epsilon)^2 = 8
+      (True, True, 7.992)
+    """
+    from dpjax.accounting import events as ev
+    from dpjax.calibration.event_scale import event_delta
+
+    eps, dlt = np.broadcast_arrays(np.asarray(epsilon, np.float64), np.asarray(delta, np.float64))
+    sens, uses = float(sensitivity), int(uses)
+    out = {k: np.empty(eps.shape) for k in ("scale", "bound", "variance", "delta")}
+    ok = np.zeros(eps.shape, bool)
+    for i in np.ndindex(eps.shape):
+        c, lam, _ = _composed_search(float(eps[i]), float(dlt[i]), uses, float(bin_width))
+        scale, bound = lam * sens, c * lam * sens
+        event = ev.Noise("truncated-laplace", {"scale": scale / sens, "bound": bound / sens})
+        d = event_delta(ev.SelfComposed(event, uses), float(eps[i]), "add_remove",
+                        float(bin_width))  # the certificate: a fresh accountant
+        out["scale"][i], out["bound"][i], out["delta"][i] = scale, bound, d
+        out["variance"][i] = scale**2 * float(np.exp(_host_log_variance(np.log(bound / scale))))
+        ok[i] = d <= dlt[i] and math.isfinite(out["variance"][i])
+    return out["scale"], out["bound"], out["variance"], out["delta"], ok

@@ -1,4 +1,4 @@
-r"""The truncated Laplace mechanism (Geng, Ding, Guo & Kumar 2020), one dimension.
+r"""The truncated Laplace mechanism (Geng, Ding, Guo & Kumar 2020).
 
 Parameters ``scale`` (GDGK's ``lambda > 0``) and ``bound`` (GDGK's ``A > 0``,
 the truncation); see :mod:`dpjax.noise.truncated_laplace`.  Profile: exact 1-D
@@ -6,7 +6,17 @@ the truncation); see :mod:`dpjax.noise.truncated_laplace`.  Profile: exact 1-D
 the family (:mod:`dpjax.calibration.truncated_laplace`), which matches GDGK's
 closed form ``lambda = Delta / epsilon``,
 ``A = lambda log(1 + (e^epsilon - 1) / (2 delta))`` in the high-privacy regime.
-``dim > 1``, compositions and subsampling are not supported.
+
+``T`` uses of a ``K``-dim query (i.i.d. coordinates, sensitivity ``linf`` per coordinate)
+are ``K T`` uses of the 1-D pair at shift ``linf``: a coordinate moves by some
+``s <= linf``, and at fixed ``(lambda, A)`` every branch of the 1-D profile (eq. (26) of
+flipped-huber-mechanism) increases with ``mu = s / lambda`` (and it is continuous in ``mu``),
+so the pair at ``s`` is dominated by the pair at ``linf``; dominance survives the product over
+coordinates and uses, so the ``K T``-fold composition of the ``linf`` pair is a sound upper
+bound (as for OSGT).  Those are calibrated, profiled and inverted by
+:class:`~dpjax.accounting.PLDAccountant` on the exact loss law of the pair
+(:func:`dpjax.calibration.truncated_laplace.truncated_laplace_composed`).  Poisson
+subsampling is refused: the accounting has no subsampled pair of bounded-support noise.
 """
 
 from __future__ import annotations
@@ -18,15 +28,29 @@ from dpjax.accounting.truncated_laplace import delta_truncated_laplace, epsilon_
 from dpjax.calibration.members import (
     laplace_limit_variance,
     name_by_variance,
+    name_member,
     uniform_limit_variance,
 )
 from dpjax.calibration.result import Calibration
 from dpjax.calibration.truncated_laplace import (
+    C_MAX,
+    C_MIN,
+    COMPOSED_BIN_WIDTH,
+    truncated_laplace_composed,
     truncated_laplace_least_variance,
+    truncation_mass,
 )
 from dpjax.certificate import require_certified
 from dpjax.errors import InfeasibleTargetError
-from dpjax.mechanisms._spec import Query, calibration, exact_1d_mechanism, single_release
+from dpjax.mechanisms._spec import (
+    About,
+    Mechanism,
+    Query,
+    calibration,
+    exact_1d_accounting,
+    single_release,
+    unsupported,
+)
 from dpjax.noise.truncated_laplace import TruncatedLaplace
 
 NAME = "truncated-laplace"
@@ -40,26 +64,79 @@ _epsilon = jax.jit(epsilon_truncated_laplace)
 _DEEPEST_DELTA = 1e-250
 
 
-def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
-    r"""Least-variance ``(lambda, A)`` with the exact 1-D profile ``<= delta``, certified.
+#: Why Poisson subsampling is refused.
+_NO_SUBSAMPLING = ("Poisson subsampling (the accounting has no subsampled pair of truncated "
+                   "Laplace: its bounded support puts mass at loss +infinity, which the "
+                   "subsampled PLDs of full-support noise do not cover)")
 
-    Over the whole family (:mod:`dpjax.calibration.truncated_laplace`); in the
-    high-privacy regime this is GDGK's closed form (Geng, Ding, Guo & Kumar 2020)
+
+def _uses(query: Query) -> int:
+    """``K T``: the 1-D pairs composed (module docstring); subsampling refused."""
+    if query.sampling_rate is not None and query.sampling_rate < 1.0:
+        raise unsupported(NAME, _NO_SUBSAMPLING)
+    return query.dim * query.compositions
+
+
+def _calibrate_composed(epsilon, delta, query: Query) -> Calibration:
+    """``K T`` uses of the 1-D pair through the accountant (module docstring)."""
+    linf, notes = query.sensitivity.resolve("linf")
+    uses = _uses(query)
+    scale, bound, var, delta_at, ok = truncated_laplace_composed(epsilon, delta, uses, linf)
+    require_certified(NAME, ok & (delta_at <= delta), epsilon, delta, delta_at)
+    shape = bound / scale
+    # the ends: c = C_MAX is the Laplace member; the uniform one is the c -> 0 limit,
+    # A = linf / (2 p_max), p_max = 1 - (1 - delta)^(1 / (K T)): named by its variance A^2 / 3
+    member = name_member(shape, C_MIN, C_MAX, "uniform", "laplace")
+    p_max = -np.expm1(np.log1p(-delta) / uses)
+    uniform = name_by_variance(var, {"uniform": (linf / (2.0 * p_max)) ** 2 / 3.0},
+                               rtol=1e-5, below=1e-5)
+    member = np.where(uniform == "uniform", uniform, member)
+    share = truncation_mass(scale, bound, uses, linf) / delta
+    notes += (
+        f"{uses} uses of the 1-D pair at shift linf ({query.dim} dims x {query.compositions} "
+        "compositions), add and remove adjacency: PLDAccountant on the exact loss law "
+        f"(pessimistic connect-the-dots, bin width {COMPOSED_BIN_WIDTH}); least variance over "
+        f"the shape c = A / lambda in [{C_MIN:g}, {C_MAX:g}]: member "
+        + ", ".join(f"{m} (c = {c:.6g}, mass at +infinity after the uses = {f:.3g} delta)"
+                    for m, c, f in zip(np.ravel(member), np.ravel(shape), np.ravel(share),
+                                       strict=True)),
+    )
+    return calibration(
+        NAME, query, params={"scale": scale, "bound": bound}, variance=var, epsilon=epsilon,
+        delta=delta, delta_at_params=delta_at, sensitivity={"linf": linf}, notes=notes,
+        member=member,
+    )
+
+
+def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
+    r"""Least-variance ``(lambda, A)`` with the certified profile ``<= delta``.
+
+    One use in one dimension: over the whole family with the exact 1-D profile
+    (:mod:`dpjax.calibration.truncated_laplace`); in the high-privacy regime this is GDGK's
+    closed form (Geng, Ding, Guo & Kumar 2020)
 
     .. math:: \lambda = \Delta / \epsilon,\qquad
               A = \lambda \log\!\Big(1 + \frac{e^\epsilon - 1}{2\delta}\Big).
 
+    ``K`` dims x ``T`` uses: ``K T`` uses of the pair at ``linf`` (module docstring), the
+    least variance over the shape ``c = A / lambda`` of the accountant's certified
+    ``delta_T(epsilon)``
+    (:func:`dpjax.calibration.truncated_laplace.truncated_laplace_composed`).
+
     Args:
       epsilon: target epsilons (broadcast with ``delta``).
       delta: target deltas, ``> 0``.
-      query: one use in one dimension, sensitivity ``linf``.
+      query: sensitivity ``linf``, ``K`` dims, ``T`` uses (no subsampling).
     """
-    sens, notes = single_release(NAME, query)
+    uses = _uses(query)
     if np.any(delta == 0):
         raise InfeasibleTargetError(
             "truncated-laplace: delta = 0 is infeasible (bounded support: delta(eps) > 0 "
             "for every eps)"
         )
+    if uses > 1:
+        return _calibrate_composed(epsilon, delta, query)
+    sens, notes = single_release(NAME, query)
     scale, bound, var, delta_at, ok = truncated_laplace_least_variance(epsilon, delta, sens)
     deep = ~np.asarray(ok) & (np.broadcast_to(delta, np.shape(ok)) < _DEEPEST_DELTA)
     if np.any(deep):
@@ -82,7 +159,57 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     )
 
 
+def _accountant_answer(what: str, params: dict, x, query: Query) -> np.ndarray:
+    """:class:`~dpjax.accounting.PLDAccountant`'s ``delta`` (``x`` = epsilons) or ``epsilon``
+    (``x`` = deltas) of ``K T`` uses of the pair at ``linf`` (one parameter pair)."""
+    from dpjax.accounting import PLDAccountant
+    from dpjax.accounting import events as ev
+
+    linf = query.sensitivity.resolve("linf")[0]
+    scale, bound = (np.asarray(params[n], np.float64) for n in ("scale", "bound"))
+    if scale.ndim or bound.ndim:
+        raise ValueError(f"{NAME}: over several uses, give one (scale, bound) at a time")
+    event = ev.Noise(NAME, {"scale": float(scale) / linf, "bound": float(bound) / linf})
+    acc = PLDAccountant("add_remove", COMPOSED_BIN_WIDTH).compose(event, _uses(query))
+    ask = acc.get_delta if what == "profile" else acc.get_epsilon
+    x = np.asarray(x, np.float64)
+    return np.vectorize(lambda v: ask(float(v)), otypes=[np.float64])(x)
+
+
+_profile_1d, _epsilon_1d = exact_1d_accounting(
+    TruncatedLaplace, _delta, _epsilon, "Geng, Ding, Guo & Kumar 2020")
+
+
+def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
+    """``delta(epsilon)`` of truncated Laplace noise: exact in 1-D (eq. (26) of
+    flipped-huber-mechanism), the accountant's ``K T``-fold composition otherwise.
+
+    Args:
+      params: ``{scale, bound}`` (validated).
+      epsilon: the epsilons to evaluate at.
+      query: sensitivity ``linf``, ``K`` dims, ``T`` uses.
+    """
+    if _uses(query) == 1:
+        return _profile_1d(params, epsilon, query)
+    return _accountant_answer("profile", params, epsilon, query)
+
+
+def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
+    """Least certified ``epsilon`` of truncated Laplace noise at ``delta`` (as :func:`profile`).
+
+    Args:
+      params: ``{scale, bound}`` (validated).
+      delta: the deltas to invert at.
+      query: sensitivity ``linf``, ``K`` dims, ``T`` uses.
+    """
+    if _uses(query) == 1:
+        return _epsilon_1d(params, delta, query)
+    return _accountant_answer("epsilon", params, delta, query)
+
+
 SUMMARY = "truncated Laplace on [-A, A] (Geng, Ding, Guo & Kumar 2020); exact 1-D profile"
-MECHANISM = exact_1d_mechanism(
-    TruncatedLaplace, SUMMARY, calibrate, _delta, _epsilon, "Geng, Ding, Guo & Kumar 2020"
+MECHANISM = Mechanism(
+    NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=TruncatedLaplace,
+    about=About("flipped-huber-mechanism", ("linf",),
+                "exact 1-D; K dims x T uses by the accountant (no subsampling)"),
 )

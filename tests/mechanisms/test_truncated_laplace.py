@@ -155,8 +155,9 @@ def test_bad_inputs_name_the_argument():
         dpjax.calibrate("truncated-laplace", epsilon=1.0, delta=1.5, linf=1.0)
     with pytest.raises(dpjax.errors.InfeasibleTargetError):
         dpjax.calibrate("truncated-laplace", epsilon=1.0, delta=0.0, linf=1.0)
-    with pytest.raises(NotImplementedError):
-        dpjax.calibrate("truncated-laplace", epsilon=1.0, delta=1e-6, dim=2, linf=1.0)
+    with pytest.raises(NotImplementedError, match="Poisson subsampling .*truncated Laplace"):
+        dpjax.calibrate("truncated-laplace", epsilon=1.0, delta=1e-6, dim=2, linf=1.0,
+                        compositions=3, sampling_rate=0.1)
 
 
 def test_epsilon_zero_delta_1e_300_is_refused_as_out_of_range():
@@ -167,3 +168,43 @@ def test_epsilon_zero_delta_1e_300_is_refused_as_out_of_range():
         dpjax.calibrate("truncated-laplace", epsilon=0.0, delta=1e-300, linf=1.0)
     cal = dpjax.calibrate("truncated-laplace", epsilon=0.0, delta=1e-30, linf=1.0)
     assert float(cal.delta_at_params) <= 1e-30
+
+
+def test_one_release_is_the_closed_form_search_bitwise():
+    """T = 1, K = 1: the exact 1-D search, untouched by the composed path (same arrays)."""
+    from dpjax.calibration.truncated_laplace import truncated_laplace_least_variance
+
+    eps = np.array([0.01, 0.3, 1.0, 4.0])
+    cal = dpjax.calibrate("truncated-laplace", epsilon=eps, delta=1e-5, linf=2.0,
+                          compositions=1)
+    scale, bound, var, delta_at, ok = truncated_laplace_least_variance(eps, 1e-5, 2.0)
+    assert np.all(ok)
+    for got, want in ((cal.params["scale"], scale), (cal.params["bound"], bound),
+                      (cal.variance, var), (cal.delta_at_params, delta_at)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert cal.notes == ()
+
+
+def test_k_dims_times_t_uses_is_kt_uses_of_the_linf_pair():
+    """2 dims x 1 use and 1 dim x 2 uses: the same 2 uses of the pair at linf (sensitivity
+    scaled exactly: linf = 4 gives 4 times the unit parameters, a power of two), profiled
+    and inverted through the same accountant, subsampling refused with its reason."""
+    two_dims = dpjax.calibrate("truncated-laplace", epsilon=1.0, delta=1e-5, dim=2, linf=4.0)
+    two_uses = dpjax.calibrate("truncated-laplace", epsilon=1.0, delta=1e-5, linf=1.0,
+                               compositions=2)
+    for name in ("scale", "bound"):
+        assert float(two_dims.params[name]) == 4.0 * float(two_uses.params[name])
+    assert float(two_dims.variance) == 16.0 * float(two_uses.variance)
+    assert float(two_dims.mse) == 2.0 * float(two_dims.variance)
+    assert float(two_dims.delta_at_params) == float(two_uses.delta_at_params) <= 1e-5
+    assert "2 uses of the 1-D pair at shift linf (2 dims x 1 compositions)" in two_dims.notes[-1]
+    assert str(two_uses.member) == "interior" and "mass at +infinity" in two_uses.notes[-1]
+    # the façade's profile and account run the accountant of the certificate
+    prof = dpjax.profile("truncated-laplace", two_dims.params, [1.0], dim=2, linf=4.0)
+    assert float(prof[0]) == float(two_dims.delta_at_params)
+    eps = dpjax.account("truncated-laplace", two_uses.params, compositions=2, delta=1e-5,
+                        linf=1.0)
+    assert 0.99 <= float(eps) <= 1.0
+    with pytest.raises(NotImplementedError, match="bounded support"):
+        dpjax.profile("truncated-laplace", two_uses.params, [1.0], linf=1.0, compositions=2,
+                      sampling_rate=0.5)

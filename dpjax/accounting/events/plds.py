@@ -426,7 +426,9 @@ def _bounded_pld(noise, shift: float, h: float, pessimistic: bool = True) -> PLD
     losses, probs = truncated_laplace_loss_atoms(
         float(noise.scale), float(noise.bound), shift, h, pessimistic)
     finite = losses[np.isfinite(losses)]
-    if finite.size and (finite.max() - finite.min()) / h + 2 > max_grid_points():
+    if not finite.size:  # disjoint supports: no privacy (the accountant answers delta = 1)
+        raise UnboundedLoss("disjoint supports: every loss is +infinity")
+    if (finite.max() - finite.min()) / h + 2 > max_grid_points():
         raise UnboundedLoss(f"{finite.size} loss atoms")
     return from_atoms(losses, probs, h, pessimistic)
 

@@ -86,6 +86,12 @@ def test_composed_truncated_laplace_is_sandwiched_by_an_independent_convolution(
     assert lower <= got <= upper * (1 + 1e-6), (lower, got, upper)
 
 
+def test_disjoint_supports_are_not_private():
+    """A bound below half the shift: every loss is +infinity (delta = 1 at every epsilon)."""
+    acc = PLDAccountant().compose(ev.Noise("truncated-laplace", {"scale": 1.0, "bound": 0.4}), 3)
+    assert acc.get_delta(5.0) == 1.0 and acc.get_epsilon(1e-5) == math.inf
+
+
 def test_two_uses_match_an_exact_quadrature():
     """Two uses at the kink (the pure part's loss 2 Delta / lambda = epsilon + 3e-6): one
     quadrature over the first use of the exact 1-D profile (no grid; 9.92094070e-6, also by

@@ -228,7 +228,8 @@ def calibrate_spherical(
             break  # a refused budget below: x is the least (to tol, where converged)
         # certified down to the bracket's (unevaluated) lower end: widen down, same grid
         lo = lo / WIDEN
-        log_good, f_good = x, math.log(certified[x]) - math.log(level)
+        with np.errstate(divide="ignore"):  # a certified delta of 0: -inf, still good
+            log_good, f_good = x, float(np.log(certified[x])) - math.log(level)
     else:
         raise InfeasibleTargetError(
             f"{NAME}: no certified least budget at ({_use(T, q)}) within "

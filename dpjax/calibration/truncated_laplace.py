@@ -398,10 +398,13 @@ def truncated_laplace_composed(
     ``delta_T`` decreases in ``lambda`` (composition keeps dominance); at fixed ``lambda``
     every branch of the 1-D profile decreases in ``c``, so ``lambda*(c)`` decreases in
     ``c``.  ``lambda*(c)`` is found by Illinois steps on ``log lambda``
-    (:func:`dpjax.numerics.illinois_host`, relative width :data:`SCALE_TOL`), bracketed by
-    the shapes already solved; the shape by a zooming grid on ``log c``
-    (:func:`dpjax.numerics.host_grid.zoom_minimize_array`, :data:`COMPOSED_ROUNDS`
-    rounds).  The ``+infinity`` atoms add up over the uses (``1 - (1 - p)^T <= delta``,
+    (:func:`dpjax.numerics.illinois_host`), bracketed by the shapes already solved; the
+    shape by a zooming grid on ``log c`` (:func:`dpjax.numerics.host_grid.zoom_minimize_array`,
+    :data:`COMPOSED_ROUNDS` rounds).  Shapes are compared at the relative width
+    :data:`SURVEY_TOL` of their ``lambda*`` (the winner is least to about ``2 SURVEY_TOL``
+    in variance; beyond a few uses the variance varies less than that between ``c ~ 15``
+    and the Laplace member), and the winner's ``lambda*`` is settled to :data:`SCALE_TOL`.
+    The ``+infinity`` atoms add up over the uses (``1 - (1 - p)^T <= delta``,
     ``p = (e^mu - 1) / (2 (e^c - 1))``), so the truncation grows with ``T``; the family's
     ends are both searched: the Laplace member ``c = C_MAX`` first, then
     ``c in [c_lo, c_lo + 60]``, ``c_lo`` where the floor

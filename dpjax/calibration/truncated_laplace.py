@@ -32,12 +32,20 @@ from jax.typing import ArrayLike
 from scipy import special
 
 from dpjax._batching import call_padded
-from dpjax.accounting.truncated_laplace import ERROR, log_delta_truncated_laplace
+from dpjax.accounting import events as ev
+from dpjax.accounting.truncated_laplace import (
+    ERROR,
+    log_delta_truncated_laplace,
+    truncated_laplace_loss_atoms,
+)
+from dpjax.calibration.composed_family import laplace_zcdp_scale
+from dpjax.calibration.event_scale import event_delta
 from dpjax.calibration.host_shape import least_certified_scale, log_delta_lemma11, search_shape
 from dpjax.certificate import TINY, log_target, reported_delta, scale_is_certified
 from dpjax.errors import InfeasibleTargetError
-from dpjax.numerics import float64_kernel
+from dpjax.numerics import bisect_host, float64_kernel, illinois_host
 from dpjax.numerics.export_cache import exported_jit
+from dpjax.numerics.host_grid import zoom_minimize_array
 
 #: the search's private end ``mu = e^-690 ~ 1.4e-300`` (the profile is below the total
 #: variation ``~mu``; the exact kernel resolves ``mu`` down to about there): targets down to
@@ -222,11 +230,6 @@ def _composed_search(epsilon: float, delta: float, uses: int, bin_width: float):
     :func:`truncated_laplace_composed` (its docstring has the formulas); every value of the
     profile is a fresh accountant's (:func:`dpjax.calibration.event_scale.event_delta`).
     """
-    from dpjax.accounting import events as ev
-    from dpjax.calibration.composed_family import laplace_zcdp_scale
-    from dpjax.calibration.event_scale import event_delta
-    from dpjax.numerics import bisect_host, illinois_host
-    from dpjax.numerics.host_grid import zoom_minimize_array
 
     level = float(log_target(delta))
     memo: dict = {}
@@ -362,7 +365,6 @@ def truncation_mass(scale, bound, uses: int, sensitivity=1.0) -> np.ndarray:
     """
     lam, a, d = np.broadcast_arrays(*(np.asarray(x, np.float64) for x in (scale, bound,
                                                                           sensitivity)))
-    from dpjax.accounting.truncated_laplace import truncated_laplace_loss_atoms
 
     out = np.empty(lam.shape)
     for i in np.ndindex(lam.shape):
@@ -431,8 +433,6 @@ def truncated_laplace_composed(
       >>> bool(ok), float(d) <= 1e-5, round(float(var), 3)  # Laplace: 2 (T / epsilon)^2 = 8
       (True, True, 7.992)
     """
-    from dpjax.accounting import events as ev
-    from dpjax.calibration.event_scale import event_delta
 
     eps, dlt = np.broadcast_arrays(np.asarray(epsilon, np.float64), np.asarray(delta, np.float64))
     sens, uses = float(sensitivity), int(uses)

@@ -24,6 +24,8 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from dpjax.accounting import PLDAccountant
+from dpjax.accounting import events as ev
 from dpjax.accounting.truncated_laplace import delta_truncated_laplace, epsilon_truncated_laplace
 from dpjax.calibration.members import (
     laplace_limit_variance,
@@ -162,9 +164,6 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
 def _accountant_answer(what: str, params: dict, x, query: Query) -> np.ndarray:
     """:class:`~dpjax.accounting.PLDAccountant`'s ``delta`` (``x`` = epsilons) or ``epsilon``
     (``x`` = deltas) of ``K T`` uses of the pair at ``linf`` (one parameter pair)."""
-    from dpjax.accounting import PLDAccountant
-    from dpjax.accounting import events as ev
-
     linf = query.sensitivity.resolve("linf")[0]
     scale, bound = (np.asarray(params[n], np.float64) for n in ("scale", "bound"))
     if scale.ndim or bound.ndim:

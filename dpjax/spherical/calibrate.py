@@ -29,15 +29,31 @@ budget): a golden-section search over ``r`` solves and accounts ~8 programmes pe
 composition; ``bench/results/spherical_composed_2026-11-29.txt``), for a tail that carries
 almost none of the mass at the slope rule's ``r``.
 
-Discretisation (fixed over a bracket: the cells are computed once): ``n`` shells per
-unit of sensitivity; free shells up to radius ``sqrt(C_hi) + 5 sigma_hi`` (the
-Gaussian's radial mass), the geometric tail's ratio matching the Gaussian's
-log-density slope there, ``r = exp(-(N / n) / (n sigma_hi^2))`` (a fixed ``r = 0.9``
-fails as ``m`` grows: the tail then carries the cost).  The KL-optimal mechanism is
-not the least-variance one for a given ``(epsilon, delta)``: expect it near the
-Gaussian, and below it only where the paper's regime (small budgets, many
-compositions) applies; the calibration says which (a note comparing its budget with the
-Gaussian's at the same use: never silent).
+Discretisation (fixed over a bracket: the cells are computed once): ``n`` shells per unit of
+sensitivity, by default from the geometry (:func:`default_shells`): the geometric design's
+rule :func:`dpjax.spherical.geometric.shells_per_unit` at ``SHELL_TOL = 1e-2``, i.e. the
+grid's relative KL price ``m / (6 n^2) <= 1 %`` (16 shells at ``m <= 15``, 19 at ``m = 20``,
+41 at ``m = 100``), at most ``MAX_SHELLS = 64`` (beyond ``m = 245`` the price grows as ``m /
+24576``; the verdict note reports it). Why
+(``bench/results/spherical_composed_2026-11-29_shells.txt``): where the Gaussian is near the
+KL optimum (``epsilon = 1``, ``delta = 1e-5``, ``T = 10, 100``, ``q`` none or 0.1) the row's
+mse above the Gaussian's is this price: +1.7 % at ``m = 10`` and +16.7 % at ``m = 100`` with
+the former fixed ``n = 10``, at most +0.7 % and +1.0 % with this rule; in the paper's regime
+(``m = 10``, ``T = 100``, ``q = 0.01``) 0.838 x the Gaussian's (0.858 with ``n = 10``). The
+time is mostly the cells, ``~ N n ~ n^2`` (the whole band ``b = n``): at ``m = 100``, ``T =
+10`` 20 CPU s with ``n = 41``, 34 with ``n = 58`` (``1/2 %``), and ``T = 100`` unsubsampled
+(``N = 28100``) 52 CPU s with ``n = 41``; the design rule's ``TOL = 5e-4`` (``n = 183``) would
+take many minutes. ``1 %`` keeps the composed calibrations at ``m <= 100`` within about a
+minute and one release at ``m = 20`` (``dpjax design --dim 20 --linf 1``, ``n = 19``) at ~8
+CPU s cold (4 with ``n = 10``). The cap bounds the cells at large ``m``, where the unbanded
+grid's cost grows as ``n^2 sqrt(m)``. An explicit ``n`` overrides the rule. Free shells up to
+radius ``sqrt(C_hi) + 5 sigma_hi`` (the Gaussian's radial mass), the geometric tail's ratio
+matching the Gaussian's log-density slope there, ``r = exp(-(N / n) / (n sigma_hi^2))`` (a
+fixed ``r = 0.9`` fails as ``m`` grows: the tail then carries the cost). The KL-optimal
+mechanism is not the least-variance one for a given ``(epsilon, delta)``: expect it near the
+Gaussian, and below it only where the paper's regime (small budgets, many compositions)
+applies; the calibration says which (a note comparing its budget with the Gaussian's at the
+same use: never silent).
 """
 
 from __future__ import annotations
@@ -52,8 +68,10 @@ from dpjax.errors import InfeasibleTargetError
 from dpjax.numerics import float64_kernel, illinois_host
 
 NAME = "spherical"
-#: Shells per unit of sensitivity.
-SHELLS = 10
+#: Target relative KL price ``m / (6 n^2)`` of the default shells (:func:`default_shells`).
+SHELL_TOL = 1e-2
+#: Most shells per unit of sensitivity the default takes (bounds the cells at large ``m``).
+MAX_SHELLS = 64
 #: Width in ``log C`` at which the budget search stops (a sixth of ten bisection steps').
 TOL = 1e-4
 #: Most budgets the search solves for (per bracket).
@@ -67,6 +85,23 @@ WIDENINGS = 3
 #: shells form a flat core (no stored cells: accounted at loss ``+inf``; without it the inner
 #: shell masses underflow float64 at large budgets, e.g. ``m = 100``, ``C ~ 10^5``).
 LOG_CORE = -80.0
+
+
+def default_shells(m: int) -> int:
+    r"""Default shells per unit of sensitivity: the geometric design's
+    ``max(16, ceil(sqrt(m / (6 SHELL_TOL))))`` (grid price ``m / (6 n^2) <= SHELL_TOL``), at
+    most ``MAX_SHELLS`` (module docstring: the measurements behind both).
+
+    Args:
+      m: dimension.
+
+    Example:
+      >>> [default_shells(m) for m in (2, 10, 20, 100, 10000)]
+      [16, 16, 19, 41, 64]
+    """
+    from dpjax.spherical.geometric import shells_per_unit
+
+    return min(MAX_SHELLS, shells_per_unit(m, SHELL_TOL))
 
 
 def _plan(m: int, n: int, budget: float) -> tuple[int, float]:
@@ -126,7 +161,7 @@ def _gaussian_sigma(epsilon: float, delta: float, compositions: int,
 
 @float64_kernel
 def calibrate_spherical(
-    epsilon: float, delta: float, dim: int, l2: float, n: int = SHELLS, tol: float = TOL,
+    epsilon: float, delta: float, dim: int, l2: float, n: int | None = None, tol: float = TOL,
     compositions: int = 1, sampling_rate: float | None = None,
 ) -> Calibration:
     r"""Least certified cost budget of the spherical mechanism meeting ``(epsilon, delta)``
@@ -147,7 +182,8 @@ def calibrate_spherical(
       delta: target ``delta`` in ``(0, 1)``.
       dim: dimension ``m = K``.
       l2: the ``l2`` sensitivity (the budget scales with ``l2^2``).
-      n: shells per unit of sensitivity.
+      n: shells per unit of sensitivity (default :func:`default_shells`: grid price
+        ``m / (6 n^2) <= 1 %`` up to ``m = 245``).
       tol: width of the final bracket in ``log C`` (the returned budget is at most
         ``e^tol`` times the least certified one, where ``delta(C)`` is monotone).
       compositions: number of uses ``T >= 1``.
@@ -177,6 +213,7 @@ def calibrate_spherical(
     T = int(compositions)
     q = None if sampling_rate is None or float(sampling_rate) == 1.0 else float(sampling_rate)
     m = int(dim)
+    n = default_shells(m) if n is None else int(n)
     sigma = _gaussian_sigma(epsilon, delta, T, q)
     gaussian_budget = m * sigma * sigma
     lo, hi = (f * gaussian_budget for f in BRACKET)

@@ -120,6 +120,32 @@ def test_a_target_out_of_reach_fails_closed(monkeypatch):
         calibrate_spherical(EPS, DELTA, M, 1.0, n=N_SHELLS, tol=TOL)
 
 
+def test_default_shells_follow_the_geometry_capped():
+    """The default grid is the geometric design's rule at the calibration's tolerance (grid
+    price ``m / (6 n^2) <= SHELL_TOL``), capped at ``MAX_SHELLS`` (issue 35)."""
+    for m in (2, 3, 10, 20, 100, 245):
+        n = sc.default_shells(m)
+        assert n == ge.shells_per_unit(m, sc.SHELL_TOL) <= sc.MAX_SHELLS
+        assert m / (6.0 * n * n) <= sc.SHELL_TOL
+        assert n == ge.MIN_SHELLS or m / (6.0 * (n - 1) ** 2) > sc.SHELL_TOL  # the fewest
+    assert sc.default_shells(10**4) == sc.MAX_SHELLS
+
+
+def test_the_default_grid_is_the_rule_and_n_overrides_it(monkeypatch):
+    """``n=None`` takes :func:`default_shells` of the dimension (stubbed to a coarse grid
+    here: the same search, bit for bit, as passing that ``n``); an explicit ``n`` wins."""
+    asked = []
+    monkeypatch.setattr(sc, "default_shells", lambda m: asked.append(m) or N_SHELLS)
+    cal = calibrate_spherical(EPS, DELTA, M, 1.0, tol=TOL)
+    explicit = calibrate_spherical(EPS, DELTA, M, 1.0, n=N_SHELLS, tol=TOL)
+    assert asked == [M] and float(cal.params["n"]) == N_SHELLS
+    assert {k: float(v) for k, v in cal.params.items()} == {
+        k: float(v) for k, v in explicit.params.items()}
+    assert float(cal.delta_at_params) == float(explicit.delta_at_params) <= DELTA
+    other = calibrate_spherical(EPS, DELTA, M, 1.0, n=N_SHELLS + 1, tol=TOL)
+    assert asked == [M] and float(other.params["n"]) == N_SHELLS + 1
+
+
 @pytest.mark.parametrize("kw,match", [(dict(compositions=0), "compositions"),
                                       (dict(sampling_rate=1.5), "sampling_rate")])
 def test_bad_uses_are_refused_before_any_programme(kw, match):

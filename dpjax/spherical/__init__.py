@@ -3,7 +3,8 @@
 No name here shadows a submodule (``dpjax.spherical.coefficients`` stays the module).
 
 * :func:`design_geometric` -- the KL-optimal monotone spherical mechanism at any ``m``,
-  shells, band and window chosen from the geometry (banded barrier Newton on the host),
+  shells, band and window chosen from the geometry (banded barrier Newton, on the host or as
+  one jitted JAX program: ``solver="jax"``),
   reported beside the continuous and grid Gaussian of the same cost.
 * :func:`design_windowed`, :func:`design_mechanism` -- the (n, N, r) programme of Theorem 4
   with explicit shells, solved by the JAX solver or cvxpy.

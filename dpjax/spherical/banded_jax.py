@@ -20,7 +20,7 @@ barrier pieces and the closing 3x3 system are shared with the host solver,
 once (memory ``O(M b)``).  The banded Hessian (grounded at node ``N``) is factored
 by a block-tridiagonal Cholesky (:func:`band_cholesky_solve`): blocks of size
 ``s = max(b, MIN_BLOCK)`` (a band of half-width ``b <= s`` is block tridiagonal), a
-``lax.scan`` over the ``ceil(N / s)`` block rows with an ``s x s`` Cholesky and two triangular
+``lax.scan`` over the ``ceil(N / s)`` block rows with an ``s x s`` Cholesky and triangular
 solves each -- work ``O(N s^2)``, memory ``O(N s)``; the dense ``(N+1)^2`` matrix is never
 formed (a window of at most ``s`` nodes is one block: that *is* the dense Cholesky, so no
 separate small-size path is needed).
@@ -75,12 +75,16 @@ def _skew(X):
 
 
 def _to_blocks(D, s):
-    r"""Diagonal and sub-diagonal ``s x s`` blocks of the symmetric band ``D[i, k] = H[i, i+k]``.
+    r"""Diagonal and super-diagonal ``s x s`` blocks of the symmetric band ``D[i, k] = H[i, i+k]``.
 
     ``D`` must be zero where ``i + k >= n``; the matrix is padded to ``ceil(n/s) s`` rows with
     the identity.  The rows of block ``q``, each shifted right by its index (:func:`_skew`),
     hold ``H[qs + r, qs + c]`` for ``c >= r`` in columns ``c < s`` (the upper triangle of
-    ``A_q``) and the super-diagonal block ``B_q^T`` in columns ``s..2s-1`` (``s >= b``).
+    ``A_q``) and the super-diagonal block ``B_q^T`` in columns ``s..2s-1`` (``s >= b``), where
+    ``B_q = H[(q+1)s.., qs..]`` is the sub-diagonal one.
+
+    Returns:
+      ``(A, B^T)``: ``(nb, s, s)`` and ``(nb - 1, s, s)``.
     """
     D = D[:, : s + 1]  # a band wider than one block: one block (s = n), k >= n are zero
     n, w = D.shape
@@ -93,44 +97,45 @@ def _to_blocks(D, s):
     row = lax.broadcasted_iota(jnp.int32, (nb, s, s), 0) * s + lax.broadcasted_iota(
         jnp.int32, (nb, s, s), 1)
     diag = U + jnp.swapaxes(U, 1, 2) - eye * U + jnp.where(row >= n, eye, 0.0)
-    return diag, jnp.swapaxes(Y[:-1, :, s:], 1, 2)
+    return diag, Y[:-1, :, s:]
 
 
-def _block_factor_forward(diag, sub, rhs):
+def _block_factor_forward(diag, sub_t, rhs):
     r"""Block Cholesky ``H = L L^T`` and the forward substitution ``L z = rhs`` in one scan.
 
     ``L`` is block bidiagonal: diagonal blocks ``L_q``, sub-diagonal ``C_q``; ``L_0 = chol(A_0)``,
     ``C_q = B_{q-1} L_{q-1}^{-T}``, ``L_q = chol(A_q - C_q C_q^T)``, ``z_q = L_q^{-1} (r_q -
-    C_q z_{q-1})`` (triangular solves, no inverse).
+    C_q z_{q-1})`` (triangular solves, no inverse).  Kept as ``C_q^T = L_{q-1}^{-1} B_{q-1}^T``
+    (``sub_t`` holds the ``B^T``): no transposes.
 
     Returns:
-      ``(L, C, z)``: ``(nb, s, s)``, ``(nb - 1, s, s)``, ``(nb, s, k)``.
+      ``(L, C^T, z)``: ``(nb, s, s)``, ``(nb - 1, s, s)``, ``(nb, s, k)``.
     """
     L0 = lax.linalg.cholesky(diag[0], symmetrize_input=False)
     z0 = solve_triangular(L0, rhs[0], lower=True)
 
     def step(carry, blocks):
         L_prev, z_prev = carry
-        A, B, r = blocks
-        C = solve_triangular(L_prev, B.T, lower=True).T  # C L_prev^T = B
-        L = lax.linalg.cholesky(A - C @ C.T, symmetrize_input=False)
-        z = solve_triangular(L, r - C @ z_prev, lower=True)
-        return (L, z), (L, C, z)
+        A, B_t, r = blocks
+        C_t = solve_triangular(L_prev, B_t, lower=True)  # C L_prev^T = B
+        L = lax.linalg.cholesky(A - C_t.T @ C_t, symmetrize_input=False)
+        z = solve_triangular(L, r - C_t.T @ z_prev, lower=True)
+        return (L, z), (L, C_t, z)
 
-    _, (Ls, Cs, zs) = lax.scan(step, (L0, z0), (diag[1:], sub, rhs[1:]))
-    return jnp.concatenate([L0[None], Ls]), Cs, jnp.concatenate([z0[None], zs])
+    _, (Ls, Cts, zs) = lax.scan(step, (L0, z0), (diag[1:], sub_t, rhs[1:]))
+    return jnp.concatenate([L0[None], Ls]), Cts, jnp.concatenate([z0[None], zs])
 
 
-def _block_backward(Ls, Cs, z):
+def _block_backward(Ls, Cts, z):
     r"""The backward substitution ``L^T x = z``: ``x_q = L_q^{-T} (z_q - C_{q+1}^T x_{q+1})``."""
     x_last = solve_triangular(Ls[-1], z[-1], lower=True, trans=1)
 
     def step(x_next, blocks):
-        L, C_next, zq = blocks
-        x = solve_triangular(L, zq - C_next.T @ x_next, lower=True, trans=1)
+        L, C_t_next, zq = blocks
+        x = solve_triangular(L, zq - C_t_next @ x_next, lower=True, trans=1)
         return x, x
 
-    _, xs = lax.scan(step, x_last, (Ls[:-1], Cs, z[:-1]), reverse=True)
+    _, xs = lax.scan(step, x_last, (Ls[:-1], Cts, z[:-1]), reverse=True)
     return jnp.concatenate([xs, x_last[None]])
 
 
@@ -139,11 +144,11 @@ def _band_solve(D, rhs, block: int | None = None):
     n, w = D.shape
     s = min(n, max(w - 1, MIN_BLOCK if block is None else block))
     nb = -(-n // s)
-    diag, sub = _to_blocks(D, s)
+    diag, sub_t = _to_blocks(D, s)
     k = rhs.shape[1]
     r = jnp.concatenate([rhs, jnp.zeros((nb * s - n, k), rhs.dtype)]).reshape(nb, s, k)
-    Ls, Cs, z = _block_factor_forward(diag, sub, r)
-    return _block_backward(Ls, Cs, z).reshape(nb * s, k)[:n]
+    Ls, Cts, z = _block_factor_forward(diag, sub_t, r)
+    return _block_backward(Ls, Cts, z).reshape(nb * s, k)[:n]
 
 
 @float64_kernel
@@ -236,10 +241,22 @@ def _band_rows(data: _Data, y):
     return lw, lp[:, None], flat.reshape(w, L + 1)[:, :M].T
 
 
+def _pairwise_sum(x):
+    """Sum of a vector by halving (error ``~ log2(n)`` ulps, as NumPy's pairwise sum; XLA's
+    CPU reduction of ``10^7`` terms loses digits the line search's Armijo test needs)."""
+    n = x.shape[0]
+    size = 1 << max(0, (n - 1).bit_length())
+    x = jnp.concatenate([x, jnp.zeros(size - n, x.dtype)])
+    while x.shape[0] > 1:
+        half = x.shape[0] // 2
+        x = x[:half] + x[half:]
+    return x[0]
+
+
 def _objective(data: _Data, y):
-    r"""The KL ``sum_ij F_ij log(p_i / p_j)`` (eq. 28)."""
+    r"""The KL ``sum_ij F_ij log(p_i / p_j)`` (eq. 28): row sums, then a pairwise total."""
     F, _, loss = flows(*_band_rows(data, y), jnp)
-    return jnp.sum(F * loss)
+    return _pairwise_sum(jnp.sum(F * loss, axis=1))
 
 
 def _derivatives(data: _Data, y):
@@ -255,7 +272,7 @@ def _derivatives(data: _Data, y):
     b = (w - 1) // 2
     F, G, loss = flows(*_band_rows(data, y), jnp)
     row_loss = jnp.sum(F * loss, axis=1)
-    f = jnp.sum(row_loss)
+    f = _pairwise_sum(row_loss)
     g_full = row_loss + F.sum(axis=1) - G.sum(axis=1)
     g = jnp.concatenate([g_full[:N], jnp.sum(g_full[N:])[None]])
     S = (F + G)[:N]
@@ -274,12 +291,11 @@ def _merit(data: _Data, weight, y, t):
     _, sig = barrier(y, jnp)
     inside = jnp.all(sig > 0)
     return jnp.where(inside, t * _objective(data, y)
-                     - jnp.sum(weight * jnp.log(jnp.where(sig > 0, sig, 1.0))), jnp.inf)
+                     - _pairwise_sum(weight * jnp.log(jnp.where(sig > 0, sig, 1.0))), jnp.inf)
 
 
 class _State(NamedTuple):
     y: jax.Array  # log densities of the nodes
-    f: jax.Array  # the KL at the last step's start (judges the gap, as the host solver)
     t: jax.Array  # barrier parameter
     steps: jax.Array  # Newton steps in all
     inner: jax.Array  # Newton steps in this centring stage
@@ -305,10 +321,13 @@ def _direction(data: _Data, weight, y, t, g, D):
     return d, -grad @ d, e, sig
 
 
-def _line_search(data: _Data, weight, y, t, f, d, dec, e, sig):
+def _line_search(data: _Data, weight, y, t, d, dec, e, sig):
     """Fraction to the boundary (0.99), then Armijo backtracking (halving, ``alpha > 1e-12``).
 
-    The first trial is ``alpha_max`` itself (a do-while: one merit evaluation in the program).
+    The merit at ``y`` (the Armijo base) and at every trial are evaluated by the same code (one
+    loop body; its first pass is ``alpha = 0``, its second ``alpha_max``): near the centre the
+    decrease ``1e-4 alpha dec`` is a few ulps of ``t f``, so a base summed in another order
+    than the trials rejects good steps (at m = 10^4 it tripled the Newton steps).
 
     Returns:
       ``(ok, y_new)``.
@@ -318,23 +337,25 @@ def _line_search(data: _Data, weight, y, t, f, d, dec, e, sig):
     ds = d[:-1] - e * d[1:]  # relative change of the slack, per p_k
     ratio = jnp.where(ds < 0, sig / jnp.where(ds < 0, -ds, 1.0), jnp.inf)
     amax = jnp.minimum(amax, 0.99 * jnp.min(ratio, initial=jnp.inf))
-    base = t * f - jnp.sum(weight * jnp.log(sig))
 
-    def armijo(alpha, trial):
+    def armijo(base, alpha, trial):
         return trial <= base - 1e-4 * alpha * dec
 
     def cond(c):
-        first, alpha, trial, _ = c
-        return first | ((alpha > 1e-12) & ~armijo(alpha, trial))
+        k, base, alpha, trial, _ = c
+        return (k < 2) | ((alpha > 1e-12) & ~armijo(base, alpha, trial))
 
     def body(c):
-        first, alpha, _, _ = c
-        alpha = jnp.where(first, amax, 0.5 * alpha)
+        k, base, alpha, trial, _ = c
+        alpha = jnp.where(k == 0, 0.0, jnp.where(k == 1, amax, 0.5 * alpha))
         y_new = y + jnp.log1p(alpha * d)
-        return jnp.asarray(False), alpha, _merit(data, weight, y_new, t), y_new
+        merit = _merit(data, weight, y_new, t)
+        return k + 1, jnp.where(k == 0, merit, base), alpha, merit, y_new
 
-    _, alpha, trial, y_new = lax.while_loop(cond, body, (jnp.asarray(True), amax, f, y))
-    return (alpha > 1e-12) & armijo(alpha, trial), y_new
+    inf = jnp.asarray(jnp.inf)
+    k0 = jnp.zeros((), jnp.int32)
+    _, base, alpha, trial, y_new = lax.while_loop(cond, body, (k0, inf, amax, inf, y))
+    return (alpha > 1e-12) & armijo(base, alpha, trial), y_new
 
 
 def _solve_core(data: _Data, y0, weight, gap_tol, t0, max_newton, t_factor):
@@ -342,7 +363,7 @@ def _solve_core(data: _Data, y0, weight, gap_tol, t0, max_newton, t_factor):
     f0 = _objective(data, y0)
     t_init = jnp.where(jnp.isnan(t0), 1e4 * wsum / jnp.maximum(f0, 1e-300), t0)
     zero = jnp.zeros((), jnp.int32)
-    state = _State(y0, f0, t_init, zero, zero, jnp.asarray(jnp.inf), jnp.asarray(False),
+    state = _State(y0, t_init, zero, zero, jnp.asarray(jnp.inf), jnp.asarray(False),
                    jnp.ones((), jnp.int32))
 
     def cond(s: _State):
@@ -350,15 +371,15 @@ def _solve_core(data: _Data, y0, weight, gap_tol, t0, max_newton, t_factor):
 
     def body(s: _State):
         # the derivatives at y: one evaluation per step (the host solver reuses those of an
-        # accepted first trial; here the line search evaluates the objective only, which keeps
-        # one copy of the derivatives in the compiled program)
+        # accepted first trial; here the line search evaluates the merit only, at y and at the
+        # trials, which keeps one copy of the derivatives in the compiled program)
         f, g, D = _derivatives(data, s.y)
         d, dec, e, sig = _direction(data, weight, s.y, s.t, g, D)
         steps = s.steps + 1
         finite = jnp.all(jnp.isfinite(d)) & jnp.isfinite(dec)
         centred = dec / 2.0 <= 1e-12 * jnp.maximum(1.0, jnp.abs(s.t * f))
         move = finite & ~centred
-        ok, y = lax.cond(move, lambda: _line_search(data, weight, s.y, s.t, f, d, dec, e, sig),
+        ok, y = lax.cond(move, lambda: _line_search(data, weight, s.y, s.t, d, dec, e, sig),
                          lambda: (jnp.asarray(False), s.y))
         stepped = move & ok
         inner = s.inner + 1
@@ -367,7 +388,7 @@ def _solve_core(data: _Data, y0, weight, gap_tol, t0, max_newton, t_factor):
         gap_ok = stage_end & (wsum / s.t <= gap_tol * jnp.maximum(f, 1e-300))
         grow = stage_end & ~gap_ok & finite
         status = jnp.where(~finite, 2, jnp.where(gap_ok, 0, s.status)).astype(jnp.int32)
-        return _State(y=jnp.where(stepped, y, s.y), f=f, t=jnp.where(grow, s.t * t_factor, s.t),
+        return _State(y=jnp.where(stepped, y, s.y), t=jnp.where(grow, s.t * t_factor, s.t),
                       steps=steps, inner=jnp.where(stage_end, 0, inner), dec=dec,
                       done=gap_ok | ~finite, status=status)
 

@@ -188,9 +188,7 @@ def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
       epsilon: the epsilons to evaluate at.
       query: sensitivity ``linf``, ``K`` dims, ``T`` uses.
     """
-    if _uses(query) == 1:
-        return _profile_1d(params, epsilon, query)
-    return _accountant_answer("profile", params, epsilon, query)
+    return _answer("profile", params, epsilon, query)
 
 
 def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
@@ -201,9 +199,15 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
       delta: the deltas to invert at.
       query: sensitivity ``linf``, ``K`` dims, ``T`` uses.
     """
+    return _answer("epsilon", params, delta, query)
+
+
+def _answer(what: str, params: dict, x, query: Query) -> np.ndarray:
+    """The exact 1-D answer for one use, else the accountant's (``what``: ``profile`` or
+    ``epsilon``)."""
     if _uses(query) == 1:
-        return _epsilon_1d(params, delta, query)
-    return _accountant_answer("epsilon", params, delta, query)
+        return (_profile_1d if what == "profile" else _epsilon_1d)(params, x, query)
+    return _accountant_answer(what, params, x, query)
 
 
 SUMMARY = "truncated Laplace on [-A, A] (Geng, Ding, Guo & Kumar 2020); exact 1-D profile"

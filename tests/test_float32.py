@@ -242,6 +242,8 @@ _EXEMPT = {
         for n in "flows barrier barrier_terms close_direction".split()
     },
     "dpjax.spherical.mechanism.check_use": "host check of a use's arguments, no privacy value",
+    "dpjax.spherical.calibrate.default_shells": "host shell count of the design grid (an int), "
+    "no privacy value",
     "dpjax.accounting.events.plds.staircase_as_pure_dp": (
         "host rewrite of a leaf event in exact rational arithmetic (no arrays)"
     ),

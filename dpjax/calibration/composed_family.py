@@ -24,9 +24,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dpjax._batching import call_padded
 from dpjax._progress import progress
-from dpjax.calibration.gaussian import sigma_gaussian
+from dpjax.calibration.gaussian import calibrate_sigma
 from dpjax.calibration.scale_search import COARSEN
 from dpjax.calibration.shape_search import calibrate_shape_scale
 from dpjax.numerics import float64_kernel
@@ -96,7 +95,7 @@ def bracket_upper(epsilon, delta, uses: int, linf: float,
       The function ``upper(b)``, ``b`` of shape ``(targets, shapes)``.
     """
     epsilon, delta = np.broadcast_arrays(np.asarray(epsilon, float), np.asarray(delta, float))
-    full = np.asarray(call_padded(sigma_gaussian, epsilon, delta, np.sqrt(uses) * linf)[0],
+    full = np.asarray(calibrate_sigma(epsilon, delta, np.sqrt(uses) * linf)[0],
                       float).reshape(-1, 1)
     up_laplace = laplace_zcdp_scale(epsilon, delta, uses, linf).reshape(-1, 1)
     eps = epsilon.reshape(-1, 1)

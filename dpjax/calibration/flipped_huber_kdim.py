@@ -33,7 +33,7 @@ from dpjax.calibration.composed_family import (  # noqa: F401 (this module's nam
     laplace_zcdp_scale,
 )
 from dpjax.calibration.flipped_huber import calibrate_flipped_huber_sufficient
-from dpjax.calibration.gaussian import sigma_gaussian
+from dpjax.calibration.gaussian import calibrate_sigma
 from dpjax.noise.flipped_huber import FlippedHuber, standard_variance
 from dpjax.numerics import float64_kernel
 
@@ -70,7 +70,7 @@ def calibrate_flipped_huber_exact(epsilon, delta, dim: int, linf: float):
     coordinates at the corner shift are the Gaussian mechanism with ``Delta_2 = sqrt(K)
     Delta``, whose exact profile (Balle & Wang 2018, "Improving the Gaussian Mechanism for
     Differential Privacy: Analytical Calibration and Optimal Denoising", arXiv:1805.06530,
-    Thm. 8) certifies ``sigma_G`` (:func:`dpjax.calibration.gaussian.sigma_gaussian`); where
+    Thm. 8) certifies ``sigma_G`` (:func:`dpjax.calibration.gaussian.calibrate_sigma`); where
     ``sigma_G^2`` is below the engine's least variance (large ``K``: the engine's
     pessimistic grid costs ~4e-4 in variance at ``K = 10^4``) it is returned, with its
     closed-form certificate as ``delta_at``.
@@ -116,7 +116,7 @@ def calibrate_flipped_huber_exact_source(epsilon, delta, dim: int, linf: float):
     epsilon, delta = np.broadcast_arrays(np.asarray(epsilon, float), np.asarray(delta, float))
     # one Gaussian calibration per target: the b = 0 member in closed form (certified), and
     # the shape search's feasible upper end
-    gauss = call_padded(sigma_gaussian, epsilon, delta, np.sqrt(dim) * linf)
+    gauss = calibrate_sigma(epsilon, delta, np.sqrt(dim) * linf)
     sg = gauss[0].reshape(-1, 1)
     # one target at a time: each gets grids sized for its own scale (a batch would size
     # every row for the smallest scale); power-of-two sizes let targets share kernels

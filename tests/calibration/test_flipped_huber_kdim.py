@@ -88,8 +88,6 @@ def test_never_worse_than_theorem_8_and_the_winner_named(exact):
 def test_theorem_8_member_returned_where_it_beats_the_search(monkeypatch):
     # the search and the Gaussian member stubbed to a poor answer: Theorem 8's member (at the
     # linf box, l1 = K, l2 = sqrt(K)) must be returned, certified by its own bound
-    import jax.numpy as jnp
-
     from dpjax.accounting.flipped_huber_kdim import log_delta_flipped_huber_sufficient
     from dpjax.calibration import flipped_huber_kdim as kd
     from dpjax.calibration.flipped_huber import calibrate_flipped_huber_sufficient
@@ -100,8 +98,8 @@ def test_theorem_8_member_returned_where_it_beats_the_search(monkeypatch):
                 np.ones(shape, bool))
 
     monkeypatch.setattr(kd, "calibrate_composed", poor_search)
-    monkeypatch.setattr(kd, "sigma_gaussian", lambda e, d, l2: (
-        jnp.full_like(e, 1e3), jnp.full_like(e, 1e-9), jnp.zeros(e.shape, bool)))
+    monkeypatch.setattr(kd, "calibrate_sigma", lambda e, d, l2: (
+        np.full_like(e, 1e3), np.full_like(e, 1e-9), np.zeros(e.shape, bool)))
     k, eps, delta = 3, 1.0, 1e-6
     alpha, gamma, var, d_at, ok, source, thm8 = kd.calibrate_flipped_huber_exact_source(
         eps, delta, k, 1.0)

@@ -21,6 +21,11 @@ from dpjax.accounting.pld._pld import PLD, make
 from dpjax.accounting.pld.discretise import connect_dots
 from dpjax.numerics import float64_kernel
 
+#: Least grid length of :func:`from_atoms` (zero mass on top of shorter grids): every pair
+#: spanning fewer points shares one compiled composition and query program (a few kB of
+#: zeros; a search over scales, e.g. the truncated Laplace calibration, meets many lengths).
+MIN_GRID = 2048
+
 
 @float64_kernel
 def from_atoms(losses, probabilities, bin_width: float = 1e-4, pessimistic: bool = True) -> PLD:
@@ -53,8 +58,9 @@ def from_atoms(losses, probabilities, bin_width: float = 1e-4, pessimistic: bool
     if lf.size == 0:
         return make(h, 0, np.zeros(1), inf_mass, pessimistic=pessimistic)
     lower = math.floor(lf.min() / h)
-    # grid sizes rounded up to few distinct values (zero mass on top): few compiles downstream
-    size = bucket(math.ceil(lf.max() / h) - lower + 1)
+    # grid sizes rounded up to few distinct values, at least MIN_GRID (zero mass on top):
+    # few compiles downstream, and one for every small pair
+    size = bucket(max(math.ceil(lf.max() / h) - lower + 1, MIN_GRID))
     grid = (lower + np.arange(size)) * h
     if not pessimistic:
         idx = np.clip(np.floor(lf / h).astype(np.int64) - lower, 0, size - 1)
@@ -72,7 +78,7 @@ def from_atoms(losses, probabilities, bin_width: float = 1e-4, pessimistic: bool
     qs = np.bincount(idx[~below], weights=qsf[~below], minlength=size - 1).astype(np.float64)
     p_below = np.float64(pf[below].sum())
     zero = np.float64(0.0)
-    pmf, _ = connect_dots(p_bin, qs, zero, zero, p_below, np.float64(h))
+    pmf, _ = connect_dots(p_bin, qs, zero, zero, p_below, np.float64(h), xp=np)  # host: no compile
     return make(h, lower, pmf, inf_mass, pessimistic=True)
 
 

@@ -201,7 +201,7 @@ def pair_grid(pair: MonotonePair, bin_width: float) -> tuple[int, int]:
     return lower, upper - lower + 1
 
 
-def connect_dots(p_bin, qs, p_above, qs_above, p_below, h):
+def connect_dots(p_bin, qs, p_above, qs_above, p_below, h, xp=jnp):
     r"""Connect-the-dots pmf and ``inf_mass`` from *scaled* ``Q``-masses (module docstring).
 
     With ``qs_i = e^{eps_i} Q(bin_i)`` and ``ws_i = e^{eps_i} W_i = (P(bin_i) - qs_i) /
@@ -209,14 +209,25 @@ def connect_dots(p_bin, qs, p_above, qs_above, p_below, h):
     = qs_i - ws_i + e^h ws_{i-1}``; the top point gets ``qs_above + e^h ws_{n-2}``, the bottom
     ``P(L <= eps_0) + qs_0 - ws_0``, and ``inf_mass = P(L > eps_top) - qs_above``.  Every
     factor is at most ``e^h`` times a probability: no overflow at any loss.
+
+    Args:
+      p_bin, qs: ``P(bin_i)`` and ``e^{eps_i} Q(bin_i)`` of the ``n - 1`` bins.
+      p_above, qs_above: ``P(L > eps_top)`` and ``e^{eps_top} Q(L > eps_top)``.
+      p_below: ``P(L <= eps_0)``.
+      h: the bin width.
+      xp: the array namespace: ``jax.numpy`` (traced, the default) or ``numpy`` (a host
+        caller with concrete arrays: no compile per array length).
+
+    Returns:
+      ``(pmf, inf_mass)``: the ``n`` point masses and the mass at ``+infinity``.
     """
-    eh = jnp.exp(h)
-    ws = jnp.clip((p_bin - qs) / jnp.expm1(h), 0.0, qs)
+    eh = xp.exp(h)
+    ws = xp.clip((p_bin - qs) / xp.expm1(h), 0.0, qs)
     inner = qs[1:] - ws[1:] + eh * ws[:-1]
     top = qs_above + eh * ws[-1]
     bottom = p_below + qs[0] - ws[0]
-    pmf = jnp.concatenate([bottom[None], inner, top[None]])
-    return pmf, jnp.maximum(p_above - qs_above, 0.0)
+    pmf = xp.concatenate([xp.reshape(bottom, (1,)), inner, xp.reshape(top, (1,))])
+    return pmf, xp.maximum(p_above - qs_above, 0.0)
 
 
 def _t_at(pair: MonotonePair, losses):

@@ -113,3 +113,38 @@ def test_atoms_pessimistic_property(losses, weights, eps):
     lo = float(delta_for_epsilon(from_atoms(ls, w, 0.05, pessimistic=False), eps))
     assert lo <= exact + 1e-12
     assert hi >= exact - 1e-12
+
+
+def test_connect_dots_numpy_twin_matches_the_traced_one():
+    """``connect_dots(..., xp=np)`` (the host path of ``from_atoms``) is the jitted formula:
+    the same masses to round-off (XLA and NumPy may round ``exp`` differently)."""
+    import jax
+    import jax.numpy as jnp
+
+    from dpjax.accounting.pld.discretise import connect_dots
+
+    rng = np.random.default_rng(3)
+    p_bin = rng.uniform(0.0, 1e-2, 50)
+    qs = p_bin * rng.uniform(0.2, 1.0, 50)  # e^{eps_i} Q(bin_i) <= P(bin_i) on a loss grid
+    args = (p_bin, qs, 1e-4, 5e-5, 0.3, 0.05)
+    host_pmf, host_inf = connect_dots(*args, xp=np)
+    with jax.enable_x64(True):
+        dev_pmf, dev_inf = jax.jit(connect_dots)(*(jnp.asarray(a) for a in args))
+    assert isinstance(host_pmf, np.ndarray) and host_pmf.shape == (51,)
+    np.testing.assert_allclose(host_pmf, np.asarray(dev_pmf), rtol=1e-14, atol=1e-300)
+    assert float(host_inf) == pytest.approx(float(dev_inf), rel=1e-14)
+
+
+def test_small_atom_pairs_share_one_grid_length():
+    """Every pair spanning fewer than ``MIN_GRID`` points is padded (zero mass on top) to
+    one length: a search over scales meets one compiled program, and the padding changes
+    no delta."""
+    from dpjax.accounting.pld.atoms import MIN_GRID
+
+    short = from_atoms([-0.3, 0.3], [0.4, 0.6], bin_width=1e-2)
+    longer = from_atoms([-1.5, 2.0], [0.4, 0.6], bin_width=1e-2)
+    assert short.pmf.shape == longer.pmf.shape == (MIN_GRID,)
+    assert float(np.sum(np.asarray(short.pmf)[62:])) == 0.0  # nothing above the top atom
+    e0 = 0.3  # losses +-0.3: delta(eps) = 0.6 (1 - e^{eps - 0.3}) for 0 <= eps < 0.3
+    want = 0.6 * (1 - np.exp(0.1 - e0))
+    assert float(delta_for_epsilon(short, 0.1)) == pytest.approx(want, rel=1e-9)

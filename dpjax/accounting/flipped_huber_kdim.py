@@ -31,8 +31,6 @@ from dpjax.certificate import fail_closed, kernel_error, log_target
 from dpjax.noise.flipped_huber import FlippedHuber, theta_over_gamma
 from dpjax.numerics import Status, bisect_monotone, float64_kernel, log_hockey_stick
 
-_HALF_LOG_2PI = 0.9189385332046727
-_LOG_2 = 0.6931471805599453
 #: Documented error constant of the K-dim bounds :func:`log_delta_flipped_huber_sufficient` /
 #: :func:`log_delta_flipped_huber_bound` (of the bound's value, same form; measured against
 #: the bound's formula in mpmath, tests/accounting/test_fail_closed.py).

@@ -31,6 +31,7 @@ from dpjax.numerics import (
     quotient,
     two_product,
 )
+from dpjax.numerics.constants import HALF_LOG_2PI
 
 #: Documented error constant of :func:`log_delta_gaussian` / :func:`log_delta_gaussian_mu`:
 #: ``|log delta_computed - log delta_true| <= ERROR (1 + |log delta|)`` for every float64
@@ -39,7 +40,6 @@ from dpjax.numerics import (
 #: epsilon in [0, 1e20] and around ``mu^2 / 2`` (tests/accounting/test_fail_closed.py).
 ERROR = kernel_error(2e-14)
 
-_HALF_LOG_2PI = 0.9189385332046727
 _SQRT_HALF = 0.7071067811865476
 #: ``a`` is clamped here (``a^2`` would overflow): delta decreases in ``a``, so the value at
 #: the clamp is an upper bound.
@@ -154,7 +154,7 @@ def log_delta_from_a(epsilon: Array, a: Array, mu: Array, step: Array | None = N
     mass = 0.5 * (erf(b * _SQRT_HALF) + erf(-a_neg * _SQRT_HALF))
     eps_pos = epsilon > 0
     log_em1 = jnp.where(eps_pos, log1mexp(-jnp.where(eps_pos, epsilon, 1.0)), -jnp.inf)
-    second = jnp.exp(log_em1 - 0.5 * a_neg * a_neg - _HALF_LOG_2PI + log_mills(b))
+    second = jnp.exp(log_em1 - 0.5 * a_neg * a_neg - HALF_LOG_2PI + log_mills(b))
     diff = mass - second
     straddle = jnp.log(jnp.where(diff > 0, diff, mass))
     return fail_closed(jnp.where(pos, tail, straddle), epsilon, a, mu)

@@ -68,6 +68,7 @@ from dpjax.numerics import (
     sum3,
     two_product,
 )
+from dpjax.numerics.constants import LOG_2
 
 #: Documented error constant of :func:`log_delta_osgt` / :func:`log_delta_osgt_unit`
 #: (``|log delta_computed - log delta_true| <= ERROR (1 + |log delta|)``): largest measured
@@ -75,7 +76,6 @@ from dpjax.numerics import (
 #: epsilon on both sides of the kink (tests/accounting/test_fail_closed.py).
 ERROR = kernel_error(2e-14)
 
-_LOG2 = 0.6931471805599453
 
 
 def _log_delta(k: Array, m: Array, h: Array) -> Array:
@@ -91,9 +91,9 @@ def _log_delta(k: Array, m: Array, h: Array) -> Array:
     base = -s1 * (k + 0.5 * s1)
     x1 = jnp.minimum(base + step_a, 0.0)
     x2 = jnp.minimum(base + step_b, 0.0)
-    low = logaddexp(log1mexp(x1), log1mexp(x2)) - _LOG2
+    low = logaddexp(log1mexp(x1), log1mexp(x2)) - LOG_2
     tail = -hp * (k + 0.5 * hp) + step_a
-    up = tail + log1mexp(jnp.minimum(step_b, -TINY)) - _LOG2
+    up = tail + log1mexp(jnp.minimum(step_b, -TINY)) - LOG_2
     return fail_closed(jnp.where(upper, up, low), k, m, h)
 
 
@@ -202,7 +202,7 @@ def epsilon_osgt(
     )
     k, m = vartheta / rho, sens / rho
     level = log_target(jnp.where(delta > 0, delta, 1.0))
-    arg = jnp.minimum(_LOG2 + log_Q(k) + level + jnp.log1p(-MARGIN), -_LOG2)
+    arg = jnp.minimum(LOG_2 + log_Q(k) + level + jnp.log1p(-MARGIN), -LOG_2)
     hi = jnp.maximum(0.5 * m * (m + 2.0 * k), m * (log_Q_inv(arg) + 0.5 * m))
     hi = jnp.maximum(hi, 0.0) * (1.0 + 1e-12) + 1e-300
 

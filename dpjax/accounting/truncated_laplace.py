@@ -49,6 +49,7 @@ from dpjax.numerics import (
     logaddexp,
     quotient,
 )
+from dpjax.numerics.constants import LOG_2
 
 #: Documented error constant of the truncated Laplace profile kernels
 #: (``|log delta_computed - log delta_true| <= ERROR (1 + |log delta|)``): largest measured
@@ -58,7 +59,6 @@ from dpjax.numerics import (
 #: with compensated quotients, so no term carries an error ``~ 1e-16 c``.
 ERROR = kernel_error(2e-14)
 
-_LOG2 = 0.6931471805599453
 #: Relative padding of the loss atoms' masses (:func:`truncated_laplace_loss_atoms`): each is
 #: one product of ``exp`` / ``expm1`` values, a few ulp (``~1e-15``) from the exact mass.
 _MASS_PAD = 1e-13
@@ -76,14 +76,14 @@ def _log_delta(epsilon, c, mu, gap_mu, gap_c, c_minus_mu, disjoint):
     middle = (gap_mu < 0) & (epsilon < c + c_minus_mu)
     g_m = jnp.where(middle, gap_mu, -1.0)
     e_m = jnp.where(middle & (epsilon > 0), epsilon, 1.0)
-    lap = _LOG2 + log1mexp(0.5 * g_m)
+    lap = LOG_2 + log1mexp(0.5 * g_m)
     trunc = jnp.where(epsilon > 0, jnp.where(middle, gap_c, 0.0) + log1mexp(-e_m), -jnp.inf)
-    mid_val = logaddexp(lap, trunc) - _LOG2 - log_d
+    mid_val = logaddexp(lap, trunc) - LOG_2 - log_d
     below = c_minus_mu >= 0
     mu_b = jnp.where(below, mu, 1.0)
-    flat_below = -jnp.where(below, c_minus_mu, 0.0) + log1mexp(-mu_b) - log1mexp(-c) - _LOG2
+    flat_below = -jnp.where(below, c_minus_mu, 0.0) + log1mexp(-mu_b) - log1mexp(-c) - LOG_2
     cm_a = jnp.where(below, -1.0, jnp.minimum(c_minus_mu, 0.0))
-    flat_above = logaddexp(log_d, log1mexp(cm_a)) - _LOG2 - log_d
+    flat_above = logaddexp(log_d, log1mexp(cm_a)) - LOG_2 - log_d
     out = jnp.where(middle, mid_val, jnp.where(below, flat_below, flat_above))
     return fail_closed(jnp.where(disjoint, 0.0, out), epsilon, c, mu, gap_mu, gap_c, c_minus_mu)
 
@@ -237,7 +237,7 @@ def truncated_laplace_gdgk(epsilon: ArrayLike, delta: ArrayLike, sensitivity: Ar
     """
     epsilon, delta = jnp.asarray(epsilon), jnp.asarray(delta)
     lam = jnp.asarray(sensitivity) / epsilon
-    log_ratio = log_expm1(epsilon) - _LOG2 - jnp.log(delta)  # log((e^eps - 1) / (2 delta))
+    log_ratio = log_expm1(epsilon) - LOG_2 - jnp.log(delta)  # log((e^eps - 1) / (2 delta))
     big = log_ratio > 0
     a = lam * jnp.where(
         big,

@@ -58,6 +58,7 @@ from dpjax.accounting.flipped_huber_kdim import BOUND_ERROR, log_delta_flipped_h
 from dpjax.calibration.host_shape import least_certified_scale, log_delta_lemma11, search_shape
 from dpjax.certificate import log_target, reported_delta, scale_is_certified
 from dpjax.numerics import float64_kernel
+from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 from dpjax.numerics.export_cache import exported_jit
 from dpjax.numerics.host_grid import log1mexp_host
 
@@ -73,8 +74,6 @@ B_MAX = float(B_GRID[-1])
 LOG_GAMMA_SPAN = 720.0
 
 
-_HALF_LOG_2PI = 0.9189385332046727
-_LOG2 = 0.6931471805599453
 #: the exact profile of Theorem 3, jitted (traced program kept across processes,
 #: dpjax/numerics/export_cache.py) and called on padded host batches (call_padded) like the
 #: mechanism's re-check (same function, same argument types): the search's final bisection
@@ -88,7 +87,7 @@ def _host_masses(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(log A, log B)``: the half-masses of ``exp(-rho_b)`` (eq. (9)) in NumPy."""
     bs = np.where(b > 0, b, 1.0)
     log_a = np.where(b > 0, np.log(-np.expm1(-bs * bs)) - np.log(bs), -np.inf)
-    return log_a, _HALF_LOG_2PI + special.log_ndtr(-b) - 0.5 * b * b
+    return log_a, HALF_LOG_2PI + special.log_ndtr(-b) - 0.5 * b * b
 
 
 def _host_log_sf(b: np.ndarray):
@@ -98,7 +97,7 @@ def _host_log_sf(b: np.ndarray):
               e^{-bt}(1 - e^{-b(b - t)})/b + B\ (0 \le t \le b)
     """
     log_a, log_b = _host_masses(b)
-    log_z = _LOG2 + np.logaddexp(log_a, log_b)
+    log_z = LOG_2 + np.logaddexp(log_a, log_b)
     bs = np.where(b > 0, b, 1.0)
 
     def log_sf(t):
@@ -106,7 +105,7 @@ def _host_log_sf(b: np.ndarray):
         lap_ok = (b > 0) & (gap > 0)
         lap = np.where(lap_ok, -bs * t + np.log(-np.expm1(-np.where(lap_ok, gap, 1.0))), -np.inf)
         centre = np.logaddexp(lap - np.log(bs), log_b)
-        gauss = _HALF_LOG_2PI - 0.5 * b * b + special.log_ndtr(-t)
+        gauss = HALF_LOG_2PI - 0.5 * b * b + special.log_ndtr(-t)
         return np.where(t > b, gauss, centre) - log_z
 
     return log_sf
@@ -249,7 +248,7 @@ def _host_log_delta_theorem8(eps, b, log_m, dim, l1, l2, linf):
     alpha = b * gamma
     kr = dim * np.where(alpha < linf, alpha * alpha, (2.0 * alpha - linf) * linf)
     log_a, log_b = _host_masses(b)
-    log_omega = _LOG2 + np.logaddexp(log_a, log_b) + 0.5 * b * b
+    log_omega = LOG_2 + np.logaddexp(log_a, log_b) + 0.5 * b * b
     theta = -special.ndtri_exp(0.5 * np.log(np.pi / 2.0) - log_omega)
     shift = l2 / (2.0 * gamma) + kr / (2.0 * gamma * l2)
     a1 = gamma * eps / l2 - shift

@@ -30,11 +30,11 @@ from dpjax.accounting.gaussian import ERROR, log_delta_gaussian, log_delta_gauss
 from dpjax.calibration.gaussian_host import calibrate_sigma_host
 from dpjax.certificate import MARGIN, TINY, certify_scale, log_target, reported_delta
 from dpjax.numerics import Q_inv, Status, bisect_monotone, float64_kernel, newton_host
+from dpjax.numerics.constants import HALF_LOG_2PI
 
 #: The bracket of the bisection fallback, on ``log mu``: ``mu in [e^-690, e^690]``.
 LOG_MU_MIN, LOG_MU_MAX = -690.0, 690.0
 
-_HALF_LOG_2PI = 0.9189385332046727
 
 
 def _mu_bisection(epsilon, delta, num_iterations=100):
@@ -70,7 +70,7 @@ def _mu_newton(epsilon, delta, num_iterations=8):
         a = epsilon / mu - 0.5 * mu
         log_d = log_delta_gaussian_mu(epsilon, mu)
         # d log delta / d log mu = mu phi(a) / delta
-        slope = jnp.exp(x - 0.5 * a * a - _HALF_LOG_2PI - log_d)
+        slope = jnp.exp(x - 0.5 * a * a - HALF_LOG_2PI - log_d)
         return log_d - level, slope
 
     # the bracket starts open: the first iteration evaluates x0 itself (one traced copy
@@ -198,7 +198,7 @@ def _gap_and_slope(epsilon, delta, sensitivity, log_sigma):
     log_mu = jnp.log(sensitivity) - log_sigma
     mu = jnp.exp(log_mu)
     a = epsilon / mu - 0.5 * mu
-    slope = -jnp.exp(log_mu - 0.5 * a * a - _HALF_LOG_2PI - log_d)
+    slope = -jnp.exp(log_mu - 0.5 * a * a - HALF_LOG_2PI - log_d)
     return log_d - log_target(delta), slope, reported_delta(log_d, ERROR)
 
 

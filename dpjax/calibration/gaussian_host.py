@@ -17,9 +17,8 @@ from dpjax.accounting.gaussian import ERROR
 from dpjax.certificate import MARGIN, scale_is_certified
 from dpjax.certificate_host import log_target_host, reported_delta_host
 from dpjax.numerics import float64_kernel, newton_host
+from dpjax.numerics.constants import HALF_LOG_2PI
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
-
-_HALF_LOG_2PI = 0.9189385332046727
 
 #: Documented error of ``scipy.special.log_ndtr`` as the host kernel uses it:
 #: ``|log Q_hat(x) - log Q(x)| <= HOST_LOG_Q_ERROR (1 + |log Q(x)|)``.  Largest measured
@@ -130,7 +129,7 @@ def calibrate_sigma_host(eps, dlt, sens, x0, good, bad):
             log_mu = np.log(sens) - x
             mu = np.exp(log_mu)
             a = eps / mu - 0.5 * mu
-            slope = -np.exp(log_mu - 0.5 * a * a - _HALF_LOG_2PI - log_d)
+            slope = -np.exp(log_mu - 0.5 * a * a - HALF_LOG_2PI - log_d)
         return log_d - level, slope
 
     x, converged = newton_host(evaluate, x0, good=good, bad=bad)

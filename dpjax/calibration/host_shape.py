@@ -28,9 +28,9 @@ from collections.abc import Callable
 import numpy as np
 
 from dpjax.numerics import float64_kernel
+from dpjax.numerics.constants import LOG_2
 from dpjax.numerics.host_grid import bisect_array, log1mexp_host, zoom_minimize_array
 
-_LOG2 = 0.6931471805599453
 #: Sensitivity (in noise units) below which :func:`log_delta_lemma11` takes the mass between
 #: ``t_1`` and ``t_2`` by the midpoint rule (given the density).
 MIDPOINT_BELOW = 1e-5
@@ -78,7 +78,7 @@ def log_delta_lemma11(
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         t1, t2 = x - 0.5 * D, x + 0.5 * D
         up1 = log_sf_upper(np.abs(t1))
-        l1 = np.where(t1 >= 0, up1, log1mexp_host(np.minimum(up1, -_LOG2)))
+        l1 = np.where(t1 >= 0, up1, log1mexp_host(np.minimum(up1, -LOG_2)))
         l2 = log_sf_upper(t2)
         out = l1 + log1mexp_host(np.where(l2 == -np.inf, -np.inf, eps + l2 - l1))
         if log_pdf_upper is not None:

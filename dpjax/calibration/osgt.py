@@ -45,13 +45,13 @@ from dpjax.calibration.host_shape import least_certified_scale, log_delta_lemma1
 from dpjax.certificate import log_target, reported_delta, scale_is_certified
 from dpjax.noise.osgt import K_SERIES, laguerre32, osgt_unit_variance
 from dpjax.numerics import bisect_bracket, float64_kernel
+from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 from dpjax.numerics.export_cache import exported_jit
 
 _LOG_M_MIN, _LOG_M_MAX = -200.0, 40.0
 #: the host search's private end: ``m = e^-700 ~ 1e-304`` (the profile is below the total
 #: variation ``~m``), so every ``delta`` down to ``~1e-300`` is in the bracket
 _HOST_LOG_M_MIN = -700.0
-_HALF_LOG_2PI = 0.9189385332046727
 _SQRT2 = 1.4142135623730951
 #: shape range of the unconstrained search: k in [K_MIN, K_MAX]
 K_MIN, K_MAX = 1e-4, 1e4
@@ -142,7 +142,6 @@ def osgt_variance_by_shape(
     )
 
 
-_LOG2 = 0.6931471805599453
 #: the exact profile (App. F(c)) for the final bisection, on padded host batches
 #: (call_padded): a scalar target and a small grid share one compiled program
 _exact_profile = partial(call_padded, exported_jit(log_delta_osgt))
@@ -161,12 +160,12 @@ def _host_log_delta(eps, log_k, log_m):
     log_rk = np.log(special.erfcx(k / _SQRT2))
 
     def log_sf(t):  # log Q(k + t) - log Q(k) - log 2 via the scaled erfc (no cancellation)
-        return -t * (k + 0.5 * t) + np.log(special.erfcx((k + t) / _SQRT2)) - log_rk - _LOG2
+        return -t * (k + 0.5 * t) + np.log(special.erfcx((k + t) / _SQRT2)) - log_rk - LOG_2
 
-    log_2qk = _LOG2 + special.log_ndtr(-k)
+    log_2qk = LOG_2 + special.log_ndtr(-k)
 
     def log_pdf(t):  # the density phi(k + t) / (2 Q(k))
-        return -0.5 * np.square(k + t) - _HALF_LOG_2PI - log_2qk
+        return -0.5 * np.square(k + t) - HALF_LOG_2PI - log_2qk
 
     x = np.where(eps < 0.5 * (m + 2.0 * k) * m, eps / (m + 2.0 * k), eps / m - k)
     return log_delta_lemma11(eps, m, log_sf, x, log_pdf)
@@ -183,7 +182,7 @@ def _host_variance(k: np.ndarray) -> np.ndarray:
     above)."""
     small = k < K_SERIES
     ks = np.where(small, k, 1.0)
-    direct = 1.0 + ks * ks - ks * np.exp(-(special.log_ndtr(-ks) + 0.5 * ks * ks + _HALF_LOG_2PI))
+    direct = 1.0 + ks * ks - ks * np.exp(-(special.log_ndtr(-ks) + 0.5 * ks * ks + HALF_LOG_2PI))
     kl = np.where(small, K_SERIES, k)
     s, w = laguerre32()
     damp = np.exp(-np.square(s) / (2.0 * np.square(kl[..., None])))

@@ -44,6 +44,7 @@ from dpjax.calibration.host_shape import least_certified_scale, log_delta_lemma1
 from dpjax.certificate import TINY, log_target, reported_delta, scale_is_certified
 from dpjax.errors import InfeasibleTargetError
 from dpjax.numerics import bisect_host, float64_kernel, illinois_host
+from dpjax.numerics.constants import LOG_2
 from dpjax.numerics.export_cache import exported_jit
 from dpjax.numerics.host_grid import zoom_minimize_array
 
@@ -54,7 +55,6 @@ _LOG_MU_MIN = -690.0
 #: largest ``log`` of a returned parameter (``lambda``, ``A``): shapes needing more are not
 #: searched (near ``delta ~ 1e-300`` the uniform end asks for ``A / c`` beyond float64)
 _LOG_PARAM_MAX = 700.0
-_LOG2 = 0.6931471805599453
 #: shape range ``c = A / lambda``: ``c -> 0`` is the uniform member (variance ``A^2 / 3`` to
 #: ``O(c)``), ``c = 2e3`` the Laplace member to ``O(e^{-c})``; the range reaches further
 #: where the target asks for it (:func:`shape_range`)
@@ -96,7 +96,7 @@ def _host_log_delta(eps, log_c, log_mu):
     density ``e^{-t} / (2 (1 - e^{-c}))`` for small ``mu``.
     """
     c, mu = np.exp(log_c), np.exp(log_mu)
-    log_norm = _LOG2 + np.log(-np.expm1(-c))
+    log_norm = LOG_2 + np.log(-np.expm1(-c))
 
     def log_sf(t):
         inside = t < c

@@ -88,8 +88,7 @@ from jax.typing import ArrayLike
 
 from dpjax.noise._base import sample_dtype
 from dpjax.numerics import log_Q_inv
-
-_LOG_2 = 0.6931471805599453
+from dpjax.numerics.constants import LOG_2
 
 
 class _Layout(NamedTuple):
@@ -243,7 +242,7 @@ def _uniform(z: Array, m: Array, negative: Array, work: np.dtype, mant_bits: int
     centre = z == 0
     # 1 - U = (1 - f) / 2 for z = 0 (exact integers), else 1 - U >= 1/2 (no cancellation)
     omu_centre = (work.type(2.0 ** (mant_bits + 1) - 1.0) - 2.0 * m) * (0.5 * scale)
-    log_u_tail = jnp.log1p(f) - (z.astype(work) + 1.0) * work.type(_LOG_2)
+    log_u_tail = jnp.log1p(f) - (z.astype(work) + 1.0) * work.type(LOG_2)
     log_u = jnp.where(centre, log1p_negative(-omu_centre), log_u_tail)
     omu = jnp.where(centre, omu_centre, -jnp.expm1(jnp.where(centre, -1.0, log_u_tail)))
     return TailUniform(negative, log_u, omu)
@@ -289,7 +288,7 @@ def _main_path_uniform(z: Array, m: Array, negative: Array, work: np.dtype, mant
     omu_centre = (work.type(2.0 ** (mant_bits + 1) - 1.0) - 2.0 * m) * (0.5 * scale)
     near = centre & (omu_centre < 0.25)
     log1p = jnp.log1p(jnp.where(near, -omu_centre, f))
-    log_u = jnp.where(near, log1p, log1p - (z.astype(work) + 1.0) * work.type(_LOG_2))
+    log_u = jnp.where(near, log1p, log1p - (z.astype(work) + 1.0) * work.type(LOG_2))
     info = jnp.finfo(work)
     uint = jnp.uint64 if work == np.float64 else jnp.uint32
     exponent = (info.maxexp - 2 - z).astype(uint) << (info.nmant)  # 2^-(z+1): biased maxexp-2-z
@@ -448,7 +447,7 @@ def log_q_inv(log_p: Array, deep: bool = True) -> Array:
     if not deep:
         if log_p.dtype == jnp.float32:  # sqrt2 erfinv(1 - 2p), w = -log(4 p (1 - p)) exact
             p = jnp.exp(log_p)
-            w = -(2.0 * _LOG_2 + log_p + jnp.log1p(-p))
+            w = -(2.0 * LOG_2 + log_p + jnp.log1p(-p))
             return 1.4142135623730951 * erfinv_from_w(1.0 - 2.0 * p, w)
         return -ndtri(jnp.exp(log_p))
     return log_Q_inv(log_p, num_newton=4 if log_p.dtype == jnp.float64 else 1)

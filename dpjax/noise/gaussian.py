@@ -28,9 +28,8 @@ from jax.typing import ArrayLike
 from dpjax.noise import _shared
 from dpjax.noise._tail import erfinv_from_w, log_q_inv
 from dpjax.numerics import Q_inv, log_Q, log_Q_inv
+from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 
-_HALF_LOG_2PI = 0.9189385332046727
-_LOG_2 = 0.6931471805599453
 _SQRT_2 = 1.4142135623730951
 
 
@@ -68,7 +67,7 @@ class Gaussian(NamedTuple):
           x: points.
         """
         z = jnp.asarray(x) / self.sigma
-        return -0.5 * z * z - jnp.log(self.sigma) - _HALF_LOG_2PI
+        return -0.5 * z * z - jnp.log(self.sigma) - HALF_LOG_2PI
 
     def log_sf(self, x: ArrayLike) -> Array:
         """``log P(T > x) = log Q(x / sigma)``.
@@ -107,7 +106,7 @@ class Gaussian(NamedTuple):
             return sigma * (_SQRT_2 * erfinv_from_w(omu, w))
         centre = omu <= 0.5
         body = _SQRT_2 * erfinv(jnp.where(centre, omu, 0.5))
-        tail = log_q_inv(jnp.where(centre, -1.0, log_u) - _LOG_2, deep)
+        tail = log_q_inv(jnp.where(centre, -1.0, log_u) - LOG_2, deep)
         return sigma * jnp.where(centre, body, tail)
 
     from_bits = _shared.from_bits

@@ -19,8 +19,8 @@ from jax import Array
 from jax.typing import ArrayLike
 
 from dpjax.noise import _shared
+from dpjax.numerics.constants import LOG_HALF
 
-_LOG_HALF = -0.6931471805599453
 #: Stand-in for ``+-infinity`` returned by the loss inverse beyond the loss range.
 _BIG = 1e300
 
@@ -70,7 +70,7 @@ class Laplace(NamedTuple):
         pos = z >= 0
         zp = jnp.where(pos, z, 0.0)
         zn = jnp.where(pos, -1.0, z)
-        return jnp.where(pos, _LOG_HALF - zp, jnp.log1p(-0.5 * jnp.exp(zn)))
+        return jnp.where(pos, LOG_HALF - zp, jnp.log1p(-0.5 * jnp.exp(zn)))
 
     sf = _shared.sf
     cdf = _shared.cdf

@@ -43,9 +43,8 @@ from jax.typing import ArrayLike
 
 from dpjax.noise import _shared
 from dpjax.numerics import log_mills, log_mills_step, log_Q, log_Q_inv
+from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 
-_HALF_LOG_2PI = 0.9189385332046727
-_LOG2 = 0.6931471805599453
 K_SERIES = 3.0
 
 
@@ -168,11 +167,11 @@ class OSGT(NamedTuple):
           x: points.
         """
         z = (jnp.abs(jnp.asarray(x)) + self.vartheta) / self.rho
-        return -0.5 * z * z - _HALF_LOG_2PI - jnp.log(self.rho) - _LOG2 - log_Q(self.shape_k)
+        return -0.5 * z * z - HALF_LOG_2PI - jnp.log(self.rho) - LOG_2 - log_Q(self.shape_k)
 
     def _log_half_tail(self, ax: Array) -> Array:
         """``log P(T > ax)`` for ``ax >= 0``: ``L(ax / rho) - log 2`` (used by ``log_sf``)."""
-        return osgt_log_tail_ratio(self.shape_k, ax / self.rho) - _LOG2
+        return osgt_log_tail_ratio(self.shape_k, ax / self.rho) - LOG_2
 
     log_sf = _shared.log_sf
     sf = _shared.sf

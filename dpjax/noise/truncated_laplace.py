@@ -40,8 +40,7 @@ from dpjax.noise._tail import (
     working_dtype,
 )
 from dpjax.numerics import log1mexp
-
-_LOG2 = 0.6931471805599453
+from dpjax.numerics.constants import LOG_2
 
 
 def truncated_laplace_unit_variance(c: ArrayLike) -> Array:
@@ -89,7 +88,7 @@ class TruncatedLaplace(NamedTuple):
 
     def _log_norm(self) -> Array:
         """``log(2 lambda D)``."""
-        return _LOG2 + jnp.log(self.scale) + log1mexp(-self.shape_c)
+        return LOG_2 + jnp.log(self.scale) + log1mexp(-self.shape_c)
 
     def logpdf(self, x: ArrayLike) -> Array:
         """``log g(x) = -|x| / lambda - log(2 lambda D)`` on ``[-A, A]``, ``-inf`` outside.
@@ -107,7 +106,7 @@ class TruncatedLaplace(NamedTuple):
         core = (
             -z
             + log1mexp(jnp.where(inside, z - self.shape_c, -1.0))
-            - _LOG2
+            - LOG_2
             - log1mexp(-self.shape_c)
         )
         return jnp.where(inside, core, -jnp.inf)

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
 
-_LOG_HALF = -0.6931471805599453
+from dpjax.numerics.constants import LOG_HALF
 
 
 def log1mexp(x: ArrayLike) -> Array:
@@ -38,9 +38,9 @@ def log1mexp(x: ArrayLike) -> Array:
       -46.05170186
     """
     x = jnp.asarray(x)
-    near = x > _LOG_HALF
-    x_near = jnp.where(near, x, _LOG_HALF)
-    x_far = jnp.where(near, _LOG_HALF, x)
+    near = x > LOG_HALF
+    x_near = jnp.where(near, x, LOG_HALF)
+    x_far = jnp.where(near, LOG_HALF, x)
     out = jnp.where(near, jnp.log(-jnp.expm1(x_near)), jnp.log1p(-jnp.exp(x_far)))
     return jnp.where(x > 0, jnp.nan, out)
 

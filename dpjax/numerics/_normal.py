@@ -19,8 +19,8 @@ from jax.scipy.special import erf, erfcx, ndtri
 from jax.typing import ArrayLike
 
 from dpjax.numerics._logspace import log1mexp
+from dpjax.numerics.constants import HALF_LOG_2PI, LOG_HALF
 
-_HALF_LOG_2PI = 0.9189385332046727  # log(2 pi) / 2
 _LOG_SQRT_PI_OVER_2 = 0.22579135264472744  # log(sqrt(pi / 2))
 _SQRT_HALF = 0.7071067811865476
 
@@ -73,7 +73,7 @@ def _magnitude(x: Array, pos: Array) -> Array:
 
 
 def _log_Q_nonneg(x: Array) -> Array:
-    return -0.5 * x * x - _HALF_LOG_2PI + _log_mills_nonneg(x)
+    return -0.5 * x * x - HALF_LOG_2PI + _log_mills_nonneg(x)
 
 
 def log_Q(x: ArrayLike) -> Array:
@@ -128,8 +128,8 @@ def log_mills(x: ArrayLike) -> Array:
     pos = x >= 0
     a = _magnitude(x, pos)
     right = _log_mills_nonneg(a)  # log R(|x|): one erfcx for both branches
-    log_q = log1mexp(-0.5 * a * a - _HALF_LOG_2PI + right)  # log Q(x) = log(1 - Q(|x|)), x < 0
-    return jnp.where(pos, right, log_q + 0.5 * a * a + _HALF_LOG_2PI)
+    log_q = log1mexp(-0.5 * a * a - HALF_LOG_2PI + right)  # log Q(x) = log(1 - Q(|x|)), x < 0
+    return jnp.where(pos, right, log_q + 0.5 * a * a + HALF_LOG_2PI)
 
 
 def log_Q_inv(log_p: ArrayLike, num_newton: int = 4) -> Array:
@@ -167,14 +167,14 @@ def log_Q_inv(log_p: ArrayLike, num_newton: int = 4) -> Array:
     representable = log_p > tiny_log
     lp_rep = jnp.where(representable, log_p, -1.0)
     lp_far = jnp.where(representable, -1000.0, log_p)
-    upper = lp_rep > -0.6931471805599453
+    upper = lp_rep > LOG_HALF
     guess_rep = jnp.where(
         upper,
         ndtri(-jnp.expm1(jnp.where(upper, lp_rep, -1.0))),
         -ndtri(jnp.exp(jnp.where(upper, -1.0, lp_rep))),
     )
     two_l = -2.0 * lp_far
-    guess_far = jnp.sqrt(two_l - jnp.log(two_l) - 2.0 * _HALF_LOG_2PI)
+    guess_far = jnp.sqrt(two_l - jnp.log(two_l) - 2.0 * HALF_LOG_2PI)
     x = jnp.where(representable, guess_rep, guess_far)
     finite = jnp.isfinite(log_p) & (log_p < 0)
     x = jnp.where(finite, x, 0.0)

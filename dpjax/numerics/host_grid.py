@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-_LOG2 = 0.6931471805599453
+from dpjax.numerics.constants import LOG_2
 
 
 def log1mexp_host(x) -> np.ndarray:
@@ -34,7 +34,7 @@ def log1mexp_host(x) -> np.ndarray:
     """
     x = np.minimum(np.asarray(x, dtype=np.float64), 0.0)
     with np.errstate(divide="ignore"):
-        return np.where(x > -_LOG2, np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
+        return np.where(x > -LOG_2, np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
 
 
 def log_expm1_host(x) -> np.ndarray:

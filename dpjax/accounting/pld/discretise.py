@@ -61,11 +61,11 @@ from dpjax.noise.gaussian import Gaussian
 from dpjax.noise.laplace import Laplace
 from dpjax.noise.privacy_loss import privacy_loss_inverse, tail_point
 from dpjax.numerics import float64_kernel
+from dpjax.numerics.constants import LOG_HALF
 
 #: Default probability left outside the ``t`` range of a pair (each side):
 #: the top of the loss grid is where ``P`` keeps at most this much mass.
 TAIL = 1e-40
-_LOG_HALF = math.log(0.5)
 
 
 class MonotonePair(NamedTuple):
@@ -173,7 +173,7 @@ def intervals(ls, lc, log_scale=0.0):
     exponent, so a scaled mass ``e^{eps_i} Q(bin_i) <= P(bin_i)`` neither overflows (as
     ``e^{eps}`` alone does beyond 709) nor loses a ``Q(bin_i)`` below the smallest float."""
     ls, lc = materialise(ls), materialise(lc)
-    use_sf = ls[:-1] <= _LOG_HALF
+    use_sf = ls[:-1] <= LOG_HALF
     # P(bin) = e^big (1 - e^{small - big}) with (big, small) = (sf_a, sf_b) or (cdf_b, cdf_a):
     # select first, then one exp and one expm1 per bin
     big = jnp.where(use_sf, ls[:-1], lc[1:])

@@ -67,10 +67,10 @@ from dpjax.accounting.rdp.laplace import (
 )
 from dpjax.noise.flipped_huber.standard import log_normaliser
 from dpjax.numerics import float64_kernel
+from dpjax.numerics.constants import HALF_LOG_2PI
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 from dpjax.numerics.host_grid import log1mexp_host
 
-_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 #: Coarse panels per finite piece (the first pass, which places the others).
 _COARSE_PIECE = 64
 
@@ -137,7 +137,7 @@ def _log_tails(shape: _Shape, alpha, delta: float):
     s, o, c, h = shape.s, shape.o, shape.c, shape.h
     am1 = alpha - 1.0
     prefactor = (alpha * am1 * delta * delta - c) / (2.0 * shape.s2)
-    base = prefactor + math.log(s) + _HALF_LOG_2PI
+    base = prefactor + math.log(s) + HALF_LOG_2PI
     pad_p = 8.0 * _U * ((alpha * am1 * delta * delta + c) / (2.0 * shape.s2) + 1.0)
     out = []
     for z in ((delta + h + o + am1 * delta) / s, (h + o - am1 * delta) / s):
@@ -225,7 +225,7 @@ def _osgt(vartheta: float, rho: float, delta: float) -> np.ndarray:
     """``O(vartheta, rho^2)``: ``log Z = log(2 rho sqrt(2 pi) Q(k))``, padded down."""
     k = vartheta / rho
     lq = float(log_ndtr(-k))
-    log_z = math.log(2.0 * rho) + _HALF_LOG_2PI + lq
+    log_z = math.log(2.0 * rho) + HALF_LOG_2PI + lq
     # rounding of log Q and of k (|d log Q / dk| <= k + 1)
     log_z -= 64.0 * _U * (abs(log_z) + abs(lq) + 2.0) + 4.0 * _U * k * (k + 1.0)
     return _quadratic_family(_Shape(0.0, vartheta, 0.0, rho), delta, log_z)

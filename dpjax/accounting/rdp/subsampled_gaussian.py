@@ -44,10 +44,10 @@ from scipy.special import gammaln, log_ndtr, logsumexp
 from dpjax.accounting.pld import tail_bounds
 from dpjax.certificate import log_target
 from dpjax.numerics import float64_kernel, illinois_host
+from dpjax.numerics.constants import HALF_LOG_2PI
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 from dpjax.numerics.host_grid import log_expm1_host
 
-_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 #: Half-width (in standard deviations) of the truncated trapezoidal sum beyond the bulk.
 _R = 10.0
 #: ``mu |Im z| <= theta``: the strip of analyticity (``theta < pi / 2``).
@@ -186,7 +186,7 @@ def _trapezoid(orders, mu: float, q: float):
     h = 2.0 * math.pi * d / (_LOG_ERROR + (a_max - 1.0) * -math.log(math.cos(_THETA)))
     k_lo, k_hi = math.floor(-(_R + mu / 2.0) / h), math.ceil((a_max * mu + _R) / h)
     z = (np.arange(k_lo, k_hi + 1, dtype=np.float64) * h)[None, :]
-    log_phi = -0.5 * z * z - _HALF_LOG_2PI
+    log_phi = -0.5 * z * z - HALF_LOG_2PI
     mag_l1q = abs(l1q) if math.isfinite(l1q) else 0.0
     # rounding of each log-term: the exponents, the logaddexp of the base, the node k h
     mag = (0.5 * z * z + 1.0) + a * (abs(lq) + mag_l1q + mu * np.abs(z) + mu * mu + 1.0)

@@ -21,6 +21,7 @@ from jax.typing import ArrayLike
 from dpjax.noise import _shared
 from dpjax.noise.flipped_huber import standard as st
 from dpjax.noise.flipped_huber.privacy_loss import centred_privacy_loss_inverse
+from dpjax.numerics.constants import LOG_2
 
 
 class FlippedHuber(NamedTuple):
@@ -172,7 +173,7 @@ class FlippedHuber(NamedTuple):
             lambda v: v.astype(work) if jnp.issubdtype(v.dtype, jnp.floating) else v,
             st._isf_constants(self.shape_parameter),
         )
-        y = st._standard_isf(log_u - st._LOG_2, omu, consts, deep)
+        y = st._standard_isf(log_u - LOG_2, omu, consts, deep)
         return jnp.asarray(self.gamma).astype(work) * y
 
     from_bits = _shared.from_bits

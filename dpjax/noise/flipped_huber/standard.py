@@ -41,9 +41,8 @@ from jax.typing import ArrayLike
 
 from dpjax.noise._tail import erfinv_from_w, log1p_negative, log_q_inv
 from dpjax.numerics import log1mexp, log_mills, log_Q, log_Q_inv, logaddexp
+from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 
-_HALF_LOG_2PI = 0.9189385332046727  # log(2 pi) / 2
-_LOG_2 = 0.6931471805599453
 _SQRT_2 = 1.4142135623730951
 
 
@@ -75,7 +74,7 @@ def log_half_gauss_mass(b: ArrayLike) -> Array:
       b: shape ``b = alpha / gamma >= 0``.
     """
     b = jnp.asarray(b)
-    return _HALF_LOG_2PI + log_Q(b) - 0.5 * b * b
+    return HALF_LOG_2PI + log_Q(b) - 0.5 * b * b
 
 
 def log_normaliser(b: ArrayLike) -> Array:
@@ -86,7 +85,7 @@ def log_normaliser(b: ArrayLike) -> Array:
     Args:
       b: shape ``b = alpha / gamma >= 0``.
     """
-    return _LOG_2 + logaddexp(log_half_laplace_mass(b), log_half_gauss_mass(b))
+    return LOG_2 + logaddexp(log_half_laplace_mass(b), log_half_gauss_mass(b))
 
 
 def log_omega(b: ArrayLike) -> Array:
@@ -145,7 +144,7 @@ def standard_log_sf(y: ArrayLike, b: ArrayLike) -> Array:
     ay = jnp.abs(y)
     gauss = ay > b
     y_g = jnp.where(gauss, ay, b + 1.0)
-    log_gauss = _HALF_LOG_2PI - 0.5 * b * b + log_Q(y_g)
+    log_gauss = HALF_LOG_2PI - 0.5 * b * b + log_Q(y_g)
     pos, bs = _safe_b(b)
     y_l = jnp.where(gauss, 0.0, ay)
     gap = bs * (bs - y_l)
@@ -156,7 +155,7 @@ def standard_log_sf(y: ArrayLike, b: ArrayLike) -> Array:
     )
     log_lap = logaddexp(log_lap_part, log_half_gauss_mass(b))
     upper = jnp.where(gauss, log_gauss, log_lap) - log_z  # log P(T > |y|) <= log 1/2
-    return jnp.where(y >= 0, upper, log1mexp(jnp.minimum(upper, -_LOG_2)))
+    return jnp.where(y >= 0, upper, log1mexp(jnp.minimum(upper, -LOG_2)))
 
 
 class _IsfConstants(NamedTuple):
@@ -212,7 +211,7 @@ def _standard_isf(log_p: Array, q: Array, c: _IsfConstants, deep: bool = True) -
     path suffices).
     """
     gauss = (log_p <= c.log_p_tail) | ~c.pos
-    log_c = c.log_z + c.half_b2 - _HALF_LOG_2PI
+    log_c = c.log_z + c.half_b2 - HALF_LOG_2PI
     kq = jnp.exp(c.log_k) * jnp.where(gauss, 0.5, q)
     near = kq < 0.5
     if not deep and log_p.dtype == jnp.float32:  # p >= 2^-13: every term a normal float
@@ -221,13 +220,13 @@ def _standard_isf(log_p: Array, q: Array, c: _IsfConstants, deep: bool = True) -
         # w = -log(4 pc (1 - pc)) from log pc (:func:`.erfinv_from_w`)
         # one log1p for both branches: log(1 - pc) (gauss) or log(1 - k q) (near)
         log1p = jnp.log1p(-jnp.where(gauss, pc, jnp.where(near, kq, 0.0)))
-        w = -(2.0 * _LOG_2 + jnp.where(gauss, log_p + log_c, jnp.log(0.25)) + log1p)
+        w = -(2.0 * LOG_2 + jnp.where(gauss, log_p + log_c, jnp.log(0.25)) + log1p)
         y_gauss = _SQRT_2 * erfinv_from_w(1.0 - 2.0 * pc, w)
         far = jnp.exp(c.log_one_minus_k) + 2.0 * jnp.exp(c.log_k) * p  # (1 - k) + 2 k p
         log_w = jnp.where(near, log1p, jnp.log(far))
         return jnp.where(gauss, y_gauss, -log_w / c.b_safe)
     y_gauss = log_q_inv(jnp.where(gauss, log_p + log_c, -1.0), deep)
-    log_far = logaddexp(c.log_one_minus_k, _LOG_2 + c.log_k + jnp.where(gauss, -1.0, log_p))
+    log_far = logaddexp(c.log_one_minus_k, LOG_2 + c.log_k + jnp.where(gauss, -1.0, log_p))
     log_w = jnp.where(near, log1p_negative(-jnp.where(near, kq, 0.0)), log_far)
     return jnp.where(gauss, y_gauss, -log_w / c.b_safe)
 
@@ -246,9 +245,9 @@ def standard_isf_log(log_p: ArrayLike, b: ArrayLike) -> Array:
       b: shape ``b = alpha / gamma >= 0``.
     """
     log_p, b = jnp.broadcast_arrays(jnp.asarray(log_p), jnp.asarray(b))
-    q = 1.0 - 2.0 * jnp.exp(jnp.minimum(log_p, -_LOG_2))
+    q = 1.0 - 2.0 * jnp.exp(jnp.minimum(log_p, -LOG_2))
     y = _standard_isf(log_p, q, _isf_constants(b))
-    return jnp.where(log_p >= -_LOG_2, 0.0, y)
+    return jnp.where(log_p >= -LOG_2, 0.0, y)
 
 
 def _one_minus_x_mills(x: Array) -> Array:
@@ -336,7 +335,7 @@ def standard_log_mgf(s: ArrayLike, b: ArrayLike) -> Array:
         logaddexp(_log_exprel_integral(s - bs, bs), _log_exprel_integral(-s - bs, bs)),
         -jnp.inf,
     )
-    gauss = _HALF_LOG_2PI + 0.5 * (s * s - b * b) + logaddexp(log_Q(b - s), log_Q(b + s))
+    gauss = HALF_LOG_2PI + 0.5 * (s * s - b * b) + logaddexp(log_Q(b - s), log_Q(b + s))
     return logaddexp(lap, gauss) - log_normaliser(b)
 
 

@@ -161,9 +161,15 @@ def test_band_cholesky_refuses_a_block_below_the_half_width():
 @pytest.mark.slow
 def test_jax_solver_matches_the_host_solver_at_m_3000():
     # the geometric design's own window at m = C = 3000; at m = C = 10^4 (N ~ 23 000 nodes,
-    # b = 211) the JAX solver takes 80 Newton steps against the host's 22 (cause open), about
-    # 15 minutes on 2 CPU cores: its KL agreement (9e-16) is recorded in
-    # bench/results/spherical_solver_2026-11-29.txt, not run here
+    # b = 211) the JAX solver takes 80 Newton steps against the host's 22, about 15 minutes
+    # on 2 CPU cores: its KL agreement (9e-16) is recorded in
+    # bench/results/spherical_solver_2026-11-29.txt, not run here.  Cause (measured at m =
+    # 3000, where the counts are 28 and 13-17): the grounded Hessian's diagonal spans 1e-23
+    # (shells without mass, held by the barrier alone) to 22, so the two Cholesky solves agree
+    # to 6e-14 relative and the decrements to 1e-10, yet the closed directions differ by O(1)
+    # in those flat shells (max |d| 104 vs 6.6 at the first step); the fraction-to-the-boundary
+    # rule then shortens the JAX path's steps.  Neither direction is wrong (the merit is flat
+    # there); the step count follows the round-off.
     # Measured here: the KL agrees to 1e-9 and both stop at the gap bound, but the masses
     # differ by up to 6e-9 (7e-5 relative, shells of mass ~1e-6): the stopping rule bounds the
     # objective's excess, not the distance to the minimiser, so at this size the masses are

@@ -271,11 +271,29 @@ def gaussian_moment_bounds(sigma, sampling_rate, sensitivity=1.0):
       sigma, sampling_rate, sensitivity: as in :func:`gaussian_log_moments`.
 
     Returns:
-      ``(lambdas, log_moments)`` as :func:`gaussian_log_moments`, fractional orders appended.
+      ``(lambdas, log_moments)`` as :func:`gaussian_log_moments`, fractional orders appended
+      (read-only arrays for scalar arguments: those are memoised, so that the certificate of
+      an epsilon and the epsilon itself compute the moments once).
     """
+    if all(np.ndim(v) == 0 for v in (sigma, sampling_rate, sensitivity)):
+        return _scalar_moment_bounds(float(sigma), float(sampling_rate), float(sensitivity))
+    return _moment_bounds(sigma, sampling_rate, sensitivity)
+
+
+def _moment_bounds(sigma, sampling_rate, sensitivity):
+    """:func:`gaussian_moment_bounds` computed (integer orders, then fractional ones)."""
     lam, log_a = gaussian_log_moments(sigma, sampling_rate, sensitivity)
     lam_f, log_f = gaussian_fractional_log_moments(sigma, sampling_rate, sensitivity)
     return np.concatenate([lam, lam_f]), np.concatenate([log_a, log_f], -1)
+
+
+@functools.lru_cache(maxsize=256)
+def _scalar_moment_bounds(sigma: float, sampling_rate: float, sensitivity: float):
+    """:func:`_moment_bounds` of one ``(sigma, q, Delta)``, memoised (read-only arrays)."""
+    out = _moment_bounds(sigma, sampling_rate, sensitivity)
+    for a in out:
+        a.flags.writeable = False
+    return out
 
 
 #: The Chernoff conversions of :mod:`.tail_bounds`, jitted once for host callers.

@@ -134,3 +134,19 @@ def test_integer_moment_below_the_float64_range_is_the_least_subnormal():
     positive float (never ``0``, which would be below the exact moment)."""
     _, log_a = gaussian_log_moments(1.0, 1e-200, orders=np.array([2.0, 3.0]))
     assert np.all(log_a == 5e-324)
+
+
+def test_scalar_moment_bounds_are_memoised_read_only_and_equal_to_the_array_path():
+    """One ``(sigma, q)`` computes its moments once (an epsilon and its certificate share
+    them); the memoised arrays are read-only and equal the array path's row."""
+    from dpjax.accounting.rdp.subsampled_gaussian import _scalar_moment_bounds
+
+    _scalar_moment_bounds.cache_clear()
+    lam, log_a = gaussian_moment_bounds(1.3, 0.02)
+    again = gaussian_moment_bounds(1.3, 0.02)
+    assert again[0] is lam and again[1] is log_a
+    assert _scalar_moment_bounds.cache_info().hits == 1
+    assert not log_a.flags.writeable
+    lam_v, log_v = gaussian_moment_bounds(np.array([1.3, 2.0]), 0.02)
+    np.testing.assert_array_equal(lam_v, lam)
+    np.testing.assert_array_equal(log_v[0], log_a)

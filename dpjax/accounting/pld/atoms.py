@@ -22,7 +22,7 @@ from dpjax.accounting.pld.discretise import connect_dots
 from dpjax.numerics import float64_kernel
 
 #: Least grid length of :func:`from_atoms` (zero mass on top of shorter grids): every pair
-#: spanning fewer points shares one compiled composition and query program (a few kB of
+#: spanning fewer points shares one compiled composition and query program (at most 16 kB of
 #: zeros; a search over scales, e.g. the truncated Laplace calibration, meets many lengths).
 MIN_GRID = 2048
 

@@ -25,6 +25,7 @@ import numpy as np
 from jax import Array
 
 from dpjax.bcdp import mean as mm
+from dpjax.numerics import bisect_bracket
 
 #: bisection steps on the trust-region multiplier (resolves it to ~2^-100 relative)
 _BISECTION_STEPS = 100
@@ -73,14 +74,10 @@ def minimize_quadratic_on_ball(a: Array, b: Array, radius) -> Array:
         coef = beta / jnp.maximum(lam + mu, 1e-300)
         return jnp.where(first & drop_first, 0.0, coef)
 
-    def step(_, bracket):
-        l_, h_ = bracket
-        mid = 0.5 * (l_ + h_)
-        big = jnp.linalg.norm(coefficients(mid)) > radius
-        return jnp.where(big, mid, l_), jnp.where(big, h_, mid)
-
+    # the multiplier: the least mu >= lo with |theta(mu)| <= R (the norm decreases in mu)
     hi = lo + jnp.linalg.norm(b) / radius + 1.0
-    _, mu = jax.lax.fori_loop(0, _BISECTION_STEPS, step, (lo, hi))
+    mu, _ = bisect_bracket(lambda mu: ~(jnp.linalg.norm(coefficients(mu)) > radius), hi, lo,
+                           _BISECTION_STEPS)
     boundary = vec @ coefficients(mu)
     interior = (lam[0] > 0) & (jnp.linalg.norm(coefficients(0.0)) <= radius)
     # hard case: |theta(lo)| < R with lam_min <= 0: fill the norm along the least eigenvector

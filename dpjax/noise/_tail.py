@@ -87,7 +87,7 @@ from jax.scipy.special import ndtri
 from jax.typing import ArrayLike
 
 from dpjax.noise._base import sample_dtype
-from dpjax.numerics import log_Q_inv
+from dpjax.numerics import least_integer_host, log_Q_inv
 from dpjax.numerics.constants import LOG_2
 
 
@@ -166,14 +166,8 @@ def deep_capacity(n: int, dtype=None) -> int:
             return -n * math.log(p)
         return n * (a * math.log(a / p) + (1.0 - a) * (math.log1p(-a) - math.log1p(-p)))
 
-    lo, hi = max(0, math.ceil(n * p) - 1), n  # hi is always enough: P(X > n) = 0
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if log_bound(mid + 1) >= need:
-            hi = mid
-        else:
-            lo = mid
-    return hi if log_bound(lo + 1) < need else lo
+    # the least C with P(X > C) <= tail_floor; C = n is always enough: P(X > n) = 0
+    return least_integer_host(lambda c: log_bound(c + 1) >= need, max(0, math.ceil(n * p) - 1), n)
 
 
 def tail_floor(dtype=None) -> float:

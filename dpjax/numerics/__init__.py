@@ -37,7 +37,7 @@ from dpjax.numerics.roots import (
     least_feasible,
     warm_bracket,
 )
-from dpjax.numerics.roots_host import bisect_host, illinois_host, newton_host
+from dpjax.numerics.roots_host import bisect_host, illinois_host, least_integer_host, newton_host
 
 __all__ = [
     "HALF_LOG_2PI",
@@ -59,6 +59,7 @@ __all__ = [
     "illinois",
     "integrate_panels",
     "least_feasible",
+    "least_integer_host",
     "log1mexp",
     "log_expm1",
     "log_Q",

@@ -9,6 +9,7 @@ and only a point where the predicate was evaluated and held is returned.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -16,18 +17,30 @@ import numpy as np
 
 
 def bisect_host(
-    evaluate: Callable[[float], tuple[bool, Any]], good: float, bad: float,
-    num_iterations: int, good_aux: Any = None,
-) -> tuple[float, Any, float]:
+    evaluate: Callable[[Any], tuple[Any, Any]], good, bad, num_iterations: int,
+    good_aux: Any = None, *, geometric: bool = False, tol: float = 0.0,
+) -> tuple[Any, Any, Any]:
     r""":func:`bisect_bracket` (same formula) as a Python loop, for predicates that cannot be
     traced (e.g. a PLD composition whose grid size depends on the point).  No end checks.
 
+    .. math:: m = \tfrac12 (g + b)\ \text{(or } \sqrt{g b}\text{, geometric)},\qquad
+              (g, b) \leftarrow (m, b)\ \text{if the predicate holds at } m,
+              \text{ else } (g, m)
+
+    Scalar ends run the loop on Python floats (``aux`` may be any object); array ends
+    bisect every element at once (``evaluate`` is called on the array of midpoints and
+    ``aux``, when given, is an array of their shape).
+
     Args:
-      evaluate: ``evaluate(x) -> (holds, aux)`` on a Python float.
+      evaluate: ``evaluate(x) -> (holds, aux)`` on a Python float (or a float64 array).
       good: end where the predicate holds.
       bad: end where it fails.
-      num_iterations: number of halvings.
-      good_aux: ``aux`` at ``good`` (returned if ``good`` never moves).
+      num_iterations: most halvings.
+      good_aux: ``aux`` at ``good`` (returned where ``good`` never moves).
+      geometric: bisect at the geometric midpoint ``sqrt(g b)`` (positive ends), i.e. in
+        log space.
+      tol: stop early once every bracket is at most ``tol`` wide (relative to ``|bad|``
+        when ``geometric``).
 
     Returns:
       ``(good, aux at good, bad)``.
@@ -35,16 +48,68 @@ def bisect_host(
     Example:
       >>> bisect_host(lambda x: (x * x <= 2.0, x * x), 0.0, 2.0, 30)[0]
       1.4142135605216026
+      >>> import numpy as np
+      >>> g, _, _ = bisect_host(lambda x: (x * x >= np.array([2.0, 3.0]), None),
+      ...                       np.full(2, 4.0), np.full(2, 1.0), 60, geometric=True, tol=1e-12)
+      >>> [round(float(v), 9) for v in g]
+      [1.414213562, 1.732050808]
     """
-    good, bad = float(good), float(bad)
+    scalar = np.ndim(good) == 0 and np.ndim(bad) == 0
+    if scalar:
+        good, bad = float(good), float(bad)
+    else:
+        good, bad = (np.array(v, dtype=np.float64) for v in np.broadcast_arrays(good, bad))
     for _ in range(num_iterations):
-        mid = 0.5 * (good + bad)
+        width = np.abs(good - bad)
+        if np.all(width <= (tol * np.abs(bad) if geometric else tol)):
+            break
+        mid = (math.sqrt(good * bad) if scalar else np.sqrt(good * bad)) if geometric else (
+            0.5 * (good + bad))
         holds, aux = evaluate(mid)
-        if holds:
-            good, good_aux = mid, aux
-        else:
-            bad = mid
+        if scalar:
+            if holds:
+                good, good_aux = mid, aux
+            else:
+                bad = mid
+            continue
+        holds = np.asarray(holds, dtype=bool)
+        if good_aux is not None:
+            good_aux = np.where(holds, aux, good_aux)
+        good, bad = np.where(holds, mid, good), np.where(holds, bad, mid)
     return good, good_aux, bad
+
+
+def least_integer_host(holds: Callable[[int], bool], lo: int, hi: int) -> int:
+    r"""The least integer ``k`` in ``[lo, hi]`` where a monotone predicate holds.
+
+    .. math:: k^* = \min\{k \in [\mathrm{lo}, \mathrm{hi}] : \mathrm{holds}(k)\}
+
+    by bisection on the integers (``holds`` false below ``k*`` and true from it on; it is
+    trusted to hold at ``hi`` and is evaluated about ``log2(hi - lo)`` times).  Generic
+    numerics (no paper equation).
+
+    Args:
+      holds: ``k -> bool``, monotone.
+      lo: least candidate.
+      hi: a candidate where ``holds`` is true.
+
+    Returns:
+      ``k*`` (``hi`` when no smaller candidate holds).
+
+    Example:
+      >>> least_integer_host(lambda k: k * k >= 50, 0, 100)
+      8
+    """
+    lo, hi = int(lo), int(hi)
+    if holds(lo):
+        return lo
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if holds(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def newton_host(

@@ -41,6 +41,7 @@ from scipy.special import gammaln, logsumexp
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.rdp.subsampled_gaussian import RDP_ORDERS
 from dpjax.certificate import log_target
+from dpjax.numerics import bisect_host
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
 _epsilon_chernoff = jax.jit(tail_bounds.epsilon_chernoff)
@@ -150,7 +151,8 @@ SHAPE_GRID = np.concatenate([[0.0], np.logspace(-3.0, 1.5, 28)])
 
 def _least_gammas(shapes, dim, clip_norm, q, steps, epsilon, delta, iterations=64):
     """Least ``gamma`` per shape (``alpha = shape gamma``) meeting the target, by geometric
-    bisection over all shapes at once; privacy improves with ``gamma`` at fixed shape
+    bisection over all shapes at once (:func:`dpjax.numerics.bisect_host`, to a relative
+    width of 1e-8); privacy improves with ``gamma`` at fixed shape
     (``xi`` and ``eta`` non-increasing).  ``inf`` where ``gamma <= 1e8 C`` fails."""
 
     def ok(g):
@@ -159,12 +161,8 @@ def _least_gammas(shapes, dim, clip_norm, q, steps, epsilon, delta, iterations=6
     lo = np.full(shapes.shape, 1e-4 * clip_norm)
     hi = np.full(shapes.shape, 1e8 * clip_norm)
     feasible = ok(hi)
-    for _ in range(iterations):
-        mid = np.sqrt(lo * hi)
-        good = ok(mid)
-        lo, hi = np.where(good, lo, mid), np.where(good, mid, hi)
-        if np.all(hi / lo - 1.0 < 1e-8):
-            break
+    hi, _, _ = bisect_host(lambda g: (ok(g), None), hi, lo, iterations, geometric=True,
+                           tol=1e-8)
     return np.where(feasible, hi, np.inf)
 
 

@@ -62,3 +62,34 @@ def test_illinois_host_assumed_ends_bisect_first_and_keep_open_rows():
     assert ok[0] and abs(good[0] - 10.0) < 1e-8 and f(good)[0] <= 0
     # the second row is feasible everywhere: it closes at the bottom of its bracket
     assert good[1] < -999.0
+
+
+def test_bisect_host_arrays_match_the_scalar_loop_and_stop_at_tol():
+    from dpjax.numerics import bisect_host
+
+    targets = np.array([2.0, 3.0, 50.0])
+    calls = []
+
+    def holds(x):
+        calls.append(1)
+        return x * x >= targets, x * x
+
+    good, aux, bad = bisect_host(holds, np.full(3, 100.0), np.full(3, 1.0), 80,
+                                 good_aux=np.full(3, 1e4), geometric=True, tol=1e-10)
+    assert np.all(good * good >= targets) and np.all(bad * bad < targets)
+    np.testing.assert_array_equal(aux, good * good)  # the aux of the returned point
+    assert np.all(good - bad <= 1e-10 * bad) and len(calls) < 80
+    # without a tolerance, elementwise the same iterates as the scalar loop, bit for bit
+    good, _, bad = bisect_host(lambda x: (x * x >= targets, None), np.full(3, 100.0),
+                               np.full(3, 1.0), 30, geometric=True)
+    for i, t in enumerate(targets):
+        g, _, b = bisect_host(lambda x, t=t: (x * x >= t, None), 100.0, 1.0, 30, geometric=True)
+        assert (g, b) == (good[i], bad[i])
+
+
+def test_least_integer_host_against_a_linear_scan():
+    from dpjax.numerics import least_integer_host
+
+    for lo, hi, k in [(0, 100, 8), (0, 1, 0), (0, 1, 1), (5, 5, 5), (3, 1000, 999),
+                      (3, 1000, 3), (3, 1000, 4)]:
+        assert least_integer_host(lambda c, k=k: c >= k, lo, hi) == k

@@ -27,9 +27,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dpjax.numerics import float64_kernel
+from dpjax.numerics import bisect_host, float64_kernel
 from dpjax.numerics.constants import LOG_2
-from dpjax.numerics.host_grid import bisect_array, log1mexp_host, zoom_minimize_array
+from dpjax.numerics.host_grid import log1mexp_host, zoom_minimize_array
 
 #: Sensitivity (in noise units) below which :func:`log_delta_lemma11` takes the mass between
 #: ``t_1`` and ``t_2`` by the midpoint rule (given the density).
@@ -108,7 +108,7 @@ def search_shape(
 
     (the variance ``s^2 v(x) = Delta^2 v(x) / m^2`` of a scale family; Sec. V of
     flipped-huber-mechanism): ``m*`` by bisection on ``log m``
-    (:func:`dpjax.numerics.host_grid.bisect_array`, increasing delta in ``m`` at fixed
+    (:func:`dpjax.numerics.bisect_host`, increasing delta in ``m`` at fixed
     shape), the shape by a zooming grid (:func:`dpjax.numerics.host_grid.zoom_minimize_array`),
     both over every target and grid point at once.
 
@@ -134,7 +134,8 @@ def search_shape(
 
     def objective(x):
         lo, hi = log_m_range(x)
-        lm, _ = bisect_array(lambda lm: log_delta(e, x, lm) <= lv, lo, hi, num_iterations)
+        lm, _, _ = bisect_host(lambda lm: (log_delta(e, x, lm) <= lv, None), lo, hi,
+                               num_iterations)
         out = -2.0 * lm + log_variance(x) if value is None else value(x, lm)
         return np.where(lm > lo, out, np.inf), lm
 

@@ -1,7 +1,8 @@
 r"""Vectorised host (NumPy) twins of the traced bisection and zooming grid.
 
 The traced searches (:func:`dpjax.numerics.bisect_bracket`,
-:func:`dpjax.numerics.zoom_minimize`) compile the whole loop with the objective inlined;
+:func:`dpjax.numerics.zoom_minimize`; their host bisection is
+:func:`dpjax.numerics.bisect_host`) compile the whole loop with the objective inlined;
 for a closed-form objective that NumPy evaluates in microseconds, the loop is cheaper on
 the host than its compilation.  These run the same formulas over whole arrays of points
 at once (every target times every grid point), in float64, with nothing compiled.
@@ -52,40 +53,6 @@ def log_expm1_host(x) -> np.ndarray:
     with np.errstate(invalid="ignore"):  # inf + log1p(-0) = inf
         return x + log1mexp_host(-x)
 
-
-
-def bisect_array(
-    holds: Callable[[np.ndarray], np.ndarray], good, bad, num_iterations: int
-) -> tuple[np.ndarray, np.ndarray]:
-    r"""Elementwise bisection keeping the end where ``holds`` is true (no end checks).
-
-    .. math:: m = (g + b) / 2,\qquad (g, b) \leftarrow
-              \begin{cases} (m, b) & \text{holds}(m) \\ (g, m) & \text{otherwise} \end{cases}
-
-    The host twin of :func:`dpjax.numerics.bisect_bracket`: ``good`` moves only to
-    points where the predicate was evaluated and held.
-
-    Args:
-      holds: ``x -> bool array`` (elementwise; NumPy).
-      good: the ends where the predicate holds (array).
-      bad: the ends where it fails (broadcast with ``good``).
-      num_iterations: number of halvings.
-
-    Returns:
-      ``(good, bad)`` after ``num_iterations`` halvings.
-
-    Example:
-      >>> g, _ = bisect_array(lambda x: x * x <= 2.0, np.zeros(2), np.array([2.0, 4.0]), 40)
-      >>> np.round(g, 9).tolist()
-      [1.414213562, 1.414213562]
-    """
-    good, bad = (np.array(v, dtype=np.float64) for v in np.broadcast_arrays(good, bad))
-    for _ in range(num_iterations):
-        mid = 0.5 * (good + bad)
-        ok = np.asarray(holds(mid), dtype=bool)
-        good = np.where(ok, mid, good)
-        bad = np.where(ok, bad, mid)
-    return good, bad
 
 
 def zoom_minimize_array(

@@ -36,6 +36,7 @@ import math
 
 import numpy as np
 
+from dpjax.numerics import bisect_host
 from dpjax.spherical import coefficients as co
 from dpjax.spherical.banded import BandedKL, solve_banded_kl
 from dpjax.spherical.cells_beta import log_cell_volumes_beta_symmetric
@@ -77,13 +78,7 @@ def _core_radius(m: int, budget: float, log_tol: float) -> float:
     lo, hi = peak * 1e-300, peak  # g(lo) - g(peak) < -690 (m - 1) < log_tol
     if g(lo) - g(peak) >= log_tol:
         return 0.0
-    for _ in range(1100):
-        mid = 0.5 * (lo + hi)
-        if g(mid) - g(peak) < log_tol:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return bisect_host(lambda rho: (g(rho) - g(peak) < log_tol, None), lo, hi, 1100)[0]
 
 
 def plan(m: int, budget: float, n: int | None = None, tol: float = TOL,

@@ -93,3 +93,13 @@ def test_least_integer_host_against_a_linear_scan():
     for lo, hi, k in [(0, 100, 8), (0, 1, 0), (0, 1, 1), (5, 5, 5), (3, 1000, 999),
                       (3, 1000, 3), (3, 1000, 4)]:
         assert least_integer_host(lambda c, k=k: c >= k, lo, hi) == k
+
+
+def test_bisect_host_arrays_keep_the_feasible_end():
+    from dpjax.numerics import bisect_host
+
+    roots = np.array([0.3, 2.0, 7.5])
+    good, _, bad = bisect_host(lambda x: (x * x <= roots, None), np.zeros(3), np.full(3, 10.0),
+                               60)
+    assert np.all(good * good <= roots) and np.all(bad * bad > roots)
+    np.testing.assert_allclose(good, np.sqrt(roots), rtol=1e-15, atol=2e-16 * 10)

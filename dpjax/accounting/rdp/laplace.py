@@ -48,7 +48,7 @@ from dpjax.accounting.rdp.subsampled_gaussian import (
     rdp_epsilon,
     rdp_log_delta,
 )
-from dpjax.numerics import float64_kernel
+from dpjax.numerics import bisect_host, float64_kernel
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
 #: Rényi orders ``alpha`` of :func:`laplace_log_moments`: integers then fractional ones.
@@ -277,9 +277,7 @@ def laplace_rdp_scale(epsilon, delta, compositions, sensitivity=1.0):
     def meets(b):
         return np.asarray(laplace_rdp_epsilon(b, None, compositions, dlt, sensitivity)) <= eps
 
-    hi = np.where(meets(hi), hi, np.inf)
-    for _ in range(48):  # ratio 1e7 -> 1 + 3e-13
-        mid = np.sqrt(lo * np.where(np.isfinite(hi), hi, 1e4 * ref))
-        ok = meets(mid)
-        lo, hi = np.where(ok, lo, mid), np.where(ok, mid, hi)
-    return hi.reshape(shape)
+    feasible = meets(hi)
+    hi, _, _ = bisect_host(lambda b: (meets(b), None), hi, lo, 48,  # ratio 1e7 -> 1 + 3e-13
+                           geometric=True)
+    return np.where(feasible, hi, np.inf).reshape(shape)

@@ -103,8 +103,9 @@ def calibrate(
         Without subsampling, additive symmetric noise has one pair for add and remove, and
         ``"replace_one"`` is the calibration at twice the sensitivities (dp_accounting's
         ``REPLACE`` convention); with Poisson subsampling the relation is honoured exactly
-        for ``gaussian``, ``laplace`` and the discrete mechanisms (certified profile of their
-        events, :mod:`dpjax.mechanisms._relation`), others raise ``NotImplementedError``.
+        for ``gaussian``, ``laplace``, ``staircase`` and the discrete mechanisms (certified
+        profile of their events, :mod:`dpjax.mechanisms._relation`), others raise
+        ``NotImplementedError``.
 
     Returns:
       A :class:`~dpjax.Calibration` (arrays shaped like the broadcast targets).

@@ -30,10 +30,12 @@ sound; the tests compare the candidate maximum with a dense scan over ``d``.
 
 from __future__ import annotations
 
+import math
 from functools import partial
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
@@ -223,3 +225,98 @@ def delta_staircase(epsilon, decay, width, gamma, sensitivity, max_periods: int 
         log_delta_staircase(epsilon, decay, width, gamma, sensitivity, max_periods=max_periods),
         ERROR,
     )
+
+
+#: Most periods of the noise that one sensitivity may span in
+#: :func:`replace_one_poisson_atoms` (the cells grow linearly with ``Delta / width``).
+MAX_SHIFT_PERIODS = 100_000
+
+
+@float64_kernel
+def replace_one_poisson_atoms(
+    decay: float, width: float, gamma: float, sampling_rate: float, sensitivity: float = 1.0,
+    pessimistic: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Exact loss atoms of one Poisson-subsampled staircase use under replace-one adjacency.
+
+    .. math:: P = (1 - q)\,T + q\,(T + \Delta),\qquad Q = (1 - q)\,T + q\,(T - \Delta)
+
+    (dp_accounting's ``REPLACE`` pair of a subsampled additive mechanism; Zhu, Dong & Wang
+    2022).  In units of the width (``d = Delta / width``) the staircase density
+    ``g(x) = a b^{level(x)}`` (``b = e^{-decay}``, ``level = k + [r >= gamma]``, ``|x| =
+    k + r``; Geng & Viswanath 2016, eq. (11)) is piecewise constant, so the densities of
+    ``P`` and ``Q`` and the loss ``log p / q`` are piecewise constant between the jump
+    points of ``g(x)``, ``g(x - d)`` and ``g(x + d)``.  Beyond ``|x| >= d`` all three lose a
+    factor ``b`` per period, so the loss is periodic there and the masses geometric (as in
+    eq. (26) of flipped-huber-mechanism for the 1-D profile, module docstring):
+
+    .. math:: \text{atoms} = \{(L_c, p_c)\}_{c \subset [-d, d)} \cup
+              \{(L_c, p_c / (1 - b))\}_{c \subset [d, d + 1) \cup [-d - 1, -d)}
+
+    with every cell ``c`` cut at the jump points (exact: no truncation, no grid).  The
+    loss is not monotone in ``x`` (which is why the PLD engine's monotone pairs cannot
+    take this pair); the atoms need no monotonicity.  Each cell's ``log p`` and ``log q``
+    are formed in log space (no underflow), and their round-off (at most ``16 u (1 +
+    |log|)`` each, ``u = 2^-53``) is added to the loss and to ``log p`` (``pessimistic``:
+    larger loss and ``P``-mass, smaller ``Q = p e^{-L}``) or subtracted (a lower bound).
+    Host NumPy, concrete inputs.
+
+    Args:
+      decay: the staircase's decay per period (Geng & Viswanath's epsilon), ``> 0``.
+      width: its period, ``> 0`` (same units as ``sensitivity``).
+      gamma: the fraction of a period at the higher level, in ``[0, 1]``.
+      sampling_rate: Poisson rate ``q`` in ``(0, 1]``.
+      sensitivity: ``Delta > 0``.
+      pessimistic: pad the round-off towards more loss (upper bound) or less (lower bound).
+
+    Returns:
+      ``(losses, probabilities)``: the atoms under ``P`` (NumPy float64, all losses finite),
+      for :func:`dpjax.accounting.pld.from_atoms`.
+
+    Raises:
+      ValueError: a parameter out of range, or ``Delta / width >`` :data:`MAX_SHIFT_PERIODS`.
+
+    Example:
+      >>> losses, p = replace_one_poisson_atoms(1.0, 1.0, 0.4, 0.2)
+      >>> round(float(p.sum()), 12), bool(losses.max() <= 2.0 + 1e-12)
+      (1.0, True)
+    """
+    decay, width, gamma, q, delta = (
+        float(v) for v in (decay, width, gamma, sampling_rate, sensitivity))
+    if not (math.isfinite(decay) and decay > 0 and math.isfinite(width) and width > 0):
+        raise ValueError("decay and width must be finite and > 0")
+    if not (0.0 <= gamma <= 1.0 and 0.0 < q <= 1.0 and math.isfinite(delta) and delta > 0):
+        raise ValueError("need gamma in [0, 1], sampling_rate in (0, 1] and sensitivity > 0")
+    d = delta / width
+    if d > MAX_SHIFT_PERIODS:
+        raise ValueError(f"sensitivity / width = {d:.3g} periods exceeds {MAX_SHIFT_PERIODS}")
+    k = np.arange(math.ceil(2.0 * d + 2.0) + 1, dtype=np.float64)
+    jumps = np.concatenate([k, k + gamma])
+    jumps = np.concatenate([jumps, -jumps])
+    cuts = np.concatenate([jumps, jumps + d, jumps - d, [-d - 1.0, -d, d, d + 1.0]])
+    cuts = np.unique(cuts[(cuts >= -d - 1.0) & (cuts <= d + 1.0)])
+    length = np.diff(cuts)
+    mid = 0.5 * (cuts[1:] + cuts[:-1])
+    keep = length > 0.0
+    length, mid = length[keep], mid[keep]
+
+    def level(x):
+        ax = np.abs(x)
+        whole = np.floor(ax)
+        return whole + (ax - whole >= gamma)
+
+    log_b_mass = math.log(-math.expm1(-decay))  # log(1 - b)
+    log_a = log_b_mass - math.log(2.0 * (gamma + (1.0 - gamma) * math.exp(-decay)))
+    log_stay = math.log1p(-q) if q < 1.0 else -np.inf
+    log_here = -decay * level(mid)
+    with np.errstate(divide="ignore"):
+        log_p = np.logaddexp(log_stay + log_here, math.log(q) - decay * level(mid - d))
+        log_q = np.logaddexp(log_stay + log_here, math.log(q) - decay * level(mid + d))
+    periodic = np.abs(mid) > d  # cells of [d, d + 1) and [-d - 1, -d): every later period
+    base = log_a + np.log(length) - np.where(periodic, log_b_mass, 0.0)
+    log_p, log_q = base + log_p, base + log_q
+    u = np.finfo(np.float64).eps / 2.0
+    pad = (1.0 if pessimistic else -1.0) * 16.0 * u
+    losses = (log_p - log_q) + pad * (2.0 + np.abs(log_p) + np.abs(log_q))
+    probs = np.exp(log_p + pad * (1.0 + np.abs(log_p)))
+    return losses, probs

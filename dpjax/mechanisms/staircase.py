@@ -58,16 +58,15 @@ def _check(query: Query) -> bool:
 
 
 def _subsampled(query: Query) -> bool:
-    """True for a Poisson-subsampled query (1-D, relation not replace-one), accounted by
-    :class:`~dpjax.accounting.PLDAccountant`; raises where that is not supported."""
+    """True for a Poisson-subsampled query (1-D, any relation), accounted by
+    :class:`~dpjax.accounting.PLDAccountant` (replace-one through the exact loss atoms of
+    :func:`dpjax.accounting.staircase.replace_one_poisson_atoms`); raises where that is not
+    supported."""
     if query.sampling_rate is None:
         return False
     if query.dim > 1:
         raise unsupported(NAME, "dim > 1 with Poisson subsampling (one subsample is shared "
                           "by the coordinates, so they are not independent uses)")
-    if query.relation == "replace_one":
-        raise unsupported(NAME, "Poisson subsampling under replace_one (the staircase's "
-                          "privacy loss is not monotone at the shifts of that pair)")
     return True
 
 

@@ -306,9 +306,27 @@ def test_subsampled_add_relation_needs_less_noise_and_is_certified_under_it():
     assert any("relation add" in n for n in add.notes)
 
 
+def test_subsampled_replace_one_is_certified_minimal_and_needs_more_noise():
+    # replace-one under Poisson sampling: the pair's exact loss atoms (any width); more
+    # noise than add_remove (a record replaced moves the subsampled query twice as far)
+    from dpjax.accounting import PLDAccountant
+    from dpjax.accounting import events as ev
+
+    eps, delta, q = 1.0, 1e-6, 0.1
+    rep = dpjax.calibrate("staircase", eps, delta, linf=1.0, sampling_rate=q,
+                          relation="replace_one")
+    both = dpjax.calibrate("staircase", eps, delta, linf=1.0, sampling_rate=q)
+    assert float(rep.delta_at_params) <= delta and float(rep.variance) > float(both.variance)
+    params = {k: float(v) for k, v in rep.params.items()}
+
+    def delta_at(decay):
+        noise = ev.Noise("staircase", params | {"decay": decay})
+        return PLDAccountant("replace_one").compose(ev.PoissonSampled(q, noise)).get_delta(eps)
+
+    assert delta_at(params["decay"]) <= delta < delta_at(params["decay"] * 1.01)
+    assert any("relation replace_one" in n for n in rep.notes)
+
+
 def test_subsampled_refusals_name_the_reason():
     with pytest.raises(NotImplementedError, match="dim > 1 with Poisson subsampling"):
         dpjax.calibrate("staircase", 1.0, 1e-6, dim=2, linf=1.0, sampling_rate=0.1)
-    with pytest.raises(NotImplementedError, match="replace_one"):
-        dpjax.calibrate("staircase", 1.0, 1e-6, linf=1.0, sampling_rate=0.1,
-                        relation="replace_one")

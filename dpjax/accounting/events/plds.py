@@ -58,6 +58,7 @@ from dpjax.accounting.pld.profile_pair import from_profile
 from dpjax.accounting.pld.query import delta_for_epsilon
 from dpjax.accounting.pld.subsample import discretise_subsampled, subsampled_grid
 from dpjax.accounting.pld.underflow import charge_underflow
+from dpjax.accounting.staircase import replace_one_poisson_atoms
 from dpjax.accounting.truncated_laplace import truncated_laplace_loss_atoms
 from dpjax.certificate import TINY
 from dpjax.noise.gaussian import Gaussian
@@ -258,10 +259,14 @@ def check_leaf(leaf, relation: str) -> None:
                               "replace_one (fixed-size batches)")
         if not isinstance(leaf.event, _ADDITIVE + PAIRS + (ev.RandomizedResponse,)):
             raise unsupported(leaf, relation, f"sampling of {type(leaf.event).__name__}")
-    sampled = (ev.PoissonSampled, ev.SampledWithoutReplacement)
-    if replace and isinstance(leaf, sampled) and _is_staircase(leaf.event):
-        raise unsupported(leaf, relation, f"sampling of {_STAIRCASE} noise under replace_one "
+    if replace and isinstance(leaf, ev.SampledWithoutReplacement) and _is_staircase(leaf.event):
+        raise unsupported(leaf, relation, f"sampling without replacement of {_STAIRCASE} noise "
                           "(its privacy loss is not monotone at the shifts of that pair)")
+    if (replace and isinstance(leaf, ev.PoissonSampled) and _is_staircase(leaf.event)
+            and float(leaf.event.params["width"]) != 1.0):
+        raise unsupported(leaf, relation, f"Poisson sampling of {_STAIRCASE} noise of width "
+                          "other than the sensitivity (its privacy loss is not monotone, and "
+                          "the pair of contributions +-1 is checked to dominate at width 1 only)")
     if isinstance(leaf, ev.PoissonSampled):
         base = leaf.event
         allowed = _ADDITIVE if replace else _ADDITIVE + PAIRS + (ev.MixtureOfGaussians,)
@@ -439,6 +444,8 @@ def _poisson(event: ev.PoissonSampled, relation, h, pessimistic, tail=TAIL):
         return {}
     if q == 1.0:
         return leaf_plds(base, relation, h, pessimistic, tail)
+    if relation == "replace_one" and _is_staircase(event.event):  # width 1 (check_leaf)
+        return _same(_staircase_replace_pld(event.event.params, q, h, pessimistic), relation)
     noise = ev.noise_family(base)
     if noise is not None:
         if relation == "replace_one":
@@ -462,6 +469,26 @@ def _poisson(event: ev.PoissonSampled, relation, h, pessimistic, tail=TAIL):
         d: discrete.discrete_pld(*discrete.poisson_subsampled_pair(*pair, q, d), h, pessimistic)
         for d in DIRECTIONS[relation]
     }
+
+
+def _staircase_replace_pld(params: dict, q: float, h: float, pessimistic: bool) -> PLD:
+    r"""PLD of one Poisson-subsampled staircase use under replace-one, ``(1 - q) T + q (T + 1)``
+    against ``(1 - q) T + q (T - 1)``: its exact loss atoms (a loss not monotone in the
+    output, periodic in the tails: :func:`~dpjax.accounting.staircase.
+    replace_one_poisson_atoms`) by connect-the-dots (:func:`.pld.atoms.from_atoms`),
+    pessimistic or a lower bound.  Symmetric noise: one law for both orders.  The staircase
+    is not log-concave, so that the contributions ``+-1`` give the worst pair is not a
+    theorem here: it is checked (``tests/accounting/events/test_staircase_leaf.py``,
+    every pair of contributions on a grid of ``[-1, 1]^2``) at width 1, the only width
+    this path takes (:func:`check_leaf`)."""
+    try:
+        losses, probs = replace_one_poisson_atoms(
+            params["decay"], params["width"], params["gamma"], q, 1.0, pessimistic)
+    except ValueError as err:  # more periods than the atoms are built for
+        raise UnboundedLoss(str(err)) from None
+    if (losses.max() - losses.min()) / h + 2 > max_grid_points():
+        raise UnboundedLoss(f"{losses.size} loss atoms spanning {np.ptp(losses):.3g} nats")
+    return from_atoms(losses, probs, h, pessimistic)
 
 
 def _without_replacement(event: ev.SampledWithoutReplacement, relation, h, pessimistic, tail):

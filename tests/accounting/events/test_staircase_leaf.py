@@ -5,8 +5,10 @@ dominates every smaller shift (checked here against the exact supremum over shif
 :func:`dpjax.accounting.staircase.log_delta_staircase_shift`) and the accountant is the exact
 profile; at any other width it is accounted as Geng & Viswanath's pure-DP bound
 (:func:`dpjax.accounting.events.plds.staircase_as_pure_dp`): never below the exact supremum
-(the one-shift pair was, by orders of magnitude), RDP moments dropped, and the sampled
-replace-one pairs refused.
+(the one-shift pair was, by orders of magnitude), RDP moments dropped.  Poisson-sampled
+under replace-one at width 1 it is the exact loss atoms of the pair of contributions +-1
+(checked here to be the worst pair); at other widths, and sampled without replacement, that
+relation is refused.
 """
 
 import jax.numpy as jnp
@@ -63,10 +65,59 @@ def test_off_width_leaf_is_the_pure_dp_event_of_its_steps():
     assert _accountant(unit, "replace_one").get_delta(0.3) >= exact
 
 
-def test_sampled_staircase_under_replace_one_is_refused():
+def _staircase_density(x, decay, gamma):
+    """Width-1 staircase density, from Geng & Viswanath's eq. (11)."""
+    b = np.exp(-decay)
+    k = np.floor(np.abs(x))
+    return (1 - b) / (2 * (gamma + (1 - gamma) * b)) * b ** (k + (np.abs(x) - k >= gamma))
+
+
+@pytest.mark.parametrize("decay,gamma,q", [(1.0, 0.3, 0.1), (2.75, 0.278, 0.1),
+                                           (0.5, 0.4, 0.3), (0.2, 0.45, 0.9), (3.0, 0.1, 0.5)])
+def test_contributions_plus_and_minus_one_give_the_worst_replace_pair(decay, gamma, q):
+    # (1 - q) T + q (T + a) against (1 - q) T + q (T + b) for every a, b on a grid of
+    # [-1, 1]^2 (midpoint integrals): the accountant's pair (a, b) = (1, -1) is the largest
+    half = 40.0 / decay + 6.0
+    x = np.linspace(-half, half, 100_001)
+    dx = x[1] - x[0]
+    shifts = np.linspace(-1.0, 1.0, 9)
+    mixed = {s: (1 - q) * _staircase_density(x, decay, gamma)
+             + q * _staircase_density(x - s, decay, gamma) for s in shifts}
+    for e in (0.0, 0.3 * decay, 0.7 * decay):
+        deltas = {(a, b): np.sum(np.maximum(mixed[a] - np.exp(e) * mixed[b], 0.0)) * dx
+                  for a in shifts for b in shifts}
+        corner = max(deltas[(1.0, -1.0)], deltas[(-1.0, 1.0)])
+        assert max(deltas.values()) <= corner * (1 + 1e-3) + 1e-9, (e, max(deltas, key=deltas.get))
+
+
+@pytest.mark.parametrize("width", [2.0, 0.4])
+def test_poisson_sampled_staircase_off_width_under_replace_one_is_refused(width):
+    leaf = ev.Noise("staircase", {"decay": 1.0, "width": width, "gamma": 0.3})
+    with pytest.raises(UnsupportedEventError, match="width 1 only"):
+        _accountant(ev.PoissonSampled(0.1, leaf), "replace_one").get_delta(0.5)
+
+
+def test_poisson_sampled_staircase_under_replace_one_is_its_exact_atoms():
+    # the pair's loss atoms (not the pure-DP bound), within the grid's chord
+    from dpjax.accounting.pld.atoms import delta_of_atoms
+    from dpjax.accounting.staircase import replace_one_poisson_atoms
+
+    width = 1.0
+    params = {"decay": 1.0, "width": width, "gamma": 0.3}
+    acc = _accountant(ev.PoissonSampled(0.1, ev.Noise("staircase", params)), "replace_one")
+    losses, probs = replace_one_poisson_atoms(1.0, width, 0.3, 0.1)
+    for e in (0.0, 0.05, 0.2):
+        exact = delta_of_atoms(probs, probs * np.exp(-losses), 0.0, e)  # (rounded up)
+        assert exact * (1 - 1e-12) <= acc.get_delta(e) <= exact + 1e-4 * 0.1 + 1e-12
+    lower, upper = acc.bracket(1e-3)
+    assert lower <= upper and delta_of_atoms(probs, probs * np.exp(-losses), 0.0, upper) <= 1e-3
+
+
+def test_sampled_without_replacement_staircase_under_replace_one_is_refused():
     leaf = ev.Noise("staircase", {"decay": 1.0, "width": 2.0, "gamma": 0.3})
     with pytest.raises(UnsupportedEventError, match="not monotone"):
-        _accountant(ev.PoissonSampled(0.1, leaf), "replace_one").get_delta(0.5)
+        event = ev.SampledWithoutReplacement(1000, 10, leaf)
+        _accountant(event, "replace_one").get_delta(0.5)
 
 
 def test_subsampled_off_width_leaf_is_the_subsampled_pure_dp_pair():

@@ -54,7 +54,6 @@ def log_expm1_host(x) -> np.ndarray:
         return x + log1mexp_host(-x)
 
 
-
 def zoom_minimize_array(
     objective: Callable[[np.ndarray], tuple[np.ndarray, Any]],
     grid: np.ndarray,

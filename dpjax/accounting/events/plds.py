@@ -259,9 +259,6 @@ def check_leaf(leaf, relation: str) -> None:
                               "replace_one (fixed-size batches)")
         if not isinstance(leaf.event, _ADDITIVE + PAIRS + (ev.RandomizedResponse,)):
             raise unsupported(leaf, relation, f"sampling of {type(leaf.event).__name__}")
-    if replace and isinstance(leaf, ev.SampledWithoutReplacement) and _is_staircase(leaf.event):
-        raise unsupported(leaf, relation, f"sampling without replacement of {_STAIRCASE} noise "
-                          "(its privacy loss is not monotone at the shifts of that pair)")
     if (replace and isinstance(leaf, ev.PoissonSampled) and _is_staircase(leaf.event)
             and float(leaf.event.params["width"]) != 1.0):
         raise unsupported(leaf, relation, f"Poisson sampling of {_STAIRCASE} noise of width "
@@ -492,6 +489,15 @@ def _staircase_replace_pld(params: dict, q: float, h: float, pessimistic: bool) 
 
 
 def _without_replacement(event: ev.SampledWithoutReplacement, relation, h, pessimistic, tail):
+    r"""Fixed-size batches of ``m`` out of ``n`` under replace-one: Balle, Barthe & Gaboardi's
+    Theorem 9 on the base event's replace-one profile (``gamma = m / n``),
+
+    .. math:: \delta'(\epsilon') \le \gamma\,\delta\big(\log(1 + (e^{\epsilon'} - 1)/\gamma)\big),
+
+    which needs no property of the base pair beyond dominating every substitution (any
+    noise, the staircase included: its replace-one leaf is the shift-2 pair at width 2
+    and the pure-DP bound of :func:`staircase_as_pure_dp` otherwise).  A profile bound,
+    so no lower discretisation (``None``)."""
     if relation != "replace_one":
         raise unsupported(event, relation, "sampling without replacement is accounted under "
                           "replace_one (fixed-size batches)")

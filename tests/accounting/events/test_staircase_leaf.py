@@ -7,8 +7,8 @@ profile; at any other width it is accounted as Geng & Viswanath's pure-DP bound
 (:func:`dpjax.accounting.events.plds.staircase_as_pure_dp`): never below the exact supremum
 (the one-shift pair was, by orders of magnitude), RDP moments dropped.  Poisson-sampled
 under replace-one at width 1 it is the exact loss atoms of the pair of contributions +-1
-(checked here to be the worst pair); at other widths, and sampled without replacement, that
-relation is refused.
+(checked here to be the worst pair), at other widths refused; sampled without replacement
+under replace-one it is Balle, Barthe & Gaboardi's Theorem 9 on its replace-one leaf.
 """
 
 import jax.numpy as jnp
@@ -113,11 +113,32 @@ def test_poisson_sampled_staircase_under_replace_one_is_its_exact_atoms():
     assert lower <= upper and delta_of_atoms(probs, probs * np.exp(-losses), 0.0, upper) <= 1e-3
 
 
-def test_sampled_without_replacement_staircase_under_replace_one_is_refused():
-    leaf = ev.Noise("staircase", {"decay": 1.0, "width": 2.0, "gamma": 0.3})
-    with pytest.raises(UnsupportedEventError, match="not monotone"):
-        event = ev.SampledWithoutReplacement(1000, 10, leaf)
-        _accountant(event, "replace_one").get_delta(0.5)
+@pytest.mark.parametrize("width", [2.0, 1.0])
+def test_sampled_without_replacement_staircase_under_replace_one_is_theorem_9(width):
+    # Balle, Barthe & Gaboardi 2018, Thm 9 on the base's replace-one profile, formed here
+    # independently: the closed-form shift-2 profile at width 2 (the shift of the width
+    # dominates, above), the randomized-response pair of epsilon_0 = 2 decay at width 1
+    decay, gamma, n, m = 1.0, 0.3, 1000, 10
+    params = {"decay": decay, "width": width, "gamma": gamma}
+    acc = _accountant(ev.SampledWithoutReplacement(n, m, ev.Noise("staircase", params)),
+                      "replace_one")
+    rate = m / n
+
+    def base(e):
+        if width == 2.0:
+            return float(dpjax.profile("staircase", params, epsilon=e, linf=2.0))
+        e0 = 2.0 * decay
+        return max(np.expm1(e0) - np.expm1(e), 0.0) / (1.0 + np.exp(e0))
+
+    for e in (0.0, 0.005, 0.01, 0.02):
+        inner = np.log1p(np.expm1(e) / rate)
+        ref, loose = rate * base(inner), rate * base(max(inner - 2e-4, 0.0))
+        assert ref * (1 - 1e-9) <= acc.get_delta(e) <= loose * (1 + 1e-9) + 1e-12, e
+    # more noise per batch (a larger decay is less noise): the bound grows
+    louder = dict(params, decay=2.0)
+    acc2 = _accountant(ev.SampledWithoutReplacement(n, m, ev.Noise("staircase", louder)),
+                       "replace_one")
+    assert acc2.get_delta(0.005) > acc.get_delta(0.005)
 
 
 def test_subsampled_off_width_leaf_is_the_subsampled_pure_dp_pair():

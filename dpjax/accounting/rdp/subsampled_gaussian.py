@@ -29,7 +29,10 @@ dominating pairs of :mod:`.subsample` (Mironov, Talwar & Zhang 2019, Sec. 3.3) a
 :func:`gaussian_rdp_epsilon` turns the moments of ``T`` uses into epsilon by the
 Canonne–Kamath–Steinke conversion of :mod:`.tail_bounds` (the formula of
 ``dp_accounting.rdp.compute_epsilon``) on :data:`RDP_ORDERS` and :data:`FRACTIONAL_ORDERS`,
-a superset of dp_accounting's default orders, each moment exact (not a chord).
+a superset of dp_accounting's default orders, each moment exact (not a chord) up to
+``Delta / sigma ~ 18``; beyond, where the trapezoidal sum would need more than
+:data:`MAX_QUADRATURE_TERMS` terms, the fractional orders take the chord of the integer
+moments around them (an upper bound: ``log A_alpha`` is convex in ``alpha``).
 """
 
 from __future__ import annotations
@@ -68,6 +71,9 @@ FRACTIONAL_ORDERS = np.concatenate(
         np.arange(11.5, 64.0, 1.0),
     ]
 )
+#: Largest ``orders x nodes`` of one trapezoidal sum (its arrays stay near 130 MB); beyond
+#: it (``Delta / sigma`` above ~18) the fractional moments are chords of the integer ones.
+MAX_QUADRATURE_TERMS = 2**24
 #: The two groups of :data:`FRACTIONAL_ORDERS` integrated on their own grids (the step
 #: shrinks with the largest order of a group).
 _GROUPS = (FRACTIONAL_ORDERS[FRACTIONAL_ORDERS < 11.0], FRACTIONAL_ORDERS[FRACTIONAL_ORDERS > 11.0])
@@ -176,15 +182,21 @@ def _tails(a, mu, lq, l1q, z_lo, z_hi, remove: bool):
     return np.logaddexp(low, high) + 8.0 * _U * (np.abs(low) + np.abs(high))
 
 
+def _nodes(a_max: float, mu: float) -> tuple[float, float, int, int]:
+    """``(d, h, k_lo, k_hi)``: the strip half-width, step and node range of the
+    trapezoidal sum for orders up to ``a_max`` (module docstring)."""
+    d = min(_THETA / mu, 1.0)
+    # 2 pi d / h = _LOG_ERROR + (a_max - 1) log(1 / cos theta): the strip bound below e^-50
+    h = 2.0 * math.pi * d / (_LOG_ERROR + (a_max - 1.0) * -math.log(math.cos(_THETA)))
+    return d, h, math.floor(-(_R + mu / 2.0) / h), math.ceil((a_max * mu + _R) / h)
+
+
 def _trapezoid(orders, mu: float, q: float):
     """Certified ``(log A_remove, log A_add)`` at ``orders`` (one grid; module docstring)."""
     a = np.asarray(orders, np.float64)[:, None]
     a_max = float(a.max())
     lq, l1q = math.log(q), (math.log1p(-q) if q < 1.0 else -math.inf)
-    d = min(_THETA / mu, 1.0)
-    # 2 pi d / h = _LOG_ERROR + (a_max - 1) log(1 / cos theta): the strip bound below e^-50
-    h = 2.0 * math.pi * d / (_LOG_ERROR + (a_max - 1.0) * -math.log(math.cos(_THETA)))
-    k_lo, k_hi = math.floor(-(_R + mu / 2.0) / h), math.ceil((a_max * mu + _R) / h)
+    d, h, k_lo, k_hi = _nodes(a_max, mu)
     z = (np.arange(k_lo, k_hi + 1, dtype=np.float64) * h)[None, :]
     log_phi = -0.5 * z * z - HALF_LOG_2PI
     mag_l1q = abs(l1q) if math.isfinite(l1q) else 0.0
@@ -215,10 +227,41 @@ def _trapezoid(orders, mu: float, q: float):
     return out[0], out[1]
 
 
+def _chord(orders, mu: float, q: float) -> np.ndarray:
+    r"""Certified ``log A`` at fractional ``orders`` from the integer moments around them.
+
+    .. math:: \log A_\alpha \le (1 - w)\,\log A_{\lfloor\alpha\rfloor}
+              + w\,\log A_{\lceil\alpha\rceil},\qquad w = \alpha - \lfloor\alpha\rfloor
+
+    ``log A_alpha = log E_Q[e^{alpha L}]`` is a cumulant generating function, convex in
+    ``alpha`` (Hölder), for each direction and so for their maximum; ``log A_1 = 0``; the
+    integer moments are :func:`gaussian_log_moments`'s upper bounds of both directions
+    (all ``>= 0``), and the chord's rounding is padded by ``8 u`` relative.
+    """
+    a = np.asarray(orders, np.float64)
+    lo, hi = np.floor(a), np.floor(a) + 1.0
+    ints = np.arange(2.0, hi.max() + 1.0)
+    _, log_int = gaussian_log_moments(1.0 / mu, q, 1.0, ints)
+    table = np.concatenate([[0.0], log_int])  # orders 1, 2, ..., max
+    w = a - lo
+    with np.errstate(invalid="ignore"):  # an infinite moment stays infinite (w > 0)
+        out = (1.0 - w) * table[(lo - 1).astype(int)] + w * table[(hi - 1).astype(int)]
+    return out * (1.0 + 8.0 * _U)
+
+
 @functools.lru_cache(maxsize=256)
 def _fractional_cached(mu: float, q: float) -> np.ndarray:
-    """Certified ``max(log A_remove, log A_add)`` on :data:`FRACTIONAL_ORDERS` (cached)."""
-    parts = [np.maximum(*_trapezoid(orders, mu, q)) for orders in _GROUPS]
+    """Certified ``max(log A_remove, log A_add)`` on :data:`FRACTIONAL_ORDERS` (cached):
+    the trapezoidal sums, or the chord of the integer moments (:func:`_chord`) for a group
+    whose sum would exceed :data:`MAX_QUADRATURE_TERMS` terms (``mu`` large: the nodes
+    grow like ``alpha mu^2``)."""
+    parts = []
+    for orders in _GROUPS:
+        _, _, k_lo, k_hi = _nodes(float(orders.max()), mu)
+        if (k_hi - k_lo + 1) * orders.size > MAX_QUADRATURE_TERMS:
+            parts.append(_chord(orders, mu, q))
+        else:
+            parts.append(np.maximum(*_trapezoid(orders, mu, q)))
     out = np.concatenate(parts)
     out.setflags(write=False)
     return out

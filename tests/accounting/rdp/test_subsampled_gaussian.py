@@ -51,6 +51,34 @@ def test_fractional_moments_are_tight_upper_bounds(sigma, q):
         assert got - want <= PAD_ABS + PAD_REL * abs(want)
 
 
+@pytest.mark.parametrize("sigma,q", [(0.5, 0.2), (0.1, 0.01)])
+def test_fractional_moments_beyond_the_quadrature_cap_are_chords(sigma, q, monkeypatch):
+    """A sum over :data:`MAX_QUADRATURE_TERMS` terms is replaced by the chord of the integer
+    moments: above the exact moment (mpmath), and at q = 1 above the closed form."""
+    from dpjax.accounting.rdp import subsampled_gaussian as sg
+
+    monkeypatch.setattr(sg, "MAX_QUADRATURE_TERMS", 0)
+    sg._fractional_cached.cache_clear()
+    try:
+        lam, log_a = gaussian_fractional_log_moments(sigma, q)
+        for a in (1.1, 3.3, 21.5):
+            got = float(log_a[np.argmin(np.abs(lam + 1 - a))])
+            assert got >= max(_mp_log_moment(sigma, q, a, d) for d in (True, False))
+        lam, log_a = gaussian_fractional_log_moments(0.8, 1.0)
+        assert np.all(log_a >= (lam + 1) * lam / (2 * 0.64))
+    finally:
+        sg._fractional_cached.cache_clear()
+
+
+def test_tiny_sigma_moments_are_finite_chords_without_a_huge_quadrature():
+    """sigma = 1e-3 (mu = 1000) would need ~5e10 quadrature terms (an allocation of 70 GiB
+    crashed the accountant): the chords are finite upper bounds, ordered in the order."""
+    lam, log_a = gaussian_fractional_log_moments(1e-3, 0.2)
+    assert np.all(np.isfinite(log_a)) and np.all(np.diff(log_a[lam > 0.95]) > 0)
+    exact_2 = float(gaussian_log_moments(1e-3, 0.2, orders=np.array([2.0]))[1][0])
+    assert log_a[np.argmin(np.abs(lam - 0.5))] >= 0.5 * exact_2  # the chord from A_1 = 1
+
+
 def test_fractional_moments_at_q_one_are_the_gaussian_closed_form():
     """``q = 1``: ``log A_alpha = alpha (alpha - 1) mu^2 / 2`` exactly."""
     lam, log_a = gaussian_fractional_log_moments(0.8, 1.0)

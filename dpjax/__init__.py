@@ -30,7 +30,7 @@ import importlib
 import importlib.util
 
 from dpjax import _compilation_cache
-from dpjax.errors import CertificationError, InfeasibleTargetError
+from dpjax.errors import CertificationError, InfeasibleTargetError, TrivialTargetError
 
 __version__ = "0.1.0"
 
@@ -81,6 +81,7 @@ __all__ = [
     "CertificationError",
     "InfeasibleTargetError",
     "Sensitivity",
+    "TrivialTargetError",
     "account",
     "accounting",
     "calibrate",

@@ -87,7 +87,9 @@ def calibrate(
     element in one vectorised call).  The result's ``delta_at_params`` is the privacy
     profile re-evaluated at the returned parameters and is always ``<= delta``; if
     dpjax cannot certify, it raises :class:`dpjax.errors.CertificationError`.  Targets
-    no parameter can meet raise :class:`dpjax.errors.InfeasibleTargetError`.
+    no parameter can meet raise :class:`dpjax.errors.InfeasibleTargetError`; targets that
+    hold without noise (``relation="add"`` under Poisson rate ``q`` with ``delta >= 1 -
+    e^epsilon (1 - q)^T``) raise :class:`dpjax.errors.TrivialTargetError`.
 
     Args:
       mechanism: a registry name (:func:`dpjax.mechanisms.names`).

@@ -12,6 +12,16 @@ class InfeasibleTargetError(ValueError):
     """
 
 
+class TrivialTargetError(ValueError):
+    """A privacy target that holds without any noise, so no noise level is the answer.
+
+    Raised, for example, by ``dpjax.calibrate(..., relation="add", sampling_rate=q)`` when
+    ``delta >= 1 - e^epsilon (1 - q)^T``: adding a record to a Poisson-subsampled input
+    changes any mechanism's output law by at most a factor ``1 / (1 - q)`` per use, so
+    every noise level meets the target.  The message gives the bound.
+    """
+
+
 class CertificationError(RuntimeError):
     """dpjax could not certify parameters it computed (never silently returned).
 

@@ -10,9 +10,9 @@ import pytest
 
 PUBLIC = {
     "dpjax": [
-        'Calibration', 'CertificationError', 'InfeasibleTargetError', 'Sensitivity', 'account',
-        'accounting', 'calibrate', 'design', 'errors', 'mechanisms', 'noise', 'numerics',
-        'papers', 'profile'
+        'Calibration', 'CertificationError', 'InfeasibleTargetError', 'Sensitivity',
+        'TrivialTargetError', 'account', 'accounting', 'calibrate', 'design', 'errors',
+        'mechanisms', 'noise', 'numerics', 'papers', 'profile'
     ],
     "dpjax.accounting": [
         'PLDAccountant', 'UnsupportedEventError', 'delta_from_zcdp', 'delta_gaussian',

@@ -20,6 +20,15 @@ removing a record).  Other relations (dp_accounting's conventions, as
   the relation itself (its subsampled calibration is a search on its event's profile,
   :mod:`dpjax.mechanisms.staircase`); other families raise ``NotImplementedError``;
 * the discrete mechanisms take the relation themselves (their accounting is the event's).
+
+Under ``"add"`` with Poisson subsampling the target may need no noise at all: the output
+law with the record added, ``(1 - q) P + q P'``, is at least ``(1 - q) P``, so every
+mechanism's loss is at most ``log(1 / (1 - q))`` per use and
+
+.. math:: \delta_{\text{add}}(\epsilon) \le 1 - e^{\epsilon} (1 - q)^T
+
+for any noise; a target with ``delta`` at least this raises
+:class:`~dpjax.errors.TrivialTargetError` (a search would return the end of its range).
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ import numpy as np
 from dpjax.accounting import events as ev
 from dpjax.calibration.event_scale import calibrate_event_scale
 from dpjax.calibration.result import Calibration
+from dpjax.errors import TrivialTargetError
 from dpjax.mechanisms._shape_family import SCALE_AND_SHAPE
 from dpjax.mechanisms._spec import Mechanism, Query, calibration, unsupported
 from dpjax.sensitivity import Sensitivity
@@ -63,6 +73,8 @@ def calibrate_under(mech: Mechanism, epsilon, delta, query: Query) -> Calibratio
       NotImplementedError: a relation under Poisson subsampling that ``mech`` cannot honour.
     """
     relation = query.relation
+    if relation == "add":
+        _require_noise(mech.name, epsilon, delta, query)
     if relation == "add_remove" or mech.domain == "integer":
         return mech.calibrate_certified(epsilon, delta, query)
     plain = dataclasses.replace(query, relation="add_remove")
@@ -90,6 +102,52 @@ def calibrate_under(mech: Mechanism, epsilon, delta, query: Query) -> Calibratio
             "add_remove bounds every direction)",
         )
     return _event_calibration(mech, epsilon, delta, query)
+
+
+def no_noise_add_bound(epsilon, sampling_rate: float, uses: int) -> np.ndarray:
+    r"""Upper bound on ``delta(epsilon)`` under ``"add"`` that holds for *every* mechanism.
+
+    .. math:: \delta_{\text{add}}(\epsilon) \le \big(1 - e^{\epsilon} (1 - q)^T\big)_+
+
+    (module docstring): the exponent ``epsilon + T log(1 - q)`` is lowered by its rounding
+    and the result raised by ``4 u`` relative, so the bound stays an upper bound.
+
+    Args:
+      epsilon: ``epsilon >= 0`` (array).
+      sampling_rate: Poisson rate ``q`` in ``(0, 1)``.
+      uses: ``T >= 1``.
+
+    Returns:
+      The bound, NumPy float64 (``0`` where ``epsilon >= T log(1 / (1 - q))``).
+
+    Example:
+      >>> round(float(no_noise_add_bound(0.1, 0.2, 1)), 6)  # 1 - 0.8 e^0.1
+      0.115863
+    """
+    eps = np.asarray(epsilon, np.float64)
+    log_stay = uses * math.log1p(-float(sampling_rate))
+    u = np.finfo(np.float64).eps
+    x = (eps + log_stay) - 4.0 * u * (np.abs(eps) + abs(log_stay))
+    return np.maximum(-np.expm1(x), 0.0) * (1.0 + 4.0 * u)
+
+
+def _require_noise(name: str, epsilon, delta, query: Query) -> None:
+    """Raise :class:`TrivialTargetError` where the ``"add"`` target holds without noise."""
+    q = query.sampling_rate
+    if q is None or q >= 1.0:
+        return
+    bound = no_noise_add_bound(epsilon, q, query.compositions)
+    trivial = np.asarray(delta, np.float64) >= bound
+    if np.any(trivial):
+        i = np.unravel_index(int(np.argmax(trivial)), np.shape(trivial)) if trivial.ndim else ()
+        eps_i, dlt_i = (float(np.broadcast_to(v, trivial.shape)[i]) for v in (epsilon, delta))
+        raise TrivialTargetError(
+            f"{name}: (epsilon={eps_i:g}, delta={dlt_i:g}) under relation 'add' holds without "
+            f"noise: with Poisson rate q = {q:g} and T = {query.compositions} uses, adding a "
+            f"record changes any output law by at most a factor 1/(1 - q) per use, so "
+            f"delta(epsilon) <= 1 - e^epsilon (1 - q)^T = {float(bound[i]):.6g} <= delta for "
+            "every noise level (calibrate under 'remove' or 'add_remove' to protect removals)"
+        )
 
 
 def _uses(step, uses: int):

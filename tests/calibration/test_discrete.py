@@ -8,7 +8,8 @@ dp_accounting's discrete-Laplace calibration is the pure-DP parameter of the rem
 direction, ``a = log(1 + (e^eps - 1) / q) / Delta``, whatever the adjacency and delta of the
 case; dpjax's calibration at ``delta = 0`` and relation ``"remove"`` is that same boundary
 (found by bisection, to the search's relative width), and with the case's ``delta > 0`` and
-relation dpjax returns at least that ``a`` (never more noise), certified.
+relation dpjax returns at least that ``a`` (never more noise), certified -- or, under
+``"add"`` with ``delta >= 1 - e^eps (1 - q)`` (case 6), says that no noise is needed.
 """
 
 import math
@@ -57,6 +58,15 @@ def test_discrete_laplace_dp_accounting_cases(case):
     a0 = float(pure.params["noise_parameter"])
     assert a0 == pytest.approx(expected, rel=2e-5) and a0 <= expected * (1 + 1e-12)
     assert float(pure.delta_at_params) == 0.0
+    if relation == "add" and rate is not None and delta >= 1 - math.exp(eps) * (1 - q):
+        # adding a record moves any law by at most 1 / (1 - q): no noise is needed (dpjax
+        # says so; dp_accounting answers its remove boundary); the exact sum at almost no
+        # noise (a = 40) agrees
+        with pytest.raises(dpjax.TrivialTargetError, match="holds without noise"):
+            dpjax.calibrate("discrete-laplace", eps, delta, linf=sens, sampling_rate=rate,
+                            relation=relation)
+        assert _dlap_delta(40.0, sens, q, eps, relation) <= delta
+        return
     cal = dpjax.calibrate("discrete-laplace", eps, delta, linf=sens, sampling_rate=rate,
                           relation=relation)
     a = float(cal.params["noise_parameter"])

@@ -86,7 +86,8 @@ def test_laplace_poisson_subsampled(sens, q, relation, eps, delta):
 
 def test_relation_subsampled_other_families_refuse():
     with pytest.raises(NotImplementedError, match="relation 'add' with Poisson subsampling"):
-        dpjax.calibrate("truncated-laplace", 1.0, 1e-6, linf=1.0, sampling_rate=0.1,
+        # epsilon below log(1 / (1 - q)) = 0.105: a target that needs noise
+        dpjax.calibrate("truncated-laplace", 0.05, 1e-6, linf=1.0, sampling_rate=0.1,
                         relation="add")
 
 
@@ -177,3 +178,38 @@ def test_cli_relation_and_mechanisms(capsys):
     main(["mechanisms"])
     listed = capsys.readouterr().out
     assert "discrete-laplace:" in listed and "discrete-gaussian:" in listed
+
+
+def test_add_target_that_holds_without_noise_raises():
+    # 1 - e^eps (1 - q)^T <= delta: every noise level meets it (a search ran to its end)
+    from dpjax.mechanisms._relation import no_noise_add_bound
+
+    assert float(no_noise_add_bound(0.5, 0.2, 1)) == 0.0  # eps >= log(1 / (1 - q))
+    expected = 1.0 - math.exp(0.1) * 0.8**3
+    assert expected <= float(no_noise_add_bound(0.1, 0.2, 3)) <= expected * (1 + 1e-14)
+    kw = {"linf": 1.0, "sampling_rate": 0.2, "relation": "add"}
+    for name in ("gaussian", "laplace", "staircase", "flipped-huber", "discrete-laplace"):
+        with pytest.raises(dpjax.TrivialTargetError, match="holds without noise"):
+            dpjax.calibrate(name, 0.5, 1e-6, **kw)
+    with pytest.raises(dpjax.TrivialTargetError, match="T = 3 uses"):
+        dpjax.calibrate("gaussian", [0.1, 0.2], [1e-6, 0.5], compositions=3, **kw)
+    code = main(["calibrate", "gaussian", "--epsilon", "0.5", "--delta", "1e-6", "--l2", "1",
+                 "--sampling-rate", "0.2", "--relation", "add"])
+    assert code == 2
+
+
+def test_no_noise_add_bound_is_sharp():
+    # the bound holds for every noise and is approached as the noise vanishes: the certified
+    # profile of PoissonSampled(0.2, Gaussian(0.1)) under add is within 1e-5 below it
+    from dpjax.accounting import PLDAccountant
+    from dpjax.accounting import events as ev
+    from dpjax.mechanisms._relation import no_noise_add_bound
+
+    for sigma, gap in ((0.1, 1e-5), (1.0, None)):
+        acc = PLDAccountant("add", 1e-4).compose(ev.PoissonSampled(0.2, ev.Gaussian(sigma)))
+        for eps in (0.0, 0.1, 0.2):
+            bound = float(no_noise_add_bound(eps, 0.2, 1))
+            got = acc.get_delta(eps)
+            assert got <= bound
+            if gap is not None:
+                assert got >= bound - gap, (sigma, eps, got, bound)

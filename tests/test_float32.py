@@ -247,6 +247,9 @@ _EXEMPT = {
     "dpjax.accounting.events.plds.staircase_as_pure_dp": (
         "host rewrite of a leaf event in exact rational arithmetic (no arrays)"
     ),
+    "dpjax.accounting.events.plds.staircase_replace_poisson_pure_dp": (
+        "host rewrite of a leaf event with Python float64 math (no arrays)"
+    ),
     "dpjax.spherical.windowed.check_budget": "host check of the budget, no privacy value",
     "dpjax.calibration.truncated_laplace.shape_range": "host range of the shape search; every "
     "shape it brackets is certified by the guarded profile",

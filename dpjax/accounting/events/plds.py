@@ -231,12 +231,47 @@ def staircase_as_pure_dp(event, relation: str):
     if not _is_staircase(event):
         return event
     shift = 2 if relation == "replace_one" else 1
-    width = float(event.params["width"])
-    if width == shift:
+    if float(event.params["width"]) == shift:
         return event
-    steps = math.ceil(Fraction(shift) / Fraction(width))
-    eps0 = math.nextafter(float(event.params["decay"]) * steps, math.inf)
-    return ev.EpsilonDelta(eps0, 0.0)
+    return ev.EpsilonDelta(_staircase_pure_epsilon(event.params, shift), 0.0)
+
+
+def _staircase_pure_epsilon(params, shift: int) -> float:
+    """``decay * ceil(shift / width)`` (exact rational ceiling, product rounded up): Geng &
+    Viswanath's pure-DP epsilon of a staircase at shifts up to ``shift``."""
+    steps = math.ceil(Fraction(shift) / Fraction(float(params["width"])))
+    return math.nextafter(float(params["decay"]) * steps, math.inf)
+
+
+def staircase_replace_poisson_pure_dp(event: ev.PoissonSampled) -> ev.EpsilonDelta:
+    r"""A Poisson-sampled staircase under replace-one, at a width other than the
+    sensitivity, as the pure-DP event its mixture pair satisfies.
+
+    The pair is ``P = (1 - q) P_0 + q P_a`` against ``Q = (1 - q) P_0 + q P_b`` (``P_s``: the
+    staircase shifted by a contribution ``s`` in ``[-1, 1]``), with density ratios
+    ``r_a = p_a / p_0`` and ``r_b`` in ``[e^{-epsilon_1}, e^{epsilon_1}]`` and ``r_a / r_b
+    <= e^{epsilon_2}`` (Geng & Viswanath's bounds at shifts 1 and 2, :func:`staircase_as_
+    pure_dp`), so the loss ``log((1 - q) + q r_a) - log((1 - q) + q r_b)`` is at most
+
+    .. math:: \epsilon' = \logig(1 - q + q e^{\epsilon_1}ig)
+              - \logig(1 - q + q e^{\max(-\epsilon_1,\ \epsilon_1 - \epsilon_2)}ig)
+
+    (rounded up), for every pair of contributions: no monotone loss or worst pair needed.
+    Certified and looser than the exact atoms the accountant takes at width 1
+    (:func:`_staircase_replace_pld`).
+
+    Args:
+      event: ``PoissonSampled(q, Noise("staircase", ...))``.
+
+    Returns:
+      ``EpsilonDelta(epsilon', 0)``.
+    """
+    q, params = float(event.sampling_probability), event.event.params
+    e1, e2 = _staircase_pure_epsilon(params, 1), _staircase_pure_epsilon(params, 2)
+    up = float(np.logaddexp(math.log1p(-q), math.log(q) + e1))  # log(1 - q + q e^e1)
+    low = math.log1p(q * math.expm1(max(-e1, e1 - e2)))  # log(1 - q + q e^(...)) <= 0
+    pad = 8.0 * np.finfo(np.float64).eps * (abs(up) + abs(low) + 1.0)
+    return ev.EpsilonDelta(float(up - low + pad), 0.0)
 
 
 def check_leaf(leaf, relation: str) -> None:
@@ -259,11 +294,6 @@ def check_leaf(leaf, relation: str) -> None:
                               "replace_one (fixed-size batches)")
         if not isinstance(leaf.event, _ADDITIVE + PAIRS + (ev.RandomizedResponse,)):
             raise unsupported(leaf, relation, f"sampling of {type(leaf.event).__name__}")
-    if (replace and isinstance(leaf, ev.PoissonSampled) and _is_staircase(leaf.event)
-            and float(leaf.event.params["width"]) != 1.0):
-        raise unsupported(leaf, relation, f"Poisson sampling of {_STAIRCASE} noise of width "
-                          "other than the sensitivity (its privacy loss is not monotone, and "
-                          "the pair of contributions +-1 is checked to dominate at width 1 only)")
     if isinstance(leaf, ev.PoissonSampled):
         base = leaf.event
         allowed = _ADDITIVE if replace else _ADDITIVE + PAIRS + (ev.MixtureOfGaussians,)
@@ -441,8 +471,10 @@ def _poisson(event: ev.PoissonSampled, relation, h, pessimistic, tail=TAIL):
         return {}
     if q == 1.0:
         return leaf_plds(base, relation, h, pessimistic, tail)
-    if relation == "replace_one" and _is_staircase(event.event):  # width 1 (check_leaf)
-        return _same(_staircase_replace_pld(event.event.params, q, h, pessimistic), relation)
+    if relation == "replace_one" and _is_staircase(event.event):
+        if float(event.event.params["width"]) == 1.0:
+            return _same(_staircase_replace_pld(event.event.params, q, h, pessimistic), relation)
+        return leaf_plds(staircase_replace_poisson_pure_dp(event), relation, h, pessimistic, tail)
     noise = ev.noise_family(base)
     if noise is not None:
         if relation == "replace_one":
@@ -477,7 +509,7 @@ def _staircase_replace_pld(params: dict, q: float, h: float, pessimistic: bool) 
     is not log-concave, so that the contributions ``+-1`` give the worst pair is not a
     theorem here: it is checked (``tests/accounting/events/test_staircase_leaf.py``,
     every pair of contributions on a grid of ``[-1, 1]^2``) at width 1, the only width
-    this path takes (:func:`check_leaf`)."""
+    this path takes (other widths: :func:`staircase_replace_poisson_pure_dp`)."""
     try:
         losses, probs = replace_one_poisson_atoms(
             params["decay"], params["width"], params["gamma"], q, 1.0, pessimistic)

@@ -7,7 +7,8 @@ profile; at any other width it is accounted as Geng & Viswanath's pure-DP bound
 (:func:`dpjax.accounting.events.plds.staircase_as_pure_dp`): never below the exact supremum
 (the one-shift pair was, by orders of magnitude), RDP moments dropped.  Poisson-sampled
 under replace-one at width 1 it is the exact loss atoms of the pair of contributions +-1
-(checked here to be the worst pair), at other widths refused; sampled without replacement
+(checked here to be the worst pair), at other widths the pure-DP bound its mixture pair
+satisfies for every pair of contributions; sampled without replacement
 under replace-one it is Balle, Barthe & Gaboardi's Theorem 9 on its replace-one leaf.
 """
 
@@ -16,9 +17,12 @@ import numpy as np
 import pytest
 
 import dpjax
-from dpjax.accounting import PLDAccountant, UnsupportedEventError
+from dpjax.accounting import PLDAccountant
 from dpjax.accounting import events as ev
-from dpjax.accounting.events.plds import staircase_as_pure_dp
+from dpjax.accounting.events.plds import (
+    staircase_as_pure_dp,
+    staircase_replace_poisson_pure_dp,
+)
 from dpjax.accounting.rdp.ledger import leaf_log_moments
 from dpjax.accounting.staircase import log_delta_staircase_shift
 
@@ -90,11 +94,32 @@ def test_contributions_plus_and_minus_one_give_the_worst_replace_pair(decay, gam
         assert max(deltas.values()) <= corner * (1 + 1e-3) + 1e-9, (e, max(deltas, key=deltas.get))
 
 
-@pytest.mark.parametrize("width", [2.0, 0.4])
-def test_poisson_sampled_staircase_off_width_under_replace_one_is_refused(width):
-    leaf = ev.Noise("staircase", {"decay": 1.0, "width": width, "gamma": 0.3})
-    with pytest.raises(UnsupportedEventError, match="width 1 only"):
-        _accountant(ev.PoissonSampled(0.1, leaf), "replace_one").get_delta(0.5)
+@pytest.mark.parametrize("width,q", [(2.0, 0.1), (0.4, 0.3), (2.5, 0.5)])
+def test_poisson_sampled_staircase_off_width_under_replace_one_is_a_pure_dp_bound(width, q):
+    # no worst pair is known off width 1: the accountant takes the pure-DP event the mixture
+    # pair satisfies for every pair of contributions, never below the midpoint integrals of
+    # (1 - q) T + q (T + a) against (1 - q) T + q (T + b) on a grid of [-1, 1]^2
+    decay, gamma = 1.0, 0.3
+    leaf = ev.PoissonSampled(q, ev.Noise("staircase", {"decay": decay, "width": width,
+                                                       "gamma": gamma}))
+    acc = _accountant(leaf, "replace_one")
+    pure = staircase_replace_poisson_pure_dp(leaf)
+    half = 40.0 / decay + 6.0
+    x = np.linspace(-half, half, 100_001)  # in widths
+    dx = (x[1] - x[0]) * width
+
+    def law(s):  # density of (1 - q) T + q (T + s) per sensitivity unit, x in widths
+        return ((1 - q) * _staircase_density(x, decay, gamma)
+                + q * _staircase_density(x - s / width, decay, gamma)) / width
+
+    mixed = {s: law(s) for s in np.linspace(-1.0, 1.0, 9)}
+    for e in (0.0, 0.3 * pure.epsilon, 0.8 * pure.epsilon):
+        sup = max(np.sum(np.maximum(mixed[a] - np.exp(e) * mixed[b], 0.0)) * dx
+                  for a in mixed for b in mixed)
+        rr = (np.exp(pure.epsilon) - np.exp(e)) / (1 + np.exp(pure.epsilon))
+        got = acc.get_delta(e)
+        assert got >= sup * (1 + 1e-3) and got == pytest.approx(rr, rel=1e-9), (e, got, sup)
+    assert acc.get_delta(pure.epsilon + 2e-4) == 0.0  # two bins of the grid above it
 
 
 def test_poisson_sampled_staircase_under_replace_one_is_its_exact_atoms():

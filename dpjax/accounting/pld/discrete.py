@@ -18,7 +18,9 @@ privacy loss is ``log(p / q)`` (``+inf`` where ``q = 0``; outcomes with ``p = 0`
 Poisson subsampling mixes the arrays (Zhu, Dong & Wang 2022, Thm 11): remove
 ``(q p + (1 - q) q_, q_)``, add ``(p, (1 - q) p + q q_)``; for pure DP this contains the
 amplification ``log(1 + q (e^eps - 1))`` of Balle, Barthe & Gaboardi (2018, Thm 10) and is
-exact.  :func:`discrete_pld` hands the atoms to the connect-the-dots constructor.
+exact.  Under replace-one the subsampled discrete noise mixes three shifts
+(:func:`discrete_laplace_replace_pair`, :func:`discrete_gaussian_replace_pair`).
+:func:`discrete_pld` hands the atoms to the connect-the-dots constructor.
 """
 
 from __future__ import annotations
@@ -33,7 +35,9 @@ from dpjax.numerics import float64_kernel
 
 __all__ = [
     "discrete_gaussian_pair",
+    "discrete_gaussian_replace_pair",
     "discrete_laplace_pair",
+    "discrete_laplace_replace_pair",
     "discrete_pld",
     "epsilon_delta_pair",
     "poisson_subsampled_pair",
@@ -171,6 +175,82 @@ def poisson_subsampled_pair(p, q, sampling_rate: float, direction: str):
     if direction == "add":
         return p, (1.0 - r) * p + r * q
     raise ValueError(f"direction must be 'remove' or 'add', got {direction!r}")
+
+
+@float64_kernel
+def discrete_laplace_replace_pair(noise_parameter: float, sensitivity: int, sampling_rate: float):
+    r"""``(P, Q)`` of one Poisson-subsampled ``DLap(a)`` use under replace-one, exact.
+
+    .. math:: P = (1 - r)\,X + r\,(X + s),\qquad Q = (1 - r)\,X + r\,(X - s)
+
+    (the record's contribution ``s`` replaced by ``-s``; dp_accounting's ``REPLACE`` pair of
+    a subsampled additive mechanism, which dp_accounting does not offer for discrete noise).
+    For ``k >= s`` all three pmfs are proportional to ``e^{-a k}`` (and to ``e^{a k}`` for
+    ``k <= -s``), so the loss is constant there and each half-line is one outcome, summed
+    in closed form with ``h = 1 / (1 + e^{-a})``:
+
+    .. math:: P(k \ge s) = h\,\big((1 - r) e^{-a s} + r\big),\quad
+              Q(k \ge s) = h\,\big((1 - r) e^{-a s} + r e^{-2 a s}\big)
+
+    and ``P(k <= -s) = Q(k >= s)``, ``Q(k <= -s) = P(k >= s)``; the outcomes ``|k| < s`` are
+    listed one by one (pmf ``tanh(a/2) e^{-a|k|}``).
+
+    Args:
+      noise_parameter: ``a > 0``.
+      sensitivity: the contribution bound ``s >= 1`` (integer).
+      sampling_rate: ``r`` in ``(0, 1]``.
+
+    Returns:
+      ``(P, Q)``: NumPy float64 arrays over ``k <= -s``, ``-s < k < s``, ``k >= s``.
+
+    Example:
+      >>> p, q = discrete_laplace_replace_pair(1.0, 1, 1.0)  # r = 1: shift 2
+      >>> bool(abs(p.sum() - 1) < 1e-15 and abs(q.sum() - 1) < 1e-15)
+      True
+    """
+    a, s, r = float(noise_parameter), int(sensitivity), float(sampling_rate)
+    h = 1.0 / (1.0 + math.exp(-a))
+    e1, e2 = math.exp(-a * s), math.exp(-2.0 * a * s)
+    hi_p, hi_q = h * ((1.0 - r) * e1 + r), h * ((1.0 - r) * e1 + r * e2)
+    k = np.arange(1 - s, s, dtype=np.float64)
+    c = math.tanh(a / 2.0)
+    here = c * np.exp(-a * np.abs(k))
+    mid_p = (1.0 - r) * here + r * c * np.exp(-a * np.abs(k - s))
+    mid_q = (1.0 - r) * here + r * c * np.exp(-a * np.abs(k + s))
+    return (np.concatenate([[hi_q], mid_p, [hi_p]]), np.concatenate([[hi_p], mid_q, [hi_q]]))
+
+
+@float64_kernel
+def discrete_gaussian_replace_pair(sigma: float, sensitivity: int, sampling_rate: float):
+    r"""``(P, Q)`` of one Poisson-subsampled ``N_Z(0, sigma^2)`` use under replace-one.
+
+    .. math:: P_k = (1 - r)\,p_k + r\,p_{k - s},\qquad Q_k = (1 - r)\,p_k + r\,p_{k + s}
+
+    on ``|k| <= K + s`` with :func:`discrete_gaussian_pair`'s ``K`` and normaliser, plus a
+    ``+inf`` outcome holding its bound on the mass of ``|X| > K`` (pessimistic).
+
+    Args:
+      sigma: ``sigma > 0`` (at most ``1e5``: the pmf is materialised).
+      sensitivity: the contribution bound ``s >= 1`` (integer).
+      sampling_rate: ``r`` in ``(0, 1]``.
+
+    Returns:
+      ``(P, Q)``: NumPy float64 arrays.
+    """
+    sigma, s, r = float(sigma), int(sensitivity), float(sampling_rate)
+    half = int(math.ceil(38.0 * sigma)) + s + 2  # e^{-K^2/2sigma^2} < 1e-313
+    k = np.arange(-half - s, half + s + 1, dtype=np.float64)
+    if sigma < _POINT_MASS_SIGMA:  # the point mass at 0 (discrete_gaussian_pair)
+        law = [(k == c).astype(np.float64) for c in (0.0, s, -s)]
+        tail = 0.0
+    else:
+        log_z = _log_sum_exp(-np.square(np.arange(-half, half + 1.0)) / (2.0 * sigma**2))
+        law = [np.exp(-np.square(k - c) / (2.0 * sigma**2) - log_z) for c in (0.0, s, -s)]
+        tail = 2.0 * math.exp(-(half**2) / (2.0 * sigma**2) - log_z) / -math.expm1(
+            -half / sigma**2)
+    p = (1.0 - r) * law[0] + r * law[1]
+    q = (1.0 - r) * law[0] + r * law[2]
+    return np.append(p, tail), np.append(q, 0.0)
 
 
 @float64_kernel

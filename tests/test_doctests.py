@@ -69,3 +69,13 @@ def test_doctests(name):
             runner.run(test, out=out.write)
     result = runner.summarize(verbose=False)
     assert result.failed == 0, out.getvalue()
+
+
+def test_sources_hold_no_control_characters():
+    # a ``\b`` or ``\t`` in a docstring that is not raw becomes a backspace or a tab, and the
+    # rendered formula loses ``\begin`` / ``\text`` (three had, found 2026-11-30)
+    bad = [f"{path.relative_to(ROOT)}:{n}"
+           for package in PACKAGES for path in sorted((ROOT / package).rglob("*.py"))
+           for n, line in enumerate(path.read_text().splitlines(), 1)
+           if re.search(r"[\x00-\x08\x0b-\x1f]|\t", line)]
+    assert not bad, bad

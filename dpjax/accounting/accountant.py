@@ -103,7 +103,7 @@ def gaussian_equivalent(leaves, relation: str):
     one Gaussian mechanism (Dong, Roth & Su 2022, Cor. 3.3: ``mu^2 = sum_j K_j s^2 /
     sigma_j^2``), exactly; it is returned as ``N(0, sigma_1^2)`` at sensitivity
 
-    .. math:: \Delta = \min\{x \in 	ext{float64} : x^2 \ge \sigma_1^2 \sum_j K_j s^2 /
+    .. math:: \Delta = \min\{x \in \text{float64} : x^2 \ge \sigma_1^2 \sum_j K_j s^2 /
               \sigma_j^2\}
 
     (exact rationals: rounded up, so the profile of :func:`~.gaussian.delta_gaussian`

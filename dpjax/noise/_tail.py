@@ -268,8 +268,8 @@ def _main_uniform(main: Array, work: np.dtype) -> tuple[TailUniform, Array]:
 def _main_path_uniform(z: Array, m: Array, negative: Array, work: np.dtype, mant_bits: int):
     r""":func:`_uniform` for ``z < D`` with one ``log1p`` and no ``expm1`` per sample.
 
-    .. math:: \log U = egin{cases} \mathrm{log1p}(-(1 - U)) & z = 0,\ 1 - U < 1/4 \
-              \mathrm{log1p}(f) - (z + 1)\log 2 & 	ext{otherwise} \end{cases}
+    .. math:: \log U = \begin{cases} \mathrm{log1p}(-(1 - U)) & z = 0,\ 1 - U < 1/4 \\
+              \mathrm{log1p}(f) - (z + 1)\log 2 & \text{otherwise} \end{cases}
 
     (``1 - U`` exact for ``z = 0``; the second form loses at most a few ulp to the
     subtraction, ``|\log U| >= \log(4/3)``), and ``1 - U = 1 - 2^{-(z+1)}(1 + f)``, which is

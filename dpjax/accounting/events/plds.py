@@ -256,8 +256,8 @@ def staircase_replace_poisson_pure_dp(event: ev.PoissonSampled) -> ev.EpsilonDel
     <= e^{epsilon_2}`` (Geng & Viswanath's bounds at shifts 1 and 2, :func:`staircase_as_
     pure_dp`), so the loss ``log((1 - q) + q r_a) - log((1 - q) + q r_b)`` is at most
 
-    .. math:: \epsilon' = \logig(1 - q + q e^{\epsilon_1}ig)
-              - \logig(1 - q + q e^{\max(-\epsilon_1,\ \epsilon_1 - \epsilon_2)}ig)
+    .. math:: \epsilon' = \log\big(1 - q + q e^{\epsilon_1}\big)
+              - \log\big(1 - q + q e^{\max(-\epsilon_1,\ \epsilon_1 - \epsilon_2)}\big)
 
     (rounded up), for every pair of contributions: no monotone loss or worst pair needed.
     Certified and looser than the exact atoms the accountant takes at width 1

@@ -41,7 +41,7 @@ import numpy as np
 from dpjax.accounting import events as ev
 from dpjax.calibration.event_scale import calibrate_event_scale
 from dpjax.calibration.result import Calibration
-from dpjax.errors import TrivialTargetError
+from dpjax.errors import InfeasibleTargetError, TrivialTargetError
 from dpjax.mechanisms._shape_family import SCALE_AND_SHAPE
 from dpjax.mechanisms._spec import Mechanism, Query, calibration, unsupported
 from dpjax.sensitivity import Sensitivity
@@ -198,8 +198,6 @@ def _shape_then_event(mech: Mechanism, epsilon, delta, query: Query) -> Calibrat
 def _event_calibration(mech: Mechanism, epsilon, delta, query: Query) -> Calibration:
     """Gaussian or Laplace under Poisson subsampling and ``query.relation``: bisection on the
     certified profile of the ledger of events, in units of the resolved sensitivity."""
-    from dpjax.errors import InfeasibleTargetError
-
     gaussian = mech.name == "gaussian"
     norm = "l2" if gaussian else "l1"
     sens, notes = query.sensitivity.resolve(norm)

@@ -94,7 +94,7 @@ PUBLIC = {
         'standard_log_sf', 'standard_loss', 'standard_variance', 'theta_over_gamma'
     ],
     "dpjax.numerics": [
-        'BisectionResult', 'Float64RequiredError', 'HALF_LOG_2PI', 'LOG_2', 'Q_inv', 'Root',
+        'Float64RequiredError', 'HALF_LOG_2PI', 'LOG_2', 'Q_inv', 'Root',
         'Status', 'ZoomResult', 'bisect_bracket', 'bisect_host', 'bisect_monotone',
         'float64_kernel', 'gauss_legendre', 'golden_section', 'illinois', 'illinois_host',
         'integrate_panels', 'least_feasible', 'least_integer_host', 'log1mexp', 'log_Q',

@@ -76,8 +76,8 @@ def minimize_quadratic_on_ball(a: Array, b: Array, radius) -> Array:
 
     # the multiplier: the least mu >= lo with |theta(mu)| <= R (the norm decreases in mu)
     hi = lo + jnp.linalg.norm(b) / radius + 1.0
-    mu, _ = bisect_bracket(lambda mu: ~(jnp.linalg.norm(coefficients(mu)) > radius), hi, lo,
-                           _BISECTION_STEPS)
+    mu = bisect_bracket(lambda mu: ~(jnp.linalg.norm(coefficients(mu)) > radius), hi, lo,
+                           _BISECTION_STEPS).good
     boundary = vec @ coefficients(mu)
     interior = (lam[0] > 0) & (jnp.linalg.norm(coefficients(0.0)) <= radius)
     # hard case: |theta(lo)| < R with lam_min <= 0: fill the norm along the least eigenvector

@@ -53,9 +53,9 @@ def _solve_one(prepare, fn, epsilon, delta, ref, num_stages, bisect_iters):
         """``(log gamma*(b)^2 v(b), log gamma*(b))``; ``inf`` where ``gamma*`` never moved
         (infeasible in the bracket)."""
         consts = prepare(b)
-        lg, _ = bisect_bracket(
+        lg = bisect_bracket(
             lambda lg: fn(epsilon, consts, jnp.exp(lg)) <= log_t, lg_hi, lg_lo, bisect_iters
-        )
+        ).good
         f = 2.0 * lg + jnp.log(standard_variance(b))
         return jnp.where(lg < lg_hi, f, jnp.inf), lg
 

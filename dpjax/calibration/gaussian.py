@@ -276,7 +276,9 @@ def _calibrate_sigma_jax(eps, dlt, sens, x0, good, bad):
             gap, slope, _ = _gap_and_slope(*args, jnp.asarray(x))
             return gap, slope
 
-        good, converged = newton_host(evaluate, x0, good=good, bad=bad)
+        found = newton_host(evaluate, x0, good=good, bad=bad)
+        good = found.good
+        converged = found.status == Status.OPTIMAL
         gap, _, delta_at = (np.asarray(v) for v in _gap_and_slope(*args, jnp.asarray(good)))
         sigma = np.exp(good)
         certified = converged & (gap <= 0) & np.isfinite(sigma) & (sigma >= TINY) & (dlt > 0)

@@ -16,7 +16,7 @@ from scipy import special
 from dpjax.accounting.gaussian import ERROR
 from dpjax.certificate import MARGIN, scale_is_certified
 from dpjax.certificate_host import log_target_host, reported_delta_host
-from dpjax.numerics import float64_kernel, newton_host
+from dpjax.numerics import Status, float64_kernel, newton_host
 from dpjax.numerics.constants import HALF_LOG_2PI
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
@@ -132,7 +132,9 @@ def calibrate_sigma_host(eps, dlt, sens, x0, good, bad):
             slope = -np.exp(log_mu - 0.5 * a * a - HALF_LOG_2PI - log_d)
         return log_d - level, slope
 
-    x, converged = newton_host(evaluate, x0, good=good, bad=bad)
+    found = newton_host(evaluate, x0, good=good, bad=bad)
+    x = found.good
+    converged = found.status == Status.OPTIMAL
     sigma = np.exp(x)
     log_d, err = log_delta_gaussian_host(eps, sigma, sens)
     certified = (converged & scale_is_certified(sigma, log_d, level) & (err <= MARGIN / 4)

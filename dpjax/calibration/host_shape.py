@@ -134,8 +134,8 @@ def search_shape(
 
     def objective(x):
         lo, hi = log_m_range(x)
-        lm, _, _ = bisect_host(lambda lm: (log_delta(e, x, lm) <= lv, None), lo, hi,
-                               num_iterations)
+        lm = bisect_host(lambda lm: (log_delta(e, x, lm) <= lv, None), lo, hi,
+                               num_iterations).good
         out = -2.0 * lm + log_variance(x) if value is None else value(x, lm)
         return np.where(lm > lo, out, np.inf), lm
 

@@ -79,12 +79,12 @@ def _largest_log_m(epsilon, log_level, k, num_iterations):
     ``m = e^-200`` the profile is below the total variation ``~m``); the end
     result is re-certified by the caller anyway.
     """
-    good, _ = bisect_bracket(
+    good = bisect_bracket(
         lambda log_m: log_delta_osgt_unit(epsilon, k, jnp.exp(log_m)) <= log_level,
         jnp.full_like(k, _LOG_M_MIN),
         jnp.full_like(k, _LOG_M_MAX),
         num_iterations,
-    )
+    ).good
     return good
 
 

@@ -133,5 +133,7 @@ def laplace_exact_multiplier(
         d = laplace_inid_delta(profile, c * b, epsilon, bin_width)
         return d <= target, d
 
-    good, d_good, _ = bisect_host(private, 1.0, bad, num_iterations, good_aux=at_one)
+    found = bisect_host(private, 1.0, bad, num_iterations, good_aux=at_one)
+    good = found.good
+    d_good = found.aux
     return good, d_good

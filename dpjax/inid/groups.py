@@ -251,8 +251,10 @@ def calibrate_grouped(profile, scales, epsilon: float, delta: float, shapes=None
         c_hi, d_hi, c_lo = c_lo, d_lo, c_lo / 2.0
         ok_lo, d_lo = private(c_lo)
     # bisect in log c
-    lg, aux, _ = bisect_host(lambda x: private(math.exp(x)), math.log(c_hi), math.log(c_lo),
+    found = bisect_host(lambda x: private(math.exp(x)), math.log(c_hi), math.log(c_lo),
                              num_iterations, good_aux=d_hi)
+    lg = found.good
+    aux = found.aux
     return math.exp(lg), float(aux), groups
 
 

@@ -172,7 +172,9 @@ def mu0(epsilon: ArrayLike, delta: ArrayLike, num_iterations: int = 100) -> Mu0R
 
     good0 = jnp.where(used, lo, LOG_MU_MIN)
     bad0 = jnp.where(used, finite_hi, LOG_MU_MAX)
-    good, bad = bisect_bracket(lambda x: feasible_mu(mu_of(x)), good0, bad0, num_iterations)
+    found = bisect_bracket(lambda x: feasible_mu(mu_of(x)), good0, bad0, num_iterations)
+    good = found.good
+    bad = found.bad
     status = jnp.where((status == Status.OPTIMAL) & jnp.isnan(good), Status.FAILED, status)
     mu = jnp.where(status == Status.OPTIMAL, mu_of(good), 0.0)
     width = mu_of(bad) - mu_of(good)

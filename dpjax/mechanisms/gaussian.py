@@ -208,7 +208,7 @@ def _closed_form_lower(delta, sigma, l2, upper):
         log_d = log_delta_gaussian(e, sigma, l2)
         return log_d - ERROR * (1.0 + jnp.abs(log_d)) > jnp.log(delta)
 
-    good, _ = bisect_bracket(above, jnp.zeros_like(upper), upper, 64)
+    good = bisect_bracket(above, jnp.zeros_like(upper), upper, 64).good
     return jnp.where(above(jnp.zeros_like(upper)), good, 0.0)
 
 

@@ -99,7 +99,7 @@ def monotone_inverse(
     epsilon = jnp.asarray(epsilon)
     lo = jnp.broadcast_to(jnp.asarray(t_lo, jnp.float64), epsilon.shape)
     hi = jnp.broadcast_to(jnp.asarray(t_hi, jnp.float64), epsilon.shape)
-    res = bisect_monotone(lambda t: loss(t) <= epsilon, lo, hi, num_iterations)
+    res = bisect_monotone(lambda t: loss(t) <= epsilon, lo, hi, num_iterations=num_iterations)
     return jnp.where(res.status == Status.BRACKET_TOO_SMALL, hi, res.good)
 
 
@@ -124,7 +124,8 @@ def tail_point(noise: NoiseFamily, tail: float) -> Array:
     target = jnp.log(tail) if isinstance(tail, jax.core.Tracer) else math.log(tail)
     sd = jnp.sqrt(noise.variance)
     res = bisect_monotone(
-        lambda t: noise.log_sf(t) <= target, TAIL_BRACKET * sd, jnp.zeros_like(sd), TAIL_ITERATIONS
+        lambda t: noise.log_sf(t) <= target, TAIL_BRACKET * sd, jnp.zeros_like(sd),
+        num_iterations=TAIL_ITERATIONS,
     )
     return res.good
 

@@ -28,21 +28,22 @@ from dpjax.numerics._x64 import (
 from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 from dpjax.numerics.minimize import ZoomResult, golden_section, zoom_minimize
 from dpjax.numerics.roots import (
-    BisectionResult,
     Root,
     Status,
     bisect_bracket,
+    bisect_host,
     bisect_monotone,
     illinois,
+    illinois_host,
     least_feasible,
+    least_integer_host,
+    newton_host,
     warm_bracket,
 )
-from dpjax.numerics.roots_host import bisect_host, illinois_host, least_integer_host, newton_host
 
 __all__ = [
     "HALF_LOG_2PI",
     "LOG_2",
-    "BisectionResult",
     "Float64RequiredError",
     "Q_inv",
     "Root",

@@ -1,59 +1,76 @@
-r"""The one root-finding toolkit: fixed-iteration bisection, Illinois and a warm bracket.
+r"""The one root-finding module: every search of dpjax, traced or host-driven, one result type.
 
-Every search here is pure and jit/vmap-safe, and reports a :class:`Status` per point
-(``dpjax.numerics.Status``, the enum shared with :mod:`solvers`) instead of raising, so
-one infeasible point does not kill a grid (cf. ``optimistix/_solver/bisection.py``).
+Every search returns a :class:`Root` (``good``, ``aux``, ``bad``, ``slope``, ``status``,
+``evaluations``) and reports a :class:`Status` per point (``dpjax.numerics.Status``, the
+enum shared with :mod:`solvers`) instead of raising, so one infeasible point does not
+kill a grid (cf. ``optimistix/_solver/bisection.py``).  The ``good`` end, where the
+predicate was evaluated and held, is the answer, so it is always on the safe side.
 
-**Fixed-iteration bisection** (:func:`bisect_bracket`, :func:`bisect_monotone`; for
-predicates that cannot be traced, or a first call that should compile only the predicate,
-the host-driven :func:`dpjax.numerics.roots_host.bisect_host` and
-:func:`~dpjax.numerics.roots_host.newton_host`).  Calibration asks "the least
-scale at which the target is met" for a whole grid of targets at once.  A fixed number
-of halvings does the same work at every grid point (no data-dependent trip count under
-``vmap``), and the ``good`` end, where the predicate holds, is the answer, so it is
-always on the safe side.  Bisect in log space by passing log-transformed ends and a
-predicate that exponentiates.
+**Traced searches** (pure, jit/vmap-safe).  *Fixed-iteration bisection*
+(:func:`bisect_bracket`, the bare loop; :func:`bisect_monotone`, with end checks;
+:func:`least_feasible`).  Calibration asks "the least scale at which the target is met"
+for a whole grid of targets at once: a fixed number of halvings does the same work at
+every grid point (no data-dependent trip count under ``vmap``).  Bisect in log space by
+passing log-transformed ends and a predicate that exponentiates.  *Calibration searches*
+(:func:`illinois`, :func:`warm_bracket`): calibrating a scale through the PLD engine
+means finding the root of a decreasing ``F(x = log scale)`` (``F <= 0``: private) whose
+evaluation is a whole PLD composition, so evaluations are what costs: Illinois regula
+falsi with Brent's nudge (8 evaluations for ``tol = 1e-7`` from a bracket of a factor 1.5
+on the nearly linear ``F`` of calibration), and a four-evaluation bracket from a warm
+start (the root and slope of the same search on a coarser grid).  Both return the good
+end with the auxiliary value of the evaluation *at that point* (the certified ``log
+delta``): nothing is inferred, so the value returned is the value of the returned scale.
+``f(x) -> (F, aux)`` has a single call site in each loop (one compile).
 
-**Calibration searches** (:func:`illinois`, :func:`warm_bracket`).  Calibrating a scale
-through the PLD engine means finding the root of a decreasing ``F(x = log scale)``
-(``F <= 0``: private) whose evaluation is a whole PLD composition, so evaluations are
-what costs: Illinois regula falsi with Brent's nudge (8 evaluations for ``tol = 1e-7``
-from a bracket of a factor 1.5 on the nearly linear ``F`` of calibration), and a
-four-evaluation bracket from a warm start (the root and slope of the same search on a
-coarser grid).  Both return the good end (``F <= 0``) with the auxiliary value of the
-evaluation *at that point* (the certified ``log delta``): nothing is inferred, so the
-value returned is the value of the returned scale.  ``f(x) -> (F, aux)`` has a single
-call site in each loop (one compile).
+**Host-driven searches** (:func:`bisect_host`, :func:`newton_host`,
+:func:`illinois_host`, :func:`least_integer_host`): the same rules with the loop in
+Python/NumPy and only the evaluation compiled (or itself a host computation, e.g. a PLD
+composition whose grid size depends on the point), for predicates that cannot be traced
+or a first call that should compile only the predicate.  Every evaluated point tightens
+a bracket and only a point where the predicate was evaluated and held is returned.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
 from solvers import Status
 
 
-class BisectionResult(NamedTuple):
-    """Result of :func:`bisect_monotone`.
+class Root(NamedTuple):
+    """The result of every search in this module, traced or host-driven.
 
     Attributes:
-      good: the end of the final bracket where the predicate holds (the *feasible* end;
-        returned as the answer so that it is always safe).
-      bad: the other end, where the predicate fails.
-      status: per-point :class:`Status`: ``OPTIMAL`` when the bracket was valid,
-        ``INFEASIBLE`` (fails at ``good``), ``BRACKET_TOO_SMALL`` (holds at ``bad``) or
-        ``FAILED`` (a ``nan`` end).
+      good: the feasible end (``F(good) <= 0``, or where the predicate holds): the answer,
+        always on the safe side.  The initial ``good`` unless the search moved it.
+      aux: the auxiliary value of the evaluation at ``good`` (``None`` for a search whose
+        predicate has none).
+      bad: the infeasible end of the final bracket (``nan`` when unknown).
+      slope: secant slope of ``F`` between the last two ends (``nan`` when the search has
+        no function values: the bisections).
+      status: per-point :class:`Status`: ``OPTIMAL`` (bracket resolved to the tolerance,
+        the predicate evaluated at ``good``), ``INFEASIBLE`` (fails at ``good``),
+        ``BRACKET_TOO_SMALL`` (holds at ``bad``: the root lies beyond it), ``FAILED`` (a
+        ``nan`` end) or ``MAX_ITERATIONS`` (the evaluation budget spent before a
+        tolerance: every fixed-iteration loop without end checks, :func:`bisect_bracket`
+        and :func:`bisect_host` with ``tol = 0``, reports it; its caller certifies).
+      evaluations: number of evaluations of the function or predicate.
     """
 
-    good: Array
-    bad: Array
-    status: Array
+    good: Any
+    aux: Any
+    bad: Any
+    slope: Any
+    status: Any
+    evaluations: Any
 
 
 def bisect_bracket(
@@ -61,7 +78,7 @@ def bisect_bracket(
     good: ArrayLike,
     bad: ArrayLike,
     num_iterations: int = 100,
-) -> tuple[Array, Array]:
+) -> Root:
     r"""The bare fixed-iteration bisection loop: ``num_iterations`` halvings of ``[good, bad]``.
 
     Each step evaluates the predicate once, at the arithmetic midpoint, and keeps the
@@ -71,8 +88,9 @@ def bisect_bracket(
               \begin{cases} (m, b) & \text{predicate}(m) \\ (g, m) & \text{otherwise.}
               \end{cases}
 
-    No end checks and no status: the predicate is traced once (short compiles) and the
-    caller checks or certifies the returned end (:func:`bisect_monotone` adds the checks).
+    No end checks: the predicate is traced once (short compiles), the status is
+    ``MAX_ITERATIONS`` (the budget spent, the ends unchecked) and the caller checks or
+    certifies the returned end (:func:`bisect_monotone` adds the checks).
     Generic numerics (no paper equation).
 
     Args:
@@ -84,12 +102,14 @@ def bisect_bracket(
       num_iterations: static number of halvings.
 
     Returns:
-      ``(good, bad)``: the final bracket, ``|bad - good| 2^{-num_iterations}`` wide.
+      A :class:`Root`: ``good`` and ``bad`` the final bracket, ``|bad - good|
+      2^{-num_iterations}`` wide; ``aux`` ``None``, ``slope`` ``nan``, ``status``
+      ``MAX_ITERATIONS``, ``evaluations`` ``num_iterations``.
 
     Example:
       >>> import jax; jax.config.update("jax_enable_x64", True)
-      >>> good, bad = bisect_bracket(lambda x: x * x <= 2.0, 0.0, 2.0, num_iterations=60)
-      >>> round(float(good), 12)
+      >>> r = bisect_bracket(lambda x: x * x <= 2.0, 0.0, 2.0, num_iterations=60)
+      >>> round(float(r.good), 12)
       1.414213562373
     """
     good, bad = jnp.broadcast_arrays(jnp.asarray(good), jnp.asarray(bad))
@@ -100,15 +120,16 @@ def bisect_bracket(
         ok = predicate(mid)
         return jnp.where(ok, mid, g), jnp.where(ok, b, mid)
 
-    return jax.lax.fori_loop(0, num_iterations, body, (good, bad))
+    g, b = jax.lax.fori_loop(0, num_iterations, body, (good, bad))
+    return Root(good=g, aux=None, bad=b, slope=jnp.full_like(g, jnp.nan),
+                status=jnp.full(g.shape, Status.MAX_ITERATIONS, jnp.int32),
+                evaluations=jnp.asarray(num_iterations, jnp.int32))
 
 
 def bisect_monotone(
-    predicate: Callable[[Array], Array],
-    good: ArrayLike,
-    bad: ArrayLike,
+    predicate: Callable[[Array], Array], good: ArrayLike, bad: ArrayLike, *,
     num_iterations: int = 100,
-) -> BisectionResult:
+) -> Root:
     r"""Shrink ``[good, bad]`` around the boundary of a monotone predicate, with a status.
 
     :func:`bisect_bracket` (same formula) after checking both ends; the ``good`` end is
@@ -121,8 +142,9 @@ def bisect_monotone(
       num_iterations: static number of halvings.
 
     Returns:
-      ``BisectionResult(good, bad, status)``.  ``status`` is ``Status.INFEASIBLE`` if the
-      predicate fails at ``good``, ``Status.BRACKET_TOO_SMALL`` if it holds at ``bad``
+      A :class:`Root` (``aux`` ``None``, ``slope`` ``nan``).  ``status`` is
+      ``Status.INFEASIBLE`` if the predicate fails at ``good``,
+      ``Status.BRACKET_TOO_SMALL`` if it holds at ``bad``
       (in both cases the ends are returned unchanged; in the second the true boundary
       lies beyond ``bad``), ``Status.FAILED`` if the bracket went ``nan``, else
       ``Status.OPTIMAL``.
@@ -141,13 +163,15 @@ def bisect_monotone(
         Status.INFEASIBLE,
         jnp.where(ok_bad, Status.BRACKET_TOO_SMALL, Status.OPTIMAL),
     ).astype(jnp.int32)
-    g, b = bisect_bracket(predicate, good, bad, num_iterations)
+    loop = bisect_bracket(predicate, good, bad, num_iterations)
+    g, b = loop.good, loop.bad
     valid = status == Status.OPTIMAL
     g = jnp.where(valid, g, good)
     b = jnp.where(valid, b, bad)
     has_nan = jnp.isnan(g) | jnp.isnan(b)
     status = jnp.where(has_nan & valid, Status.FAILED, status)
-    return BisectionResult(good=g, bad=b, status=status)
+    return loop._replace(good=g, bad=b, status=status.astype(jnp.int32),
+                         evaluations=loop.evaluations + 2)
 
 
 def least_feasible(
@@ -174,29 +198,6 @@ def least_feasible(
                           num_iterations=num_iterations)
     x = jnp.where(res.status == Status.OPTIMAL, res.good, jnp.inf)
     return jnp.where(res.status == Status.BRACKET_TOO_SMALL, 0.0, x)
-
-class Root(NamedTuple):
-    """Result of :func:`illinois` and :func:`warm_bracket`.
-
-    Attributes:
-      good: the feasible end (``F(good) <= 0``); the initial ``good`` unless the status
-        is ``OPTIMAL`` or ``MAX_ITERATIONS`` (then the best feasible point found).
-      aux: ``aux`` of the evaluation at ``good``.
-      bad: the infeasible end of the final bracket (``nan`` when unknown).
-      slope: secant slope of ``F`` between the last two ends (``nan`` when unknown).
-      status: per-point :class:`Status`: ``OPTIMAL`` (bracket of width ``<= tol``),
-        ``INFEASIBLE`` (``F(good) > 0``), ``BRACKET_TOO_SMALL`` (``F(bad) <= 0``: the
-        root lies beyond ``bad``) or ``MAX_ITERATIONS`` (tolerance not reached).
-      evaluations: number of evaluations of ``f``.
-    """
-
-    good: Array
-    aux: Array
-    bad: Array
-    slope: Array
-    status: Array
-    evaluations: Array
-
 
 def _nan_aux(f, x):
     """A ``nan`` placeholder shaped like ``f``'s auxiliary value."""
@@ -392,3 +393,280 @@ def warm_bracket(
         status=jnp.where(ok, Status.OPTIMAL, Status.MAX_ITERATIONS).astype(jnp.int32),
         evaluations=jnp.asarray(n, jnp.int32),
     )
+
+
+# host-driven searches: the loop in Python/NumPy, each evaluation one (compiled) call
+
+
+def bisect_host(
+    evaluate: Callable[[Any], tuple[Any, Any]], good, bad, num_iterations: int,
+    good_aux: Any = None, *, geometric: bool = False, tol: float = 0.0,
+) -> Root:
+    r""":func:`bisect_bracket` (same formula) as a Python loop, for predicates that cannot be
+    traced (e.g. a PLD composition whose grid size depends on the point).  No end checks.
+
+    .. math:: m = \tfrac12 (g + b)\ \text{(or } \sqrt{g b}\text{, geometric)},\qquad
+              (g, b) \leftarrow (m, b)\ \text{if the predicate holds at } m,
+              \text{ else } (g, m)
+
+    Scalar ends run the loop on Python floats (``aux`` may be any object); array ends
+    bisect every element at once (``evaluate`` is called on the array of midpoints and
+    ``aux``, when given, is an array of their shape).
+
+    Args:
+      evaluate: ``evaluate(x) -> (holds, aux)`` on a Python float (or a float64 array).
+      good: end where the predicate holds.
+      bad: end where it fails.
+      num_iterations: most halvings.
+      good_aux: ``aux`` at ``good`` (returned where ``good`` never moves).
+      geometric: bisect at the geometric midpoint ``sqrt(g b)`` (positive ends), i.e. in
+        log space.
+      tol: stop early once every bracket is at most ``tol`` wide (relative to ``|bad|``
+        when ``geometric``).
+
+    Returns:
+      A :class:`Root` (Python floats for scalar ends, else NumPy arrays): ``good``, ``aux``
+      at ``good``, ``bad``; ``status`` ``OPTIMAL`` where the bracket closed to ``tol``,
+      else ``MAX_ITERATIONS`` (always with ``tol = 0``: a fixed number of halvings);
+      ``slope`` ``nan``; ``evaluations`` the number of calls of ``evaluate``.
+
+    Example:
+      >>> bisect_host(lambda x: (x * x <= 2.0, x * x), 0.0, 2.0, 30).good
+      1.4142135605216026
+      >>> import numpy as np
+      >>> r = bisect_host(lambda x: (x * x >= np.array([2.0, 3.0]), None),
+      ...                 np.full(2, 4.0), np.full(2, 1.0), 60, geometric=True, tol=1e-12)
+      >>> [round(float(v), 9) for v in r.good], [Status(int(c)).name for c in r.status]
+      ([1.414213562, 1.732050808], ['OPTIMAL', 'OPTIMAL'])
+    """
+    scalar = np.ndim(good) == 0 and np.ndim(bad) == 0
+    if scalar:
+        good, bad = float(good), float(bad)
+    else:
+        good, bad = (np.array(v, dtype=np.float64) for v in np.broadcast_arrays(good, bad))
+
+    def closed():
+        return np.abs(good - bad) <= (tol * np.abs(bad) if geometric else tol)
+
+    evaluations = 0
+    for _ in range(num_iterations):
+        if np.all(closed()):
+            break
+        evaluations += 1
+        mid = (math.sqrt(good * bad) if scalar else np.sqrt(good * bad)) if geometric else (
+            0.5 * (good + bad))
+        holds, aux = evaluate(mid)
+        if scalar:
+            if holds:
+                good, good_aux = mid, aux
+            else:
+                bad = mid
+            continue
+        holds = np.asarray(holds, dtype=bool)
+        if good_aux is not None:
+            good_aux = np.where(holds, aux, good_aux)
+        good, bad = np.where(holds, mid, good), np.where(holds, bad, mid)
+    status = np.where((tol > 0) & closed(), Status.OPTIMAL, Status.MAX_ITERATIONS)
+    return Root(good=good, aux=good_aux, bad=bad, slope=math.nan,
+                status=int(status) if scalar else status.astype(np.int32),
+                evaluations=evaluations)
+
+
+def least_integer_host(holds: Callable[[int], bool], lo: int, hi: int) -> int:
+    r"""The least integer ``k`` in ``[lo, hi]`` where a monotone predicate holds.
+
+    .. math:: k^* = \min\{k \in [\mathrm{lo}, \mathrm{hi}] : \mathrm{holds}(k)\}
+
+    by bisection on the integers (``holds`` false below ``k*`` and true from it on; it is
+    trusted to hold at ``hi`` and is evaluated about ``log2(hi - lo)`` times).  Generic
+    numerics (no paper equation).
+
+    Args:
+      holds: ``k -> bool``, monotone.
+      lo: least candidate.
+      hi: a candidate where ``holds`` is true.
+
+    Returns:
+      ``k*`` (``hi`` when no smaller candidate holds).
+
+    Example:
+      >>> least_integer_host(lambda k: k * k >= 50, 0, 100)
+      8
+    """
+    lo, hi = int(lo), int(hi)
+    if holds(lo):
+        return lo
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if holds(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def newton_host(
+    evaluate: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
+    x0: np.ndarray,
+    good: np.ndarray,
+    bad: np.ndarray,
+    tol: float = 1e-12,
+    max_iterations: int = 60,
+) -> Root:
+    r"""Safeguarded Newton on ``F(x) <= 0`` (feasible above the root) driven from the host.
+
+    .. math:: x_{k+1} = x_k - F(x_k) / F'(x_k)
+
+    kept inside the bracket ``(bad, good)`` that every evaluation tightens (a point with
+    ``F <= 0`` becomes ``good``, one with ``F > 0`` becomes ``bad``); a step leaving the
+    bracket is replaced by the midpoint (at most one unit above ``bad``); every step moves
+    by at least ``tol / 2`` (down from a feasible point, up from an infeasible one: near
+    the root the sign of ``F`` is float noise and ulp-sized steps stall).  A point has
+    converged when its bracket is narrower than ``tol`` or ``F(good - tol) > 0`` (one last
+    evaluation verifies it).  ``F`` need not be monotone, only change sign once.  Only
+    ``good`` is returned: a point where ``F`` was evaluated and held.  One jitted
+    ``evaluate`` (a vector kernel, compiled once) serves every iteration, so the compile
+    is that of ``F`` alone.  Generic numerics (no paper
+    equation).
+
+    Args:
+      evaluate: ``x -> (F(x), F'(x))`` on a float64 vector (elementwise).
+      x0: start points.
+      good: feasible ends (``F <= 0``; ``inf`` allowed when unknown).
+      bad: infeasible ends (``F > 0``).
+      tol: bracket width at which a point has converged.
+      max_iterations: most evaluations.
+
+    Returns:
+      A :class:`Root` of NumPy arrays: ``good`` the least feasible point found, ``bad``
+      the greatest infeasible one, ``slope`` ``F'`` at the last point; ``status``
+      ``OPTIMAL`` where ``good`` is within ``tol`` of the root (verified by an
+      evaluation on each side), ``INFEASIBLE`` where no evaluated point was feasible,
+      else ``MAX_ITERATIONS``; ``aux`` ``None``.
+
+    Example:
+      >>> import numpy as np
+      >>> f = lambda x: (2.0 - x * x, -2.0 * x)  # feasible above sqrt(2)
+      >>> r = newton_host(f, np.array([2.0]), np.array([2.0]), np.array([0.0]))
+      >>> round(float(r.good[0]), 12), Status(int(r.status[0])).name
+      (1.414213562373, 'OPTIMAL')
+    """
+    x = np.asarray(x0, dtype=np.float64).copy()
+    good = np.asarray(good, dtype=np.float64).copy()
+    bad = np.asarray(bad, dtype=np.float64).copy()
+    held = np.zeros(x.shape, dtype=bool)  # F(good) <= 0 was evaluated, not assumed
+    evaluations, slope = 1, np.full(x.shape, np.nan)
+    for _ in range(max_iterations):
+        evaluations += 1
+        gap, slope = (np.asarray(v, dtype=np.float64) for v in evaluate(x))
+        ok = gap <= 0
+        held |= ok
+        good = np.where(ok, np.minimum(good, x), good)
+        bad = np.where(ok, bad, np.maximum(bad, x))
+        if np.all(good - bad <= tol):
+            break
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            step = x - gap / slope
+        step = np.where(ok, np.minimum(step, x - 0.5 * tol), np.maximum(step, x + 0.5 * tol))
+        inside = (step > bad) & (step < good) & np.isfinite(step)
+        fallback = np.minimum(0.5 * (bad + good), bad + 1.0)
+        x = np.where(inside, step, fallback)
+    below, _ = evaluate(good - tol)
+    converged = held & ((good - bad <= tol) | (np.asarray(below) > 0))
+    return Root(good=good, aux=None, bad=bad, slope=slope,
+                status=_host_status(converged, held), evaluations=evaluations)
+
+
+def _host_status(converged: np.ndarray, held: np.ndarray) -> np.ndarray:
+    """``OPTIMAL`` where converged, ``INFEASIBLE`` where no feasible point was evaluated,
+    else ``MAX_ITERATIONS`` (int32, the codes of :class:`Status`)."""
+    return np.where(converged, Status.OPTIMAL,
+                    np.where(held, Status.MAX_ITERATIONS, Status.INFEASIBLE)).astype(np.int32)
+
+
+def illinois_host(
+    evaluate: Callable[[np.ndarray], np.ndarray],
+    good: np.ndarray,
+    bad: np.ndarray,
+    tol: float,
+    max_evaluations: int = 100,
+    f_good: np.ndarray | None = None,
+    f_bad: np.ndarray | None = None,
+) -> Root:
+    r"""Illinois (regula falsi) on ``F(x) <= 0`` driven from the host, vectorised over rows.
+
+    .. math:: x = g - F(g) \frac{g - b}{F(g) - F(b)}
+
+    on the bracket ``(good, bad)`` of each row (``F(good) <= 0 < F(bad)``), the end that
+    survives twice having its value halved (Dowell & Jarratt 1971); the midpoint replaces
+    the secant point while an end has no finite value (e.g. ``F = +inf``), and every point
+    is kept ``tol / 4`` inside the bracket.  Every evaluation tightens the bracket; rows stop when
+    ``|good - bad| <= tol``.  Generic numerics (no paper equation): the host twin of
+    :func:`dpjax.numerics.illinois`, for an ``F`` that is itself a NumPy computation.
+
+    Args:
+      evaluate: ``x -> F(x)`` on a float64 vector (elementwise; ``+inf`` allowed).
+      good: ends where ``F <= 0`` is expected (evaluated first; a row where it fails keeps
+        ``good`` and is reported unconverged).
+      bad: ends where ``F > 0`` is expected (a row where ``F(bad) <= 0`` returns ``bad``
+        as its feasible end).
+      tol: bracket width at which a row has converged.
+      max_evaluations: most evaluations (each evaluates every row).
+      f_good, f_bad: ``F`` at the ends where the caller has it (not evaluated again);
+        ``-inf`` / ``+inf`` stand for an end not evaluated (the first steps then bisect
+        until both ends are evaluated points); the caller vouches for their signs.
+
+    Returns:
+      A :class:`Root` of NumPy arrays: per row the feasible end ``good`` and the other end
+      ``bad`` of the final bracket, ``slope`` the secant of the (Illinois-scaled) end
+      values; ``status`` ``OPTIMAL`` where the bracket closed to ``tol`` with
+      ``F(good) <= 0`` evaluated (a row feasible at ``bad`` included: its bracket is
+      ``bad`` itself), ``INFEASIBLE`` where ``F(good) > 0``, else ``MAX_ITERATIONS``;
+      ``aux`` ``None``.
+
+    Example:
+      >>> import numpy as np
+      >>> r = illinois_host(lambda x: 2.0 - x * x, np.array([2.0]), np.array([0.0]), 1e-12)
+      >>> round(float(r.good[0]), 11), Status(int(r.status[0])).name
+      (1.41421356237, 'OPTIMAL')
+    """
+    good = np.asarray(good, dtype=np.float64).copy()
+    bad = np.asarray(bad, dtype=np.float64).copy()
+    evaluations = (f_good is None) + (f_bad is None)
+    f_good = np.asarray(evaluate(good) if f_good is None else f_good, dtype=np.float64)
+    f_bad = np.asarray(evaluate(bad) if f_bad is None else f_bad, dtype=np.float64)
+    held = f_good <= 0
+    # feasible already at the bad end: it is the answer
+    low = f_bad <= 0
+    good, f_good, held = np.where(low, bad, good), np.where(low, f_bad, f_good), held | low
+    active = held & ~low & (np.abs(good - bad) > tol)
+    m_good, m_bad = f_good.copy(), f_bad.copy()
+    last = np.zeros(good.shape, dtype=np.int8)  # +1: the last point was good, -1: bad
+    for _ in range(max_evaluations - evaluations):
+        if not np.any(active):
+            break
+        evaluations += 1
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            x = good - m_good * (good - bad) / (m_good - m_bad)
+        lo, hi = np.minimum(good, bad), np.maximum(good, bad)
+        # bisect while an end has no finite value (or the secant leaves the bracket); a
+        # point is kept a quarter tolerance inside, so an end sitting on the root closes it
+        secant = np.isfinite(m_good) & np.isfinite(m_bad) & (x >= lo) & (x <= hi)
+        x = np.where(secant, x, 0.5 * (good + bad))
+        x = np.clip(x, lo + 0.25 * tol, hi - 0.25 * tol)
+        x = np.where(active, x, good)
+        fx = np.asarray(evaluate(x), dtype=np.float64)
+        on_good = active & (fx <= 0)
+        on_bad = active & ~(fx <= 0)
+        # Illinois: the end kept twice in a row has its value halved
+        m_bad = np.where(on_good & (last == 1), 0.5 * m_bad, m_bad)
+        m_good = np.where(on_bad & (last == -1), 0.5 * m_good, m_good)
+        good, m_good = np.where(on_good, x, good), np.where(on_good, fx, m_good)
+        bad, m_bad = np.where(on_bad, x, bad), np.where(on_bad, fx, m_bad)
+        last = np.where(on_good, 1, np.where(on_bad, -1, last)).astype(np.int8)
+        active &= np.abs(good - bad) > tol
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = (m_good - m_bad) / (good - bad)
+    converged = held & (np.abs(good - bad) <= tol)
+    return Root(good=good, aux=None, bad=bad, slope=slope,
+                status=_host_status(converged, held), evaluations=evaluations)

@@ -177,7 +177,8 @@ def _shape_of_unit_variance(unit_variance, target: float, upper: float = 50.0) -
     ``x``): the midpoint of a 100-step bisection (:func:`dpjax.numerics.bisect_monotone`)."""
     res = jax.jit(
         lambda: bisect_monotone(
-            lambda x: unit_variance(x) > target, jnp.asarray(0.0), jnp.asarray(upper), 100
+            lambda x: unit_variance(x) > target, jnp.asarray(0.0), jnp.asarray(upper),
+            num_iterations=100,
         )
     )()
     if int(res.status) != Status.OPTIMAL:

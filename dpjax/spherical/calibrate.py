@@ -253,10 +253,10 @@ def calibrate_spherical(
         if grid_hi != hi:  # a new upper end: a new grid, its own programmes
             grid, cells = _grid(m, n, hi, floor)
             grid_hi, certified = hi, {}
-        good, _ = illinois_host(
+        good = illinois_host(
             excess, np.array([log_good]), np.array([math.log(lo)]), tol,
             max_evaluations=MAX_SOLVES, f_good=np.array([f_good]), f_bad=np.array([np.inf]),
-        )
+        ).good
         x = float(good[0])
         if x not in certified:
             excess(np.array([x]))

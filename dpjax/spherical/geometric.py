@@ -78,7 +78,7 @@ def _core_radius(m: int, budget: float, log_tol: float) -> float:
     lo, hi = peak * 1e-300, peak  # g(lo) - g(peak) < -690 (m - 1) < log_tol
     if g(lo) - g(peak) >= log_tol:
         return 0.0
-    return bisect_host(lambda rho: (g(rho) - g(peak) < log_tol, None), lo, hi, 1100)[0]
+    return bisect_host(lambda rho: (g(rho) - g(peak) < log_tol, None), lo, hi, 1100).good
 
 
 def plan(m: int, budget: float, n: int | None = None, tol: float = TOL,

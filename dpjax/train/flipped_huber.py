@@ -161,8 +161,8 @@ def _least_gammas(shapes, dim, clip_norm, q, steps, epsilon, delta, iterations=6
     lo = np.full(shapes.shape, 1e-4 * clip_norm)
     hi = np.full(shapes.shape, 1e8 * clip_norm)
     feasible = ok(hi)
-    hi, _, _ = bisect_host(lambda g: (ok(g), None), hi, lo, iterations, geometric=True,
-                           tol=1e-8)
+    hi = bisect_host(lambda g: (ok(g), None), hi, lo, iterations, geometric=True,
+                           tol=1e-8).good
     return np.where(feasible, hi, np.inf)
 
 

@@ -156,7 +156,7 @@ def mixture_loss_inverse(loss, epsilon, t_lo, t_hi):
     picks = np.minimum(np.arange(0, n + _STRIDE, _STRIDE), n - 1)
     coarse = bisect_monotone(
         lambda t: loss(t) <= levels[picks], jnp.full(picks.shape, lo), jnp.full(picks.shape, hi),
-        INVERSE_ITERATIONS,
+        num_iterations=INVERSE_ITERATIONS,
     )
     j = np.arange(n) // _STRIDE
     t0, t1, e0, e1 = coarse.good[j], coarse.good[j + 1], levels[picks[j]], levels[picks[j + 1]]
@@ -191,7 +191,7 @@ def mixture_loss_inverse(loss, epsilon, t_lo, t_hi):
     d = band(slope)
     g, b = jnp.maximum(x - d, lo), jnp.minimum(x + d, hi)
     checked = (loss(g) <= levels) & (loss(b) > levels)
-    g, _ = bisect_bracket(lambda t: loss(t) <= levels, g, b, _POLISH)
+    g = bisect_bracket(lambda t: loss(t) <= levels, g, b, _POLISH).good
     above, below = loss(hi) <= levels, loss(lo) > levels
     out = jnp.where(above, hi, jnp.where(below, lo, g))
     out = jax.lax.cond(

@@ -278,6 +278,6 @@ def laplace_rdp_scale(epsilon, delta, compositions, sensitivity=1.0):
         return np.asarray(laplace_rdp_epsilon(b, None, compositions, dlt, sensitivity)) <= eps
 
     feasible = meets(hi)
-    hi, _, _ = bisect_host(lambda b: (meets(b), None), hi, lo, 48,  # ratio 1e7 -> 1 + 3e-13
-                           geometric=True)
+    hi = bisect_host(lambda b: (meets(b), None), hi, lo, 48,  # ratio 1e7 -> 1 + 3e-13
+                           geometric=True).good
     return np.where(feasible, hi, np.inf).reshape(shape)

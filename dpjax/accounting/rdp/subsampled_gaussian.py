@@ -525,7 +525,7 @@ def gaussian_rdp_sigma(epsilon, delta, sampling_rate, compositions, sensitivity=
         good, f_good = np.where(new_good, x, good), np.where(new_good, f, f_good)
         bad, f_bad = np.where(new_bad, x, bad), np.where(new_bad, f, f_bad)
         step *= 2.0
-    good, _ = illinois_host(
+    good = illinois_host(
         gap, good, bad, tol=1e-6, max_evaluations=24, f_good=f_good, f_bad=f_bad
-    )
+    ).good
     return np.exp(good).reshape(shape)

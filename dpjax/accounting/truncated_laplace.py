@@ -318,3 +318,79 @@ def truncated_laplace_loss_atoms(
     probs = probs * (1.0 + _MASS_PAD if pessimistic else 1.0 - _MASS_PAD)
     keep = probs > 0
     return losses[keep], probs[keep]
+
+
+@float64_kernel
+def poisson_truncated_laplace_atoms(
+    scale: float, bound: float, sensitivity: float, sampling_rate: float, adjacency: str,
+    bin_width: float,
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""The privacy loss of one Poisson-subsampled truncated Laplace use, as atoms.
+
+    From the pessimistic atoms ``(l_k, p_k)`` of the pair ``(P, Q) = (T, T - Delta)``
+    (:func:`truncated_laplace_loss_atoms`; ``Q``-masses ``p_k e^{-l_k}``, ``P_inf`` at
+    ``+infinity``, and the ``Q``-only mass ``Q_0 = 1 - sum_k p_k e^{-l_k}`` where ``P``
+    vanishes) the subsampled pairs of Zhu, Dong & Wang 2022 (Thm 11; the pairs
+    :func:`dpjax.accounting.pld.subsample.subsampled_pair` forms for full-support noise):
+
+    .. math::
+       \text{remove}: (q P + (1 - q) Q,\ Q):\quad L = \log(1 - q + q e^{l_k}),\ \text{mass }
+         p_k (q + (1 - q) e^{-l_k});\ +\infty \text{ w.p. } q P_\infty;\
+         \log(1 - q) \text{ w.p. } (1 - q) Q_0 \\
+       \text{add}: (P,\ (1 - q) P + q Q):\quad L = -\log(1 - q + q e^{-l_k}),\ \text{mass }
+         p_k;\ -\log(1 - q) \text{ w.p. } P_\infty .
+
+    Sound because the atoms' pair is a post-processing *source* of the true pair: each
+    piece of the middle part, put at its largest loss ``b`` with ``Q``-mass ``p e^{-b}``
+    and the rest of its ``Q``-mass moved to the ``Q``-only atom, is mapped back onto the
+    piece by a Markov kernel (``Q``'s density is at least ``e^{-b}`` times ``P``'s on it),
+    and the same kernel maps the mixtures onto the mixtures, so each subsampled pair here
+    dominates the true one.  Rounding: ``Q_0`` is taken from the masses with their padding
+    removed (an upper bound), every mass is padded again by ``_MASS_PAD`` and every loss
+    raised by ``1e-15 (1 + |log q| + |log(1 - q)| + |l_k|)`` (above its rounding), which
+    can only raise the composed profile.  The bounded support gives no lower bound by this
+    argument; there is none here.  Host NumPy, concrete inputs.
+
+    Args:
+      scale: ``lambda > 0``.
+      bound: ``A > 0``.
+      sensitivity: the shift ``Delta > 0``.
+      sampling_rate: ``q`` in ``(0, 1)``.
+      adjacency: ``"remove"`` or ``"add"``.
+      bin_width: the loss grid's spacing ``h > 0`` (that of the base atoms).
+
+    Returns:
+      ``(losses, probabilities)``: NumPy float64 arrays (``+inf`` losses included under
+      ``remove``).
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> losses, p = poisson_truncated_laplace_atoms(1.0, 20.0, 1.0, 0.1, "add", 1e-3)
+      >>> round(float(p.sum()), 9), round(float(losses.max()), 6)  # -log(1 - q) = 0.105361
+      (1.0, 0.105361)
+    """
+    q = float(sampling_rate)
+    if not 0.0 < q < 1.0:
+        raise ValueError(f"sampling_rate must be in (0, 1), got {sampling_rate!r}")
+    if adjacency not in ("remove", "add"):
+        raise ValueError(f"adjacency must be 'remove' or 'add', got {adjacency!r}")
+    losses, probs = truncated_laplace_loss_atoms(scale, bound, sensitivity, bin_width, True)
+    finite = np.isfinite(losses)
+    lk, pk = losses[finite], probs[finite]
+    p_inf = float(probs[~finite].sum())
+    lq, l1q = math.log(q), math.log1p(-q)
+    nudge = 1e-15 * (1.0 + abs(lq) + abs(l1q) + np.abs(lk))
+    pad = 1.0 + _MASS_PAD
+    if adjacency == "add":
+        mixed = -np.logaddexp(l1q, lq - lk) + nudge
+        out_l = np.concatenate([mixed, [-l1q * (1.0 + 1e-15)]])
+        out_p = np.concatenate([pk, [p_inf * pad]])
+    else:
+        q_mass = pk * np.exp(-lk)
+        q_only = max(0.0, 1.0 - float(np.sum(q_mass)) / pad**2)
+        mixed = np.logaddexp(l1q, lq + lk) + nudge
+        out_l = np.concatenate([mixed, [np.inf, l1q * (1.0 - 1e-15)]])
+        out_p = np.concatenate([(q * pk + (1.0 - q) * q_mass) * pad,
+                                [q * p_inf * pad, (1.0 - q) * q_only * pad]])
+    keep = out_p > 0
+    return out_l[keep], out_p[keep]

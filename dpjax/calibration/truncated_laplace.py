@@ -224,7 +224,24 @@ def _scale_floor(log_c, p_max: float):
                           np.log1p(np.exp(np.minimum(arg, 30.0))))
 
 
-def _composed_search(epsilon: float, delta: float, uses: int, bin_width: float):
+def composed_event(scale: float, bound: float, uses: int, sampling_rate=None) -> ev.Event:
+    """``T`` uses of ``TL(scale, bound)`` at unit shift, each Poisson-subsampled at
+    ``sampling_rate`` (``None`` or ``1``: not subsampled), as one event.
+
+    Args:
+      scale: ``lambda`` per unit sensitivity.
+      bound: ``A`` per unit sensitivity.
+      uses: ``T``.
+      sampling_rate: ``q`` or ``None``.
+    """
+    leaf = ev.Noise("truncated-laplace", {"scale": scale, "bound": bound})
+    if sampling_rate is not None and sampling_rate < 1.0:
+        leaf = ev.PoissonSampled(float(sampling_rate), leaf)
+    return ev.SelfComposed(leaf, uses)
+
+
+def _composed_search(epsilon: float, delta: float, uses: int, bin_width: float,
+                     sampling_rate=None, relation: str = "add_remove"):
     r"""``(c, lambda, bad_lambda)`` of the least-variance shape for unit sensitivity (host).
 
     :func:`truncated_laplace_composed` (its docstring has the formulas); every value of the
@@ -241,8 +258,8 @@ def _composed_search(epsilon: float, delta: float, uses: int, bin_width: float):
             if not (TINY <= lam and c * lam <= 1e300):  # not evaluated: not feasible
                 memo[key] = math.inf
             else:
-                event = ev.Noise("truncated-laplace", {"scale": lam, "bound": c * lam})
-                d = event_delta(ev.SelfComposed(event, uses), epsilon, "add_remove", bin_width)
+                event = composed_event(lam, c * lam, uses, sampling_rate)
+                d = event_delta(event, epsilon, relation, bin_width)
                 memo[key] = math.log(d) - level if d > 0.0 else -math.inf
         return memo[key]
 
@@ -256,11 +273,11 @@ def _composed_search(epsilon: float, delta: float, uses: int, bin_width: float):
             lam, bad = solved[c]
             if math.log(lam / bad) <= tol:
                 return lam, bad
-            x, _ = illinois_host(
+            x = illinois_host(
                 lambda x: np.array([gap(math.exp(float(x[0])), c)]),
                 np.array([math.log(lam)]), np.array([math.log(bad)]), tol,
                 f_good=np.array([gap(lam, c)]),
-                f_bad=np.array([gap(bad, c) if (bad, c) in memo else math.inf]))
+                f_bad=np.array([gap(bad, c) if (bad, c) in memo else math.inf])).good
             return _settle(c, math.exp(float(x[0])), bad)
         above = [k for k in solved if k > c]
         below = [k for k in solved if k < c]
@@ -285,10 +302,10 @@ def _composed_search(epsilon: float, delta: float, uses: int, bin_width: float):
                     break
             f_good = gap(good, c)
         f_bad = gap(bad, c) if (bad, c) in memo else math.inf  # else: infeasible at a larger c
-        x, _ = illinois_host(
+        x = illinois_host(
             lambda x: np.array([gap(math.exp(float(x[0])), c)]),
             np.array([math.log(good)]), np.array([math.log(bad)]), tol,
-            f_good=np.array([f_good]), f_bad=np.array([f_bad]))
+            f_good=np.array([f_good]), f_bad=np.array([f_bad])).good
         return _settle(c, math.exp(float(x[0])), bad)
 
     def _settle(c: float, lam: float, bad: float) -> tuple[float, float]:
@@ -304,15 +321,19 @@ def _composed_search(epsilon: float, delta: float, uses: int, bin_width: float):
     lam_l, _ = least_scale(C_MAX)  # the Laplace member (raises where even it fails)
     v_l = lam_l**2 * float(np.exp(_host_log_variance(np.log(C_MAX))))
     # shapes whose floor lambda_min(c)^2 v(c) exceeds the Laplace member's variance cannot win
-    p_max = _use_floor(delta, uses)
+    # (one use's mass at +infinity is q p under remove, none under add with q < 1; the floor's
+    # formula holds while that mass stays below 1/2)
+    q = 1.0 if sampling_rate is None else float(sampling_rate)
+    p_max = _use_floor(delta, uses) / q
+    floored = p_max < 0.5 and not (relation == "add" and q < 1.0)
 
     def floor_beats(log_c: float) -> tuple[bool, None]:
         lam_min = float(_scale_floor(log_c, p_max))
         return lam_min**2 * float(np.exp(_host_log_variance(log_c))) < v_l, None
 
     lo = math.log(C_MIN)
-    if not floor_beats(lo)[0]:
-        lo = bisect_host(floor_beats, math.log(C_MAX), lo, 60)[2]
+    if floored and not floor_beats(lo)[0]:
+        lo = bisect_host(floor_beats, math.log(C_MAX), lo, 60).bad
     hi = min(math.log(C_MAX), math.log(math.exp(lo) + _FLAT))
 
     def objective(points):
@@ -340,8 +361,8 @@ def _composed_search(epsilon: float, delta: float, uses: int, bin_width: float):
 
 
 @float64_kernel
-def truncation_mass(scale, bound, uses: int, sensitivity=1.0) -> np.ndarray:
-    r"""Mass at ``+infinity`` after ``T`` uses: ``1 - (1 - p)^T``, ``p = P(T > A - Delta)``.
+def truncation_mass(scale, bound, uses: int, sensitivity=1.0, sampling_rate=None) -> np.ndarray:
+    r"""Mass at ``+infinity`` after ``T`` uses: ``1 - (1 - q p)^T``, ``p = P(T > A - Delta)``.
 
     .. math:: p = \frac{e^{\mu} - 1}{2\,(e^{c} - 1)}\quad(\mu = \Delta/\lambda \le c = A/\lambda)
 
@@ -354,9 +375,11 @@ def truncation_mass(scale, bound, uses: int, sensitivity=1.0) -> np.ndarray:
       bound: ``A > 0``.
       uses: ``T``.
       sensitivity: ``Delta``.
+      sampling_rate: Poisson rate ``q`` of every use (``None``: 1); the remove direction's
+        mass (the add direction of a subsampled use has none).
 
     Returns:
-      The mass (NumPy array), ``1`` where the supports are disjoint.
+      The mass (NumPy array), ``1`` where the supports are disjoint and ``q = 1``.
 
     Example:
       >>> import jax; jax.config.update("jax_enable_x64", True)
@@ -369,7 +392,8 @@ def truncation_mass(scale, bound, uses: int, sensitivity=1.0) -> np.ndarray:
     out = np.empty(lam.shape)
     for i in np.ndindex(lam.shape):
         losses, probs = truncated_laplace_loss_atoms(lam[i], a[i], d[i], 1.0)
-        p = float(np.sum(probs[np.isinf(losses)]))
+        p = float(np.sum(probs[np.isinf(losses)])) * (1.0 if sampling_rate is None
+                                                       else float(sampling_rate))
         out[i] = -math.expm1(uses * math.log1p(-p)) if p < 1.0 else 1.0
     return out
 
@@ -381,6 +405,8 @@ def truncated_laplace_composed(
     uses: int,
     sensitivity: float,
     bin_width: float = COMPOSED_BIN_WIDTH,
+    sampling_rate: float | None = None,
+    relation: str = "add_remove",
 ):
     r"""Least-variance ``(scale, bound)`` whose certified profile after ``T`` uses is ``<= delta``.
 
@@ -412,9 +438,14 @@ def truncated_laplace_composed(
     ``c in [c_lo, c_lo + 60]``, ``c_lo`` where the floor
     ``lambda_min(c)^2 v(c)``, ``lambda_min(c) = 1 / log(1 + 2 p_max (e^c - 1))``, reaches
     the Laplace member's variance (no smaller shape can win; ``c_lo = C_MIN``, the uniform
-    end, where the floor stays below it).  The result is re-checked by a fresh accountant
-    at the returned parameters (the certificate).  Host driver (one accountant query per
-    step); ``T = 1`` is :func:`truncated_laplace_least_variance` (closed form).
+    end, where the floor stays below it).  With Poisson subsampling at rate ``q`` each use is
+    ``PoissonSampled(q, TL)`` (:func:`dpjax.accounting.truncated_laplace.
+    poisson_truncated_laplace_atoms`) under ``relation``; one use's mass at ``+infinity``
+    is then ``q p`` under remove (the floor takes ``p_max / q``) and none under add (no
+    floor: the search starts at the uniform end).  The result is re-checked by a fresh
+    accountant at the returned parameters (the certificate).  Host driver (one accountant
+    query per step); ``T = 1`` without subsampling is
+    :func:`truncated_laplace_least_variance` (closed form).
 
     Args:
       epsilon: target ``epsilon >= 0`` (array).
@@ -422,6 +453,9 @@ def truncated_laplace_composed(
       uses: ``T >= 1`` uses of the 1-D pair.
       sensitivity: ``Delta > 0``.
       bin_width: the accountant's loss-grid spacing.
+      sampling_rate: Poisson rate ``q`` in ``(0, 1)`` of every use, or ``None``.
+      relation: ``"add_remove"`` (default), ``"add"`` or ``"remove"`` (``"replace_one"``
+        under subsampling is refused by the accounting).
 
     Returns:
       NumPy arrays ``(scale, bound, variance, delta_at_params, certified)`` shaped like the
@@ -439,10 +473,11 @@ def truncated_laplace_composed(
     out = {k: np.empty(eps.shape) for k in ("scale", "bound", "variance", "delta")}
     ok = np.zeros(eps.shape, bool)
     for i in np.ndindex(eps.shape):
-        c, lam, _ = _composed_search(float(eps[i]), float(dlt[i]), uses, float(bin_width))
+        c, lam, _ = _composed_search(float(eps[i]), float(dlt[i]), uses, float(bin_width),
+                                     sampling_rate, relation)
         scale, bound = lam * sens, c * lam * sens
-        event = ev.Noise("truncated-laplace", {"scale": scale / sens, "bound": bound / sens})
-        d = event_delta(ev.SelfComposed(event, uses), float(eps[i]), "add_remove",
+        event = composed_event(scale / sens, bound / sens, uses, sampling_rate)
+        d = event_delta(event, float(eps[i]), relation,
                         float(bin_width))  # the certificate: a fresh accountant
         out["scale"][i], out["bound"][i], out["delta"][i] = scale, bound, d
         out["variance"][i] = scale**2 * float(np.exp(_host_log_variance(np.log(bound / scale))))

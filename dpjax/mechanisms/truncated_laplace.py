@@ -16,7 +16,11 @@ coordinates and uses, so the ``K T``-fold composition of the ``linf`` pair is a 
 bound (as for OSGT).  Those are calibrated, profiled and inverted by
 :class:`~dpjax.accounting.PLDAccountant` on the exact loss law of the pair
 (:func:`dpjax.calibration.truncated_laplace.truncated_laplace_composed`).  Poisson
-subsampling is refused: the accounting has no subsampled pair of bounded-support noise.
+subsampling at rate ``q`` makes each use ``PoissonSampled(q, TL)``, accounted under the
+query's relation (``add_remove``, ``add``, ``remove``) through the mixed pairs of the exact
+loss atoms (:func:`dpjax.accounting.truncated_laplace.poisson_truncated_laplace_atoms`); under
+``replace_one`` it is refused (no worst pair of contributions is known for bounded-support
+noise).
 """
 
 from __future__ import annotations
@@ -25,7 +29,6 @@ import jax
 import numpy as np
 
 from dpjax.accounting import PLDAccountant
-from dpjax.accounting import events as ev
 from dpjax.accounting.truncated_laplace import delta_truncated_laplace, epsilon_truncated_laplace
 from dpjax.calibration.members import (
     laplace_limit_variance,
@@ -38,6 +41,7 @@ from dpjax.calibration.truncated_laplace import (
     C_MAX,
     C_MIN,
     COMPOSED_BIN_WIDTH,
+    composed_event,
     truncated_laplace_composed,
     truncated_laplace_least_variance,
     truncation_mass,
@@ -56,8 +60,6 @@ from dpjax.mechanisms._spec import (
 from dpjax.noise.truncated_laplace import TruncatedLaplace
 
 NAME = "truncated-laplace"
-_delta = jax.jit(delta_truncated_laplace)
-_epsilon = jax.jit(epsilon_truncated_laplace)
 
 
 #: Below this delta a target the search cannot certify is refused as out of float64 range
@@ -66,24 +68,38 @@ _epsilon = jax.jit(epsilon_truncated_laplace)
 _DEEPEST_DELTA = 1e-250
 
 
-#: Why Poisson subsampling is refused.
-_NO_SUBSAMPLING = ("Poisson subsampling (the accounting has no subsampled pair of truncated "
-                   "Laplace: its bounded support puts mass at loss +infinity, which the "
-                   "subsampled PLDs of full-support noise do not cover)")
+#: Why Poisson subsampling under replace-one is refused.
+_NO_REPLACE_SUBSAMPLING = ("Poisson subsampling under relation replace_one (no worst pair of "
+                           "contributions is known for bounded-support noise; add_remove, add "
+                           "and remove are accounted)")
+
+
+def _sampled(query: Query) -> float | None:
+    """The Poisson rate ``q < 1`` of the query, or ``None`` (``q = 1`` keeps every record)."""
+    q = query.sampling_rate
+    return None if q is None or q >= 1.0 else float(q)
 
 
 def _uses(query: Query) -> int:
-    """``K T``: the 1-D pairs composed (module docstring); subsampling refused."""
-    if query.sampling_rate is not None and query.sampling_rate < 1.0:
-        raise unsupported(NAME, _NO_SUBSAMPLING)
+    """``K T``: the 1-D pairs composed (module docstring); replace-one subsampling refused."""
+    if _sampled(query) is not None and query.relation == "replace_one":
+        raise unsupported(NAME, _NO_REPLACE_SUBSAMPLING)
     return query.dim * query.compositions
+
+
+def _relation(query: Query) -> str:
+    """The relation the accountant takes: the query's under subsampling; ``add_remove``
+    otherwise (symmetric noise: the other relations are mapped by
+    :func:`dpjax.mechanisms._relation.calibrate_under`)."""
+    return query.relation if _sampled(query) is not None else "add_remove"
 
 
 def _calibrate_composed(epsilon, delta, query: Query) -> Calibration:
     """``K T`` uses of the 1-D pair through the accountant (module docstring)."""
     linf, notes = query.sensitivity.resolve("linf")
-    uses = _uses(query)
-    scale, bound, var, delta_at, ok = truncated_laplace_composed(epsilon, delta, uses, linf)
+    uses, q, relation = _uses(query), _sampled(query), _relation(query)
+    scale, bound, var, delta_at, ok = truncated_laplace_composed(
+        epsilon, delta, uses, linf, sampling_rate=q, relation=relation)
     require_certified(NAME, ok & (delta_at <= delta), epsilon, delta, delta_at)
     shape = bound / scale
     # the ends: c = C_MAX is the Laplace member; the uniform one is the c -> 0 limit,
@@ -93,10 +109,12 @@ def _calibrate_composed(epsilon, delta, query: Query) -> Calibration:
     uniform = name_by_variance(var, {"uniform": (linf / (2.0 * p_max)) ** 2 / 3.0},
                                rtol=1e-5, below=1e-5)
     member = np.where(uniform == "uniform", uniform, member)
-    share = truncation_mass(scale, bound, uses, linf) / delta
+    add_only = q is not None and relation == "add"
+    share = 0.0 if add_only else truncation_mass(scale, bound, uses, linf, q) / delta
+    sampled = "" if q is None else f", each Poisson-subsampled at q = {q:g}"
     notes += (
         f"{uses} uses of the 1-D pair at shift linf ({query.dim} dims x {query.compositions} "
-        "compositions), add and remove adjacency: PLDAccountant on the exact loss law "
+        f"compositions{sampled}), relation {relation}: PLDAccountant on the exact loss law "
         f"(pessimistic connect-the-dots, bin width {COMPOSED_BIN_WIDTH}); least variance over "
         f"the shape c = A / lambda in [{C_MIN:g}, {C_MAX:g}]: member "
         + ", ".join(f"{m} (c = {c:.6g}, mass at +infinity after the uses = {f:.3g} delta)"
@@ -128,7 +146,8 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     Args:
       epsilon: target epsilons (broadcast with ``delta``).
       delta: target deltas, ``> 0``.
-      query: sensitivity ``linf``, ``K`` dims, ``T`` uses (no subsampling).
+      query: sensitivity ``linf``, ``K`` dims, ``T`` uses, Poisson rate ``q`` (the
+        relation under subsampling: ``add_remove``, ``add`` or ``remove``).
     """
     uses = _uses(query)
     if np.any(delta == 0):
@@ -136,7 +155,7 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
             "truncated-laplace: delta = 0 is infeasible (bounded support: delta(eps) > 0 "
             "for every eps)"
         )
-    if uses > 1:
+    if uses > 1 or _sampled(query) is not None:
         return _calibrate_composed(epsilon, delta, query)
     sens, notes = single_release(NAME, query)
     scale, bound, var, delta_at, ok = truncated_laplace_least_variance(epsilon, delta, sens)
@@ -168,15 +187,17 @@ def _accountant_answer(what: str, params: dict, x, query: Query) -> np.ndarray:
     scale, bound = (np.asarray(params[n], np.float64) for n in ("scale", "bound"))
     if scale.ndim or bound.ndim:
         raise ValueError(f"{NAME}: over several uses, give one (scale, bound) at a time")
-    event = ev.Noise(NAME, {"scale": float(scale) / linf, "bound": float(bound) / linf})
-    acc = PLDAccountant("add_remove", COMPOSED_BIN_WIDTH).compose(event, _uses(query))
+    event = composed_event(float(scale) / linf, float(bound) / linf, _uses(query),
+                           _sampled(query))
+    acc = PLDAccountant(_relation(query), COMPOSED_BIN_WIDTH).compose(event)
     ask = acc.get_delta if what == "profile" else acc.get_epsilon
     x = np.asarray(x, np.float64)
     return np.vectorize(lambda v: ask(float(v)), otypes=[np.float64])(x)
 
 
 _profile_1d, _epsilon_1d = exact_1d_accounting(
-    TruncatedLaplace, _delta, _epsilon, "Geng, Ding, Guo & Kumar 2020")
+    TruncatedLaplace, jax.jit(delta_truncated_laplace), jax.jit(epsilon_truncated_laplace),
+    "Geng, Ding, Guo & Kumar 2020")
 
 
 def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
@@ -205,7 +226,7 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
 def _answer(what: str, params: dict, x, query: Query) -> np.ndarray:
     """The exact 1-D answer for one use, else the accountant's (``what``: ``profile`` or
     ``epsilon``)."""
-    if _uses(query) == 1:
+    if _uses(query) == 1 and _sampled(query) is None:
         return (_profile_1d if what == "profile" else _epsilon_1d)(params, x, query)
     return _accountant_answer(what, params, x, query)
 
@@ -214,5 +235,5 @@ SUMMARY = "truncated Laplace on [-A, A] (Geng, Ding, Guo & Kumar 2020); exact 1-
 MECHANISM = Mechanism(
     NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=TruncatedLaplace,
     about=About("flipped-huber-mechanism", ("linf",),
-                "exact 1-D; K dims x T uses by the accountant (no subsampling)"),
+                "exact 1-D; K dims x T uses and Poisson subsampling by the accountant"),
 )

@@ -87,7 +87,7 @@ def test_laplace_poisson_subsampled(sens, q, relation, eps, delta):
 def test_relation_subsampled_other_families_refuse():
     with pytest.raises(NotImplementedError, match="relation 'add' with Poisson subsampling"):
         # epsilon below log(1 / (1 - q)) = 0.105: a target that needs noise
-        dpjax.calibrate("truncated-laplace", 0.05, 1e-6, linf=1.0, sampling_rate=0.1,
+        dpjax.calibrate("spherical", 0.05, 1e-6, dim=3, l2=1.0, sampling_rate=0.1,
                         relation="add")
 
 

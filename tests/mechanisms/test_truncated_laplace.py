@@ -11,11 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import dpjax
+from dpjax.accounting import PLDAccountant
+from dpjax.accounting import events as ev
 from dpjax.accounting.truncated_laplace import (
     epsilon_truncated_laplace,
     log_delta_truncated_laplace,
     truncated_laplace_gdgk,
 )
+from dpjax.calibration.truncated_laplace import COMPOSED_BIN_WIDTH
 from dpjax.noise.truncated_laplace import TruncatedLaplace, truncated_laplace_unit_variance
 
 log_delta_jit = jax.jit(log_delta_truncated_laplace)
@@ -155,9 +158,9 @@ def test_bad_inputs_name_the_argument():
         dpjax.calibrate("truncated-laplace", epsilon=1.0, delta=1.5, linf=1.0)
     with pytest.raises(dpjax.errors.InfeasibleTargetError):
         dpjax.calibrate("truncated-laplace", epsilon=1.0, delta=0.0, linf=1.0)
-    with pytest.raises(NotImplementedError, match="Poisson subsampling .*truncated Laplace"):
+    with pytest.raises(NotImplementedError, match="Poisson subsampling under relation replace"):
         dpjax.calibrate("truncated-laplace", epsilon=1.0, delta=1e-6, dim=2, linf=1.0,
-                        compositions=3, sampling_rate=0.1)
+                        compositions=3, sampling_rate=0.1, relation="replace_one")
 
 
 def test_epsilon_zero_delta_1e_300_is_refused_as_out_of_range():
@@ -188,7 +191,7 @@ def test_one_release_is_the_closed_form_search_bitwise():
 def test_k_dims_times_t_uses_is_kt_uses_of_the_linf_pair():
     """2 dims x 1 use and 1 dim x 2 uses: the same 2 uses of the pair at linf (sensitivity
     scaled exactly: linf = 4 gives 4 times the unit parameters, a power of two), profiled
-    and inverted through the same accountant, subsampling refused with its reason."""
+    and inverted through the same accountant, and under Poisson subsampling."""
     two_dims = dpjax.calibrate("truncated-laplace", epsilon=1.0, delta=1e-5, dim=2, linf=4.0)
     two_uses = dpjax.calibrate("truncated-laplace", epsilon=1.0, delta=1e-5, linf=1.0,
                                compositions=2)
@@ -205,6 +208,10 @@ def test_k_dims_times_t_uses_is_kt_uses_of_the_linf_pair():
     eps = dpjax.account("truncated-laplace", two_uses.params, compositions=2, delta=1e-5,
                         linf=1.0)
     assert 0.99 <= float(eps) <= 1.0
-    with pytest.raises(NotImplementedError, match="bounded support"):
-        dpjax.profile("truncated-laplace", two_uses.params, [1.0], linf=1.0, compositions=2,
-                      sampling_rate=0.5)
+    # Poisson subsampling: the accountant of PoissonSampled leaves (add_remove), tighter
+    sampled = dpjax.profile("truncated-laplace", two_uses.params, [1.0], linf=1.0,
+                            compositions=2, sampling_rate=0.5)
+    leaf = ev.PoissonSampled(0.5, ev.Noise("truncated-laplace", {
+        "scale": float(two_uses.params["scale"]), "bound": float(two_uses.params["bound"])}))
+    direct = PLDAccountant("add_remove", COMPOSED_BIN_WIDTH).compose(leaf, 2).get_delta(1.0)
+    assert float(sampled[0]) == direct < float(two_uses.delta_at_params)

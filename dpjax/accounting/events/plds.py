@@ -13,7 +13,9 @@ direction:
   ``Delta = 1`` (add/remove) or ``2`` (replace-one: one record moves anywhere in the ball);
   truncated Laplace (bounded support: the loss is ``+infinity`` where ``T - Delta`` has no
   density) through its exact loss law (eq. (26) of flipped-huber-mechanism, App. F:
-  atoms and the middle part cut at the grid; not Poisson-subsampled);
+  atoms and the middle part cut at the grid), Poisson-subsampled under add/remove through
+  the mixed pairs of those atoms (:func:`.truncated_laplace.poisson_truncated_laplace_atoms`;
+  replace-one refused);
 * ``PoissonSampled`` of additive noise: :mod:`.pld.subsample` (add/remove),
   :func:`.pld.mixture.replace_one_poisson_pld` (replace-one); of a discrete pair or of a
   mixture of Gaussians: the mixed pair (exact; pure DP gets ``log(1 + q (e^eps - 1))``);
@@ -59,7 +61,10 @@ from dpjax.accounting.pld.query import delta_for_epsilon
 from dpjax.accounting.pld.subsample import discretise_subsampled, subsampled_grid
 from dpjax.accounting.pld.underflow import charge_underflow
 from dpjax.accounting.staircase import replace_one_poisson_atoms
-from dpjax.accounting.truncated_laplace import truncated_laplace_loss_atoms
+from dpjax.accounting.truncated_laplace import (
+    poisson_truncated_laplace_atoms,
+    truncated_laplace_loss_atoms,
+)
 from dpjax.certificate import TINY
 from dpjax.noise.gaussian import Gaussian
 from dpjax.numerics import float64_kernel
@@ -303,8 +308,10 @@ def check_leaf(leaf, relation: str) -> None:
                    else _ADDITIVE + PAIRS + (ev.MixtureOfGaussians,))
         if not isinstance(base, allowed):
             raise unsupported(leaf, relation, f"Poisson sampling of {type(base).__name__}")
-        if isinstance(base, ev.Noise) and base.mechanism == _BOUNDED:
-            raise unsupported(leaf, relation, f"Poisson sampling of {_BOUNDED} noise")
+        if isinstance(base, ev.Noise) and base.mechanism == _BOUNDED and replace:
+            raise unsupported(leaf, relation, f"Poisson sampling of {_BOUNDED} noise under "
+                              "replace_one (no worst pair of contributions is known for "
+                              "bounded-support noise; add_remove, add and remove are accounted)")
     if isinstance(leaf, (ev.Composed, ev.SelfComposed, ev.NoOp, ev.NonPrivate)):
         raise unsupported(leaf, relation, "not a leaf event")
 
@@ -469,6 +476,25 @@ def _bounded_pld(noise, shift: float, h: float, pessimistic: bool = True) -> PLD
     return from_atoms(losses, probs, h, pessimistic)
 
 
+def _bounded_poisson_plds(noise, q: float, h: float, pessimistic: bool, directions):
+    r"""``{direction: PLD}`` of Poisson-subsampled truncated Laplace (add/remove directions):
+    the atoms of :func:`~dpjax.accounting.truncated_laplace.poisson_truncated_laplace_atoms`
+    (the mixed pairs of its base atoms, with ``+infinity`` under ``remove``) by
+    connect-the-dots; ``None`` for a lower bound (none is known for the mixed pairs of
+    bounded-support noise: the accountant's bracket then has no lower end here)."""
+    if not pessimistic:
+        return None
+    out = {}
+    for d in directions:
+        losses, probs = poisson_truncated_laplace_atoms(
+            float(noise.scale), float(noise.bound), 1.0, q, d, h)
+        finite = losses[np.isfinite(losses)]
+        if finite.size and (finite.max() - finite.min()) / h + 2 > max_grid_points():
+            raise UnboundedLoss(f"{finite.size} loss atoms")
+        out[d] = from_atoms(losses, probs, h, True)
+    return out
+
+
 def _poisson(event: ev.PoissonSampled, relation, h, pessimistic, tail=TAIL):
     q, base = float(event.sampling_probability), staircase_as_pure_dp(event.event, relation)
     if q == 0.0:
@@ -482,6 +508,8 @@ def _poisson(event: ev.PoissonSampled, relation, h, pessimistic, tail=TAIL):
     if relation == "replace_one" and isinstance(base, _DISCRETE_NOISE):
         return _same(_discrete_replace_pld(base, q, h, pessimistic), relation)
     noise = ev.noise_family(base)
+    if isinstance(base, ev.Noise) and base.mechanism == _BOUNDED:
+        return _bounded_poisson_plds(noise, q, h, pessimistic, DIRECTIONS[relation])
     if noise is not None:
         if relation == "replace_one":
             try:

@@ -51,9 +51,9 @@ def test_composed_truncated_laplace_is_finite_and_consistent():
     )
 
 
-def test_poisson_sampled_truncated_laplace_is_refused_clearly():
-    with pytest.raises(UnsupportedEventError, match="truncated-laplace"):
-        PLDAccountant().compose(ev.PoissonSampled(0.1, TL), 5)
+def test_poisson_sampled_truncated_laplace_under_replace_one_is_refused_clearly():
+    with pytest.raises(UnsupportedEventError, match="truncated-laplace noise under replace_one"):
+        PLDAccountant("replace_one").compose(ev.PoissonSampled(0.1, TL), 5)
 
 
 def test_truncated_laplace_has_both_ends_of_the_bracket():

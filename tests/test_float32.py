@@ -182,6 +182,7 @@ _EXEMPT = {
     "dpjax.certificate.log_target": "log(delta (1 - margin)): a target, no privacy",
     "dpjax.accounting.staircase.shift_candidates": "geometry of the shifts a profile maximises",
     "dpjax.calibration.truncated_laplace.composed_event": "an event factory (no numerics)",
+    "dpjax.spherical.mechanism.adjacencies": "a relation's adjacency names (no numerics)",
     "dpjax.accounting.pld.compose.fast_size": "integer sizing",
     "dpjax.accounting.pld.compose.ceil_pow2": "integer sizing",
     "dpjax.accounting.pld.engine.tilted_groups": "host grouping by static sizes",

@@ -72,6 +72,9 @@ def add_parser(sub) -> None:
     a.add_argument("file", type=Path)
     a.add_argument("--compositions", type=int, default=1)
     a.add_argument("--sampling-rate", type=float)
+    a.add_argument("--relation", choices=("add_remove", "add", "remove"), default="add_remove",
+                   help="neighbouring relation under subsampling (default add_remove: the "
+                   "worse of adding and removing a record)")
     a.add_argument("--delta", type=float, required=True)
     c.add_json_arg(a)
     a.set_defaults(func=run_account)
@@ -223,7 +226,7 @@ def run_account(args) -> None:
 
     Args:
       args: the parsed ``argparse`` namespace (the file, ``--compositions``,
-        ``--sampling-rate``, ``--delta``).
+        ``--sampling-rate``, ``--relation``, ``--delta``).
     """
     from dpjax.spherical.io import load
     from dpjax.spherical.mechanism import check_use
@@ -232,9 +235,10 @@ def run_account(args) -> None:
 
     mech = load(args.file)
     q = None if args.sampling_rate in (None, 1.0) else args.sampling_rate
-    eps = mech.epsilon(args.delta, args.compositions, q)
+    eps = mech.epsilon(args.delta, args.compositions, q, relation=args.relation)
     out = {"epsilon": eps, "delta": args.delta, "compositions": args.compositions,
-           "sampling_rate": args.sampling_rate, "dim": mech.m, "kl": mech.kl}
+           "sampling_rate": args.sampling_rate, "relation": args.relation, "dim": mech.m,
+           "kl": mech.kl}
     if args.json:
         c.print_json(out)
         return

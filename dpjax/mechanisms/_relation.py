@@ -16,11 +16,12 @@ removing a record).  Other relations (dp_accounting's conventions, as
   calibrate_event_scale`, re-checked at the returned scale); ``flipped-huber`` and
   ``osgt`` (a 1-D query) keep the shape (``alpha / gamma``, ``vartheta / rho``) of their
   add-or-remove calibration (the engine's shape search) and re-search the scale the same
-  way on ``PoissonSampled(q, Noise(name, ...))`` under the relation; ``staircase`` and
-  ``truncated-laplace`` take the relation themselves (their subsampled calibrations are
-  searches on their events' profiles, :mod:`dpjax.mechanisms.staircase`,
-  :mod:`dpjax.mechanisms.truncated_laplace`; truncated Laplace refuses ``replace_one``
-  there); other families (``spherical``) raise ``NotImplementedError``;
+  way on ``PoissonSampled(q, Noise(name, ...))`` under the relation; ``staircase``,
+  ``truncated-laplace`` and ``spherical`` take the relation themselves (their subsampled
+  calibrations are searches on their own profiles, :mod:`dpjax.mechanisms.staircase`,
+  :mod:`dpjax.mechanisms.truncated_laplace`, :mod:`dpjax.mechanisms.spherical`; the last two
+  refuse ``replace_one`` there, no worst pair of contributions being known); a family
+  outside these lists raises ``NotImplementedError``;
 * the discrete mechanisms take the relation themselves (their accounting is the event's).
 
 Under ``"add"`` with Poisson subsampling the target may need no noise at all: the output
@@ -53,7 +54,7 @@ _EVENT_FAMILIES = ("gaussian", "laplace")
 #: ... and those whose shape comes from their add-or-remove calibration first.
 _SHAPE_EVENT_FAMILIES = SCALE_AND_SHAPE
 #: ... and those whose own subsampled calibration honours the relation.
-_OWN_SUBSAMPLED_RELATION = ("staircase", "truncated-laplace")
+_OWN_SUBSAMPLED_RELATION = ("staircase", "truncated-laplace", "spherical")
 
 
 def _doubled(s: Sensitivity) -> Sensitivity:
@@ -100,8 +101,8 @@ def calibrate_under(mech: Mechanism, epsilon, delta, query: Query) -> Calibratio
     if mech.name not in _EVENT_FAMILIES:
         raise unsupported(
             mech.name, f"relation {relation!r} with Poisson subsampling (gaussian, laplace, "
-            "flipped-huber, osgt, staircase, truncated-laplace, discrete-laplace and "
-            "discrete-gaussian support it; add_remove bounds every direction)",
+            "flipped-huber, osgt, staircase, truncated-laplace, spherical, discrete-laplace "
+            "and discrete-gaussian support it; add_remove bounds every direction)",
         )
     return _event_calibration(mech, epsilon, delta, query)
 

@@ -6,8 +6,9 @@ added to a query with ``l2`` sensitivity ``Delta_2``; its privacy is certified b
 exact PLD of its cells at the worst shift (Lemma 1).  The query fits when it is **in ``K >= 2``
 dimensions with an ``l2`` sensitivity** (stated, or derived soundly from ``l1`` / ``linf``,
 :mod:`dpjax.sensitivity`), released once or ``T`` times, optionally Poisson-subsampled
-(add-or-remove neighbours: the worse of the two dominating pairs; other relations under
-subsampling are refused by :func:`dpjax.mechanisms._relation.calibrate_under`); in one
+under the query's relation (``add_remove``: the worse of the two dominating pairs;
+``remove`` or ``add``: one of them; ``replace_one`` under subsampling is refused, no worst
+pair of contributions being known: :func:`dpjax.spherical.mechanism.adjacencies`); in one
 dimension the spherical family is the cactus mechanism, not offered here.
 
 Parameters (the calibration's output): ``budget`` (``C`` at sensitivity ``l2``), ``n``
@@ -28,7 +29,7 @@ import dataclasses
 import numpy as np
 
 from dpjax.calibration.result import Calibration
-from dpjax.mechanisms._spec import About, Mechanism, Query
+from dpjax.mechanisms._spec import About, Mechanism, Query, unsupported
 
 NAME = "spherical"
 #: What calibrating needs of a query, for the error messages.
@@ -79,9 +80,16 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     from dpjax.spherical.calibrate import calibrate_spherical
 
     l2, notes = _l2(query)
+    q = query.sampling_rate
+    relation = query.relation if q is not None and q < 1.0 else "add_remove"
+    if relation == "replace_one":
+        raise unsupported(NAME, "Poisson subsampling under relation replace_one (the replace "
+                          "pair is not a shift pair and no worst pair of contributions is "
+                          "known; add_remove, add and remove are accounted)")
     cals = [
         calibrate_spherical(float(e), float(d), query.dim, l2,
-                            compositions=query.compositions, sampling_rate=query.sampling_rate)
+                            compositions=query.compositions, sampling_rate=q,
+                            relation=relation)
         for e, d in zip(np.ravel(epsilon), np.ravel(delta), strict=True)
     ]
     cal = cals[0] if np.ndim(epsilon) == 0 else _stack(cals, np.shape(epsilon))
@@ -106,7 +114,8 @@ SUMMARY = (
 CONSTRAINTS = {"budget": "> 0", "n": "integer >= 1", "N": "integer >= 2", "r": "in (0, 1)"}
 ABOUT = About(
     "spherical-kl-optimal-mechanisms", ("l2",),
-    "K >= 2 dims (l2); compositions and Poisson subsampling (add_remove) by its cell PLD",
+    "K >= 2 dims (l2); compositions and Poisson subsampling (add_remove, add, remove) by its "
+    "cell PLD",
 )
 MECHANISM = Mechanism(
     NAME, SUMMARY, calibrate, _designed_only, _designed_only, constraints=CONSTRAINTS,

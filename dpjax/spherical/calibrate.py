@@ -144,31 +144,33 @@ def _use(compositions: int, sampling_rate: float | None) -> str:
 
 
 def _gaussian_sigma(epsilon: float, delta: float, compositions: int,
-                    sampling_rate: float | None) -> float:
-    """The Gaussian's certified ``sigma`` at unit ``l2`` for the target at the use (its own
-    calibration: closed form for one release or plain composition, the PLD engine / RDP
-    bound under subsampling)."""
+                    sampling_rate: float | None, relation: str = "add_remove") -> float:
+    """The Gaussian's certified ``sigma`` at unit ``l2`` for the target at the use, under
+    ``relation`` (its own calibration: closed form for one release or plain composition,
+    the PLD engine / RDP bound, or its events under the relation, under subsampling)."""
     from dpjax.calibration.gaussian import calibrate_sigma
 
     if compositions == 1 and sampling_rate is None:
         return float(calibrate_sigma(epsilon, delta, 1.0)[0])  # host closed form: no compile
+    # function-local: mechanisms.spherical imports this module (a cycle at import)
     from dpjax.mechanisms import get
+    from dpjax.mechanisms._relation import calibrate_under
     from dpjax.mechanisms._spec import make_query
 
     gauss = get("gaussian")
     query = make_query(gauss, {"l2": 1.0, "compositions": compositions,
-                               "sampling_rate": sampling_rate})
-    cal = gauss.calibrate_certified(np.float64(epsilon), np.float64(delta), query)
+                               "sampling_rate": sampling_rate, "relation": relation})
+    cal = calibrate_under(gauss, np.float64(epsilon), np.float64(delta), query)
     return float(cal.params["sigma"])
 
 
 @float64_kernel
 def calibrate_spherical(
     epsilon: float, delta: float, dim: int, l2: float, n: int | None = None, tol: float = TOL,
-    compositions: int = 1, sampling_rate: float | None = None,
+    compositions: int = 1, sampling_rate: float | None = None, relation: str = "add_remove",
 ) -> Calibration:
     r"""Least certified cost budget of the spherical mechanism meeting ``(epsilon, delta)``
-    after ``compositions`` uses (Poisson rate ``sampling_rate``).
+    after ``compositions`` uses (Poisson rate ``sampling_rate``, neighbouring ``relation``).
 
     .. math:: \min C \quad\text{s.t.}\quad
               \delta_{Z_C}^{(T, q)}(\epsilon) \le \delta (1 - \mathrm{MARGIN}),
@@ -190,8 +192,11 @@ def calibrate_spherical(
       tol: width of the final bracket in ``log C`` (the returned budget is at most
         ``e^tol`` times the least certified one, where ``delta(C)`` is monotone).
       compositions: number of uses ``T >= 1``.
-      sampling_rate: Poisson subsampling rate ``q`` in ``(0, 1]`` (add-or-remove
-        neighbours), or ``None``; ``q = 1`` keeps every record (plain composition).
+      sampling_rate: Poisson subsampling rate ``q`` in ``(0, 1]``, or ``None``; ``q = 1``
+        keeps every record (plain composition).
+      relation: ``"add_remove"`` (default: both subsampled pairs, the worse), ``"remove"``
+        or ``"add"`` (one of them; without subsampling all three are the shift pair:
+        :func:`dpjax.spherical.mechanism.adjacencies`).
 
     Returns:
       A :class:`Calibration` whose ``params`` are ``budget`` (``E|Z|^2`` at sensitivity
@@ -208,16 +213,18 @@ def calibrate_spherical(
       (True, np.float64(4.0))
     """
     from dpjax.spherical import geometric as ge
-    from dpjax.spherical.mechanism import check_use
+    from dpjax.spherical.mechanism import adjacencies, check_use
 
     if not (epsilon > 0 and 0 < delta < 1):
         raise InfeasibleTargetError(f"{NAME}: needs epsilon > 0 and 0 < delta < 1")
     check_use(None, [compositions], sampling_rate)
+    adjacencies(sampling_rate, relation)  # validates the relation
     T = int(compositions)
     q = None if sampling_rate is None or float(sampling_rate) == 1.0 else float(sampling_rate)
+    relation = "add_remove" if q is None else relation
     m = int(dim)
     n = default_shells(m) if n is None else int(n)
-    sigma = _gaussian_sigma(epsilon, delta, T, q)
+    sigma = _gaussian_sigma(epsilon, delta, T, q, relation)
     gaussian_budget = m * sigma * sigma
     lo, hi = (f * gaussian_budget for f in BRACKET)
     floor = lo / WIDEN**WIDENINGS  # the least budget any widening searches
@@ -230,7 +237,7 @@ def calibrate_spherical(
             return math.inf
         if res["status"] != 0:  # not solved to tolerance
             return math.inf
-        return res["mechanism"].delta(epsilon, T, q)
+        return res["mechanism"].delta(epsilon, T, q, relation=relation)
 
     grid, cells, grid_hi = None, None, None
     certified: dict = {}  # log budget -> certified delta, of every programme solved on grid
@@ -300,7 +307,7 @@ def calibrate_spherical(
             _objective_note(T, q),
             f"spherical: KL-optimal radial noise (monotone programme, banded Newton), least "
             f"budget by Illinois on log C ({solved} programmes solved), certified "
-            f"by the {_certificate_text(T, q)}; "
+            f"by the {_certificate_text(T, q, relation)}; "
             f"n = {n} shells per unit sensitivity, N = {big_n}, r = {r:.4g}"
             + (f", a flat core below shell {grid['first']} (its cells at loss +inf)"
                if grid["first"] else "")
@@ -313,12 +320,13 @@ def calibrate_spherical(
     )
 
 
-def _certificate_text(T: int, q: float | None) -> str:
+def _certificate_text(T: int, q: float | None, relation: str = "add_remove") -> str:
     """How the budget was certified at the use (for the notes)."""
     if T == 1 and q is None:
         return "exact cell profile"
-    sub = "" if q is None else (f" of the Poisson-subsampled pairs (q = {q:.6g}, add and "
-                                "remove adjacency, the worse)")
+    pairs = ("add and remove adjacency, the worse" if relation == "add_remove"
+             else f"relation {relation}: the {relation} adjacency")
+    sub = "" if q is None else f" of the Poisson-subsampled pairs (q = {q:.6g}, {pairs})"
     return (f"mechanism's PLD{sub} composed {T}-fold by the FFT engine (pessimistic, bin "
             "width 1e-4)")
 

@@ -197,20 +197,22 @@ class SphericalMechanism(NamedTuple):
 
     @float64_kernel
     def epsilon(self, delta: float, compositions: int = 1, sampling_rate: float | None = None,
-                bin_width: float = 1e-4) -> float:
-        """Certified ``epsilon(delta)`` after ``compositions`` uses (worse adjacency).
+                bin_width: float = 1e-4, relation: str = "add_remove") -> float:
+        """Certified ``epsilon(delta)`` after ``compositions`` uses (the worse adjacency of
+        ``relation``: :func:`adjacencies`).
 
         Certified at the boundary: every adjacency's composed profile is re-evaluated at
         the returned epsilon (:func:`dpjax.certificate.certify_epsilon`).
         """
-        return float(self.epsilons(delta, [compositions], sampling_rate, bin_width)[0])
+        return float(self.epsilons(delta, [compositions], sampling_rate, bin_width,
+                                   relation)[0])
 
     @float64_kernel
     def epsilons(self, delta: float, compositions, sampling_rate: float | None = None,
-                 bin_width: float = 1e-4) -> np.ndarray:
+                 bin_width: float = 1e-4, relation: str = "add_remove") -> np.ndarray:
         """:meth:`epsilon` for several composition counts (PLDs built once), each certified."""
         check_use(delta, compositions, sampling_rate)
-        adj = ("remove",) if sampling_rate is None else ("remove", "add")
+        adj = adjacencies(sampling_rate, relation)
         bases = [self.pld(sampling_rate, a, bin_width) for a in adj]
         out = []
         for k in compositions:
@@ -225,21 +227,56 @@ class SphericalMechanism(NamedTuple):
 
     @float64_kernel
     def delta(self, epsilon: float, compositions: int = 1,
-              sampling_rate: float | None = None, bin_width: float = 1e-4) -> float:
+              sampling_rate: float | None = None, bin_width: float = 1e-4,
+              relation: str = "add_remove") -> float:
         """Certified ``delta(epsilon)`` after ``compositions`` uses.
 
         One plain use (no subsampling) sums the hockey-stick over the exact cells
         (:func:`dpjax.accounting.pld.delta_of_atoms`: no grid, no compile, the exact value
-        plus a rounding pad); otherwise the PLD engine (the worse adjacency).
+        plus a rounding pad); otherwise the PLD engine (the worse adjacency of
+        ``relation``: :func:`adjacencies`).
         """
         _validate.epsilon(epsilon)
         check_use(None, [compositions], sampling_rate)
+        adj = adjacencies(sampling_rate, relation)
         if int(compositions) == 1 and sampling_rate is None:
             _, pm, qm, p_out, _ = self.atoms()
             return pld_engine.delta_of_atoms(pm, qm, p_out, float(epsilon))
-        adj = ("remove",) if sampling_rate is None else ("remove", "add")
         return max(float(pld_engine.delta_for_epsilon(
             _compose(self.pld(sampling_rate, a, bin_width), compositions), epsilon)) for a in adj)
+
+
+#: The adjacencies each neighbouring relation takes under Poisson subsampling.
+_RELATION_ADJACENCIES = {"add_remove": ("remove", "add"), "remove": ("remove",),
+                         "add": ("add",)}
+
+
+def adjacencies(sampling_rate: float | None, relation: str = "add_remove") -> tuple[str, ...]:
+    """The dominating pairs a use is accounted with: without subsampling (or at ``q = 1``)
+    the shift pair, symmetric, one law for adding and removing (``("remove",)``, every
+    relation but ``replace_one``); Poisson-subsampled, ``add_remove`` takes both pairs (the
+    worse reported), ``remove`` / ``add`` one.  ``replace_one`` is refused: the replace pair
+    of a spherical mechanism under subsampling is not a shift pair, and no worst pair of
+    contributions is known for it (without subsampling it is the calibration at twice the
+    sensitivity, :func:`dpjax.mechanisms._relation.calibrate_under`).
+
+    Args:
+      sampling_rate: Poisson rate ``q`` or ``None``.
+      relation: ``"add_remove"`` (default), ``"remove"`` or ``"add"``.
+
+    Raises:
+      ValueError: any other relation.
+
+    Example:
+      >>> adjacencies(0.1, "add"), adjacencies(None, "add")
+      (('add',), ('remove',))
+    """
+    if relation not in _RELATION_ADJACENCIES:
+        raise ValueError(f"relation must be one of {', '.join(_RELATION_ADJACENCIES)} (the "
+                         f"spherical mechanism's pairs are shift pairs), got {relation!r}")
+    if sampling_rate is None or float(sampling_rate) == 1.0:
+        return ("remove",)
+    return _RELATION_ADJACENCIES[relation]
 
 
 def check_use(delta, compositions, sampling_rate, prefix: str = "") -> None:

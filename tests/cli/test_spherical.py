@@ -68,7 +68,13 @@ def test_slope_rule_is_the_default(last_shell, tmp_path, capsys):
     assert d["monotone"] is True and d["residual"] < 1e-10 and 0 < d["r"] < 1
     assert main(["spherical", "account", str(out), "--compositions", "10", "--sampling-rate",
                  "0.1", "--delta", "1e-6", "--json"]) in (0, None)
-    assert 0 < json.loads(capsys.readouterr().out)["epsilon"] < math.inf
+    both = json.loads(capsys.readouterr().out)
+    assert 0 < both["epsilon"] < math.inf and both["relation"] == "add_remove"
+    # one direction of the relation: no larger than the worse of the two
+    assert main(["spherical", "account", str(out), "--compositions", "10", "--sampling-rate",
+                 "0.1", "--relation", "add", "--delta", "1e-6", "--json"]) in (0, None)
+    add = json.loads(capsys.readouterr().out)
+    assert 0 < add["epsilon"] <= both["epsilon"] and add["relation"] == "add"
 
 
 @pytest.mark.parametrize("argv", [

@@ -84,11 +84,13 @@ def test_laplace_poisson_subsampled(sens, q, relation, eps, delta):
         assert scale == pytest.approx(exact, rel=2e-5)
 
 
-def test_relation_subsampled_other_families_refuse():
-    with pytest.raises(NotImplementedError, match="relation 'add' with Poisson subsampling"):
-        # epsilon below log(1 / (1 - q)) = 0.105: a target that needs noise
-        dpjax.calibrate("spherical", 0.05, 1e-6, dim=3, l2=1.0, sampling_rate=0.1,
-                        relation="add")
+@pytest.mark.parametrize("name,sens", [("truncated-laplace", {"linf": 1.0}),
+                                       ("spherical", {"dim": 3, "l2": 1.0})])
+def test_replace_one_subsampled_bounded_and_spherical_refuse(name, sens):
+    """No worst pair of contributions is known for their replace pairs under subsampling:
+    refused with the reason, before any search."""
+    with pytest.raises(NotImplementedError, match="replace_one"):
+        dpjax.calibrate(name, 0.05, 1e-6, sampling_rate=0.1, relation="replace_one", **sens)
 
 
 @pytest.fixture(scope="module")

@@ -36,15 +36,16 @@ def _two_fold_delta(mech, eps):
     return math.fsum(terms[total > eps]) + (1.0 - (1.0 - p_out) ** 2)
 
 
-def _subsampled_delta(mech, eps, q):
-    """Exact hockey-stick of one Poisson-subsampled use, the worse of the two dominating pairs
-    (remove: ``qP + (1-q)Q`` vs ``Q``; add: ``P`` vs ``(1-q)P + qQ``), summed over the cells."""
+def _subsampled_delta(mech, eps, q, directions=("remove", "add")):
+    """Exact hockey-stick of one Poisson-subsampled use, the worse of the dominating pairs
+    asked for (remove: ``qP + (1-q)Q`` vs ``Q``; add: ``P`` vs ``(1-q)P + qQ``), summed over
+    the cells."""
     _, pm, qm, p_out, q_out = mech.atoms()
     e = math.exp(eps)
     remove = math.fsum(np.maximum(q * pm + (1 - q) * qm - e * qm, 0.0)) + q * p_out + (
         1 - q) * q_out
     add = math.fsum(np.maximum(pm - e * ((1 - q) * pm + q * qm), 0.0)) + p_out
-    return max(remove, add)
+    return max({"remove": remove, "add": add}[d] for d in directions)
 
 
 def test_single_release_says_the_kl_shape_is_not_its_objective():
@@ -98,6 +99,28 @@ def test_subsampled_budget_is_certified_by_the_exact_subsampled_pairs():
     # subsampling amplifies: a far smaller budget than one plain release needs
     plain = calibrate_spherical(EPS, DELTA, M, 1.0, n=N_SHELLS, tol=TOL)
     assert float(cal.mse) < 0.5 * float(plain.mse)
+
+
+@pytest.mark.parametrize("relation", ["remove", "add"])
+def test_subsampled_relation_is_certified_by_its_own_pair(relation):
+    """``relation="remove"`` / ``"add"`` under Poisson subsampling: the budget is certified by
+    that direction's exact subsampled pair alone, and needs no more than both directions."""
+    q, eps = 0.5, 0.3  # eps < log(1 / (1 - q)) = 0.69: the add direction needs noise too
+    cal = calibrate_spherical(eps, DELTA, M, 1.0, n=N_SHELLS, tol=TOL, sampling_rate=q,
+                              relation=relation)
+    mech = _rebuilt(cal)
+    exact = _subsampled_delta(mech, eps, q, (relation,))
+    assert exact <= float(cal.delta_at_params) <= DELTA
+    assert float(cal.delta_at_params) <= exact * 1.01
+    smaller = _rebuilt(cal, mech.budget * math.exp(-TOL))
+    assert _subsampled_delta(smaller, eps, q, (relation,)) > DELTA * 0.9
+    assert f"relation {relation}" in cal.notes[1]
+    assert mech.delta(eps, 1, q, relation=relation) == pytest.approx(
+        float(cal.delta_at_params), rel=1e-12)
+    both = calibrate_spherical(eps, DELTA, M, 1.0, n=N_SHELLS, tol=TOL, sampling_rate=q)
+    assert float(cal.mse) <= float(both.mse) * math.exp(TOL)
+    with pytest.raises(ValueError, match="relation"):
+        mech.delta(eps, 1, q, relation="replace_one")
 
 
 def test_a_bracket_that_misses_is_widened(monkeypatch):

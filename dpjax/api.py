@@ -34,9 +34,7 @@ from dpjax.accounting.bracket.refine import (  # noqa: F401  (MAX_REFINEMENTS: t
 from dpjax.calibration.result import Calibration
 from dpjax.certificate import certify_epsilon
 from dpjax.errors import CertificationError
-from dpjax.mechanisms import get
-from dpjax.mechanisms._relation import calibrate_under
-from dpjax.mechanisms._spec import CONDITIONS, make_query
+from dpjax.mechanisms import CONDITIONS, calibrate_under, get, make_query
 
 __all__ = ["CONDITIONS", "Bracket", "account", "calibrate", "profile"]
 
@@ -50,7 +48,7 @@ class Bracket(NamedTuple):
 
 
 def _use(dim, l1, l2, linf, compositions, sampling_rate) -> dict:
-    """The query's keyword arguments, as :func:`~dpjax.mechanisms._spec.make_query` takes them."""
+    """The query's keyword arguments, as :func:`~dpjax.mechanisms.make_query` takes them."""
     return {"dim": dim, "l1": l1, "l2": l2, "linf": linf, "compositions": compositions,
             "sampling_rate": sampling_rate}
 

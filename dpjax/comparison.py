@@ -30,8 +30,7 @@ import numpy as np
 from dpjax import _progress, _validate
 from dpjax.calibration.result import Calibration
 from dpjax.errors import InfeasibleTargetError
-from dpjax.mechanisms import get, names
-from dpjax.mechanisms._spec import Mechanism, make_query
+from dpjax.mechanisms import Mechanism, get, make_query, names
 
 #: Condition preferences: ``auto`` (module docstring), or one condition tried first.
 CONDITIONS = ("auto", "exact", "sufficient")

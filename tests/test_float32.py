@@ -183,6 +183,11 @@ _EXEMPT = {
     "dpjax.accounting.staircase.shift_candidates": "geometry of the shifts a profile maximises",
     "dpjax.calibration.truncated_laplace.composed_event": "an event factory (no numerics)",
     "dpjax.spherical.mechanism.adjacencies": "a relation's adjacency names (no numerics)",
+    **{
+        f"dpjax.inid._design.{n}": "shared step of gaussian_design / laplace_design, called "
+        "only inside their scoped jax.enable_x64(True)"
+        for n in "assemble certify check_inputs compiled run_padded solve_scales".split()
+    },
     "dpjax.accounting.pld.compose.fast_size": "integer sizing",
     "dpjax.accounting.pld.compose.ceil_pow2": "integer sizing",
     "dpjax.accounting.pld.engine.tilted_groups": "host grouping by static sizes",

@@ -80,7 +80,8 @@ PUBLIC = {
         'sensitivity_norm', 'staircase_2d_l1_error', 'validate_profile', 'validate_weights'
     ],
     "dpjax.mechanisms": [
-        'ELSEWHERE', 'Mechanism', 'Query', 'describe', 'get', 'names', 'parameter_help'
+        'CONDITIONS', 'ELSEWHERE', 'Mechanism', 'Query', 'RELATIONS', 'calibrate_under',
+        'describe', 'get', 'make_query', 'names', 'parameter_help'
     ],
     "dpjax.noise": [
         'FlippedHuber', 'Gaussian', 'InvertibleLoss', 'KnownTail', 'Laplace', 'NoiseFamily',

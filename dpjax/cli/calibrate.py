@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import dpjax
 from dpjax.cli import _common as c
-from dpjax.mechanisms import names, parameter_help
-from dpjax.mechanisms._spec import RELATIONS
+from dpjax.mechanisms import RELATIONS, names, parameter_help
 
 
 def add_parser(sub) -> None:

@@ -41,7 +41,7 @@ SOLVERS = ("closed-form", "jax", "cvxpy")
 
 #: Relative rounding of the host sums (a few roundings per term), added so that they are
 #: upper bounds on the exact sums of the float scales.
-_SUM_ROUNDING = 2.0**-50
+SUM_ROUNDING = 2.0**-50
 
 
 def fsum_or_inf(terms: np.ndarray) -> float:
@@ -88,7 +88,7 @@ class _Target(NamedTuple):
     solver: str
 
 
-def _check_inputs(profile, epsilon, delta, error_power, weights, solver) -> _Target:
+def check_inputs(profile, epsilon, delta, error_power, weights, solver) -> _Target:
     """Validate a design's input (``ValueError`` naming what is wrong)."""
     lam = validate_profile(profile)
     eps = float(_validate.epsilon(epsilon))
@@ -100,7 +100,7 @@ def _check_inputs(profile, epsilon, delta, error_power, weights, solver) -> _Tar
     return _Target(lam, eps, dlt, p, w, solver)
 
 
-def _run_padded(kernel: Callable, lam: np.ndarray, budget: float, p: float, w: np.ndarray):
+def run_padded(kernel: Callable, lam: np.ndarray, budget: float, p: float, w: np.ndarray):
     """``kernel(lam, budget, p, w)`` on the profile zero-padded to a power of two (>= 8).
 
     Zero entries get scale 0 and contribute nothing, so padding is exact; it bounds the
@@ -139,7 +139,7 @@ def _solve_programme(target: _Target, q: float, budget: float):
     return x, stats
 
 
-def _scales(target: _Target, closed_form: Callable, q: float, budget: float,
+def solve_scales(target: _Target, closed_form: Callable, q: float, budget: float,
             privacy_of: Callable, cap: float):
     """The optimal scales: ``closed_form()``, or the programme's (``q``, ``budget``) scaled up
     so that ``privacy_of(lam, s) <= cap``; ``(scales, stats)``."""
@@ -150,7 +150,7 @@ def _scales(target: _Target, closed_form: Callable, q: float, budget: float,
 
 
 @functools.cache
-def _compiled(log_delta: Callable) -> Callable:
+def compiled(log_delta: Callable) -> Callable:
     """``log_delta(epsilon, delta, x)`` compiled once per design family (one small program)."""
     return jax.jit(log_delta)
 
@@ -168,7 +168,7 @@ def _least_multiplier(log_delta: Callable, epsilon, delta, x):
     """
     from dpjax.calibration.host_shape import least_certified_scale
 
-    kernel = _compiled(log_delta)
+    kernel = compiled(log_delta)
     level = np.asarray(log_target(delta), np.float64)
 
     def log_delta_at(m):
@@ -192,7 +192,7 @@ def _final_certificate(name, log_delta_at, eps, dlt, error) -> float:
     return delta_at
 
 
-def _certify(name: str, target: _Target, scales, privacy_of: Callable, log_delta: Callable,
+def certify(name: str, target: _Target, scales, privacy_of: Callable, log_delta: Callable,
              error: float):
     """Scale ``scales`` by the least certified multiplier (rounded up) and re-check them;
     ``(scales, delta_at_params)`` (``CertificationError`` if they cannot be certified)."""
@@ -200,7 +200,7 @@ def _certify(name: str, target: _Target, scales, privacy_of: Callable, log_delta
     _check_scales(name, lam, scales)
     m, log_d, ok = _least_multiplier(log_delta, eps, dlt, privacy_of(lam, scales))
     require_certified(name, bool(ok), eps, dlt, float(jnp.exp(log_d)))
-    scales = scales * (float(m) * (1.0 + _SUM_ROUNDING))
+    scales = scales * (float(m) * (1.0 + SUM_ROUNDING))
     _check_scales(name, lam, scales)
     delta_at = _final_certificate(
         name, lambda: log_delta(eps, dlt, privacy_of(lam, scales)), eps, dlt, error
@@ -223,7 +223,7 @@ def _log_error_sum(scales: np.ndarray, p: float, w: np.ndarray) -> float:
         return float(np.logaddexp.reduce(np.log(w[pos]) + p * np.log(scales[pos])))
 
 
-def _assemble(mechanism: str, target: _Target, scales, moment: float, iid_scale: float,
+def assemble(mechanism: str, target: _Target, scales, moment: float, iid_scale: float,
               spr_scales, **fields) -> InidDesign:
     """The :class:`InidDesign` of ``scales``, with the errors of the design and of the i.i.d.
     and SPR baselines (Table I of inid-noise-laplace-beats-gaussian): the error is

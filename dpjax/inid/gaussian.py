@@ -63,7 +63,7 @@ def _mu_of(lam: np.ndarray, sigma: np.ndarray) -> float:
     top = int(np.max(expo)) if expo.size else 0
     terms = np.ldexp(mant, (expo - top).astype(np.int32)) ** 2
     with np.errstate(over="ignore", under="ignore"):
-        mu = np.ldexp(math.sqrt(d.fsum_or_inf(terms)) * (1.0 + d._SUM_ROUNDING), top)
+        mu = np.ldexp(math.sqrt(d.fsum_or_inf(terms)) * (1.0 + d.SUM_ROUNDING), top)
     tiny = float(np.finfo(np.float64).tiny)
     return float(mu) if mu >= tiny else (tiny if expo.size else 0.0)
 
@@ -98,7 +98,7 @@ def _largest_mu(eps: float, dlt: float) -> float:
     sigma, _, ok = calibrate_sigma(eps, dlt, 1.0)
     if bool(ok):
         s, log_d, ok = least_certified_scale(
-            lambda s: np.asarray(d._compiled(_log_delta)(eps, dlt, 1.0 / s), np.float64),
+            lambda s: np.asarray(d.compiled(_log_delta)(eps, dlt, 1.0 / s), np.float64),
             np.atleast_1d(np.asarray(sigma, np.float64)), level,
         )
         if bool(ok[0] & scale_is_certified(s, log_d, level)[0]):
@@ -146,7 +146,7 @@ def gaussian_design(
       >>> round(d.reduction_db, 4)  # 10 log10(K ||lambda||_2^2 / ||lambda||_1^2)
       0.0877
     """
-    target = d._check_inputs(profile, epsilon, delta, error_power, weights, solver)
+    target = d.check_inputs(profile, epsilon, delta, error_power, weights, solver)
     lam, eps, dlt, p, w = target[:5]
     if dlt == 0:
         raise InfeasibleTargetError(
@@ -154,18 +154,18 @@ def gaussian_design(
         )
     with jax.enable_x64(True), np.errstate(over="ignore"):  # error sums: inf, not a warning
         mu = _largest_mu(eps, dlt)
-        sigma, stats = d._scales(
-            target, lambda: d._run_padded(_gaussian_scales_kernel, lam, mu, p, w), 2.0, mu * mu,
+        sigma, stats = d.solve_scales(
+            target, lambda: d.run_padded(_gaussian_scales_kernel, lam, mu, p, w), 2.0, mu * mu,
             _mu_of, mu,
         )
         # Lemma 3: the design is the Gaussian mechanism with mu_eff = sqrt(sum lam^2/sigma^2);
         # mu_eff(sigma * m) = mu_eff(sigma) / m, so certification is a scalar problem.
-        sigma, delta_at = d._certify("inid gaussian", target, sigma, _mu_of, _log_delta,
+        sigma, delta_at = d.certify("inid gaussian", target, sigma, _mu_of, _log_delta,
                                    GAUSSIAN_ERROR)
         moment = float(k.gaussian_abs_moment(p))
         pos = lam > 0
         alloc = np.where(pos, 0.5 * (lam / np.where(pos, sigma, 1.0)) ** 2, 0.0)
-        return d._assemble(
+        return d.assemble(
             "gaussian", target, sigma, moment,
             iid_scale=float(np.sqrt(np.sum(lam * lam))) / mu,
             spr_scales=math.sqrt(lam.size) * lam / mu,
@@ -209,6 +209,6 @@ def gaussian_scales_for_rho(
     p = float(_validate.positive(error_power, "error_power"))
     with jax.enable_x64(True):
         mu = math.sqrt(2.0 * rho)
-        sigma = d._run_padded(_gaussian_scales_kernel, lam, mu, p, w)
+        sigma = d.run_padded(_gaussian_scales_kernel, lam, mu, p, w)
         over = _mu_of(lam, sigma) / mu
     return sigma * max(1.0, over) * (1.0 + 2.0**-48)

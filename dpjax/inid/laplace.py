@@ -39,7 +39,7 @@ def _loss_of(lam: np.ndarray, b: np.ndarray) -> float:
     """Host float64 ``sum lambda_i / b_i`` over ``lambda_i > 0``, rounded up."""
     pos = lam > 0
     with np.errstate(over="ignore", divide="ignore"):
-        return d.fsum_or_inf(lam[pos] / b[pos]) * (1.0 + d._SUM_ROUNDING)
+        return d.fsum_or_inf(lam[pos] / b[pos]) * (1.0 + d.SUM_ROUNDING)
 
 
 def _log_delta(epsilon, delta, loss):
@@ -82,22 +82,22 @@ def laplace_design(
       >>> round(d.error, 4), round(d.error_iid, 4)   # Table II
       (3.4283, 4.0)
     """
-    target = d._check_inputs(profile, epsilon, delta, error_power, weights, solver)
+    target = d.check_inputs(profile, epsilon, delta, error_power, weights, solver)
     lam, eps, dlt, p, w = target[:5]
     # Corollary 6 at the certified level delta (1 - MARGIN) (pure DP: budget = epsilon)
     budget = eps - math.log1p(-dlt * (1.0 - MARGIN))
     if not budget > 0:
         raise InfeasibleTargetError("epsilon = delta = 0: no additive noise is private")
     with jax.enable_x64(True), np.errstate(over="ignore"):  # error sums: inf, not a warning
-        b, stats = d._scales(
-            target, lambda: d._run_padded(_laplace_scales_kernel, lam, budget, p, w), 1.0,
+        b, stats = d.solve_scales(
+            target, lambda: d.run_padded(_laplace_scales_kernel, lam, budget, p, w), 1.0,
             budget, _loss_of, budget,
         )
-        b, delta_at = d._certify("inid laplace", target, b, _loss_of, _log_delta, LAPLACE_ERROR)
+        b, delta_at = d.certify("inid laplace", target, b, _loss_of, _log_delta, LAPLACE_ERROR)
         moment = float(k.laplace_abs_moment(p))
         pos = lam > 0
         alloc = np.where(pos, lam / np.where(pos, b, 1.0), 0.0)
-        return d._assemble(
+        return d.assemble(
             "laplace", target, b, moment,
             iid_scale=float(np.sum(lam)) / budget,
             spr_scales=lam.size * lam / budget,

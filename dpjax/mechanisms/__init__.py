@@ -10,15 +10,34 @@ profile itself, which the façade's scalar sensitivities cannot carry; they are
 not registry entries, and :func:`get` answers their names with what to call
 (:func:`dpjax.inid.gaussian_design`, :func:`dpjax.inid.laplace_design`, or
 ``dpjax.design(..., profile=...)`` to compare them with the i.i.d. mechanisms).
+
+The registry's vocabulary is public here for the layers above it (the façade, the CLI,
+the comparison, the spherical calibration): :class:`Query` and :func:`make_query` (a
+query from keyword arguments), :data:`CONDITIONS` and :data:`RELATIONS` (what a
+calibration may ask for), and :func:`calibrate_under` (a mechanism's certified calibration
+under a neighbouring relation, :mod:`dpjax.mechanisms._relation`).
 """
 
 from __future__ import annotations
 
 import importlib
 
-from dpjax.mechanisms._spec import Mechanism, Query
+from dpjax.mechanisms._relation import calibrate_under
+from dpjax.mechanisms._spec import CONDITIONS, RELATIONS, Mechanism, Query, make_query
 
-__all__ = ["ELSEWHERE", "Mechanism", "Query", "describe", "get", "names", "parameter_help"]
+__all__ = [
+    "CONDITIONS",
+    "ELSEWHERE",
+    "Mechanism",
+    "Query",
+    "RELATIONS",
+    "calibrate_under",
+    "describe",
+    "get",
+    "make_query",
+    "names",
+    "parameter_help",
+]
 
 _MODULES = {
     "gaussian": "dpjax.mechanisms.gaussian",

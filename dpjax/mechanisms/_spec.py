@@ -22,7 +22,7 @@ from dpjax import _validate
 from dpjax._batching import call_padded
 from dpjax.calibration.result import Calibration
 from dpjax.errors import CertificationError
-from dpjax.noise._base import NoiseFamily
+from dpjax.noise import NoiseFamily
 from dpjax.noise.registry import validate_params
 from dpjax.sensitivity import Sensitivity
 

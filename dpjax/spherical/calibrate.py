@@ -153,9 +153,7 @@ def _gaussian_sigma(epsilon: float, delta: float, compositions: int,
     if compositions == 1 and sampling_rate is None:
         return float(calibrate_sigma(epsilon, delta, 1.0)[0])  # host closed form: no compile
     # function-local: mechanisms.spherical imports this module (a cycle at import)
-    from dpjax.mechanisms import get
-    from dpjax.mechanisms._relation import calibrate_under
-    from dpjax.mechanisms._spec import make_query
+    from dpjax.mechanisms import calibrate_under, get, make_query
 
     gauss = get("gaussian")
     query = make_query(gauss, {"l2": 1.0, "compositions": compositions,

@@ -53,8 +53,7 @@ from jax import Array
 from jax.typing import ArrayLike
 
 from dpjax.accounting.bracket.tilted import tilted_epsilon_lower
-from dpjax.accounting.pld import engine, query, tail_bounds
-from dpjax.accounting.pld._pld import PLD
+from dpjax.accounting.pld import PLD, engine, query, tail_bounds
 from dpjax.accounting.pld.compose import self_compose
 from dpjax.accounting.pld.discretise import BIN_MASS_ERROR
 from dpjax.accounting.pld.plan import plan

@@ -74,8 +74,7 @@ import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.accounting.pld import tail_bounds
-from dpjax.accounting.pld._pld import LAMBDAS
+from dpjax.accounting.pld import LAMBDAS, tail_bounds
 from dpjax.accounting.pld.discretise import BIN_MASS_ERROR
 from dpjax.accounting.pld.engine import run_padded, stacked_plds, tilted_groups
 from dpjax.accounting.pld.plan import traced_tail

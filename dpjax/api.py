@@ -20,12 +20,11 @@ Every number returned is certified at this boundary (fail closed):
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax
 import numpy as np
 
 from dpjax import _validate
+from dpjax.accounting.bracket import EpsilonBracket
 from dpjax.accounting.bracket.refine import (  # noqa: F401  (MAX_REFINEMENTS: tests)
     MAX_REFINEMENTS,
     refine_bracket,
@@ -36,15 +35,11 @@ from dpjax.certificate import certify_epsilon
 from dpjax.errors import CertificationError
 from dpjax.mechanisms import CONDITIONS, calibrate_under, get, make_query
 
-__all__ = ["CONDITIONS", "Bracket", "account", "calibrate", "profile"]
+__all__ = ["CONDITIONS", "EpsilonBracket", "account", "calibrate", "profile"]
 
-
-class Bracket(NamedTuple):
-    """:func:`account` with ``bracket=True``: ``epsilon`` (the certified upper end, what
-    :func:`account` returns without it) and ``bracket = (lower, upper)``, both certified."""
-
-    epsilon: np.ndarray | float
-    bracket: tuple
+#: Where the ends of :func:`account`'s bracket come from.
+_FACADE_NOTE = ("lower: the optimistic PLD (or the family's exact lower end), every error "
+                "subtracted; upper: the certified epsilon account returns")
 
 
 def _use(dim, l1, l2, linf, compositions, sampling_rate) -> dict:
@@ -188,7 +183,7 @@ def account(
     relation: str = "add_remove",
     bracket: bool = False,
     epsilon_error: float | None = None,
-) -> np.ndarray | float | Bracket:
+) -> np.ndarray | float | EpsilonBracket:
     r"""Privacy of ``params`` after ``compositions`` uses (optionally subsampled), or of an event.
 
     ``mechanism`` may instead be an event of :mod:`dpjax.accounting.events` (or a
@@ -212,7 +207,8 @@ def account(
       l1, l2, linf: the query's sensitivities.
       relation: for events, the neighbouring relation (``"add_remove"``, ``"add"``,
         ``"remove"``, ``"replace_one"``).
-      bracket: with ``delta``, also a certified lower end of epsilon (:class:`Bracket`).
+      bracket: with ``delta``, also a certified lower end of epsilon (an
+        :class:`~dpjax.accounting.bracket.EpsilonBracket`).
       epsilon_error: with ``bracket=True``, the width ``upper - lower`` asked for (as
         prv-accountant's ``eps_error``): the loss grid is refined (bin width halved, up to
         :data:`~dpjax.accounting.bracket.refine.MAX_REFINEMENTS` times) until every
@@ -222,7 +218,8 @@ def account(
 
     Returns:
       ``epsilon`` (given ``delta``) or ``delta`` (given ``epsilon``); with ``bracket=True`` a
-      :class:`Bracket` whose ``epsilon`` is that same value and ``bracket = (lower, upper)``
+      :class:`~dpjax.accounting.bracket.EpsilonBracket` ``(lower, upper)`` whose ``epsilon``
+      (= ``upper``) is that same value and ``bracket = (lower, upper)``
       (``upper = epsilon``; ``lower`` from the mechanism's optimistic accounting, 0 where it
       has none).
 
@@ -252,7 +249,7 @@ def account(
             def ledger_bracket(acc=acc):
                 lo, up = np.vectorize(acc.bracket, otypes=[float, float])(dlt)
                 up = _output(up, "epsilon")
-                return Bracket(up, (_output(lo, "epsilon"), up))
+                return EpsilonBracket(_output(lo, "epsilon"), up, _FACADE_NOTE)
 
             if epsilon_error is None:
                 return ledger_bracket()
@@ -278,7 +275,7 @@ def account(
         return _output(mech.profile(params, _validate.epsilon(epsilon), query), "delta")
 
 
-def _refined_ledger(event, relation, dlt, epsilon_error: float) -> Bracket:
+def _refined_ledger(event, relation, dlt, epsilon_error: float) -> EpsilonBracket:
     """:meth:`~dpjax.accounting.PLDAccountant.bracket` with ``epsilon_error`` at each delta."""
     from dpjax.accounting import PLDAccountant
 
@@ -286,7 +283,7 @@ def _refined_ledger(event, relation, dlt, epsilon_error: float) -> Bracket:
     lo, up = np.vectorize(lambda d: acc.bracket(d, epsilon_error=epsilon_error),
                           otypes=[float, float])(dlt)
     up = _output(up, "epsilon")
-    return Bracket(up, (_output(lo, "epsilon"), up))
+    return EpsilonBracket(_output(lo, "epsilon"), up, _FACADE_NOTE)
 
 
 def _certified_epsilon(mech, params, dlt, query):
@@ -297,15 +294,15 @@ def _certified_epsilon(mech, params, dlt, query):
     )
 
 
-def _bracket(mech, params, dlt, query) -> Bracket:
+def _bracket(mech, params, dlt, query) -> EpsilonBracket:
     eps = _certified_epsilon(mech, params, dlt, query)
     lower = np.zeros_like(dlt) if mech.epsilon_lower is None else (
         mech.epsilon_lower(params, dlt, query))
-    return Bracket(eps, (_output(np.minimum(lower, eps), "epsilon"), eps))
+    return EpsilonBracket(_output(np.minimum(lower, eps), "epsilon"), eps, _FACADE_NOTE)
 
 
-def _refined(compute, epsilon_error: float) -> Bracket:
-    """:func:`~dpjax.accounting.bracket.refine.refine_bracket` of a :class:`Bracket`."""
+def _refined(compute, epsilon_error: float) -> EpsilonBracket:
+    """:func:`~dpjax.accounting.bracket.refine.refine_bracket` of an :class:`EpsilonBracket`."""
     lo, up = refine_bracket(lambda: compute().bracket, epsilon_error)
     up = _output(up, "epsilon")
-    return Bracket(up, (_output(lo, "epsilon"), up))
+    return EpsilonBracket(_output(lo, "epsilon"), up, _FACADE_NOTE)

@@ -22,7 +22,8 @@ PUBLIC = {
         'scale_laplace'
     ],
     "dpjax.accounting.bracket": [
-        'MAX_REFINEMENTS', 'epsilon_lower', 'epsilon_lower_of_pld', 'epsilon_lower_of_tilted',
+        'EpsilonBracket', 'MAX_REFINEMENTS', 'epsilon_lower', 'epsilon_lower_of_pld',
+        'epsilon_lower_of_tilted',
         'log_delta_lower', 'lower_tilts', 'product_lower_kernel', 'refine_bracket',
         'tilted_epsilon_lower', 'tilted_lower_kernel', 'validate_epsilon_error'
     ],

@@ -42,7 +42,7 @@ import numpy as np
 
 from dpjax import _validate
 from dpjax.accounting import events as ev
-from dpjax.accounting.bracket import epsilon_lower_of_pld
+from dpjax.accounting.bracket import EpsilonBracket, epsilon_lower_of_pld
 from dpjax.accounting.bracket.refine import MAX_REFINEMENTS, refine_bracket, validate_epsilon_error
 from dpjax.accounting.deep_tail import deep_tail
 from dpjax.accounting.events import tilted as ledger_tilted
@@ -174,6 +174,11 @@ def _as_event(event):
     if type(event).__module__.startswith("dp_accounting"):
         return from_dp_accounting(event)
     raise TypeError(f"expected a dpjax (or dp_accounting) event, got {type(event).__name__}")
+
+
+#: Where the ends of :meth:`PLDAccountant.bracket` come from.
+_LEDGER_NOTE = ("lower: optimistic discretisation of the ledger (profile-bound events left out), "
+                "every error subtracted; upper: get_epsilon, certified")
 
 
 class PLDAccountant:
@@ -506,7 +511,7 @@ class PLDAccountant:
             out = min(out, ledger_rdp_epsilon(leaves, self.relation, dlt))
         return out
 
-    def bracket(self, delta: float, epsilon_error: float | None = None) -> tuple[float, float]:
+    def bracket(self, delta: float, epsilon_error: float | None = None) -> EpsilonBracket:
         """``(lower, upper)`` around the true ``epsilon(delta)`` of the ledger, both certified.
 
         ``upper`` is :meth:`get_epsilon`; ``lower`` composes the *optimistic* discretisation
@@ -532,7 +537,8 @@ class PLDAccountant:
             :class:`~dpjax.accounting.pld.plan.EngineNote` warning.
 
         Returns:
-          ``(lower, upper)`` with ``lower <= upper``.
+          An :class:`~dpjax.accounting.bracket.EpsilonBracket` ``(lower, upper)`` with
+          ``lower <= upper``.
 
         Example:
           >>> from dpjax.accounting import PLDAccountant, events as ev
@@ -542,7 +548,7 @@ class PLDAccountant:
           True
         """
         if epsilon_error is None:
-            return self._bracket(delta)
+            return EpsilonBracket(*self._bracket(delta), _LEDGER_NOTE)
         err = validate_epsilon_error(epsilon_error)
         widths = iter(max(self.bin_width * 2.0**-k, 1e-7) for k in range(MAX_REFINEMENTS + 1))
 
@@ -551,7 +557,7 @@ class PLDAccountant:
             return acc._bracket(delta)
 
         lower, upper = refine_bracket(finer, err)
-        return float(lower), float(upper)
+        return EpsilonBracket(float(lower), float(upper), _LEDGER_NOTE)
 
     @_x64
     def _bracket(self, delta: float) -> tuple[float, float]:

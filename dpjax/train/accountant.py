@@ -28,22 +28,12 @@ Flipped Huber shapes ``alpha > 0`` (RDP) have no lower value (``None``).
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
 
 import jax
 import numpy as np
 
 from dpjax import _validate
-
-
-class EpsilonBracket(NamedTuple):
-    """``lower <= epsilon(delta) <= upper``; ``lower`` is ``None`` until dpjax has an
-    optimistic PLD (the tail-accuracy work); ``note`` says so."""
-
-    lower: float | None
-    upper: float
-    note: str
-
+from dpjax.accounting.bracket import EpsilonBracket
 
 BRACKET_NOTE = (
     "lower: optimistic PLD of the same subsampled pair (dpjax.accounting.bracket.epsilon_lower), "

@@ -35,7 +35,7 @@ def test_bracket_lower_value_against_dp_accounting_optimistic(plan):
     # pair's epsilon), at delta plus the truncation share, as the accountant's lower value
     from dp_accounting.pld import privacy_loss_distribution as pld
 
-    lower, upper, _ = plan.accountant().bracket(plan.steps)
+    lower, upper = plan.accountant().bracket(plan.steps)
     share = (1 + math.exp(upper)) * plan.steps * plan.truncation_probability
     def dp_accounting_epsilon(pessimistic):
         return pld.from_gaussian_mechanism(
@@ -51,7 +51,7 @@ def test_bracket_lower_value_against_dp_accounting_optimistic(plan):
     # under the optimistic estimate (which rounds every use's loss down by up to a bin, so
     # a tighter lower end may sit above it) and never above the pessimistic upper bound
     assert optimistic - 2e-4 <= lower <= pessimistic
-    assert plan.accountant().bracket(0) == (0.0, 0.0, plan.accountant().bracket(0).note)
+    assert plan.accountant().bracket(0) == (0.0, 0.0) and plan.accountant().bracket(0).note
 
 
 def test_truncation_share_and_delta_split(plan):

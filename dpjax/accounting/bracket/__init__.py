@@ -15,10 +15,12 @@ numerical error subtracted:
 :func:`epsilon_lower_of_pld` and :func:`epsilon_lower_of_tilted` answer from a composition
 the caller holds (a plain optimistic PLD, a tilted one).  :func:`refine_bracket` narrows
 a bracket to a requested width (``epsilon_error``) on finer grids (:mod:`.refine`).
+:class:`EpsilonBracket` (:mod:`.result`) is the one type every two-sided answer returns.
 """
 
 from dpjax.accounting.bracket.optimistic import epsilon_lower, epsilon_lower_of_pld
 from dpjax.accounting.bracket.refine import MAX_REFINEMENTS, refine_bracket, validate_epsilon_error
+from dpjax.accounting.bracket.result import EpsilonBracket
 from dpjax.accounting.bracket.tilted import (
     epsilon_lower_of_tilted,
     log_delta_lower,
@@ -29,6 +31,7 @@ from dpjax.accounting.bracket.tilted import (
 )
 
 __all__ = [
+    "EpsilonBracket",
     "MAX_REFINEMENTS",
     "epsilon_lower",
     "epsilon_lower_of_pld",

@@ -223,7 +223,7 @@ def test_epsilon_error_refines_the_grid_until_the_bracket_is_narrow(monkeypatch)
     def compute():  # a bracket of width 0.1 * factor around 1, the ends moving with it
         f = pld_plan.refinement()
         seen.append(f)
-        return api.Bracket(1.0 + 0.05 * f, (1.0 - 0.05 * f, 1.0 + 0.05 * f))
+        return api.EpsilonBracket(1.0 - 0.05 * f, 1.0 + 0.05 * f)
 
     got = api._refined(compute, 0.03)
     assert seen == [1.0, 0.5, 0.25]

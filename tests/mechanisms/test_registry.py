@@ -81,13 +81,14 @@ def test_inid_names_say_what_to_call(name, call):
         dpjax.calibrate(name, epsilon=1.0, delta=1e-6, l2=1.0)
 
 
-def test_spherical_needs_k_dims_and_add_remove_under_subsampling():
+def test_spherical_needs_k_dims_and_a_shift_pair_under_subsampling():
     with pytest.raises(ValueError, match=r"spherical: needs an l2 sensitivity in dim K >= 2"):
         dpjax.calibrate("spherical", epsilon=1.0, delta=1e-6, l2=1.0)
-    # its accountant bounds add and remove together (the worse): other relations refused
-    with pytest.raises(NotImplementedError, match="relation 'add' with Poisson subsampling"):
+    # its accountant has the add and remove pairs (either, or the worse): replace_one under
+    # subsampling is no shift pair and is refused
+    with pytest.raises(NotImplementedError, match="relation replace_one"):
         dpjax.calibrate("spherical", epsilon=0.05, delta=1e-6, dim=3, l2=1.0,
-                        sampling_rate=0.1, relation="add")  # 0.05 < log(1 / 0.9): not trivial
+                        sampling_rate=0.1, relation="replace_one")
     with pytest.raises(NotImplementedError, match="dpjax.spherical.io.load"):
         dpjax.profile("spherical", {"budget": 1.0, "n": 10, "N": 30, "r": 0.5}, epsilon=1.0,
                       dim=3, l2=1.0)
@@ -110,7 +111,7 @@ def test_spherical_calibration_through_the_facade(monkeypatch):
     monkeypatch.setattr(sph, "calibrate_spherical", coarse)
     cal = dpjax.calibrate("spherical", epsilon=[[2.0], [2.0]], delta=1e-5, dim=3, linf=0.5)
     l2 = np.sqrt(3) * 0.5  # derived: l2 <= sqrt(dim) * linf
-    one_release = {"compositions": 1, "sampling_rate": None}
+    one_release = {"compositions": 1, "sampling_rate": None, "relation": "add_remove"}
     assert calls == [(2.0, 1e-5, 3, l2, one_release)] * 2
     assert set(cal.params) == {"budget", "n", "N", "r"}
     assert cal.params["budget"].shape == cal.mse.shape == cal.delta_at_params.shape == (2, 1)
@@ -123,7 +124,8 @@ def test_spherical_calibration_through_the_facade(monkeypatch):
     # the use reaches the calibration: certified there (T = 2 uses of the budget's mechanism)
     calls.clear()
     two = dpjax.calibrate("spherical", epsilon=2.0, delta=1e-5, dim=3, l2=1.0, compositions=2)
-    assert calls == [(2.0, 1e-5, 3, 1.0, {"compositions": 2, "sampling_rate": None})]
+    assert calls == [(2.0, 1e-5, 3, 1.0, {"compositions": 2, "sampling_rate": None,
+                                                 "relation": "add_remove"})]
     assert float(two.delta_at_params) <= 1e-5 and float(two.mse) > float(one.mse) / l2**2
     assert any("(T=2)" in n for n in two.notes)
 

@@ -19,8 +19,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 #: least padded size of a batch of targets at a host entry point (:func:`call_padded`):
 #: scalars and grids of up to 16 targets share one compiled program per kernel.
@@ -181,16 +183,12 @@ def shard(*arrays, use_devices: bool = True) -> tuple[list, int]:
     Returns:
       ``(arrays, n)``: the padded (possibly sharded) device arrays and the true length.
     """
-    import jax
-
     flat = [np.asarray(a, np.float64).reshape(-1) for a in np.broadcast_arrays(*arrays)]
     devices = jax.devices() if use_devices else jax.devices()[:1]
     n = flat[0].size
     m = padded_size(n)
     if len(devices) < 2 or n < 2:
         return [jnp.asarray(pad(a, m)) for a in flat], n
-    from jax.sharding import Mesh, NamedSharding, PartitionSpec
-
     m = -(-m // len(devices)) * len(devices)
     mesh = Mesh(np.asarray(devices), ("grid",))
     sharding = NamedSharding(mesh, PartitionSpec("grid"))

@@ -16,7 +16,9 @@ never used for another program; the folder can be deleted at any time.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 from pathlib import Path
 
 #: programs compiling faster than this are not written to the cache (seconds).  0: every
@@ -44,7 +46,7 @@ def enable() -> Path | None:
       The folder in use, or ``None`` when dpjax left JAX's setting alone (opted out,
       configured by the user, or not writable).
     """
-    import jax
+    import jax  # deferred: jax (`import dpjax`, `dpjax --version` and `--help` import no JAX)
 
     if os.environ.get("DPJAX_NO_COMPILATION_CACHE") or os.environ.get(
         "JAX_COMPILATION_CACHE_DIR"
@@ -73,8 +75,6 @@ class _AfterJaxImport:
         if name != "jax":
             return None
         _remove_hook()
-        import importlib.util
-
         spec = importlib.util.find_spec("jax")
         loader = getattr(spec, "loader", None)
         if loader is None or not hasattr(loader, "exec_module"):
@@ -93,8 +93,6 @@ class _AfterJaxImport:
 
 
 def _remove_hook() -> None:
-    import sys
-
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _AfterJaxImport)]
 
 
@@ -103,8 +101,6 @@ def enable_with_jax() -> None:
 
     Called by ``import dpjax``.
     """
-    import sys
-
     if "jax" in sys.modules:
         enable()
     elif not any(isinstance(f, _AfterJaxImport) for f in sys.meta_path):

@@ -14,6 +14,7 @@ noise scale into "no noise" inside a kernel.
 
 from __future__ import annotations
 
+import jax.numpy as jnp
 import numpy as np
 
 #: Smallest positive normal float64 (XLA flushes anything smaller to zero).
@@ -44,7 +45,7 @@ def shown(value) -> str:
     return repr(value)
 
 
-def _as_array(name: str, value) -> np.ndarray:
+def as_array(name: str, value) -> np.ndarray:
     try:
         raw = np.asarray(value)
     except (TypeError, ValueError):
@@ -100,7 +101,7 @@ def epsilon(value, name: str = "epsilon") -> np.ndarray:
       Traceback (most recent call last):
       ValueError: epsilon must be finite and >= 0, got -1.0
     """
-    arr = _as_array(name, value)
+    arr = as_array(name, value)
     bad = ~np.isfinite(arr) | (arr < 0) | _subnormal(arr)
     if np.any(bad):
         _raise(name, "be finite and >= 0", arr, bad)
@@ -118,7 +119,7 @@ def delta(value, name: str = "delta") -> np.ndarray:
       ``value`` as a float64 array; a ``ValueError`` when it is not real, empty, outside
       ``[0, 1)`` or subnormal.
     """
-    arr = _as_array(name, value)
+    arr = as_array(name, value)
     bad = ~np.isfinite(arr) | (arr < 0) | (arr >= 1) | _subnormal(arr)
     if np.any(bad):
         _raise(name, "lie in [0, 1)", arr, bad)
@@ -141,7 +142,7 @@ def positive(value, name: str) -> np.ndarray:
     Returns:
       ``value``, converted to float64.
     """
-    arr = _as_array(name, value)
+    arr = as_array(name, value)
     bad = ~np.isfinite(arr) | (arr < TINY)
     if np.any(bad):
         _raise(name, "be finite and > 0", arr, bad)
@@ -159,7 +160,7 @@ def nonnegative(value, name: str) -> np.ndarray:
       A float64 array (``ValueError`` for non-real, empty, non-finite, negative or
       subnormal input).
     """
-    arr = _as_array(name, value)
+    arr = as_array(name, value)
     bad = ~np.isfinite(arr) | (arr < 0) | _subnormal(arr)
     if np.any(bad):
         _raise(name, "be finite and >= 0", arr, bad)
@@ -200,7 +201,7 @@ def probability(value, name: str) -> float:
     Raises:
       ValueError: not a single real number in ``(0, 1]``.
     """
-    arr = _as_array(name, value)
+    arr = as_array(name, value)
     if arr.ndim or not np.isfinite(arr) or not (TINY <= arr <= 1):
         raise ValueError(
             f"{name} must be a single number in (0, 1] (>= {TINY!r}), got {shown(value)}"
@@ -231,8 +232,6 @@ def sample_dtype(value, name: str = "dtype"):
       Traceback (most recent call last):
       TypeError: dtype must be a real floating type (bfloat16, ... or float64), got int32
     """
-    import jax.numpy as jnp
-
     try:
         dtype = jnp.dtype(value)
     except (TypeError, ValueError):

@@ -24,6 +24,7 @@ import jax
 import numpy as np
 
 from dpjax import _validate
+from dpjax.accounting import PLDAccountant
 from dpjax.accounting.bracket import EpsilonBracket
 from dpjax.accounting.bracket.refine import (  # noqa: F401  (MAX_REFINEMENTS: tests)
     MAX_REFINEMENTS,
@@ -240,8 +241,6 @@ def account(
         if not bracket:
             raise ValueError("epsilon_error sets the width of the bracket: give bracket=True")
     if not isinstance(mechanism, str):
-        from dpjax.accounting import PLDAccountant
-
         acc = PLDAccountant(relation).compose(mechanism)
         if bracket:
             dlt = _validate.delta(delta)
@@ -277,8 +276,6 @@ def account(
 
 def _refined_ledger(event, relation, dlt, epsilon_error: float) -> EpsilonBracket:
     """:meth:`~dpjax.accounting.PLDAccountant.bracket` with ``epsilon_error`` at each delta."""
-    from dpjax.accounting import PLDAccountant
-
     acc = PLDAccountant(relation).compose(event)
     lo, up = np.vectorize(lambda d: acc.bracket(d, epsilon_error=epsilon_error),
                           otypes=[float, float])(dlt)

@@ -30,6 +30,7 @@ import numpy as np
 from dpjax import _progress, _validate
 from dpjax.calibration.result import Calibration
 from dpjax.errors import InfeasibleTargetError
+from dpjax.inid import gaussian_design, laplace_design, validate_profile
 from dpjax.mechanisms import Mechanism, get, make_query, names
 
 #: Condition preferences: ``auto`` (module docstring), or one condition tried first.
@@ -297,8 +298,6 @@ def design(
       >>> all(r.delta_at_params <= 1e-6 for r in d.rows)
       True
     """
-    from dpjax.inid import gaussian_design, laplace_design, validate_profile
-
     eps, dlt = _validate.epsilon(epsilon), _validate.delta(delta)
     if eps.ndim or dlt.ndim:
         raise ValueError(

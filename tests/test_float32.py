@@ -203,7 +203,7 @@ _EXEMPT = {
         f"dpjax.spherical.design.{n}": "KL programme (privacy via SphericalMechanism)"
         for n in (
             "programme design gaussian_core_shells scale_programme scale_summary scale_design "
-            "coefficients_for design_mechanism epsilon_criterion kl_criterion search_r"
+            "coefficients_for design_mechanism epsilon_criterion kl_criterion search_r JAX_SOLVE"
         ).split()
     },
     **{
@@ -329,6 +329,9 @@ _EXEMPT = {
             "dpjax.accounting.pld.discretise.materialise",
             "dpjax.accounting.pld.engine.stacked_plds",
             "dpjax.accounting.pld.query.first_ok",
+            "dpjax.accounting.pld.query.grid_segment",
+            "dpjax.accounting.pld.tail_bounds.log_c_terms",
+            "dpjax.accounting.pld.tail_bounds.split_by_sign",
             "dpjax.accounting.pld.tilted.fold.discounted_sums",
             "dpjax.accounting.pld.tilted.fold.tilted_pmf",
             "dpjax.accounting.rdp.laplace.log_sinhc",

@@ -25,6 +25,7 @@ import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
+from dpjax.accounting.pld import engine
 from dpjax.accounting.rdp.ledger import family_rdp_delta, family_rdp_epsilon
 from dpjax.accounting.rdp.zcdp import epsilon_from_zcdp, log_delta_from_zcdp
 from dpjax.certificate import fail_closed, kernel_error, log_target
@@ -245,8 +246,6 @@ def epsilon_flipped_huber_bound(
 def _exact(x, alpha, gamma, dim, linf, bin_width, *, at_delta: bool):
     """The engine's ``K``-fold value (``epsilon`` at delta ``x`` if ``at_delta``, else the
     profile at epsilon ``x``), the minimum with the RDP bound of ``K`` uses."""
-    from dpjax.accounting.pld import engine
-
     alpha, gamma, linf = float(alpha), float(gamma), float(linf)
     if not (gamma > 0 and alpha >= 0 and linf > 0 and int(dim) >= 1):
         raise ValueError(f"need alpha >= 0, gamma > 0, linf > 0, dim >= 1, got "

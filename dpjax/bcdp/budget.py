@@ -14,6 +14,7 @@ import numpy as np
 
 from dpjax import _validate
 from dpjax.errors import CertificationError
+from solvers import LinearProgram, solve
 
 #: relative slack subtracted from the per-coordinate budgets against rounding
 _SLACK = 1e-12
@@ -281,8 +282,6 @@ def proposition6_budget(deltas, q, epsilon=None, weights=None, solver="cvxpy") -
       >>> [round(x, 6) for x in b.c.tolist()]
       [0.5, 1.0]
     """
-    from solvers import LinearProgram, solve
-
     d = check_deltas(deltas)
     a = proposition6_matrix(d, q)
     bound = np.ones(d.size)

@@ -25,6 +25,7 @@ from collections.abc import Callable
 import numpy as np
 
 from dpjax._progress import progress
+from dpjax.accounting.rdp.subsampled_gaussian import gaussian_rdp_sigma
 from dpjax.calibration.gaussian import calibrate_sigma
 from dpjax.calibration.scale_search import COARSEN
 from dpjax.calibration.shape_search import calibrate_shape_scale
@@ -101,8 +102,6 @@ def bracket_upper(epsilon, delta, uses: int, linf: float,
     eps = epsilon.reshape(-1, 1)
     floor, shrink = full, np.ones_like(full)
     if sampling_rate is not None:
-        from dpjax.accounting.rdp.subsampled_gaussian import gaussian_rdp_sigma
-
         floor = np.asarray([gaussian_rdp_sigma(e, d, sampling_rate, uses, linf)
                             for e, d in zip(epsilon.ravel(), delta.ravel(), strict=True)],
                            float).reshape(-1, 1)

@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from dpjax.accounting import PLDAccountant
 from dpjax.errors import CertificationError, InfeasibleTargetError
 
 __all__ = ["calibrate_event_scale", "event_delta"]
@@ -45,8 +46,6 @@ def event_delta(event, epsilon: float, relation: str, bin_width: float = 1e-4) -
     Returns:
       The certified ``delta`` (NaN raises :class:`CertificationError`).
     """
-    from dpjax.accounting import PLDAccountant
-
     out = PLDAccountant(relation, bin_width).compose(event).get_delta(float(epsilon))
     if math.isnan(out):
         raise CertificationError("the accountant's delta is NaN: dpjax cannot certify it")

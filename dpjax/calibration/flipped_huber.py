@@ -223,7 +223,8 @@ def calibrate_flipped_huber_1d(
       >>> round(float(var), 2), bool(ok)
       (22.21, True)
     """
-    from dpjax.calibration import flipped_huber_traced as traced  # imports this module
+    # cycle: dpjax.calibration.flipped_huber <-> dpjax.calibration.flipped_huber_traced
+    from dpjax.calibration import flipped_huber_traced as traced
 
     return _search_and_settle(
         _host_log_delta,
@@ -298,7 +299,8 @@ def calibrate_flipped_huber_sufficient(
       As :func:`calibrate_flipped_huber_1d`; ``delta_at_params`` is the Theorem 8 bound
       at the returned parameters.
     """
-    from dpjax.calibration import flipped_huber_traced as traced  # imports this module
+    # cycle: dpjax.calibration.flipped_huber <-> dpjax.calibration.flipped_huber_traced
+    from dpjax.calibration import flipped_huber_traced as traced
 
     k, d1, d2, dinf = (float(x) for x in (dim, l1, l2, linf))
     return _search_and_settle(

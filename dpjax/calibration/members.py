@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpjax.calibration.gaussian import calibrate_sigma
 from dpjax.numerics import float64_kernel
 
 #: Name of a shape strictly inside the searched range.
@@ -74,8 +75,6 @@ def gaussian_limit_variance(epsilon, delta, l2) -> np.ndarray:
     Returns:
       The variance.
     """
-    from dpjax.calibration.gaussian import calibrate_sigma
-
     return np.square(calibrate_sigma(epsilon, delta, l2)[0])
 
 

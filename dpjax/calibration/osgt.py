@@ -41,6 +41,7 @@ from scipy import special
 
 from dpjax._batching import call_padded
 from dpjax.accounting.osgt import ERROR, log_delta_osgt, log_delta_osgt_unit
+from dpjax.calibration.gaussian import calibrate_sigma
 from dpjax.calibration.host_shape import least_certified_scale, log_delta_lemma11, search_shape
 from dpjax.certificate import log_target, reported_delta, scale_is_certified
 from dpjax.noise.osgt import K_SERIES, laguerre32, osgt_unit_variance
@@ -193,8 +194,6 @@ def _gaussian_end(eps, dlt, sens, level, found):
     r"""``(k, rho, log delta, certified, variance)``: the search's, or the Gaussian member
     ``k = 0`` (``vartheta = 0``: ``O(0, rho^2) = N(0, rho^2)``, variance ``rho^2``) where that
     is certified by the exact kernel and has the smaller variance."""
-    from dpjax.calibration.gaussian import calibrate_sigma
-
     sigma = calibrate_sigma(eps, dlt, sens)[0]
     rho, log_d, ok = least_certified_scale(
         lambda r: np.asarray(_exact_profile(eps, 0.0 * r, r, sens)), sigma, level

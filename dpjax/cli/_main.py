@@ -7,6 +7,7 @@ import importlib
 import re
 import sys
 
+from dpjax import __version__
 from dpjax.errors import CertificationError
 
 #: subcommand modules under dpjax.cli, each with ``add_parser(subparsers)``, and the one-line
@@ -74,8 +75,6 @@ def build_parser(only=...) -> argparse.ArgumentParser:
     Returns:
       The parser.
     """
-    from dpjax import __version__
-
     parser = _Parser(
         prog="dpjax",
         description="Certified noise design and accounting for differential privacy (JAX).",
@@ -128,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.parse_args(argv)  # --help, --version and usage errors exit here
         names = ", ".join(sorted(_cli_name(name) for name in COMMANDS))
         parser.error(f"give a COMMAND, one of {names}")
-    import jax
+    import jax  # deferred: jax (`--version`, `--help` and usage errors import no JAX)
 
     jax.config.update("jax_enable_x64", True)  # the CLI decides privacy: float64 throughout
     args = build_parser(only=command).parse_args(argv)

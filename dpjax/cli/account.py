@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import dpjax
+from dpjax.accounting import PLDAccountant
+from dpjax.accounting.events.json_form import event_from_json, event_to_json
 from dpjax.cli import _common as c
 from dpjax.mechanisms import names, parameter_help
 
@@ -106,11 +110,6 @@ def _print(args, out: dict, bracket, title: str) -> None:
 
 def _run_events(args) -> None:
     """Account the events of ``args.events`` with :class:`dpjax.accounting.PLDAccountant`."""
-    import json
-
-    from dpjax.accounting import PLDAccountant
-    from dpjax.accounting.events.json_form import event_from_json, event_to_json
-
     try:
         with open(args.events, encoding="utf-8") as f:
             doc = json.load(f)

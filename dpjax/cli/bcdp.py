@@ -38,6 +38,7 @@ def add_parser(sub) -> None:
 
 
 def run_mean(args) -> None:
+    # deferred: dpjax.bcdp (imports JAX; the CLI parser stays JAX-free)
     from dpjax.bcdp import budget, mean
 
     deltas = _numbers(args.coordinate_deltas, "--coordinate-deltas")

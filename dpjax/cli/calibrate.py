@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 import dpjax
 from dpjax.cli import _common as c
 from dpjax.mechanisms import RELATIONS, names, parameter_help
@@ -55,8 +57,6 @@ def run(args) -> None:
         c.print_json(cal.to_json())
         return
     headers = ["epsilon", "delta", *cal.params, "variance", "mse", "delta_at_params"]
-    import numpy as np
-
     cols = np.broadcast_arrays(
         cal.epsilon, cal.delta, *cal.params.values(), cal.variance, cal.mse, cal.delta_at_params
     )

@@ -23,6 +23,7 @@ def add_profile_args(p, *, required: bool) -> None:
       p: the subcommand's parser.
       required: whether one of the three sources must be given.
     """
+    # deferred: dpjax.inid (imports JAX; the CLI parser stays JAX-free)
     from dpjax.inid import KINDS
 
     g = p.add_argument_group("sensitivity profile lambda (per-coordinate sensitivities)")
@@ -54,6 +55,7 @@ def read_profile(args, mechanism: str, dim: int | None) -> np.ndarray:
       ValueError: a missing ``--dim`` (or one given without ``--profile-kind``), an
         unreadable file or an invalid profile.
     """
+    # deferred: dpjax.inid (imports JAX; the CLI parser stays JAX-free)
     from dpjax.inid import make_profile, normalize, validate_profile
 
     norm = getattr(args, "norm", None)
@@ -75,6 +77,7 @@ def read_profile(args, mechanism: str, dim: int | None) -> np.ndarray:
 
 
 def _read_file(path: Path) -> np.ndarray:
+    # deferred: dpjax.inid (imports JAX; the CLI parser stays JAX-free)
     from dpjax.inid import validate_profile
 
     if not path.is_file():
@@ -144,6 +147,7 @@ def run(args) -> None:
     Raises:
       ValueError: Gaussian without ``--delta``.
     """
+    # deferred: dpjax.inid (imports JAX; the CLI parser stays JAX-free)
     from dpjax.inid import design
 
     if args.mechanism == "gaussian" and args.delta is None:

@@ -86,6 +86,7 @@ def run_design(args) -> None:
     Args:
       args: the parsed ``argparse`` namespace (``--out`` saves it, :func:`dpjax.spherical.io.save`).
     """
+    # deferred: dpjax.spherical (imports JAX; the CLI parser stays JAX-free)
     from dpjax.spherical import design as de
     from dpjax.spherical.mechanism import check_use
     from dpjax.spherical.windowed import check_budget
@@ -170,6 +171,7 @@ def _timed_square_cost_design(args, refusal: str, design, *extra, solvers=("jax"
 
 
 def _run_slope_design(args) -> None:
+    # deferred: dpjax.spherical (imports JAX; the CLI parser stays JAX-free)
     from dpjax.spherical.windowed import design_windowed
 
     mech, info, sec = _timed_square_cost_design(
@@ -184,6 +186,7 @@ def _run_slope_design(args) -> None:
 
 
 def _run_geometric_design(args) -> None:
+    # deferred: dpjax.spherical (imports JAX; the CLI parser stays JAX-free)
     from dpjax.spherical.geometric import design_geometric
 
     args.solver = "host" if args.solver is None else args.solver
@@ -210,6 +213,7 @@ def _run_geometric_design(args) -> None:
 
 def _save_and_print(args, mech, out) -> None:
     if args.out is not None:
+        # deferred: dpjax.spherical (imports JAX; the CLI parser stays JAX-free)
         from dpjax.spherical.io import save
 
         save(mech, args.out)
@@ -228,6 +232,7 @@ def run_account(args) -> None:
       args: the parsed ``argparse`` namespace (the file, ``--compositions``,
         ``--sampling-rate``, ``--relation``, ``--delta``).
     """
+    # deferred: dpjax.spherical (imports JAX; the CLI parser stays JAX-free)
     from dpjax.spherical.io import load
     from dpjax.spherical.mechanism import check_use
 

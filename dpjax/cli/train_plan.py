@@ -45,9 +45,11 @@ def run(args) -> None:
     Args:
       args: the parsed arguments.
     """
+    # deferred: jax (the CLI parser stays JAX-free)
     import jax
     import jax.numpy as jnp
 
+    # deferred: dpjax.train (imports JAX; the CLI parser stays JAX-free)
     from dpjax.train import make_plan
 
     if args.params_dim < 1:

@@ -24,6 +24,7 @@ import numpy as np
 
 from dpjax import _validate
 from dpjax._batching import pad, padded_size
+from dpjax.calibration.host_shape import least_certified_scale
 from dpjax.certificate import (
     log_target,
     reported_delta,
@@ -166,8 +167,6 @@ def _least_multiplier(log_delta: Callable, epsilon, delta, x):
     Returns:
       ``(m, log delta at x / m, certified)``.
     """
-    from dpjax.calibration.host_shape import least_certified_scale
-
     kernel = compiled(log_delta)
     level = np.asarray(log_target(delta), np.float64)
 

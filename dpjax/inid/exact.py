@@ -17,14 +17,13 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from dpjax.accounting import pld
 from dpjax.certificate import MARGIN, certify_epsilon
 from dpjax.inid.profiles import validate_profile
 from dpjax.numerics import bisect_host
 
 
 def _composed(profile, scales, bin_width: float):
-    from dpjax.accounting import pld
-
     lam = validate_profile(profile)
     b = np.asarray(scales, dtype=np.float64)
     pos = lam > 0
@@ -54,8 +53,6 @@ def laplace_inid_delta(profile, scales, epsilon: float, bin_width: float = 1e-3)
     Returns:
       The certified ``delta(epsilon)``.
     """
-    from dpjax.accounting import pld
-
     with jax.enable_x64(True):
         return float(pld.delta_for_epsilon(_composed(profile, scales, bin_width), epsilon))
 
@@ -79,8 +76,6 @@ def laplace_inid_epsilon(profile, scales, delta: float, bin_width: float = 1e-3)
     Returns:
       The certified ``epsilon``.
     """
-    from dpjax.accounting import pld
-
     with jax.enable_x64(True):
         composed = _composed(profile, scales, bin_width)
         eps = float(pld.epsilon_for_delta(composed, delta))

@@ -30,6 +30,8 @@ import numpy as np
 from dpjax import _validate
 from dpjax.accounting.gaussian import ERROR as GAUSSIAN_ERROR
 from dpjax.accounting.gaussian import log_delta_gaussian_mu
+from dpjax.calibration.gaussian import calibrate_sigma
+from dpjax.calibration.host_shape import least_certified_scale
 from dpjax.certificate import log_target, scale_is_certified
 from dpjax.errors import InfeasibleTargetError
 from dpjax.inid import _design as d
@@ -91,9 +93,6 @@ def _largest_mu(eps: float, dlt: float) -> float:
     Raises:
       InfeasibleTargetError: no Gaussian noise meets the target.
     """
-    from dpjax.calibration.gaussian import calibrate_sigma
-    from dpjax.calibration.host_shape import least_certified_scale
-
     level = np.asarray(log_target(dlt), np.float64)
     sigma, _, ok = calibrate_sigma(eps, dlt, 1.0)
     if bool(ok):

@@ -33,8 +33,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from dpjax.accounting import pld
 from dpjax.certificate import MARGIN, certify_epsilon
 from dpjax.inid.profiles import validate_profile
+from dpjax.noise import make
 from dpjax.numerics import bisect_host
 
 FAMILIES = ("laplace", "flipped-huber")
@@ -121,8 +123,6 @@ def default_bin_width(groups: CoordinateGroups) -> float:
 
 
 def _unit_noise(shape: float):
-    from dpjax.noise import make
-
     if shape == 0.0:
         return make("laplace", scale=1.0)
     return make("flipped-huber", alpha=float(shape), gamma=1.0)
@@ -138,8 +138,6 @@ def grouped_pld(groups: CoordinateGroups, bin_width: float | None = None):
     Returns:
       A :class:`dpjax.accounting.pld.PLD` (pessimistic: an upper bound on the profile).
     """
-    from dpjax.accounting import pld
-
     h = default_bin_width(groups) if bin_width is None else float(bin_width)
     with jax.enable_x64(True):
         parts = []
@@ -166,8 +164,6 @@ def grouped_delta(groups: CoordinateGroups, epsilon: float,
       epsilon: ``epsilon >= 0``.
       bin_width: the grid's bin width (default :func:`default_bin_width`).
     """
-    from dpjax.accounting import pld
-
     with jax.enable_x64(True):
         return float(pld.delta_for_epsilon(grouped_pld(groups, bin_width), float(epsilon)))
 
@@ -184,8 +180,6 @@ def grouped_epsilon(groups: CoordinateGroups, delta: float,
       delta: target ``delta`` in ``(0, 1)``.
       bin_width: the grid's bin width (default :func:`default_bin_width`).
     """
-    from dpjax.accounting import pld
-
     if not 0.0 < delta < 1.0:
         raise ValueError(f"delta must be in (0, 1), got {delta}")
     with jax.enable_x64(True):

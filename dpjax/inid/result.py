@@ -9,6 +9,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from dpjax.noise import Gaussian, Laplace
+from dpjax.noise._base import sample_dtype
+
 
 @dataclass(frozen=True)
 class InidDesign:
@@ -63,8 +66,6 @@ class InidDesign:
 
     def noise(self):
         """The per-coordinate noise as a :mod:`dpjax.noise` family (vector of scales)."""
-        from dpjax.noise import Gaussian, Laplace
-
         s = jnp.asarray(self.scales)
         return Gaussian(sigma=s) if self.mechanism == "gaussian" else Laplace(scale=s)
 
@@ -79,8 +80,6 @@ class InidDesign:
         Returns:
           An array of shape ``shape + (K,)`` (coordinate ``i`` with scale ``scales[i]``).
         """
-        from dpjax.noise._base import sample_dtype
-
         dtype = sample_dtype(dtype)
         s = jnp.asarray(self.scales, dtype)
         shape = tuple(shape) + (s.shape[-1],)

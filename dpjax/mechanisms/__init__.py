@@ -24,6 +24,7 @@ import importlib
 
 from dpjax.mechanisms._relation import calibrate_under
 from dpjax.mechanisms._spec import CONDITIONS, RELATIONS, Mechanism, Query, make_query
+from dpjax.papers import cite
 
 __all__ = [
     "CONDITIONS",
@@ -110,8 +111,6 @@ def describe(name: str | None = None) -> list[dict]:
       >>> d["parameters"], d["sensitivities"]
       ({'sigma': '> 0'}, ['l2'])
     """
-    from dpjax.papers import cite
-
     out = []
     for n in (name,) if name is not None else names():
         m = get(n)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from dpjax.accounting import PLDAccountant
 from dpjax.accounting import events as ev
 from dpjax.calibration.event_scale import calibrate_event_scale
 from dpjax.certificate import require_certified
@@ -58,8 +59,6 @@ def event_queries(
       :class:`~dpjax.accounting.PLDAccountant`'s certified answers under the query's
       relation, one accountant per call.
     """
-    from dpjax.accounting import PLDAccountant
-
     def acc(params, query):
         return PLDAccountant(query.relation).compose(build(params, query))
 

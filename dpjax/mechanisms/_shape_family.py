@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from dpjax.accounting.pld import engine
+from dpjax.calibration.composed_family import BIN_WIDTH
+
 #: ``{name: (scale parameter, parameter = shape * scale)}``
 SCALE_AND_SHAPE = {"flipped-huber": ("gamma", "alpha"), "osgt": ("rho", "vartheta")}
 
@@ -32,9 +35,6 @@ def engine_answer(what: str, family, params: dict, x, linf: float, uses: int,
     Raises:
       ValueError: several parameter values at once.
     """
-    from dpjax.accounting.pld import engine
-    from dpjax.calibration.composed_family import BIN_WIDTH
-
     scale_name, other = SCALE_AND_SHAPE[family.name]
     scale, along = (np.asarray(params[n], np.float64) for n in (scale_name, other))
     if scale.ndim or along.ndim:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpjax.accounting import events as ev
+from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms._discrete import calibrate_discrete, discrete_mechanism
 from dpjax.mechanisms._spec import Query
 
@@ -61,8 +62,6 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query):
       epsilon, delta: the targets.
       query: integer sensitivity, ``T`` uses, optional rate ``q``, relation.
     """
-    from dpjax.errors import InfeasibleTargetError
-
     if np.any(np.asarray(delta) == 0):
         raise InfeasibleTargetError(
             f"{NAME}: delta = 0 is infeasible (the privacy loss is unbounded)")

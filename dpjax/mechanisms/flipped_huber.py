@@ -35,6 +35,13 @@ from dpjax.calibration.flipped_huber import (
     calibrate_flipped_huber_1d,
     calibrate_flipped_huber_sufficient,
 )
+from dpjax.calibration.flipped_huber_kdim import (
+    BIN_WIDTH,
+    SHAPES,
+    calibrate_flipped_huber_exact_source,
+    calibrate_flipped_huber_subsampled,
+)
+from dpjax.calibration.gaussian import calibrate_sigma
 from dpjax.calibration.result import Calibration
 from dpjax.certificate import reported_delta, require_certified
 from dpjax.errors import InfeasibleTargetError
@@ -77,12 +84,6 @@ def _engine_answer(what: str, params: dict, x, query: Query) -> np.ndarray:
 
 def _calibrate_subsampled(epsilon, delta, query: Query) -> Calibration:
     """``T`` Poisson-subsampled uses of a 1-D query: the engine's shape search (module doc)."""
-    from dpjax.calibration.flipped_huber_kdim import (
-        BIN_WIDTH,
-        SHAPES,
-        calibrate_flipped_huber_subsampled,
-    )
-
     linf, notes = query.sensitivity.resolve("linf")
     q, uses = float(query.sampling_rate), int(query.compositions)
     alpha, gamma, variance, delta_at, ok = calibrate_flipped_huber_subsampled(
@@ -174,8 +175,6 @@ def _gaussian_end_where_uncertified(epsilon, delta, linf, alpha, gamma, variance
     Returns:
       ``(alpha, gamma, variance, delta_at, ok, recheck, fell_back)``.
     """
-    from dpjax.calibration.gaussian import calibrate_sigma
-
     alpha, gamma, variance, delta_at, ok, recheck = np.broadcast_arrays(
         *(np.asarray(x, dtype=np.float64) for x in (alpha, gamma, variance, delta_at, ok,
                                                       recheck))
@@ -248,8 +247,6 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     elif query.condition == "exact":
         # K-dim necessary-and-sufficient: PLD engine (K-fold composition of the exact 1-D pair
         # at the per-coordinate sensitivity), shape grid x certified scale search
-        from dpjax.calibration.flipped_huber_kdim import calibrate_flipped_huber_exact_source
-
         linf = sens["linf"]
         alpha, gamma, variance, delta_at, ok, source, thm8 = (
             calibrate_flipped_huber_exact_source(epsilon, delta, k, linf)
@@ -257,8 +254,6 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
         recheck = delta_at
         sensitivity = {"linf": linf}
         condition = "exact"
-        from dpjax.calibration.flipped_huber_kdim import SHAPES
-
         # the ends: the Gaussian by its closed form or the grid's shape b = 0 (the engine's
         # pessimistic grid puts the K-fold Gaussian a bit above its closed form at large K);
         # the Laplace member is the grid's last shape b = 1e4 (no closed form for it)

@@ -24,6 +24,7 @@ import numpy as np
 from dpjax._batching import call_padded
 from dpjax.accounting import bracket
 from dpjax.accounting.gaussian import ERROR, delta_gaussian, epsilon_gaussian, log_delta_gaussian
+from dpjax.accounting.pld import engine as pld_engine
 from dpjax.accounting.rdp.subsampled_gaussian import (
     gaussian_rdp_epsilon,
     gaussian_rdp_log_delta,
@@ -31,6 +32,7 @@ from dpjax.accounting.rdp.subsampled_gaussian import (
 )
 from dpjax.calibration.gaussian import calibrate_sigma
 from dpjax.calibration.result import Calibration
+from dpjax.calibration.scale_search import calibrate_scale
 from dpjax.certificate import MARGIN, require_certified
 from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms._composition import composed_sensitivity
@@ -72,8 +74,6 @@ def _engine_calibrate(epsilon, delta, query: Query):
     """Least sigma after T Poisson-subsampled uses: PLD engine (certified), bracketed by the
     non-subsampled closed form (subsampling never hurts) and the RDP sigma (certified by
     the exact moments: the answer where the engine cannot certify a smaller one)."""
-    from dpjax.calibration.scale_search import calibrate_scale  # the engine: on first use
-
     l2, notes = query.sensitivity.resolve("l2")
     l2_total = l2 * math.sqrt(float(query.compositions))
     full, _, ok_full = calibrate_sigma(epsilon, delta, l2_total)
@@ -145,8 +145,6 @@ def _engine_sigma(params: dict, query: Query) -> tuple[float, float]:
 
 def _engine_profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
     """``delta(epsilon)`` of T subsampled uses: min of the engine and the RDP bound."""
-    from dpjax.accounting.pld import engine as pld_engine
-
     sigma, l2 = _engine_sigma(params, query)
     engine = pld_engine.profile(
         Gaussian.from_scale, sigma, 0.0, l2, epsilon, query.compositions,
@@ -158,8 +156,6 @@ def _engine_profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarr
 def _engine_epsilon(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
     """Least certified epsilon of T subsampled uses: min of the engine and the RDP bound
     (the RDP epsilon at ``delta (1 - MARGIN)``, like every inverse profile)."""
-    from dpjax.accounting.pld import engine as pld_engine
-
     sigma, l2 = _engine_sigma(params, query)
     engine = pld_engine.epsilon(
         Gaussian.from_scale, sigma, 0.0, l2, delta, query.compositions,

@@ -20,10 +20,12 @@ import jax
 import numpy as np
 
 from dpjax.accounting.osgt import delta_osgt, epsilon_osgt
+from dpjax.calibration.composed_family import BIN_WIDTH, SHAPES, calibrate_composed
 from dpjax.calibration.members import (
     gaussian_limit_variance,
     laplace_limit_variance,
     name_by_variance,
+    name_member,
 )
 from dpjax.calibration.osgt import K_MAX, K_MIN, osgt_least_variance
 from dpjax.calibration.result import Calibration
@@ -73,9 +75,6 @@ def _variance(rho, k):
 
 def _calibrate_composed(epsilon, delta, query: Query) -> Calibration:
     """``K T`` (subsampled) uses of the 1-D pair through the engine (module docstring)."""
-    from dpjax.calibration.composed_family import BIN_WIDTH, SHAPES, calibrate_composed
-    from dpjax.calibration.members import name_member
-
     linf, notes = query.sensitivity.resolve("linf")
     uses, q = _uses(query), _rate(query)
     k, rho, variance, delta_at, ok = calibrate_composed(

@@ -30,6 +30,7 @@ import numpy as np
 
 from dpjax.calibration.result import Calibration
 from dpjax.mechanisms._spec import About, Mechanism, Query, unsupported
+from dpjax.spherical import calibrate as sph  # looked up per call (tests replace it)
 
 NAME = "spherical"
 #: What calibrating needs of a query, for the error messages.
@@ -77,8 +78,6 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     Returns:
       A :class:`Calibration` with ``params = {budget, n, N, r}``.
     """
-    from dpjax.spherical.calibrate import calibrate_spherical
-
     l2, notes = _l2(query)
     q = query.sampling_rate
     relation = query.relation if q is not None and q < 1.0 else "add_remove"
@@ -87,9 +86,9 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
                           "pair is not a shift pair and no worst pair of contributions is "
                           "known; add_remove, add and remove are accounted)")
     cals = [
-        calibrate_spherical(float(e), float(d), query.dim, l2,
-                            compositions=query.compositions, sampling_rate=q,
-                            relation=relation)
+        sph.calibrate_spherical(float(e), float(d), query.dim, l2,
+                                compositions=query.compositions, sampling_rate=q,
+                                relation=relation)
         for e, d in zip(np.ravel(epsilon), np.ravel(delta), strict=True)
     ]
     cal = cals[0] if np.ndim(epsilon) == 0 else _stack(cals, np.shape(epsilon))

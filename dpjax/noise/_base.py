@@ -43,8 +43,11 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
+import jax.numpy as jnp
 from jax import Array
 from jax.typing import ArrayLike
+
+from dpjax import _validate
 
 
 @runtime_checkable
@@ -116,8 +119,4 @@ def sample_dtype(dtype):
     Raises:
       TypeError: ``dtype`` is not one of ``bfloat16``, ``float16``, ``float32``, ``float64``.
     """
-    import jax.numpy as jnp
-
-    from dpjax import _validate
-
     return _validate.sample_dtype(dtype) if dtype is not None else jnp.result_type(float)

@@ -24,6 +24,7 @@ import jax.numpy as jnp
 from jax import Array
 from jax.scipy.special import erfinv
 from jax.typing import ArrayLike
+from scipy.special import ndtri_exp
 
 from dpjax.noise import _shared
 from dpjax.noise._tail import erfinv_from_w, log_q_inv
@@ -145,7 +146,5 @@ class Gaussian(NamedTuple):
         """
         if isinstance(tail, jax.core.Tracer):
             return jnp.asarray(self.sigma) * log_Q_inv(jnp.log(tail))
-        from scipy.special import ndtri_exp
-
         q = float(ndtri_exp(math.log(tail)))  # = -Q^{-1}(tail) < 0
         return -jnp.asarray(self.sigma) * jnp.asarray(q)

@@ -19,6 +19,7 @@ from jax.scipy.special import erf, erfcx, ndtri
 from jax.typing import ArrayLike
 
 from dpjax.numerics._logspace import log1mexp
+from dpjax.numerics._quadrature import legendre_nodes
 from dpjax.numerics.constants import HALF_LOG_2PI, LOG_HALF
 
 _LOG_SQRT_PI_OVER_2 = 0.22579135264472744  # log(sqrt(pi / 2))
@@ -262,8 +263,6 @@ def log_mills_step(a: ArrayLike, h: ArrayLike) -> Array:
     Returns:
       ``log R(a + h) - log R(a)`` (``<= 0``, ``R`` being decreasing).
     """
-    from dpjax.numerics._quadrature import legendre_nodes
-
     a, h = jnp.asarray(a), jnp.asarray(h)
     small = h < 0.5 * (1.0 + a)
     hs = jnp.where(small, h, 0.0)

@@ -31,6 +31,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import jax
+import jaxlib
 import numpy as np
 
 from dpjax import _compilation_cache
@@ -88,8 +89,6 @@ class _CachedJit:
         self.calls: dict = {}  # signature -> jitted Exported.call (or None: use the jit path)
 
     def _key(self, sig) -> str:
-        import jaxlib
-
         parts = (jax.__version__, jaxlib.__version__, jax.default_backend(),
                  str(jax.config.jax_enable_x64), self.fn.__module__, self.fn.__qualname__,
                  repr(sig), _source_hash())

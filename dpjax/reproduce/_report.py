@@ -41,9 +41,10 @@ def new_figure(**kw):
     Returns:
       ``(figure, axes)``.
     """
-    import matplotlib
+    import matplotlib  # deferred: matplotlib (heavy; loaded by the reproductions that plot)
 
     matplotlib.use("Agg")
+    # deferred: matplotlib (heavy; loaded by the reproductions that plot)
     import matplotlib.pyplot as plt
 
     return plt.subplots(**kw)
@@ -61,6 +62,7 @@ def save_figure(fig, path: Path) -> Path:
     """
     fig.tight_layout()
     fig.savefig(path, dpi=120)
+    # deferred: matplotlib (heavy; loaded by the reproductions that plot)
     import matplotlib.pyplot as plt
 
     plt.close(fig)

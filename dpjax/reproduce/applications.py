@@ -44,6 +44,7 @@ INID_PAPER = {"california (Fig. 5)": {"dpcd": 1.88, "improved": 0.45, "dpcd_10pc
 
 
 def _pca(seeds: int) -> dict:
+    # deferred: scikit-learn (optional `apps`/`reproduce` extra)
     from sklearn.datasets import load_digits
 
     rng = np.random.default_rng(0)

@@ -33,6 +33,7 @@ def datasets(quick: bool) -> dict:
     generated ones lie in ``[-1, 1]`` by construction), regression targets centred and
     scaled into ``[-1, 1]`` (no intercept is fitted).
     """
+    # deferred: scikit-learn (optional `apps`/`reproduce` extra)
     from sklearn.datasets import load_breast_cancer, load_diabetes
 
     rng = np.random.default_rng(0)
@@ -139,6 +140,7 @@ def gap_diagnostics(seeds: int) -> dict:
     The earlier run: targets only scaled (not centred, no intercept), clip 1, 10 passes,
     step ``1 / B^2`` from the public bound.
     """
+    # deferred: scikit-learn (optional `apps`/`reproduce` extra)
     from sklearn.datasets import load_diabetes
 
     X, y = load_diabetes(return_X_y=True)

@@ -31,6 +31,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import dpjax
+from dpjax.accounting.pld import delta_for_epsilon, from_noise, self_compose, self_compose_size
+from dpjax.noise.flipped_huber import FlippedHuber, standard_variance
 from dpjax.reproduce._report import markdown_table, new_figure, save_figure
 
 DELTA = 1e-8
@@ -104,9 +106,6 @@ def delta_at_variance(variance: float, dim: int, epsilon: float, shapes=SCAN_SHA
     Returns:
       ``{"variance", "epsilon", "rows": [(b, alpha, gamma, delta_low, delta_high), ...]}``.
     """
-    from dpjax.accounting.pld import delta_for_epsilon, from_noise, self_compose, self_compose_size
-    from dpjax.noise.flipped_huber import FlippedHuber, standard_variance
-
     rows = []
     with jax.enable_x64(True):
         for b in shapes:

@@ -34,6 +34,7 @@ from dpjax.inid import (
     mu0,
     staircase_2d_l1_error,
 )
+from dpjax.inid.exact import laplace_exact_multiplier, laplace_inid_epsilon
 from dpjax.reproduce._report import markdown_table, matches, new_figure, save_figure
 
 K_PAPER = 20
@@ -223,8 +224,6 @@ def corollary6_section(kinds=("linear", "exponential"), dim: int = K_PAPER,
     Returns:
       The section's markdown lines.
     """
-    from dpjax.inid.exact import laplace_exact_multiplier, laplace_inid_epsilon
-
     rows = []
     for kind in kinds:
         lam = make_profile(kind, dim, "l1")

@@ -11,15 +11,22 @@ composition, add and remove adjacency, worse of the two).
 
 from __future__ import annotations
 
+import json
 import math
+import sys
 import time
 from pathlib import Path
 
+import jax
 import numpy as np
 from scipy.special import gammaln
 
 from dpjax import _progress
+from dpjax.accounting.pld import engine
+from dpjax.noise import Gaussian
 from dpjax.reproduce._report import markdown_table, new_figure, save_figure
+from dpjax.reproduce.spherical_map import map_section
+from dpjax.spherical import design as de
 
 M_DIM, N_SHELLS, N_FREE, BUDGET = 10, 400, 1200, 2.5
 SIGMA = 0.5
@@ -65,16 +72,11 @@ def gaussian_epsilons(ks, sigma=SIGMA, delta=DELTA, q=Q):
     Returns:
       Epsilons, one per ``k``.
     """
-    from dpjax.accounting.pld import engine
-    from dpjax.noise import Gaussian
-
     return np.array([float(engine.epsilon(Gaussian.from_scale, sigma, 1.0, 1.0, delta,
                                               int(k), q)) for k in ks])
 
 
 def _log(msg: str) -> None:
-    import sys
-
     print(msg, file=sys.stderr, flush=True)
 
 
@@ -96,13 +98,6 @@ def run(out_dir: Path, quick: bool = False) -> Path:
     Returns:
       The path of the markdown report.
     """
-    import json
-
-    import jax
-
-    from dpjax.reproduce.spherical_map import map_section
-    from dpjax.spherical import design as de
-
     jax.config.update("jax_enable_x64", True)
     out_dir = Path(out_dir)
     lines = ["# Optimal spherical mechanisms (spherical-kl-optimal-mechanisms, Figs. 1-2)\n"]

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from dpjax.reproduce._report import markdown_table, new_figure, save_figure
+from dpjax.spherical import geometric  # looked up per call (tests replace it)
 
 SIGMA, DELTA = 0.5, 1e-8
 FULL = {"dims": (10, 100, 1000, 10000), "qs": (1e-2, 1e-1, 1.0), "ks": (1, 10, 100, 1000)}
@@ -39,12 +40,12 @@ def epsilon_map(dims, qs, ks, sigma: float = SIGMA, delta: float = DELTA) -> lis
       One dict per ``(m, q, k)``: ``m, q, k, spherical, gaussian, ratio, kl, gaussian_kl,
       n`` (shells per unit radius of the geometric design).
     """
+    # cycle: dpjax.reproduce.spherical_map <-> dpjax.reproduce.spherical
     from dpjax.reproduce.spherical import gaussian_epsilons
-    from dpjax.spherical.geometric import design_geometric
 
     rows = []
     for m in dims:
-        mech, info = design_geometric(int(m), m * sigma * sigma, refine=False)
+        mech, info = geometric.design_geometric(int(m), m * sigma * sigma, refine=False)
         for q in qs:
             rate = None if q >= 1.0 else float(q)
             sph = mech.epsilons(delta, ks, rate)
@@ -104,12 +105,11 @@ def map_section(out_dir: Path, quick: bool = False,
 def _kl_lines(rows: list[dict]) -> list[str]:
     """Per dimension: the design's KL relative to the continuous Gaussian's, and the verdict
     it implies (:func:`dpjax.spherical.geometric.verdict`)."""
-    from dpjax.spherical.geometric import verdict
-
     out = ["\nKL at unit shift against the continuous Gaussian's (m / 2C) of the same cost:\n"]
     for m in sorted({r["m"] for r in rows}):
         r = next(r for r in rows if r["m"] == m)
-        out.append(f"* m = {m}: KL {r['kl']:.6g} vs {r['gaussian_kl']:.6g} -- {verdict(r)}")
+        out.append(f"* m = {m}: KL {r['kl']:.6g} vs {r['gaussian_kl']:.6g} -- "
+                   f"{geometric.verdict(r)}")
     out.append("")
     return out
 

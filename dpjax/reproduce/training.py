@@ -26,9 +26,13 @@ import math
 import time
 from pathlib import Path
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+import optax
 
 from dpjax.reproduce._report import markdown_table, new_figure, save_figure
+from dpjax.train import flat_per_layer, make_plan
 
 METHODS = ("global", "spr", "inid", "flipped_huber")
 #: Run at the target epsilon only (not in the sweep).
@@ -49,6 +53,7 @@ PAPER_TABLE_IV = {5.0: (63.26, 42.90, 57.86), 8.0: (68.55, 47.16, 61.58)}
 
 def _data():
     try:
+        # deferred: scikit-learn (optional `reproduce` extra)
         from sklearn.datasets import load_digits
         from sklearn.model_selection import train_test_split
     except ImportError:
@@ -63,9 +68,6 @@ def _data():
 
 
 def _init(key):
-    import jax
-    import jax.numpy as jnp
-
     k1, k2 = jax.random.split(key)
 
     def dense(k, n_in, n_out):
@@ -76,24 +78,16 @@ def _init(key):
 
 
 def _logits(params, x):
-    import jax.numpy as jnp
-
     h = jnp.tanh(x @ params["dense1"]["w"] + params["dense1"]["b"])
     return h @ params["dense2"]["w"] + params["dense2"]["b"]
 
 
 def _loss(params, x, y):
-    import jax
-
     logp = jax.nn.log_softmax(_logits(params, x[None]))[0]
     return -logp[y]
 
 
 def _plan(method: str, epsilon: float, n: int, epochs: int):
-    import jax
-
-    from dpjax.train import flat_per_layer, make_plan
-
     shapes = jax.eval_shape(_init, jax.random.key(0))
     kw = dict(dataset_size=n, batch_size=BATCH, epochs=epochs, epsilon=epsilon, delta=DELTA)
     if method == "laplace":
@@ -116,10 +110,6 @@ def train(plan, data, seeds: int = SEEDS, optimizer=None) -> np.ndarray:
     Returns:
       Accuracies, shape ``(seeds,)``.
     """
-    import jax
-    import jax.numpy as jnp
-    import optax
-
     x_tr, x_te, y_tr, y_te = (jnp.asarray(a) for a in data)
     tx = plan.optimizer(optimizer if optimizer is not None else _optimizer(), seed=0)
     sampler = plan.sampler()
@@ -147,17 +137,11 @@ def train(plan, data, seeds: int = SEEDS, optimizer=None) -> np.ndarray:
 
 
 def _optimizer():
-    import optax
-
     return optax.sgd(LEARNING_RATE, momentum=MOMENTUM)
 
 
 def _nonprivate(data, epochs: int, seeds: int = SEEDS) -> np.ndarray:
     """Reference: the same MLP and schedule without clipping or noise."""
-    import jax
-    import jax.numpy as jnp
-    import optax
-
     x_tr, x_te, y_tr, y_te = (jnp.asarray(a) for a in data)
     tx = _optimizer()
     steps = math.ceil(epochs * len(y_tr) / BATCH)

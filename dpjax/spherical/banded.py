@@ -26,6 +26,7 @@ like the cvxpy backend, and free of compilation.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import NamedTuple
 
@@ -209,10 +210,9 @@ def _one_blas_thread():
     """One BLAS thread for the band solves (a narrow band gains nothing from threads, and
     spinning BLAS threads on a busy machine made ``dpbtrf`` a hundred times slower)."""
     try:
+        # deferred: threadpoolctl (optional: scikit-learn's dependency)
         from threadpoolctl import threadpool_limits
     except ImportError:  # optional: scikit-learn's dependency
-        import contextlib
-
         return contextlib.nullcontext()
     return threadpool_limits(1, "blas")
 

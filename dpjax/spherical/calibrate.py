@@ -62,10 +62,18 @@ import math
 
 import numpy as np
 
+from dpjax.calibration.gaussian import calibrate_sigma
 from dpjax.calibration.result import Calibration
 from dpjax.certificate import log_target
 from dpjax.errors import InfeasibleTargetError
+from dpjax.mechanisms import calibrate_under, get, make_query
 from dpjax.numerics import float64_kernel, illinois_host
+from dpjax.spherical import coefficients as co
+from dpjax.spherical import geometric as ge
+from dpjax.spherical.cells_beta import log_cell_volumes_beta_symmetric
+from dpjax.spherical.design import gaussian_core_shells
+from dpjax.spherical.geometric import shells_per_unit
+from dpjax.spherical.mechanism import adjacencies, check_use
 
 NAME = "spherical"
 #: Target relative KL price ``m / (6 n^2)`` of the default shells (:func:`default_shells`).
@@ -102,8 +110,6 @@ def default_shells(m: int) -> int:
       >>> [default_shells(m) for m in (2, 10, 20, 100, 10000)]
       [16, 16, 19, 41, 64]
     """
-    from dpjax.spherical.geometric import shells_per_unit
-
     return min(MAX_SHELLS, shells_per_unit(m, SHELL_TOL))
 
 
@@ -118,8 +124,6 @@ def _plan(m: int, n: int, budget: float) -> tuple[int, float]:
 def _grid(m: int, n: int, hi: float, floor: float) -> tuple[dict, np.ndarray]:
     """The programme's grid for budgets in ``[floor, hi]`` (:func:`_plan` at ``hi``; the
     flat core below the shells where ``floor``'s Gaussian has no mass) and its cells."""
-    from dpjax.spherical.design import gaussian_core_shells
-
     big_n, r = _plan(m, n, hi)
     first = min(gaussian_core_shells(m, n, floor, LOG_CORE), max(big_n - n - 1, 0))
     return _grid_of(m, n, big_n, r, first)
@@ -128,9 +132,6 @@ def _grid(m: int, n: int, hi: float, floor: float) -> tuple[dict, np.ndarray]:
 def _grid_of(m: int, n: int, big_n: int, r: float, first: int = 0) -> tuple[dict, np.ndarray]:
     """The grid of ``(n, N, r)`` from shell ``first`` (a calibration's ``params`` and notes
     rebuild it) and its cells (host, no compilation; they do not depend on the budget)."""
-    from dpjax.spherical import coefficients as co
-    from dpjax.spherical.cells_beta import log_cell_volumes_beta_symmetric
-
     grid = {"m": m, "n": n, "b": n, "first": first, "N": big_n, "r": r,
             "rows": co.tail_rows(m, n, big_n, r)}
     if first == 0:
@@ -148,13 +149,8 @@ def _gaussian_sigma(epsilon: float, delta: float, compositions: int,
     """The Gaussian's certified ``sigma`` at unit ``l2`` for the target at the use, under
     ``relation`` (its own calibration: closed form for one release or plain composition,
     the PLD engine / RDP bound, or its events under the relation, under subsampling)."""
-    from dpjax.calibration.gaussian import calibrate_sigma
-
     if compositions == 1 and sampling_rate is None:
         return float(calibrate_sigma(epsilon, delta, 1.0)[0])  # host closed form: no compile
-    # function-local: mechanisms.spherical imports this module (a cycle at import)
-    from dpjax.mechanisms import calibrate_under, get, make_query
-
     gauss = get("gaussian")
     query = make_query(gauss, {"l2": 1.0, "compositions": compositions,
                                "sampling_rate": sampling_rate, "relation": relation})
@@ -210,9 +206,6 @@ def calibrate_spherical(
       >>> bool(cal.delta_at_params <= 1e-5), cal.params["n"]
       (True, np.float64(4.0))
     """
-    from dpjax.spherical import geometric as ge
-    from dpjax.spherical.mechanism import adjacencies, check_use
-
     if not (epsilon > 0 and 0 < delta < 1):
         raise InfeasibleTargetError(f"{NAME}: needs epsilon > 0 and 0 < delta < 1")
     check_use(None, [compositions], sampling_rate)

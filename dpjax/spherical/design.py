@@ -19,6 +19,7 @@ import jax
 import numpy as np
 
 from dpjax.spherical import coefficients as co
+from dpjax.spherical.mechanism import SphericalMechanism, check_use
 from solvers import solve
 from solvers.spherical_kl import SphericalKL
 
@@ -50,7 +51,7 @@ def programme(coeffs: co.Coefficients, N: int, r: float, budget: float,
                               budget, log_tv, log_tc, loss_cap)
 
 
-_JAX_SOLVE = jax.jit(lambda prob: solve(prob, "jax"))
+JAX_SOLVE = jax.jit(lambda prob: solve(prob, "jax"))
 
 
 def design(coeffs: co.Coefficients, N: int, r: float, budget: float, solver="jax",
@@ -72,7 +73,7 @@ def design(coeffs: co.Coefficients, N: int, r: float, budget: float, solver="jax
     """
     prob = programme(coeffs, N, r, budget, loss_cap)
     jitted = isinstance(solver, str) and solver == "jax" and not options
-    sol = _JAX_SOLVE(prob) if jitted else solve(prob, solver, **options)
+    sol = JAX_SOLVE(prob) if jitted else solve(prob, solver, **options)
     return prob, sol
 
 
@@ -176,7 +177,7 @@ def scale_design(m: int, n: int, N: int, budget: float, r: float | None = None,
       log_tol: log of the relative radial density left out.
     """
     prob, info = scale_programme(m, n, N, budget, r, log_tol)
-    return scale_summary(prob, info, _JAX_SOLVE(prob))
+    return scale_summary(prob, info, JAX_SOLVE(prob))
 
 
 def coefficients_for(m: int, n: int, N: int, r_max: float, power: float = 2.0,
@@ -212,8 +213,6 @@ def design_mechanism(coeffs: co.Coefficients, N: int, r: float, budget: float,
     Raises:
       RuntimeError: the programme was not solved to tolerance.
     """
-    from dpjax.spherical.mechanism import SphericalMechanism
-
     prob, sol = design(coeffs, N, r, budget, solver, loss_cap)
     if int(np.asarray(sol.status)) != 0:
         raise RuntimeError(f"KL programme not solved to tolerance (status {int(sol.status)}, "
@@ -236,8 +235,6 @@ def epsilon_criterion(delta: float, compositions: int, sampling_rate: float | No
       ValueError: ``delta`` outside ``(0, 1)``, ``compositions < 1`` or a rate outside
         ``(0, 1]`` (checked here, before any programme is solved).
     """
-    from dpjax.spherical.mechanism import check_use
-
     check_use(delta, [compositions], sampling_rate)
     return lambda mech: mech.epsilon(delta, compositions, sampling_rate)
 

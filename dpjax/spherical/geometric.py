@@ -34,11 +34,13 @@ from __future__ import annotations
 
 import math
 
+import jax
 import numpy as np
 
 from dpjax.numerics import bisect_host
 from dpjax.spherical import coefficients as co
 from dpjax.spherical.banded import BandedKL, solve_banded_kl
+from dpjax.spherical.banded_jax import solve_banded_kl_jax
 from dpjax.spherical.cells_beta import log_cell_volumes_beta_symmetric
 from dpjax.spherical.mechanism import SphericalMechanism
 from dpjax.spherical.windowed import check_budget, default_last_shell, slope_rule_r
@@ -182,10 +184,6 @@ def solve_plan(p: dict, log_w: np.ndarray | None = None, solver: str = "host") -
     prob, log_w, log_v, y_ref = programme(p, log_w)
     mu_ref = np.exp(y_ref + log_v[: prob.N + 1])
     if solver == "jax":
-        import jax
-
-        from dpjax.spherical.banded_jax import solve_banded_kl_jax
-
         with jax.enable_x64(True):
             out = solve_banded_kl_jax(prob, y_ref, mu_ref[:-1] / mu_ref.sum())
     else:

@@ -293,7 +293,7 @@ def check_use(delta, compositions, sampling_rate, prefix: str = "") -> None:
       ValueError: naming the argument, its value and what is allowed.
     """
     if delta is not None:
-        d = _validate._as_array(prefix + "delta", delta)
+        d = _validate.as_array(prefix + "delta", delta)
         if d.ndim or not (np.isfinite(d) and _validate.TINY <= d < 1.0):
             raise ValueError(f"{prefix}delta must be a single number in (0, 1) (the cells' "
                              f"loss is unbounded: delta = 0 is never met), got "

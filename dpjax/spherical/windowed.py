@@ -149,7 +149,7 @@ def design_windowed(m: int, budget: float, n: int = 100, N: int | None = None,
     if not 0.0 < r < 1.0:
         raise ValueError(f"r must be in (0, 1), got {r}")
     prob, info = de.scale_programme(m, n, N, budget, r, log_tol)
-    sol = de._JAX_SOLVE(prob) if isinstance(solver, str) and solver == "jax" \
+    sol = de.JAX_SOLVE(prob) if isinstance(solver, str) and solver == "jax" \
         else solve(prob, solver)
     summary = de.scale_summary(prob, info, sol)
     if summary["status"] != 0 or not np.all(np.isfinite(np.asarray(sol.x))):

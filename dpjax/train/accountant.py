@@ -32,8 +32,12 @@ import math
 import jax
 import numpy as np
 
+import dpjax
 from dpjax import _validate
-from dpjax.accounting.bracket import EpsilonBracket
+from dpjax.accounting.bracket import EpsilonBracket, epsilon_lower
+from dpjax.noise import Gaussian, Laplace
+from dpjax.train.flipped_huber import dp_sgd_epsilon_flipped_huber
+from dpjax.train.laplace import epsilon_spent
 
 BRACKET_NOTE = (
     "lower: optimistic PLD of the same subsampled pair (dpjax.accounting.bracket.epsilon_lower), "
@@ -73,12 +77,8 @@ class Accountant:
     def _epsilon(self, steps: int) -> float:
         p = self.plan
         if p.noise == "laplace":
-            from dpjax.train.laplace import epsilon_spent
-
             eps = epsilon_spent(p.noise_multiplier, p.sampling_rate, steps, p.noise_delta)
         elif p.noise == "gaussian" or p.fh_alpha == 0.0:  # FH(0, gamma) is N(0, gamma^2)
-            import dpjax
-
             eps = float(
                 dpjax.account(
                     "gaussian", {"sigma": p.noise_multiplier}, compositions=steps,
@@ -86,8 +86,6 @@ class Accountant:
                 )
             )
         else:
-            from dpjax.train.flipped_huber import dp_sgd_epsilon_flipped_huber
-
             eps = dp_sgd_epsilon_flipped_huber(
                 p.fh_alpha, p.fh_gamma, p.groups.dim, float(p.groups.clip_norms[0]),
                 p.sampling_rate, steps, p.noise_delta,
@@ -112,9 +110,6 @@ class Accountant:
             return EpsilonBracket(0.0, 0.0, BRACKET_NOTE)
         if p.noise == "flipped-huber" and p.fh_alpha != 0.0:
             return EpsilonBracket(None, upper, NO_LOWER_NOTE)
-        from dpjax.accounting.bracket import epsilon_lower
-        from dpjax.noise import Gaussian, Laplace
-
         if p.noise == "laplace":  # realisable: the worst single group (module docstring)
             family, scale = Laplace.from_scale, float(np.min(p.laplace_scale / p.groups.clip_norms))
         else:

@@ -41,6 +41,7 @@ from scipy.special import gammaln, logsumexp
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.rdp.subsampled_gaussian import RDP_ORDERS
 from dpjax.certificate import log_target
+from dpjax.noise.flipped_huber import standard_variance
 from dpjax.numerics import bisect_host
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
@@ -190,8 +191,6 @@ def calibrate_flipped_huber(dim, clip_norm, sampling_rate, steps, epsilon, delta
     Raises:
       ValueError: no grid point is certified.
     """
-    from dpjax.noise.flipped_huber import standard_variance
-
     shapes = SHAPE_GRID / math.sqrt(dim) if shapes is None else np.asarray(shapes, np.float64)
     gammas = _least_gammas(shapes, dim, clip_norm, sampling_rate, steps, epsilon, delta)
     if not np.any(np.isfinite(gammas)):

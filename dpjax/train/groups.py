@@ -17,6 +17,7 @@ import jax
 import numpy as np
 
 from dpjax import _validate
+from dpjax.inid import gaussian_scales, laplace_scales
 
 
 @dataclass(frozen=True)
@@ -190,10 +191,6 @@ def allocate(groups: Groups, multiplier: float, allocation: str, order: int) -> 
     if groups.count == 1:
         scales = c * multiplier
     elif allocation == "inid":
-        import jax
-
-        from dpjax.inid import gaussian_scales, laplace_scales
-
         with jax.enable_x64(True):
             kernel = gaussian_scales if order == 2 else laplace_scales
             scales = np.asarray(kernel(c, mu, 2.0, k), np.float64)

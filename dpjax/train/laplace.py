@@ -42,6 +42,8 @@ with weights ``K_m`` (Theorem 5), ``b_m \propto (C_m / K_m)^{1/3}``
 
 from __future__ import annotations
 
+import dpjax
+
 
 def calibrate_multiplier(q: float, t: int, epsilon: float, noise_delta: float):
     """``(b_eff, calibration)``: the least certified Laplace scale per unit l1 sensitivity
@@ -56,8 +58,6 @@ def calibrate_multiplier(q: float, t: int, epsilon: float, noise_delta: float):
     Returns:
       ``b_eff`` and the :class:`~dpjax.calibration.result.Calibration` behind it.
     """
-    import dpjax
-
     cal = dpjax.calibrate("laplace", epsilon, noise_delta, sampling_rate=q, compositions=t,
                           l1=1.0)
     return float(cal.params["scale"]), cal
@@ -66,7 +66,5 @@ def calibrate_multiplier(q: float, t: int, epsilon: float, noise_delta: float):
 def epsilon_spent(b_eff: float, q: float, steps: int, delta: float) -> float:
     """Certified epsilon of ``steps`` subsampled steps of the dominating pair (scale
     ``b_eff``, shift 1): :func:`dpjax.account` (``"laplace"``, ``l1 = 1``)."""
-    import dpjax
-
     return float(dpjax.account("laplace", {"scale": b_eff}, compositions=steps,
                                sampling_rate=q, delta=delta, l1=1.0))

@@ -54,8 +54,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import dpjax
 from dpjax import _validate
+from dpjax.train import laplace
+from dpjax.train.accountant import Accountant
+from dpjax.train.flipped_huber import SHAPE_GRID, calibrate_flipped_huber
 from dpjax.train.groups import Groups, allocate, make_groups, whitened
+from dpjax.train.sampler import make_sampler
+from dpjax.train.transform import dp_optimizer, dp_transform
 
 NOISES = ("gaussian", "laplace", "flipped-huber")
 ALLOCATIONS = ("inid", "spr")
@@ -120,27 +126,19 @@ class PrivacyPlan:
     def transform(self, seed):
         """The DP :class:`optax.GradientTransformationExtraArgs` (:mod:`dpjax.train.transform`);
         ``seed``: an int or a JAX PRNG key for the noise."""
-        from dpjax.train.transform import dp_transform
-
         return dp_transform(self, seed)
 
     def optimizer(self, inner, seed):
         """``inner`` behind the DP transform, with gradient accumulation when the plan has
         ``accumulation_steps > 1`` (:func:`dpjax.train.transform.dp_optimizer`)."""
-        from dpjax.train.transform import dp_optimizer
-
         return dp_optimizer(self, inner, seed)
 
     def sampler(self, mode: str = "poisson", assume_poisson: bool = False):
         """The batch sampler (:class:`dpjax.train.sampler.PoissonSampler`)."""
-        from dpjax.train.sampler import make_sampler
-
         return make_sampler(self, mode, assume_poisson)
 
     def accountant(self):
         """The accountant (:class:`dpjax.train.accountant.Accountant`)."""
-        from dpjax.train.accountant import Accountant
-
         return Accountant(self)
 
     def summary(self) -> dict:
@@ -198,7 +196,7 @@ def _schedule(dataset_size, batch_size, sampling_rate, steps, epochs):
 
 def _truncation(n, q, t, epsilon, delta, max_batch_size):
     """``(B_max, p)`` with ``(1 + e^eps) T p`` the truncation share of ``delta``."""
-    from scipy.stats import binom
+    from scipy.stats import binom  # deferred: scipy.stats (heavy import, loaded on first use)
 
     factor = (1.0 + math.exp(min(epsilon, 700.0))) * t
     if max_batch_size is None:
@@ -222,8 +220,6 @@ def _flipped_huber(groups: Groups, q, t, eps, noise_delta, sigma):
     ``sigma C`` (PLD engine); ``alpha > 0`` shapes go through the RDP accountant."""
     if groups.count != 1:
         raise ValueError("flipped-huber noise supports global clipping (one clip norm) only")
-    from dpjax.train.flipped_huber import SHAPE_GRID, calibrate_flipped_huber
-
     c, d = float(groups.clip_norms[0]), groups.dim
     try:
         alpha, gamma, var, eps_at = calibrate_flipped_huber(
@@ -317,11 +313,7 @@ def make_plan(
     noise_delta = (dlt - share) * (1.0 - 1e-12)
     alpha = gamma = math.nan
     lap = None
-    import dpjax
-
     if noise == "laplace":
-        from dpjax.train import laplace
-
         b_eff, cal = laplace.calibrate_multiplier(q, t, eps, noise_delta)
         lap = allocate(groups, b_eff, allocation, order=1)
         std = math.sqrt(2.0) * lap

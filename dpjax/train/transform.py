@@ -32,6 +32,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from dpjax.noise.flipped_huber import FlippedHuber
+
 
 class DPAggregateState(NamedTuple):
     """State of the DP transform.
@@ -171,8 +173,6 @@ def noise_like(plan, key, tree):
     Gaussian: ``N(0, sigma_m^2)`` per coordinate of group ``m``; Laplace: ``Lap(0, b_m)``;
     flipped Huber: ``FH(alpha, gamma^2)`` per coordinate (:class:`dpjax.noise.FlippedHuber`).
     """
-    from dpjax.noise.flipped_huber import FlippedHuber
-
     leaves = jax.tree_util.tree_leaves(tree)
     keys = jax.random.split(key, len(leaves))
     out = []

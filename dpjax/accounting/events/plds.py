@@ -44,8 +44,8 @@ from jax.scipy.special import logsumexp as jax_logsumexp
 
 from dpjax._batching import bucket as _bucket
 from dpjax.accounting import events as ev
-from dpjax.accounting.pld import discrete, mixture
-from dpjax.accounting.pld._pld import PLD, make
+from dpjax.accounting.pld import PLD, discrete, mixture
+from dpjax.accounting.pld._pld import make
 from dpjax.accounting.pld.atoms import from_atoms
 from dpjax.accounting.pld.compose import (
     ceil_pow2,
@@ -446,7 +446,7 @@ def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True, 
     if isinstance(event, ev.ZCDP):
         if not pessimistic:
             return None
-        # function-local: breaks the cycle rdp (its ledger imports this module) -> events.plds
+        # cycle: dpjax.accounting.events.plds <-> dpjax.accounting.rdp.ledger (via the rdp package)
         from dpjax.accounting.rdp.zcdp import delta_from_zcdp
 
         rho = float(event.rho)
@@ -690,7 +690,7 @@ def truncation_probabilities(event: ev.TruncatedSubsampledGaussian, pessimistic:
     Returns:
       ``(w_plain, t, q')`` with ``t = 0`` when no truncation can occur.
     """
-    from scipy import stats  # function-local: scipy.stats is heavy, loaded on first use
+    from scipy import stats  # deferred: scipy.stats (heavy import, loaded on first use)
 
     n, q, b = event.dataset_size, float(event.sampling_probability), event.truncated_batch_size
     t = float(stats.binom.sf(b - 1, n - 1, q))

@@ -33,8 +33,9 @@ from dpjax.accounting.pld._pld import PLD
 from dpjax.accounting.pld.compose import max_grid_points
 from dpjax.accounting.pld.discretise import TAIL, MonotonePair, discretise_pair
 from dpjax.accounting.pld.underflow import charge_underflow
-from dpjax.noise.privacy_loss import monotone_inverse, tail_point
-from dpjax.numerics import float64_kernel
+from dpjax.noise.gaussian import Gaussian
+from dpjax.noise.privacy_loss import INVERSE_ITERATIONS, monotone_inverse, tail_point
+from dpjax.numerics import bisect_bracket, bisect_monotone, float64_kernel
 
 __all__ = [
     "check_shifts",
@@ -142,9 +143,6 @@ def mixture_loss_inverse(loss, epsilon, t_lo, t_hi):
     Returns:
       ``t(epsilon)``, shaped like ``epsilon``.
     """
-    from dpjax.noise.privacy_loss import INVERSE_ITERATIONS
-    from dpjax.numerics import bisect_bracket, bisect_monotone
-
     eps = jnp.asarray(epsilon, jnp.float64)
     flat = eps.reshape(-1)
     n = flat.shape[0]
@@ -270,8 +268,6 @@ def mixture_of_gaussians_plds(
     Returns:
       One PLD per adjacency.
     """
-    from dpjax.noise.gaussian import Gaussian
-
     noise = Gaussian(jnp.asarray(standard_deviation, jnp.float64))
     c = [float(x) for x in sensitivities]
     w = [float(x) for x in sampling_probs]

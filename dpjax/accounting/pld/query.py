@@ -220,7 +220,7 @@ def _certified(pld: PLD, prof: Profile, k, grid):
     return jnp.where(bad, 1.0, jnp.minimum(val, 1.0))
 
 
-def _segment(pld: PLD, n: int, epsilon: Array) -> tuple[Array, Array, Array]:
+def grid_segment(pld: PLD, n: int, epsilon: Array) -> tuple[Array, Array, Array]:
     """``(k, kf, x_lo)``: the grid segment ``l_{k-1} <= epsilon < l_k`` of ``epsilon``
     (``k`` as an index and as a float64), and ``epsilon``'s position in bins moved down by
     its rounding (module docstring)."""
@@ -241,7 +241,7 @@ def _grid_delta(pld: PLD, prof: Profile, epsilon: Array) -> Array:
     n = prof.s.shape[-1] - 1
     h = jnp.asarray(pld.bin_width, jnp.float64)
     eps = jnp.asarray(epsilon, jnp.float64)
-    k, kf, x_lo = _segment(pld, n, eps)
+    k, kf, x_lo = grid_segment(pld, n, eps)
     t = jnp.maximum((kf - x_lo) * h, 0.0)  # l_k - eps (inf below a -inf eps)
     grid = -jnp.expm1(-t) * prof.s[k] + jnp.exp(-t) * prof.d[k]
     return jnp.where(jnp.isnan(eps), 1.0, _certified(pld, prof, k, grid))
@@ -251,7 +251,7 @@ def _log_roundoff(pld: PLD, prof: Profile, epsilon: Array) -> Array:
     """``log(r W(n - k))``: the round-off term of the grid bound at ``epsilon`` (``-inf``
     without round-off; ``0`` where the pmf is not finite)."""
     n = prof.s.shape[-1] - 1
-    k, _, _ = _segment(pld, n, jnp.asarray(epsilon, jnp.float64))
+    k, _, _ = grid_segment(pld, n, jnp.asarray(epsilon, jnp.float64))
     term = pld.roundoff * roundoff_weight((n - k).astype(jnp.float64), pld.bin_width)
     out = jnp.where(term > 0, jnp.log(jnp.where(term > 0, term, 1.0)), -jnp.inf)
     return jnp.where(prof.ok & ~jnp.isnan(out), out, 0.0)

@@ -42,7 +42,7 @@ from dpjax.numerics import float64_kernel
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
 
-def _split(log_mgf, lambdas, positive: bool):
+def split_by_sign(log_mgf, lambdas, positive: bool):
     """``(lambda, log M)`` with the entries of the other sign (and ``nan`` moments) read as
     ``log M = +inf`` (uninformative); ``lambdas`` may be traced (default :data:`LAMBDAS`)."""
     lam = jnp.asarray(LAMBDAS if lambdas is None else lambdas, jnp.float64)
@@ -52,7 +52,7 @@ def _split(log_mgf, lambdas, positive: bool):
     return jnp.where(use, lam, 1.0 if positive else -1.0), lm
 
 
-def _log_c(lam):
+def log_c_terms(lam):
     """``(log c(lambda), |terms|)``: ``lambda log lambda - (1 + lambda) log(1 + lambda)``
     (``lambda > 0``) and the sum of the magnitudes of its two terms (for rounding pads)."""
     a, b = lam * jnp.log(lam), (1.0 + lam) * jnp.log1p(lam)
@@ -85,7 +85,7 @@ def log_upper_tail(log_mgf: ArrayLike, x: ArrayLike, lambdas=None) -> Array:
     Returns:
       The log-bound, shape of ``x``.
     """
-    lam, lm = _split(log_mgf, lambdas, True)
+    lam, lm = split_by_sign(log_mgf, lambdas, True)
     x = jnp.asarray(x)[..., None]
     lx = lam * x
     return _nan_min(lm - lx + 8.0 * _U * (_mag(lm) + _mag(lx)))
@@ -106,7 +106,7 @@ def log_lower_tail(log_mgf: ArrayLike, x: ArrayLike, lambdas=None) -> Array:
     Returns:
       The log-bound, shape of ``x`` (``+inf`` when no ``lambda < 0`` is informative).
     """
-    lam, lm = _split(log_mgf, lambdas, False)
+    lam, lm = split_by_sign(log_mgf, lambdas, False)
     lx = lam * jnp.asarray(x)[..., None]
     return _nan_min(lm - lx + 8.0 * _U * (_mag(lm) + _mag(lx)))
 
@@ -127,7 +127,7 @@ def upper_edge(log_mgf: ArrayLike, log_tail: float, lambdas=None) -> Array:
     Returns:
       The edge ``x``.
     """
-    lam, lm = _split(log_mgf, lambdas, True)
+    lam, lm = split_by_sign(log_mgf, lambdas, True)
     return _nan_min((lm - log_tail) / lam)
 
 
@@ -146,7 +146,7 @@ def lower_edge(log_mgf: ArrayLike, log_tail: float, lambdas=None) -> Array:
     Returns:
       The edge ``x``; ``-inf`` when no ``lambda < 0`` is informative.
     """
-    lam, lm = _split(log_mgf, lambdas, False)
+    lam, lm = split_by_sign(log_mgf, lambdas, False)
     return -_nan_min(-(lm - log_tail) / lam)
 
 
@@ -176,8 +176,8 @@ def log_delta_chernoff(log_mgf: ArrayLike, epsilon: ArrayLike, lambdas=None) -> 
       >>> round(float(log_delta_chernoff(lam * (lam + 1) / 2, 4.0, lambdas=lam)), 3)
       -8.502
     """
-    lam, lm = _split(log_mgf, lambdas, True)
-    log_c, mag_c = _log_c(lam)
+    lam, lm = split_by_sign(log_mgf, lambdas, True)
+    log_c, mag_c = log_c_terms(lam)
     eps = jnp.asarray(epsilon)[..., None]
     le = lam * eps
     pad = 8.0 * _U * (_mag(lm) + _mag(le) + mag_c)
@@ -202,8 +202,8 @@ def epsilon_chernoff(log_mgf: ArrayLike, log_delta: ArrayLike, lambdas=None) -> 
     Returns:
       ``epsilon``, clipped at 0; ``+inf`` for ``log_delta = -inf`` and for ``nan``.
     """
-    lam, lm = _split(log_mgf, lambdas, True)
-    log_c, mag_c = _log_c(lam)
+    lam, lm = split_by_sign(log_mgf, lambdas, True)
+    log_c, mag_c = log_c_terms(lam)
     ld = jnp.asarray(log_delta)[..., None]
     num = lm + log_c - ld
     pad = 32.0 * _U * (_mag(lm) + mag_c + _mag(ld))

@@ -171,9 +171,9 @@ class FlippedHuber(NamedTuple):
         work = log_u.dtype
         consts = jax.tree_util.tree_map(
             lambda v: v.astype(work) if jnp.issubdtype(v.dtype, jnp.floating) else v,
-            st._isf_constants(self.shape_parameter),
+            st.isf_constants(self.shape_parameter),
         )
-        y = st._standard_isf(log_u - LOG_2, omu, consts, deep)
+        y = st.standard_isf(log_u - LOG_2, omu, consts, deep)
         return jnp.asarray(self.gamma).astype(work) * y
 
     from_bits = _shared.from_bits

@@ -175,7 +175,7 @@ class _IsfConstants(NamedTuple):
 _B_SATURATED = 1e4
 
 
-def _isf_constants(b: Array) -> _IsfConstants:
+def isf_constants(b: Array) -> _IsfConstants:
     r"""Constants of the tail inverse at shape ``b`` (any ``b`` in ``[0, inf]``).
 
     They are evaluated at ``min(b, 1e4)`` (``b^2`` overflows for ``b > 1.3e154`` in
@@ -198,7 +198,7 @@ def _isf_constants(b: Array) -> _IsfConstants:
     )
 
 
-def _standard_isf(log_p: Array, q: Array, c: _IsfConstants, deep: bool = True) -> Array:
+def standard_isf(log_p: Array, q: Array, c: _IsfConstants, deep: bool = True) -> Array:
     r"""The ``y >= 0`` with ``P(T > y) = p`` for ``T ~ FH(b, 1)``, from ``log p`` and
     ``q = 1 - 2p`` (both given, so that each is accurate where it is used).
 
@@ -246,7 +246,7 @@ def standard_isf_log(log_p: ArrayLike, b: ArrayLike) -> Array:
     """
     log_p, b = jnp.broadcast_arrays(jnp.asarray(log_p), jnp.asarray(b))
     q = 1.0 - 2.0 * jnp.exp(jnp.minimum(log_p, -LOG_2))
-    y = _standard_isf(log_p, q, _isf_constants(b))
+    y = standard_isf(log_p, q, isf_constants(b))
     return jnp.where(log_p >= -LOG_2, 0.0, y)
 
 

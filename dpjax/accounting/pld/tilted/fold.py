@@ -60,9 +60,9 @@ from dpjax.accounting.pld.query import (
     PADS,
     TINY,
     UP,
-    _segment,
     discounted_suffix,
     first_ok,
+    grid_segment,
     suffix_levels,
 )
 from dpjax.certificate import MARGIN
@@ -189,7 +189,7 @@ def _log_delta(t: Tilted, sm: _Sums, epsilon):
     n = sm.s.shape[-1] - 1
     h = jnp.asarray(t.pld.bin_width, jnp.float64)
     eps = jnp.asarray(epsilon, jnp.float64)
-    k, kf, x_lo = _segment(t.pld, n, eps)
+    k, kf, x_lo = grid_segment(t.pld, n, eps)
     tt = jnp.maximum((kf - x_lo) * h, 0.0)
     grid = -jnp.expm1(-tt) * sm.s[k] + jnp.exp(-tt) * sm.d[k]
     return jnp.where(jnp.isnan(eps), 0.0, _log_certified(t, sm, k, grid))
@@ -299,8 +299,8 @@ def saddle_lambdas(log_mgf, x, by_delta: bool):
     Returns:
       ``(len(OFFSETS[by_delta]),)`` tilts ``lambda > 0`` (traced).
     """
-    lam, lm = tail_bounds._split(log_mgf, None, True)
-    log_c, _ = tail_bounds._log_c(lam)
+    lam, lm = tail_bounds.split_by_sign(log_mgf, None, True)
+    log_c, _ = tail_bounds.log_c_terms(lam)
     if by_delta:
         obj = (lm + log_c - jnp.log(x)) / lam
     else:
@@ -452,7 +452,7 @@ def _tilted_kernel(
     bin_width, sizes, subsampled, by_delta,
 ):
     """:func:`tilted_kernel` with the pairs' tail cut ``tail`` traced."""
-    # function-local: breaks the cycle pld.engine -> pld.tilted.fold (engine runs the tilt)
+    # cycle: dpjax.accounting.pld.tilted.fold <-> dpjax.accounting.pld.engine
     from dpjax.accounting.pld.engine import stacked_plds
 
     k = jnp.asarray(compositions, jnp.float64)

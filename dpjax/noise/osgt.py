@@ -219,3 +219,30 @@ class OSGT(NamedTuple):
         a = jnp.abs(t + d) + self.vartheta
         b = jnp.abs(t) + self.vartheta
         return (a - b) * (a + b) / (2.0 * jnp.square(self.rho))
+
+    def privacy_loss_inverse(self, epsilon: ArrayLike, sensitivity: ArrayLike) -> Array:
+        r"""``t(epsilon) = sup{t : zeta_d(t) <= epsilon}`` for ``d > 0``, in closed form.
+
+        ``zeta_d`` is continuous, piecewise linear and strictly increasing: slope
+        ``d / rho^2`` for ``t >= 0`` and ``t <= -d``, ``(d + 2 vartheta) / rho^2`` between,
+        ``zeta_d(0) = e_0 = d (d + 2 vartheta) / (2 rho^2) = -zeta_d(-d)``, so
+
+        .. math:: t(\epsilon) = \begin{cases}
+                  \epsilon\rho^2/d - \vartheta - d/2 & \epsilon \ge e_0 \\
+                  \epsilon\rho^2/(d + 2\vartheta) - d/2 & |\epsilon| < e_0 \\
+                  \epsilon\rho^2/d + \vartheta - d/2 & \epsilon \le -e_0
+                  \end{cases}
+
+        (the engine's bisection fallback, :func:`dpjax.noise.privacy_loss.privacy_loss_inverse`,
+        agrees to round-off; a closed form keeps the discretisation's program small).
+
+        Args:
+          epsilon: loss levels.
+          sensitivity: the shift ``d > 0``.
+        """
+        e, d = jnp.asarray(epsilon), jnp.asarray(sensitivity)
+        theta, rho2 = jnp.asarray(self.vartheta), jnp.square(jnp.asarray(self.rho))
+        e0 = d * (d + 2.0 * theta) / (2.0 * rho2)
+        outer = e * rho2 / d - 0.5 * d
+        middle = e * rho2 / (d + 2.0 * theta) - 0.5 * d
+        return jnp.where(e >= e0, outer - theta, jnp.where(e <= -e0, outer + theta, middle))

@@ -12,6 +12,7 @@ import math
 import pathlib
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -24,8 +25,10 @@ from dpjax.noise import OSGT, FlippedHuber, Gaussian, Laplace
 from dpjax.noise.privacy_loss import privacy_loss_inverse, tail_point
 
 
+@jax.tree_util.register_pytree_node_class
 class _Hidden:
-    """A family with its closed forms hidden: only ``privacy_loss``, ``log_sf``, ``variance``."""
+    """A family with its closed forms hidden: only ``privacy_loss``, ``log_sf``, ``variance``
+    (a pytree, so it passes through the engine's jitted discretisation like a family)."""
 
     def __init__(self, noise):
         self._noise = noise
@@ -40,9 +43,18 @@ class _Hidden:
     def variance(self):
         return self._noise.variance
 
+    def tree_flatten(self):
+        return (self._noise,), None
+
+    @classmethod
+    def tree_unflatten(cls, _, children):
+        return cls(*children)
+
 
 @pytest.mark.parametrize(
-    "noise", [Gaussian(1.7), Laplace(0.8), FlippedHuber(1.5, 2.0), FlippedHuber(0.2, 0.5)]
+    "noise",
+    [Gaussian(1.7), Laplace(0.8), FlippedHuber(1.5, 2.0), FlippedHuber(0.2, 0.5),
+     OSGT(0.0, 1.3), OSGT(2.5, 0.7), OSGT(300.0, 0.03)],
 )
 def test_bisection_fallback_agrees_with_the_closed_form_inverse(noise):
     d = jnp.asarray(1.0)
@@ -71,7 +83,7 @@ def test_bisection_fallback_agrees_with_the_closed_form_tail_point():
 
 def test_gaussian_pld_through_the_fallback_matches_the_closed_forms():
     closed = pld.from_noise(Gaussian(1.3), 1.0, 1e-3)
-    fallback = pld.from_noise(OSGT(0.0, 1.3), 1.0, 1e-3)
+    fallback = pld.from_noise(_Hidden(OSGT(0.0, 1.3)), 1.0, 1e-3)
     eps = np.array([0.0, 0.5, 1.0, 2.0, 4.0])
     np.testing.assert_allclose(
         np.asarray(pld.delta_for_epsilon(fallback, eps)),

@@ -114,7 +114,9 @@ def loss_spread(pair) -> Array:
       ``s_1`` (``nan`` where no bin has finite loss and mass).
     """
     t = jnp.linspace(pair.t_lo, pair.t_hi, _SIZING_POINTS)
-    log_sf, log_cdf = pair.log_sf_p(t), pair.log_cdf_p(t)
+    # the pair's joint tails (one special-function call where it has one): a smaller
+    # sizing program than separate log_sf_p and log_cdf_p calls (Q's two are unused)
+    log_sf, log_cdf = pair.all_tails(t)[:2]
     upper = log_sf[:-1] < math.log(0.5)
     above = jnp.exp(log_sf[:-1]) - jnp.exp(log_sf[1:])
     mass = jnp.where(upper, above, jnp.exp(log_cdf[1:]) - jnp.exp(log_cdf[:-1]))

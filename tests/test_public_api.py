@@ -155,3 +155,36 @@ def test_every_package_is_pinned():
             if m.ispkg and ".cli" not in m.name and not leaf.startswith("_"):
                 found.add(m.name)
     assert found == set(PUBLIC) | set(NO_PUBLIC_NAMES)
+
+
+def _declared_objects() -> dict:
+    """``id(object) -> 'package.name'`` for every name a pinned package declares."""
+    out = {}
+    for package in PUBLIC:
+        mod = importlib.import_module(package)
+        for name in mod.__all__:
+            out.setdefault(id(getattr(mod, name)), f"{package}.{name}")
+    return out
+
+
+def test_api_reference_documents_only_declared_names():
+    # docs/architecture.md, "Public names and implementation modules": the API reference is
+    # generated from the packages' declared names, so every `::: path` of docs/api is a
+    # pinned package or an object some pinned package declares (written at its defining
+    # module's path, which mkdocstrings needs), never an undeclared implementation name
+    import pathlib
+    import re
+
+    declared = _declared_objects()
+    pages = sorted((pathlib.Path(__file__).parents[1] / "docs" / "api").glob("*.md"))
+    assert pages
+    seen = 0
+    for page in pages:
+        for path in re.findall(r"^::: *([\w.]+)", page.read_text(), re.M):
+            seen += 1
+            if path in PUBLIC:
+                continue
+            module, _, attr = path.rpartition(".")
+            obj = getattr(importlib.import_module(module), attr)
+            assert id(obj) in declared, f"{page.name}: {path} is not a declared public name"
+    assert seen >= len(PUBLIC)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from dpjax._batching import call_padded
 from dpjax.accounting.osgt import delta_osgt, epsilon_osgt
 from dpjax.calibration.composed_family import BIN_WIDTH, SHAPES, calibrate_composed
 from dpjax.calibration.members import (
@@ -70,7 +71,9 @@ def _by_engine(query: Query) -> bool:
 
 def _variance(rho, k):
     """``rho^2 v(k)`` on host arrays."""
-    return np.asarray(rho) ** 2 * np.asarray(_unit_variance(np.asarray(k, np.float64)))
+    # padded (one compiled program for the survey's, the refinement's and the finalists'
+    # shape counts alike)
+    return np.asarray(rho) ** 2 * np.asarray(call_padded(_unit_variance, k))
 
 
 def _calibrate_composed(epsilon, delta, query: Query) -> Calibration:

@@ -233,8 +233,9 @@ class OSGT(NamedTuple):
                   \epsilon\rho^2/d + \vartheta - d/2 & \epsilon \le -e_0
                   \end{cases}
 
-        (the engine's bisection fallback, :func:`dpjax.noise.privacy_loss.privacy_loss_inverse`,
-        agrees to round-off; a closed form keeps the discretisation's program small).
+        (the inverse of the loss of Sec. II-C of flipped-huber-mechanism for the OSGT density of
+        its App. F(c); the engine's bisection fallback,
+        :func:`dpjax.noise.privacy_loss.privacy_loss_inverse`, agrees to round-off).
 
         Args:
           epsilon: loss levels.

@@ -42,6 +42,7 @@ from jax import Array
 from scipy import special as sps
 
 from dpjax.bcdp import _cap
+from dpjax.numerics.constants import LOG_2
 
 #: candidate fractions of the budget spent on the cap (PrivUnit2's split search)
 _SPLIT_GRID = np.linspace(0.02, 0.98, 49)
@@ -115,7 +116,7 @@ def _privunit_log_gain(a0, a1, m):
     cap = sps.betainc(half, half, 1.0 - tau)  # the mass of the cap actually used
     p = sps.expit(a0)
     # E<V,u> = K (p/P - (1-p)/(1-P)),  K = (1-gamma^2)^half / ((m-1) 2^(m-2) B(half, half))
-    log_k = (half * np.log1p(-gamma * gamma) - np.log(m - 1) - (m - 2) * np.log(2.0)
+    log_k = (half * np.log1p(-gamma * gamma) - np.log(m - 1) - (m - 2) * LOG_2
              - sps.betaln(half, half))
     bracket = p / cap - (1.0 - p) / (1.0 - cap)
     return log_k + np.log(np.maximum(bracket, 1e-300)), gamma, cap

@@ -112,7 +112,7 @@ def _host_log_delta(eps, log_c, log_mu):
 
 def _log_mu_range(log_c):
     """``log mu``: private at ``-690``, not at ``log 2c`` (disjoint supports)."""
-    return np.full(log_c.shape, _LOG_MU_MIN), np.log(2.0) + log_c
+    return np.full(log_c.shape, _LOG_MU_MIN), LOG_2 + log_c
 
 
 def _host_log_variance(log_c):

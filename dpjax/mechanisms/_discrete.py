@@ -2,7 +2,7 @@ r"""Discrete noise on integer queries: the glue shared by ``discrete-laplace`` a
 ``discrete-gaussian``.
 
 Both are accounted exactly by :class:`~dpjax.accounting.PLDAccountant` (their pairs are
-atoms: :mod:`dpjax.accounting.pld.discrete`), under any neighbouring relation of
+atoms: :mod:`dpjax.accounting.pld.finite_pairs`), under any neighbouring relation of
 :data:`~dpjax.mechanisms._spec.RELATIONS` (replace-one: the shift ``2 Delta``; Poisson-
 subsampled, the pair ``(1 - q) X + q (X + Delta)`` against ``(1 - q) X + q (X - Delta)``), ``T``
 compositions and Poisson subsampling at rate ``q``; calibration bisects the scale on that

@@ -7,7 +7,7 @@ integer sensitivity ``Delta``.  Exact profile of the atoms
 
 .. math:: \delta(\epsilon) = \sum_k \big(P(k) - e^{\epsilon} P(k - \Delta)\big)_+
 
-(the pair's far tail bounded in closed form: :func:`dpjax.accounting.pld.discrete.
+(the pair's far tail bounded in closed form: :func:`dpjax.accounting.pld.finite_pairs.
 discrete_gaussian_pair`), accounted and calibrated through
 :class:`~dpjax.accounting.PLDAccountant` under any relation (replace-one: shift
 ``2 Delta``), ``T`` uses and Poisson subsampling (:mod:`dpjax.mechanisms._discrete`).

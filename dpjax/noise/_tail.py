@@ -156,7 +156,7 @@ def deep_capacity(n: int, dtype=None) -> int:
     if n <= 0:
         return 0
     p = 2.0**-layout.shallow
-    need = 32 * layout.exponent_words * math.log(2.0)  # -log tail_floor
+    need = 32 * layout.exponent_words * LOG_2  # -log tail_floor
 
     def log_bound(k: int) -> float:  # -log of the Chernoff bound on P(X >= k)
         if k > n:

@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from scipy.special import betainc
 
+from dpjax.numerics.constants import LOG_2
 from dpjax.spherical.cells_quadrature import unit_gauss_legendre
 from dpjax.spherical.shells import log_shell_volume_at
 
@@ -154,7 +155,7 @@ def log_cell_volumes_beta(m: int, n: int, rows: int, max_panels: int = 400, orde
         if b < n and lratio[0] >= -1.0:
             tau, wt = unit_gauss_legendre(thin_nodes(m, n, b, int(i[0]), thin_order))
         else:
-            panels = int(min(max_panels, math.ceil(-max(lratio[0], -1e4) / math.log(2.0)) + 4))
+            panels = int(min(max_panels, math.ceil(-max(lratio[0], -1e4) / LOG_2) + 4))
             tau, wt = _tau_rule(panels, order)
         inner = np.logaddexp(np.log(tau)[None, :], np.log1p(-tau)[None, :] + lratio[:, None])
         rho = ((i + 1.0) * h)[:, None] * np.exp(inner / m)  # (B, T)

@@ -37,6 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import logsumexp
 
+from dpjax.numerics.constants import LOG_2
 from dpjax.spherical.shells import log_unit_ball_volume
 
 #: order of the endpoint-smoothed rule on the cells touched by a degeneracy line
@@ -81,7 +82,7 @@ def _log_integrand(rho, theta, m: int):
     pos = (f1 > 0) & (f3 > 0) & (f4 > 0) & (rho > 0) & (theta > 0)
     safe = lambda z: jnp.where(pos, z, 1.0)  # noqa: E731
     log16h2 = jnp.log(safe(f1)) + jnp.log(u + 1.0) + jnp.log(safe(f3)) + jnp.log(safe(f4))
-    log_const = math.log(m - 1) + log_unit_ball_volume(m - 1) - (m - 3) * math.log(2.0)
+    log_const = math.log(m - 1) + log_unit_ball_volume(m - 1) - (m - 3) * LOG_2
     val = log_const + k * log16h2 + jnp.log(safe(rho)) + jnp.log(safe(theta))
     return jnp.where(pos, val, -jnp.inf)
 
@@ -198,7 +199,7 @@ def _log_plain_cells_gemm(m: int, n: int, rows: int, order: int):
         big = np.exp(lp2 - alpha) @ np.exp(lq0 - beta).T
         small = np.exp(lp0 - alpha) @ np.exp(lq2 - beta).T
         diff = big - small
-        log_const = math.log(m - 1) + log_unit_ball_volume(m - 1) - (m - 3) * math.log(2.0)
+        log_const = math.log(m - 1) + log_unit_ball_volume(m - 1) - (m - 3) * LOG_2
         lg = np.log(diff) + alpha + beta.T + log_const + 2.0 * math.log(h) - math.log(4.0)
     # band: out[i, e] = cell(s = 2i + e - n, d = n - e)
     i = np.arange(rows)[:, None]

@@ -21,6 +21,8 @@ from collections.abc import Callable
 import numpy as np
 from scipy.special import logsumexp
 
+from dpjax.numerics.constants import LOG_2
+
 
 def log_unit_ball_volume(m: int) -> float:
     r"""``log V_m = (m/2) log pi - log Gamma(m/2 + 1)``, the unit ball's volume (eq. 27).
@@ -44,7 +46,7 @@ def log_A(m: int) -> float:
     """
     if m < 2:
         raise ValueError("A_m is defined for m >= 2 (m = 1 has its own exact kernel)")
-    return (m - 3) * math.log(2.0) + math.log(m - 1) + log_unit_ball_volume(m - 1)
+    return (m - 3) * LOG_2 + math.log(m - 1) + log_unit_ball_volume(m - 1)
 
 
 def log_diff_powers(i, p: float) -> np.ndarray:

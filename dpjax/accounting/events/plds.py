@@ -19,7 +19,7 @@ direction:
 * ``PoissonSampled`` of additive noise: :mod:`.pld.subsample` (add/remove),
   :func:`.pld.mixture.replace_one_poisson_pld` (replace-one); of a discrete pair or of a
   mixture of Gaussians: the mixed pair (exact; pure DP gets ``log(1 + q (e^eps - 1))``);
-* discrete events: :mod:`.pld.discrete` (exact atoms), mixtures of Gaussians
+* discrete events: :mod:`.pld.finite_pairs` (exact atoms), mixtures of Gaussians
   :mod:`.pld.mixture`;
 * ``TruncatedSubsampledGaussian``: the mixture, per direction, of the Poisson-subsampled
   Gaussian's PLD (weight ``1 - t``) and the replace-one Poisson PLD at shift 2 (weight
@@ -44,7 +44,7 @@ from jax.scipy.special import logsumexp as jax_logsumexp
 
 from dpjax._batching import bucket as _bucket
 from dpjax.accounting import events as ev
-from dpjax.accounting.pld import PLD, discrete, mixture
+from dpjax.accounting.pld import PLD, finite_pairs, mixture
 from dpjax.accounting.pld._pld import make
 from dpjax.accounting.pld.atoms import from_atoms
 from dpjax.accounting.pld.compose import (
@@ -320,11 +320,11 @@ def _discrete_pair(event, relation: str):
     """``(p, q)`` of a discrete leaf under ``relation``, or ``None``."""
     shift = 2 if relation == "replace_one" else 1
     if isinstance(event, ev.DiscreteLaplace):
-        return discrete.discrete_laplace_pair(event.noise_parameter, shift * event.sensitivity)
+        return finite_pairs.discrete_laplace_pair(event.noise_parameter, shift * event.sensitivity)
     if isinstance(event, ev.DiscreteGaussian):
-        return discrete.discrete_gaussian_pair(event.sigma, shift * event.sensitivity)
+        return finite_pairs.discrete_gaussian_pair(event.sigma, shift * event.sensitivity)
     if isinstance(event, ev.EpsilonDelta):
-        return discrete.epsilon_delta_pair(event.epsilon, event.delta)
+        return finite_pairs.epsilon_delta_pair(event.epsilon, event.delta)
     if isinstance(event, ev.RandomizedResponse):
         if relation not in _RR_RELATIONS:
             raise unsupported(event, relation, _RR_WHY)
@@ -332,7 +332,7 @@ def _discrete_pair(event, relation: str):
             return np.ones(1), np.ones(1)
         if relation == "replace_special":
             return randomized_response_special_pair(event.noise_parameter, event.num_buckets)
-        return discrete.randomized_response_pair(event.noise_parameter, event.num_buckets)
+        return finite_pairs.randomized_response_pair(event.noise_parameter, event.num_buckets)
     return None
 
 
@@ -425,9 +425,9 @@ def leaf_plds(event, relation: str, bin_width: float, pessimistic: bool = True, 
     pair = _discrete_pair(event, relation)
     if pair is not None:
         if isinstance(event, ev.RandomizedResponse) and relation == "replace_special":
-            return {"remove": discrete.discrete_pld(*pair, h, pessimistic),
-                    "add": discrete.discrete_pld(pair[1], pair[0], h, pessimistic)}
-        return _same(discrete.discrete_pld(*pair, h, pessimistic), relation)
+            return {"remove": finite_pairs.discrete_pld(*pair, h, pessimistic),
+                    "add": finite_pairs.discrete_pld(pair[1], pair[0], h, pessimistic)}
+        return _same(finite_pairs.discrete_pld(*pair, h, pessimistic), relation)
     if isinstance(event, ev.TruncatedSubsampledGaussian):
         return truncated_subsampled_gaussian_plds(event, relation, h, pessimistic, tail)
     if isinstance(event, ev.MixtureOfGaussians):
@@ -529,7 +529,9 @@ def _poisson(event: ev.PoissonSampled, relation, h, pessimistic, tail=TAIL):
     if pair is None:
         raise unsupported(event, relation, f"Poisson sampling of {type(base).__name__}")
     return {
-        d: discrete.discrete_pld(*discrete.poisson_subsampled_pair(*pair, q, d), h, pessimistic)
+        d: finite_pairs.discrete_pld(
+            *finite_pairs.poisson_subsampled_pair(*pair, q, d), h, pessimistic
+        )
         for d in DIRECTIONS[relation]
     }
 
@@ -537,16 +539,16 @@ def _poisson(event: ev.PoissonSampled, relation, h, pessimistic, tail=TAIL):
 def _discrete_replace_pld(base, q: float, h: float, pessimistic: bool) -> PLD:
     r"""PLD of one Poisson-subsampled discrete-noise use under replace-one: the exact pair
     ``(1 - q) X + q (X + s)`` against ``(1 - q) X + q (X - s)``
-    (:func:`~dpjax.accounting.pld.discrete.discrete_laplace_replace_pair`,
-    :func:`~dpjax.accounting.pld.discrete.discrete_gaussian_replace_pair`), symmetric, so one
+    (:func:`~dpjax.accounting.pld.finite_pairs.discrete_laplace_replace_pair`,
+    :func:`~dpjax.accounting.pld.finite_pairs.discrete_gaussian_replace_pair`), symmetric, so one
     law for both orders.  That the contributions ``+-s`` are the worst of every pair of
     integer contributions in ``[-s, s]`` is checked exhaustively on a grid of parameters
     (``tests/accounting/events/test_discrete_replace.py``), not proved."""
     if isinstance(base, ev.DiscreteLaplace):
-        pair = discrete.discrete_laplace_replace_pair(base.noise_parameter, base.sensitivity, q)
+        pair = finite_pairs.discrete_laplace_replace_pair(base.noise_parameter, base.sensitivity, q)
     else:
-        pair = discrete.discrete_gaussian_replace_pair(base.sigma, base.sensitivity, q)
-    return discrete.discrete_pld(*pair, h, pessimistic)
+        pair = finite_pairs.discrete_gaussian_replace_pair(base.sigma, base.sensitivity, q)
+    return finite_pairs.discrete_pld(*pair, h, pessimistic)
 
 
 def _staircase_replace_pld(params: dict, q: float, h: float, pessimistic: bool) -> PLD:

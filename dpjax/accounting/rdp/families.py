@@ -67,7 +67,7 @@ from dpjax.accounting.rdp.laplace import (
 )
 from dpjax.noise.flipped_huber.standard import log_normaliser
 from dpjax.numerics import float64_kernel
-from dpjax.numerics.constants import HALF_LOG_2PI
+from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 from dpjax.numerics.host_grid import log1mexp_host
 
@@ -271,7 +271,7 @@ def _staircase(decay: float, width: float, gamma: float, delta: float) -> np.nda
     rem = d - n
     b = math.exp(-decay)
     l1b = float(log1mexp_host(-decay))  # log(1 - b)
-    log_a = l1b - math.log(2.0) - math.log(gamma + (1.0 - gamma) * b)
+    log_a = l1b - LOG_2 - math.log(gamma + (1.0 - gamma) * b)
     log_a += 16.0 * _U * (abs(log_a) + decay + 2.0)
     zero = Fraction(0)
     parts = [

@@ -49,6 +49,7 @@ from dpjax.accounting.rdp.subsampled_gaussian import (
     rdp_log_delta,
 )
 from dpjax.numerics import bisect_host, float64_kernel
+from dpjax.numerics.constants import LOG_2
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
 #: Rényi orders ``alpha`` of :func:`laplace_log_moments`: integers then fractional ones.
@@ -71,7 +72,7 @@ def log_sinhc(x):
     ax = np.abs(x)
     small = ax < 1e-4
     safe = np.where(small, 1.0, ax)
-    big = safe - math.log(2.0) + np.log1p(-np.exp(-2.0 * safe)) - np.log(safe)
+    big = safe - LOG_2 + np.log1p(-np.exp(-2.0 * safe)) - np.log(safe)
     return np.where(small, ax * ax / 6.0, big)
 
 
@@ -138,8 +139,8 @@ def _log_moments(a: float, q: float, betas: np.ndarray) -> np.ndarray:
     lq, l1q = math.log(q), math.log1p(-q)
     parts = np.stack(
         [
-            -math.log(2.0) + betas * float(_log_g(-a, lq, l1q)),
-            -math.log(2.0) - a + betas * float(_log_g(a, lq, l1q)),
+            -LOG_2 + betas * float(_log_g(-a, lq, l1q)),
+            -LOG_2 - a + betas * float(_log_g(a, lq, l1q)),
             -math.log(4.0) - a / 2.0 + _log_integrals(a, betas, lq, l1q),
         ]
     )

@@ -47,7 +47,7 @@ from scipy.special import gammaln, log_ndtr, logsumexp
 from dpjax.accounting.pld import tail_bounds
 from dpjax.certificate import log_target
 from dpjax.numerics import float64_kernel, illinois_host
-from dpjax.numerics.constants import HALF_LOG_2PI
+from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 from dpjax.numerics.host_grid import log_expm1_host
 
@@ -207,7 +207,7 @@ def _trapezoid(orders, mu: float, q: float):
     total_pad = math.log1p(4.0 * (n + 16) * _U) + 4.0 * _U * abs(log_h)
     # strip bound: A <= I_h / (1 - c), c = 2 e^{d^2/2} cos(theta)^{1-alpha} / (e^{2 pi d/h} - 1)
     log_c = (
-        math.log(2.0) + d * d / 2.0 - (a[:, 0] - 1.0) * math.log(math.cos(_THETA))
+        LOG_2 + d * d / 2.0 - (a[:, 0] - 1.0) * math.log(math.cos(_THETA))
         - 2.0 * math.pi * d / h
     )
     strip = -np.log1p(-np.exp(log_c))
@@ -511,7 +511,7 @@ def gaussian_rdp_sigma(epsilon, delta, sampling_rate, compositions, sensitivity=
     bad = np.where(f <= 0, x_min, x)
     f_good = np.where(f <= 0, f, -np.inf)
     f_bad = np.where(f <= 0, np.inf, f)
-    step = math.log(2.0)
+    step = LOG_2
     for _ in range(24):
         open_good, open_bad = np.isinf(f_good) & (good > bad), np.isinf(f_bad) & (bad < good)
         todo = (open_good & (x < x_max)) | (open_bad & (x > x_min))

@@ -2,7 +2,7 @@
 ``(1 - r) X + r (X - s)`` (dp_accounting refuses ``REPLACE`` for its discrete classes).
 
 References: exact sums over a materialised integer support built here from the pmfs
-(not the closed-form half-lines of :mod:`dpjax.accounting.pld.discrete`), and every pair
+(not the closed-form half-lines of :mod:`dpjax.accounting.pld.finite_pairs`), and every pair
 of integer contributions in ``[-s, s]`` for the claim that ``+-s`` is the worst pair.
 """
 
@@ -14,7 +14,7 @@ import pytest
 import dpjax
 from dpjax.accounting import PLDAccountant
 from dpjax.accounting import events as ev
-from dpjax.accounting.pld.discrete import (
+from dpjax.accounting.pld.finite_pairs import (
     discrete_gaussian_replace_pair,
     discrete_laplace_replace_pair,
 )

@@ -195,6 +195,9 @@ _EXEMPT = {
     "dpjax.accounting.pld.atoms.delta_of_atoms": "NumPy float64 host sum (no JAX arrays)",
     "dpjax.certificate.certify_scale": "re-check loop on a guarded profile",
     "dpjax.certificate.require_certified": "host check of a certificate",
+    "dpjax.certificate.log_target_host": "NumPy twin of log_target (no JAX arrays)",
+    "dpjax.certificate.reported_delta_host": "NumPy float64 host twin (no JAX arrays)",
+    "dpjax.certificate.certify_scale_host": "NumPy host loop; runs under enable_x64",
     "dpjax.calibration.members.name_member": "labels a returned shape, no privacy",
     "dpjax.calibration.members.name_by_variance": "labels a returned variance, no privacy",
     # spherical: the KL programme designs the density; its privacy goes through the

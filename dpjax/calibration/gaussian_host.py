@@ -14,8 +14,7 @@ import numpy as np
 from scipy import special
 
 from dpjax.accounting.gaussian import ERROR
-from dpjax.certificate import MARGIN, scale_is_certified
-from dpjax.certificate_host import log_target_host, reported_delta_host
+from dpjax.certificate import MARGIN, log_target_host, reported_delta_host, scale_is_certified
 from dpjax.numerics import Status, float64_kernel, newton_host
 from dpjax.numerics.constants import HALF_LOG_2PI
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
@@ -115,11 +114,11 @@ def calibrate_sigma_host(eps, dlt, sens, x0, good, bad):
     Newton on ``log sigma`` (:func:`dpjax.numerics.newton_host`) from ``x0`` in the bracket
     ``(bad, good)`` over
     :func:`log_delta_gaussian_host`; certified where the profile at the returned ``sigma``
-    meets :func:`dpjax.certificate_host.log_target_host`
+    meets :func:`dpjax.certificate.log_target_host`
     (:func:`dpjax.certificate.scale_is_certified`) and its error bound is within
     ``MARGIN / 4`` (the rule :func:`dpjax.certificate.kernel_error` imposes on every
     kernel), the reported delta padded by the larger of that bound and the JAX kernel's
-    (:func:`dpjax.certificate_host.reported_delta_host`).
+    (:func:`dpjax.certificate.reported_delta_host`).
     """
     level = log_target_host(dlt)
 

@@ -16,8 +16,15 @@ import numpy as np
 from jax.typing import ArrayLike
 
 from dpjax.accounting.laplace import ERROR, log_delta_laplace, scale_laplace
-from dpjax.certificate import MARGIN, certify_scale, log_target, reported_delta
-from dpjax.certificate_host import certify_scale_host, log_target_host, reported_delta_host
+from dpjax.certificate import (
+    MARGIN,
+    certify_scale,
+    certify_scale_host,
+    log_target,
+    log_target_host,
+    reported_delta,
+    reported_delta_host,
+)
 from dpjax.numerics import float64_kernel
 from dpjax.numerics.host_grid import log1mexp_host
 
@@ -108,9 +115,9 @@ def scale_laplace_1d_host(epsilon, delta, sensitivity):
     .. math:: b = \frac{\Delta}{\epsilon - 2 \log(1 - \delta (1 - \mathrm{MARGIN}))},
 
     re-checked with :func:`log_delta_laplace_host` and nudged up where rounding made it
-    fail (:func:`dpjax.certificate_host.certify_scale_host`, the nudges of
+    fail (:func:`dpjax.certificate.certify_scale_host`, the nudges of
     :func:`dpjax.certificate.certify_scale`); the reported delta is padded by the kernel's
-    ``ERROR`` (:func:`dpjax.certificate_host.reported_delta_host`).
+    ``ERROR`` (:func:`dpjax.certificate.reported_delta_host`).
 
     Args:
       epsilon: target ``epsilon >= 0`` (finite).

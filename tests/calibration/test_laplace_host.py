@@ -11,7 +11,7 @@ from dpjax.calibration.laplace import (
     scale_laplace_1d,
     scale_laplace_1d_host,
 )
-from dpjax.certificate_host import certify_scale_host, log_target_host
+from dpjax.certificate import certify_scale_host, log_target_host
 
 mpmath.mp.dps = 50
 

@@ -99,11 +99,12 @@ PUBLIC = {
         'Float64RequiredError', 'HALF_LOG_2PI', 'LOG_2', 'Q_inv', 'Root',
         'Status', 'ZoomResult', 'bisect_bracket', 'bisect_host', 'bisect_monotone',
         'float64_kernel', 'gauss_legendre', 'golden_section', 'illinois', 'illinois_host',
-        'integrate_panels', 'least_feasible', 'least_integer_host', 'log1mexp', 'log_Q',
-        'log_Q_inv', 'log_expm1',
+        'integrate_panels', 'least_feasible', 'least_integer_host', 'log1mexp',
+        'log1mexp_host', 'log_Q', 'log_Q_inv', 'log_expm1', 'log_expm1_host',
         'log_hockey_stick', 'log_hockey_stick_straddle', 'log_mills', 'log_mills_step',
         'logaddexp', 'logsubexp', 'newton_host', 'quotient', 'require_float64', 'sum3',
-        'two_product', 'two_sum', 'warm_bracket', 'x64_enabled', 'zoom_minimize'
+        'two_product', 'two_sum', 'warm_bracket', 'x64_enabled', 'zoom_minimize',
+        'zoom_minimize_array'
     ],
     "dpjax.spherical": [
         'Coefficients', 'SphericalMechanism', 'calibrate_spherical', 'design_geometric',

@@ -57,10 +57,9 @@ from dpjax.accounting.flipped_huber import (
 from dpjax.accounting.flipped_huber_kdim import BOUND_ERROR, log_delta_flipped_huber_sufficient
 from dpjax.calibration.host_shape import least_certified_scale, log_delta_lemma11, search_shape
 from dpjax.certificate import log_target, reported_delta, scale_is_certified
-from dpjax.numerics import float64_kernel
+from dpjax.numerics import float64_kernel, log1mexp_host
 from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 from dpjax.numerics.export_cache import exported_jit
-from dpjax.numerics.host_grid import log1mexp_host
 
 #: Shapes ``b = alpha / gamma`` searched: 0 (the Gaussian member) and log-spaced up to
 #: 1e9, where FH is the Laplace limit member to ~1e-8 in variance (a grid ending at 200

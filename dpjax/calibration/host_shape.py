@@ -5,7 +5,7 @@ The 1-D calibrations of flipped Huber, OSGT and truncated Laplace minimise
 shape (a monotone search: each family is a scale family).  Compiling that whole search
 (a bisection inside a zooming grid, the profile inlined) cost seconds per family on a
 first call.  Here it runs on the host in float64 NumPy, vectorised over every target
-and every shape of a grid (:mod:`dpjax.numerics.host_grid`), with the profile written
+and every shape of a grid (:func:`dpjax.numerics.zoom_minimize_array`), with the profile written
 through Lemma 11 of flipped-huber-mechanism (eq. (28)) for symmetric log-concave noise:
 
 .. math:: \delta(\epsilon) = \overline G(x^* - \tfrac{D}{2})
@@ -27,9 +27,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dpjax.numerics import bisect_host, float64_kernel
+from dpjax.numerics import bisect_host, float64_kernel, log1mexp_host, zoom_minimize_array
 from dpjax.numerics.constants import LOG_2
-from dpjax.numerics.host_grid import log1mexp_host, zoom_minimize_array
 
 #: Sensitivity (in noise units) below which :func:`log_delta_lemma11` takes the mass between
 #: ``t_1`` and ``t_2`` by the midpoint rule (given the density).
@@ -109,7 +108,7 @@ def search_shape(
     (the variance ``s^2 v(x) = Delta^2 v(x) / m^2`` of a scale family; Sec. V of
     flipped-huber-mechanism): ``m*`` by bisection on ``log m``
     (:func:`dpjax.numerics.bisect_host`, increasing delta in ``m`` at fixed
-    shape), the shape by a zooming grid (:func:`dpjax.numerics.host_grid.zoom_minimize_array`),
+    shape), the shape by a zooming grid (:func:`dpjax.numerics.zoom_minimize_array`),
     both over every target and grid point at once.
 
     Args:

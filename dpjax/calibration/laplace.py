@@ -25,8 +25,7 @@ from dpjax.certificate import (
     reported_delta,
     reported_delta_host,
 )
-from dpjax.numerics import float64_kernel
-from dpjax.numerics.host_grid import log1mexp_host
+from dpjax.numerics import float64_kernel, log1mexp_host
 
 #: Most targets :func:`scale_laplace_1d_host` takes (its gap is exact rational arithmetic,
 #: one Python operation per target); larger batches take :func:`scale_laplace_1d`.
@@ -82,7 +81,7 @@ def log_delta_laplace_host(epsilon, scale, sensitivity) -> np.ndarray:
     ``epsilon - Delta / b`` is computed exactly in rational arithmetic and rounded once
     (relative error ``u = 2^-53``), so ``x`` carries ``<= u |x|`` absolute, which moves
     ``log(1 - e^x)`` by at most ``u |x| e^x / (1 - e^x) <= u``; ``log1mexp`` adds a few
-    ulps (:func:`dpjax.numerics.host_grid.log1mexp_host`).  In all ``<= 4u (1 + |log
+    ulps (:func:`dpjax.numerics.log1mexp_host`).  In all ``<= 4u (1 + |log
     delta|)``, within :data:`dpjax.accounting.laplace.ERROR` (``4e-15``; the JAX kernel's
     constant, so the same certificate applies).
 

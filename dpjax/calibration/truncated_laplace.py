@@ -43,10 +43,9 @@ from dpjax.calibration.event_scale import event_delta
 from dpjax.calibration.host_shape import least_certified_scale, log_delta_lemma11, search_shape
 from dpjax.certificate import TINY, log_target, reported_delta, scale_is_certified
 from dpjax.errors import InfeasibleTargetError
-from dpjax.numerics import bisect_host, float64_kernel, illinois_host
+from dpjax.numerics import bisect_host, float64_kernel, illinois_host, zoom_minimize_array
 from dpjax.numerics.constants import LOG_2
 from dpjax.numerics.export_cache import exported_jit
-from dpjax.numerics.host_grid import zoom_minimize_array
 
 #: the search's private end ``mu = e^-690 ~ 1.4e-300`` (the profile is below the total
 #: variation ``~mu``; the exact kernel resolves ``mu`` down to about there): targets down to
@@ -427,7 +426,7 @@ def truncated_laplace_composed(
     every branch of the 1-D profile decreases in ``c``, so ``lambda*(c)`` decreases in
     ``c``.  ``lambda*(c)`` is found by Illinois steps on ``log lambda``
     (:func:`dpjax.numerics.illinois_host`), bracketed by the shapes already solved; the
-    shape by a zooming grid on ``log c`` (:func:`dpjax.numerics.host_grid.zoom_minimize_array`,
+    shape by a zooming grid on ``log c`` (:func:`dpjax.numerics.zoom_minimize_array`,
     :data:`COMPOSED_ROUNDS` rounds).  Shapes are compared at the relative width
     :data:`SURVEY_TOL` of their ``lambda*`` (the winner is least to about ``2 SURVEY_TOL``
     in variance; beyond a few uses the variance varies less than that between ``c ~ 15``

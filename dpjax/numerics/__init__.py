@@ -8,7 +8,14 @@ special functions here are dtype-generic (the samplers use them in float32).
 """
 
 from dpjax.numerics._exact import quotient, sum3, two_product, two_sum
-from dpjax.numerics._logspace import log1mexp, log_expm1, logaddexp, logsubexp
+from dpjax.numerics._logspace import (
+    log1mexp,
+    log1mexp_host,
+    log_expm1,
+    log_expm1_host,
+    logaddexp,
+    logsubexp,
+)
 from dpjax.numerics._normal import (
     Q_inv,
     log_hockey_stick,
@@ -26,7 +33,7 @@ from dpjax.numerics._x64 import (
     x64_enabled,
 )
 from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
-from dpjax.numerics.minimize import ZoomResult, golden_section, zoom_minimize
+from dpjax.numerics.minimize import ZoomResult, golden_section, zoom_minimize, zoom_minimize_array
 from dpjax.numerics.roots import (
     Root,
     Status,
@@ -62,7 +69,9 @@ __all__ = [
     "least_feasible",
     "least_integer_host",
     "log1mexp",
+    "log1mexp_host",
     "log_expm1",
+    "log_expm1_host",
     "log_Q",
     "log_Q_inv",
     "log_hockey_stick",
@@ -79,4 +88,5 @@ __all__ = [
     "warm_bracket",
     "x64_enabled",
     "zoom_minimize",
+    "zoom_minimize_array",
 ]

@@ -3,16 +3,18 @@
 Every helper uses the double-``where`` pattern: the argument of the branch
 that is not taken is clamped to a harmless value, so ``log(0)`` or
 ``exp(large)`` never reaches a gradient (see ``log_ndtr`` in
-``jax/_src/scipy/special.py`` and optax ``safe_norm``).
+``jax/_src/scipy/special.py`` and optax ``safe_norm``).  The NumPy twins
+(``*_host``, for host searches with nothing to compile) sit beside their originals.
 """
 
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax.numerics.constants import LOG_HALF
+from dpjax.numerics.constants import LOG_2, LOG_HALF
 
 
 def log1mexp(x: ArrayLike) -> Array:
@@ -45,6 +47,25 @@ def log1mexp(x: ArrayLike) -> Array:
     return jnp.where(x > 0, jnp.nan, out)
 
 
+def log1mexp_host(x) -> np.ndarray:
+    r"""``log(1 - e^x)`` for ``x <= 0`` in NumPy (``-inf`` at 0): the host twin of
+    :func:`dpjax.numerics.log1mexp` (Maechler's two branches, split at ``-log 2``).
+
+    .. math:: \log(1 - e^x) = \begin{cases} \log(-\mathrm{expm1}(x)) & x > -\log 2 \\
+              \mathrm{log1p}(-e^x) & \text{otherwise} \end{cases}
+
+    Args:
+      x: ``x <= 0`` (larger values are clipped to 0).
+
+    Example:
+      >>> round(float(log1mexp_host(-1e-20)), 4)
+      -46.0517
+    """
+    x = np.minimum(np.asarray(x, dtype=np.float64), 0.0)
+    with np.errstate(divide="ignore"):
+        return np.where(x > -LOG_2, np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
+
+
 def log_expm1(x: ArrayLike) -> Array:
     r"""``log(e^x - 1)`` for ``x >= 0`` (``-inf`` at 0), accurate at both ends.
 
@@ -67,6 +88,22 @@ def log_expm1(x: ArrayLike) -> Array:
     """
     x = jnp.asarray(x)
     return x + log1mexp(-x)
+
+
+def log_expm1_host(x) -> np.ndarray:
+    r"""``log(e^x - 1)`` for ``x >= 0`` in NumPy (``-inf`` at 0): the host twin of
+    :func:`dpjax.numerics.log_expm1`, ``x + log(1 - e^{-x})`` through :func:`log1mexp_host`.
+
+    Args:
+      x: ``x >= 0`` (smaller values are clipped to 0).
+
+    Example:
+      >>> round(float(log_expm1_host(1e-20)), 4), float(log_expm1_host(1000.0))
+      (-46.0517, 1000.0)
+    """
+    x = np.maximum(np.asarray(x, dtype=np.float64), 0.0)
+    with np.errstate(invalid="ignore"):  # inf + log1p(-0) = inf
+        return x + log1mexp_host(-x)
 
 
 def logsubexp(a: ArrayLike, b: ArrayLike) -> Array:

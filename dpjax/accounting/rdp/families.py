@@ -66,10 +66,9 @@ from dpjax.accounting.rdp.laplace import (
     log_sinhc,
 )
 from dpjax.noise.flipped_huber.standard import log_normaliser
-from dpjax.numerics import float64_kernel
+from dpjax.numerics import float64_kernel, log1mexp_host
 from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
-from dpjax.numerics.host_grid import log1mexp_host
 
 #: Coarse panels per finite piece (the first pass, which places the others).
 _COARSE_PIECE = 64

@@ -46,10 +46,9 @@ from scipy.special import gammaln, log_ndtr, logsumexp
 
 from dpjax.accounting.pld import tail_bounds
 from dpjax.certificate import log_target
-from dpjax.numerics import float64_kernel, illinois_host
+from dpjax.numerics import float64_kernel, illinois_host, log_expm1_host
 from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
-from dpjax.numerics.host_grid import log_expm1_host
 
 #: Half-width (in standard deviations) of the truncated trapezoidal sum beyond the bulk.
 _R = 10.0

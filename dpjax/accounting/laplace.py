@@ -12,7 +12,10 @@ so the necessary and sufficient condition for (epsilon, delta)-DP is
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
@@ -23,7 +26,7 @@ from dpjax.certificate import (
     reported_delta,
     reported_epsilon,
 )
-from dpjax.numerics import float64_kernel, log1mexp, quotient
+from dpjax.numerics import float64_kernel, log1mexp, log1mexp_host, quotient
 
 #: Documented error constant of :func:`log_delta_laplace` and :func:`log_delta_pure_dp`
 #: (``|log delta_computed - log delta_true| <= ERROR (1 + |log delta|)``; both are
@@ -87,6 +90,41 @@ def log_delta_laplace(epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLi
     inside = x < 0
     val = log1mexp(jnp.where(inside, x, -1.0))
     return fail_closed(jnp.where(inside, val, jnp.where(x >= 0, -jnp.inf, jnp.nan)))
+
+
+@float64_kernel
+def log_delta_laplace_host(epsilon, scale, sensitivity) -> np.ndarray:
+    r"""Host (NumPy) twin of :func:`log_delta_laplace`, within its ``ERROR``.
+
+    .. math:: \log\delta(\epsilon) = \log\big(1 - e^{x}\big),\qquad
+              x = \tfrac12\Big(\epsilon - \frac{\Delta}{b}\Big) < 0
+
+    (App. F(b) of flipped-huber-mechanism), ``-inf`` for ``x >= 0``.  The gap
+    ``epsilon - Delta / b`` is computed exactly in rational arithmetic and rounded once
+    (relative error ``u = 2^-53``), so ``x`` carries ``<= u |x|`` absolute, which moves
+    ``log(1 - e^x)`` by at most ``u |x| e^x / (1 - e^x) <= u``; ``log1mexp`` adds a few
+    ulps (:func:`dpjax.numerics.log1mexp_host`).  In all ``<= 4u (1 + |log
+    delta|)``, within :data:`ERROR` (``4e-15``; the JAX kernel's
+    constant, so the same certificate applies).
+
+    Args:
+      epsilon: ``epsilon >= 0`` (finite).
+      scale: Laplace scale ``b > 0`` (finite).
+      sensitivity: ``Delta > 0`` (finite).  All three broadcast.
+
+    Returns:
+      ``log delta(epsilon)`` as a float64 array.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> round(float(np.exp(log_delta_laplace_host(0.0, 1.0, 1.0))), 6)  # 1 - e^{-1/2}
+      0.393469
+    """
+    gap = np.frompyfunc(
+        lambda e, b, d: float(Fraction(e) - Fraction(d) / Fraction(b)), 3, 1
+    )(*np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (epsilon, scale, sensitivity))))
+    x = 0.5 * np.asarray(gap, dtype=np.float64)
+    return np.where(x < 0, log1mexp_host(x), -np.inf)
 
 
 @float64_kernel

@@ -14,6 +14,12 @@ to a fixed 100-step bisection over ``log mu`` in ``[-690, 690]``
 (:func:`dpjax.numerics.bisect_monotone`).  Vectorised
 over targets; valid for ``delta`` down to 1e-300 (autodp and diffprivlib
 under-noise below ~1e-12).
+
+The first call should not wait for XLA: :func:`calibrate_sigma` first searches and
+certifies on the host (:func:`calibrate_sigma_host`: Newton in NumPy over the SciPy closed
+form :func:`dpjax.accounting.gaussian.log_delta_gaussian_host` and its per-point error
+bound) and takes the compiled path only where that bound is too loose to certify (small
+``epsilon`` for its ``delta``).
 """
 
 from __future__ import annotations
@@ -26,9 +32,22 @@ from jax.typing import ArrayLike
 from scipy import special
 
 from dpjax._batching import SMALL_BATCH, pad, padded_elementwise, padded_size
-from dpjax.accounting.gaussian import ERROR, log_delta_gaussian, log_delta_gaussian_mu
-from dpjax.calibration.gaussian_host import calibrate_sigma_host
-from dpjax.certificate import MARGIN, TINY, certify_scale, log_target, reported_delta
+from dpjax.accounting.gaussian import (
+    ERROR,
+    log_delta_gaussian,
+    log_delta_gaussian_host,
+    log_delta_gaussian_mu,
+)
+from dpjax.certificate import (
+    MARGIN,
+    TINY,
+    certify_scale,
+    log_target,
+    log_target_host,
+    reported_delta,
+    reported_delta_host,
+    scale_is_certified,
+)
 from dpjax.numerics import Q_inv, Status, bisect_monotone, float64_kernel, newton_host
 from dpjax.numerics.constants import HALF_LOG_2PI
 
@@ -202,6 +221,43 @@ def _gap_and_slope(epsilon, delta, sensitivity, log_sigma):
     return log_d - log_target(delta), slope, reported_delta(log_d, ERROR)
 
 
+@float64_kernel
+def calibrate_sigma_host(eps, dlt, sens, x0, good, bad):
+    """Host search of :func:`calibrate_sigma`: ``(sigma, delta_at, certified)`` for flat
+    arrays, no compiled program.
+
+    Newton on ``log sigma`` (:func:`dpjax.numerics.newton_host`) from ``x0`` in the bracket
+    ``(bad, good)`` over :func:`dpjax.accounting.gaussian.log_delta_gaussian_host`;
+    certified where the profile at the returned ``sigma``
+    meets :func:`dpjax.certificate.log_target_host`
+    (:func:`dpjax.certificate.scale_is_certified`) and its error bound is within
+    ``MARGIN / 4`` (the rule :func:`dpjax.certificate.kernel_error` imposes on every
+    kernel), the reported delta padded by the larger of that bound and the JAX kernel's
+    (:func:`dpjax.certificate.reported_delta_host`).
+    """
+    level = log_target_host(dlt)
+
+    def evaluate(x):
+        log_d, _ = log_delta_gaussian_host(eps, np.exp(x), sens)
+        with np.errstate(all="ignore"):
+            log_mu = np.log(sens) - x
+            mu = np.exp(log_mu)
+            a = eps / mu - 0.5 * mu
+            slope = -np.exp(log_mu - 0.5 * a * a - HALF_LOG_2PI - log_d)
+        return log_d - level, slope
+
+    found = newton_host(evaluate, x0, good=good, bad=bad)
+    x = found.good
+    converged = found.status == Status.OPTIMAL
+    sigma = np.exp(x)
+    log_d, err = log_delta_gaussian_host(eps, sigma, sens)
+    certified = (converged & scale_is_certified(sigma, log_d, level) & (err <= MARGIN / 4)
+                 & (dlt > 0))
+    with np.errstate(all="ignore"):
+        bound = np.maximum(err, ERROR * (1.0 + np.abs(log_d)))
+    return sigma, reported_delta_host(log_d, bound), certified
+
+
 def calibrate_sigma(epsilon, delta, sensitivity) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Host path of :func:`sigma_gaussian`: a NumPy/SciPy search, no compile where it certifies.
 
@@ -214,7 +270,7 @@ def calibrate_sigma(epsilon, delta, sensitivity) -> tuple[np.ndarray, np.ndarray
 
     to ``1e-12`` relative), by :func:`dpjax.numerics.newton_host` on ``log sigma`` started
     from the feasible bound of the module docstring.  First on the host: the closed form
-    in SciPy (:func:`dpjax.calibration.gaussian_host.log_delta_gaussian_host`), certified
+    in SciPy (:func:`dpjax.accounting.gaussian.log_delta_gaussian_host`), certified
     at the returned ``sigma`` where its error bound is within ``MARGIN / 4``.  Entries it
     cannot certify take the JAX path: the same Newton loop over the compiled certified
     profile (one small kernel, padded to a bucket of 16), and :func:`sigma_gaussian` (the

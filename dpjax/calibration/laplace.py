@@ -8,14 +8,17 @@ r"""Least Laplace scale meeting a target.
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.typing import ArrayLike
 
-from dpjax.accounting.laplace import ERROR, log_delta_laplace, scale_laplace
+from dpjax.accounting.laplace import (
+    ERROR,
+    log_delta_laplace,
+    log_delta_laplace_host,
+    scale_laplace,
+)
 from dpjax.certificate import (
     MARGIN,
     certify_scale,
@@ -25,7 +28,7 @@ from dpjax.certificate import (
     reported_delta,
     reported_delta_host,
 )
-from dpjax.numerics import float64_kernel, log1mexp_host
+from dpjax.numerics import float64_kernel
 
 #: Most targets :func:`scale_laplace_1d_host` takes (its gap is exact rational arithmetic,
 #: one Python operation per target); larger batches take :func:`scale_laplace_1d`.
@@ -71,41 +74,6 @@ def scale_laplace_1d(epsilon: ArrayLike, delta: ArrayLike, sensitivity: ArrayLik
 
 
 @float64_kernel
-def log_delta_laplace_host(epsilon, scale, sensitivity) -> np.ndarray:
-    r"""Host twin of :func:`dpjax.accounting.laplace.log_delta_laplace`, within its ``ERROR``.
-
-    .. math:: \log\delta(\epsilon) = \log\big(1 - e^{x}\big),\qquad
-              x = \tfrac12\Big(\epsilon - \frac{\Delta}{b}\Big) < 0
-
-    (App. F(b) of flipped-huber-mechanism), ``-inf`` for ``x >= 0``.  The gap
-    ``epsilon - Delta / b`` is computed exactly in rational arithmetic and rounded once
-    (relative error ``u = 2^-53``), so ``x`` carries ``<= u |x|`` absolute, which moves
-    ``log(1 - e^x)`` by at most ``u |x| e^x / (1 - e^x) <= u``; ``log1mexp`` adds a few
-    ulps (:func:`dpjax.numerics.log1mexp_host`).  In all ``<= 4u (1 + |log
-    delta|)``, within :data:`dpjax.accounting.laplace.ERROR` (``4e-15``; the JAX kernel's
-    constant, so the same certificate applies).
-
-    Args:
-      epsilon: ``epsilon >= 0`` (finite).
-      scale: Laplace scale ``b > 0`` (finite).
-      sensitivity: ``Delta > 0`` (finite).  All three broadcast.
-
-    Returns:
-      ``log delta(epsilon)`` as a float64 array.
-
-    Example:
-      >>> import jax; jax.config.update("jax_enable_x64", True)
-      >>> round(float(np.exp(log_delta_laplace_host(0.0, 1.0, 1.0))), 6)  # 1 - e^{-1/2}
-      0.393469
-    """
-    gap = np.frompyfunc(
-        lambda e, b, d: float(Fraction(e) - Fraction(d) / Fraction(b)), 3, 1
-    )(*np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (epsilon, scale, sensitivity))))
-    x = 0.5 * np.asarray(gap, dtype=np.float64)
-    return np.where(x < 0, log1mexp_host(x), -np.inf)
-
-
-@float64_kernel
 def scale_laplace_1d_host(epsilon, delta, sensitivity):
     r""":func:`scale_laplace_1d` on the host (NumPy, exact rational gap): no compiled program.
 
@@ -113,8 +81,8 @@ def scale_laplace_1d_host(epsilon, delta, sensitivity):
 
     .. math:: b = \frac{\Delta}{\epsilon - 2 \log(1 - \delta (1 - \mathrm{MARGIN}))},
 
-    re-checked with :func:`log_delta_laplace_host` and nudged up where rounding made it
-    fail (:func:`dpjax.certificate.certify_scale_host`, the nudges of
+    re-checked with :func:`dpjax.accounting.laplace.log_delta_laplace_host` and nudged up
+    where rounding made it fail (:func:`dpjax.certificate.certify_scale_host`, the nudges of
     :func:`dpjax.certificate.certify_scale`); the reported delta is padded by the kernel's
     ``ERROR`` (:func:`dpjax.certificate.reported_delta_host`).
 

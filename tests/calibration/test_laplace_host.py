@@ -5,12 +5,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from dpjax.accounting.laplace import ERROR
-from dpjax.calibration.laplace import (
-    log_delta_laplace_host,
-    scale_laplace_1d,
-    scale_laplace_1d_host,
-)
+from dpjax.accounting.laplace import log_delta_laplace_host
+from dpjax.calibration.laplace import scale_laplace_1d, scale_laplace_1d_host
 from dpjax.certificate import certify_scale_host, log_target_host
 
 mpmath.mp.dps = 50
@@ -23,23 +19,6 @@ def _x64():
         yield
 E, D = (v.ravel() for v in np.meshgrid(
     np.geomspace(1e-3, 50.0, 12), np.concatenate([[0.0], np.geomspace(1e-300, 0.5, 9)])))
-
-
-def test_host_profile_within_the_kernel_error():
-    rng = np.random.default_rng(0)
-    eps = rng.uniform(0, 5, 300)
-    b = np.exp(rng.uniform(-3, 3, 300))
-    # points a few ulps from the pure-DP boundary, where the gap cancels
-    eps = np.concatenate([eps, [0.3, 1.0, 2.0]])
-    b = np.concatenate([b, np.nextafter(1 / np.array([0.3, 1.0, 2.0]), 0)])
-    log_d = log_delta_laplace_host(eps, b, 1.0)
-    for e, s, ld in zip(eps, b, log_d, strict=True):
-        x = (mpmath.mpf(float(e)) - 1 / mpmath.mpf(float(s))) / 2
-        if x >= 0:
-            assert ld == -np.inf
-            continue
-        ref = mpmath.log(-mpmath.expm1(x))
-        assert abs(float(ld - ref)) <= ERROR * (1 + abs(float(ref))), (e, s)
 
 
 def test_host_matches_the_compiled_path():

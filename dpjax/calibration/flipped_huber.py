@@ -57,8 +57,13 @@ from dpjax.accounting.flipped_huber import (
 from dpjax.accounting.flipped_huber_kdim import BOUND_ERROR, log_delta_flipped_huber_sufficient
 from dpjax.calibration.host_shape import least_certified_scale, log_delta_lemma11, search_shape
 from dpjax.certificate import log_target, reported_delta, scale_is_certified
+from dpjax.noise.flipped_huber.standard import (
+    log_half_masses_host,
+    standard_log_sf_host,
+    standard_variance_host,
+)
 from dpjax.numerics import float64_kernel, log1mexp_host
-from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
+from dpjax.numerics.constants import LOG_2
 from dpjax.numerics.export_cache import exported_jit
 
 #: Shapes ``b = alpha / gamma`` searched: 0 (the Gaussian member) and log-spaced up to
@@ -82,34 +87,6 @@ _exact_profile = functools.partial(call_padded, exported_jit(log_delta_flipped_h
 _theorem8_bound = jax.jit(log_delta_flipped_huber_sufficient)
 
 
-def _host_masses(b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(log A, log B)``: the half-masses of ``exp(-rho_b)`` (eq. (9)) in NumPy."""
-    bs = np.where(b > 0, b, 1.0)
-    log_a = np.where(b > 0, np.log(-np.expm1(-bs * bs)) - np.log(bs), -np.inf)
-    return log_a, HALF_LOG_2PI + special.log_ndtr(-b) - 0.5 * b * b
-
-
-def _host_log_sf(b: np.ndarray):
-    r"""``t >= 0 -> log P(T > t)`` for ``T ~ FH(b, 1)`` (eq. (10)) in NumPy.
-
-    .. math:: Z\,P(T > t) = e^{-b^2/2}\sqrt{2\pi}\,Q(t)\ (t > b),\qquad
-              e^{-bt}(1 - e^{-b(b - t)})/b + B\ (0 \le t \le b)
-    """
-    log_a, log_b = _host_masses(b)
-    log_z = LOG_2 + np.logaddexp(log_a, log_b)
-    bs = np.where(b > 0, b, 1.0)
-
-    def log_sf(t):
-        gap = bs * (bs - t)
-        lap_ok = (b > 0) & (gap > 0)
-        lap = np.where(lap_ok, -bs * t + np.log(-np.expm1(-np.where(lap_ok, gap, 1.0))), -np.inf)
-        centre = np.logaddexp(lap - np.log(bs), log_b)
-        gauss = HALF_LOG_2PI - 0.5 * b * b + special.log_ndtr(-t)
-        return np.where(t > b, gauss, centre) - log_z
-
-    return log_sf
-
-
 def _host_x_star(eps: np.ndarray, b: np.ndarray, D: np.ndarray) -> np.ndarray:
     """``x*`` of eq. (15) (the centred loss's inverse at ``eps``) in standard units, NumPy."""
     bs = np.where(b > 0, b, 1.0)
@@ -124,21 +101,12 @@ def _host_x_star(eps: np.ndarray, b: np.ndarray, D: np.ndarray) -> np.ndarray:
     return np.where(c2, eps / (2.0 * bs), np.where(c3, j_plus, np.where(c4, j_minus, eps / D)))
 
 
-def _host_variance(b: np.ndarray) -> np.ndarray:
-    r"""``v(b)``, the variance of ``FH(b, 1)`` (eq. (11), cancellation-free form) in NumPy.
-
-    .. math:: v(b) = \frac{(2/b^3)\,P(3, b^2) + B + b e^{-b^2}}{A + B}
-    """
-    log_a, log_b = _host_masses(b)
-    bs = np.where(b > 0, b, 1.0)
-    centre = np.where(b > 0, 2.0 * special.gammainc(3.0, bs * bs) / bs**3, 0.0)
-    return (centre + np.exp(log_b) + b * np.exp(-b * b)) * np.exp(-np.logaddexp(log_a, log_b))
-
-
 def _host_log_delta(eps, b, log_D):
     """The 1-D profile through Lemma 11 (host steer; module docstring)."""
     D = np.exp(log_D)
-    return log_delta_lemma11(eps, D, _host_log_sf(b), _host_x_star(eps, b, D))
+    return log_delta_lemma11(
+        eps, D, lambda t: standard_log_sf_host(t, b), _host_x_star(eps, b, D)
+    )
 
 
 def _log_d_range(b):
@@ -162,7 +130,7 @@ def _search_and_settle(
     grid = np.broadcast_to(B_GRID, (eps.size, B_GRID.size))
     with np.errstate(all="ignore"):
         b, log_m, found = search_shape(
-            steer, lambda b: np.log(_host_variance(b)), grid, eps.ravel(), level.ravel(),
+            steer, lambda b: np.log(standard_variance_host(b)), grid, eps.ravel(), level.ravel(),
             _log_d_range, num_stages, bisect_iters,
         )
     b = b.reshape(shape)
@@ -171,7 +139,7 @@ def _search_and_settle(
         lambda g: np.asarray(exact(eps, b * g, g)), gamma0, level
     )
     ok = ok & found.reshape(shape) & scale_is_certified(gamma, log_d, level)
-    variance = np.square(gamma) * _host_variance(b)
+    variance = np.square(gamma) * standard_variance_host(b)
     out = [np.array(x) for x in (b * gamma, gamma, variance, reported_delta(log_d, error), ok)]
     if not np.all(ok):  # the host steer could not resolve these targets: search them traced
         miss = ~ok
@@ -247,7 +215,7 @@ def _host_log_delta_theorem8(eps, b, log_m, dim, l1, l2, linf):
     gamma = l2 * np.exp(-log_m)
     alpha = b * gamma
     kr = dim * np.where(alpha < linf, alpha * alpha, (2.0 * alpha - linf) * linf)
-    log_a, log_b = _host_masses(b)
+    log_a, log_b = log_half_masses_host(b)
     log_omega = LOG_2 + np.logaddexp(log_a, log_b) + 0.5 * b * b
     theta = -special.ndtri_exp(0.5 * np.log(np.pi / 2.0) - log_omega)
     shift = l2 / (2.0 * gamma) + kr / (2.0 * gamma * l2)

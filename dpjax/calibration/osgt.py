@@ -44,7 +44,8 @@ from dpjax.accounting.osgt import ERROR, log_delta_osgt, log_delta_osgt_unit
 from dpjax.calibration.gaussian import calibrate_sigma
 from dpjax.calibration.host_shape import least_certified_scale, log_delta_lemma11, search_shape
 from dpjax.certificate import log_target, reported_delta, scale_is_certified
-from dpjax.noise.osgt import K_SERIES, laguerre32, osgt_unit_variance
+from dpjax.noise.osgt import osgt_unit_variance
+from dpjax.noise.osgt import osgt_unit_variance_host as unit_variance
 from dpjax.numerics import bisect_bracket, float64_kernel
 from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 from dpjax.numerics.export_cache import exported_jit
@@ -177,19 +178,6 @@ def _log_m_range(log_k):
     return np.full(log_k.shape, _HOST_LOG_M_MIN), np.full(log_k.shape, _LOG_M_MAX)
 
 
-def _host_variance(k: np.ndarray) -> np.ndarray:
-    r"""``v(k)`` of :func:`dpjax.noise.osgt.osgt_unit_variance` in NumPy (same two branches:
-    ``1 + k^2 - k / R(k)`` below ``k = 3``, the Gauss-Laguerre ratio ``k^{-2} I_2 / I_0``
-    above)."""
-    small = k < K_SERIES
-    ks = np.where(small, k, 1.0)
-    direct = 1.0 + ks * ks - ks * np.exp(-(special.log_ndtr(-ks) + 0.5 * ks * ks + HALF_LOG_2PI))
-    kl = np.where(small, K_SERIES, k)
-    s, w = laguerre32()
-    damp = np.exp(-np.square(s) / (2.0 * np.square(kl[..., None])))
-    return np.where(small, direct, np.sum(w * s * s * damp, -1) / np.sum(w * damp, -1) / kl**2)
-
-
 def _gaussian_end(eps, dlt, sens, level, found):
     r"""``(k, rho, log delta, certified, variance)``: the search's, or the Gaussian member
     ``k = 0`` (``vartheta = 0``: ``O(0, rho^2) = N(0, rho^2)``, variance ``rho^2``) where that
@@ -286,7 +274,7 @@ def osgt_least_variance(
 
     def value(log_k, log_m):
         rho, ok = boxed(log_k, log_m)
-        return np.where(ok, 2.0 * np.log(rho) + np.log(_host_variance(np.exp(log_k))), np.inf)
+        return np.where(ok, 2.0 * np.log(rho) + np.log(unit_variance(np.exp(log_k))), np.inf)
 
     grid = lk_range[0] + (lk_range[1] - lk_range[0]) * np.linspace(0.0, 1.0, num_points)
     log_k, log_m, found = search_shape(
@@ -306,7 +294,7 @@ def osgt_least_variance(
         log_d = np.where(raised, log_delta_at(np.where(raised, floor, rho)), log_d)
         rho = np.where(raised, floor, rho)
     ok = ok & found.reshape(eps.shape) & scale_is_certified(rho, log_d, level)
-    variance = np.where(found.reshape(eps.shape), np.square(rho) * _host_variance(k), np.inf)
+    variance = np.where(found.reshape(eps.shape), np.square(rho) * unit_variance(k), np.inf)
     if constrained:
         ok = ok & (rho <= box[3]) & (k * rho <= box[1] * (1 + 1e-12))
     else:  # the Gaussian end k = 0 itself (the log-k grid stops at K_MIN), certified likewise

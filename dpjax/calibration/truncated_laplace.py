@@ -29,7 +29,6 @@ import math
 
 import numpy as np
 from jax.typing import ArrayLike
-from scipy import special
 
 from dpjax._batching import call_padded
 from dpjax.accounting import events as ev
@@ -43,6 +42,9 @@ from dpjax.calibration.event_scale import event_delta
 from dpjax.calibration.host_shape import least_certified_scale, log_delta_lemma11, search_shape
 from dpjax.certificate import TINY, log_target, reported_delta, scale_is_certified
 from dpjax.errors import InfeasibleTargetError
+from dpjax.noise.truncated_laplace import (
+    truncated_laplace_unit_log_variance_host as log_unit_variance,
+)
 from dpjax.numerics import bisect_host, float64_kernel, illinois_host, zoom_minimize_array
 from dpjax.numerics.constants import LOG_2
 from dpjax.numerics.export_cache import exported_jit
@@ -114,13 +116,6 @@ def _log_mu_range(log_c):
     return np.full(log_c.shape, _LOG_MU_MIN), LOG_2 + log_c
 
 
-def _host_log_variance(log_c):
-    """``log v(c)``, ``v(c) = 2 P(3, c) / (1 - e^{-c})``, in NumPy
-    (:func:`dpjax.noise.truncated_laplace.truncated_laplace_unit_variance`)."""
-    c = np.exp(log_c)
-    return np.log(2.0 * special.gammainc(3.0, c) / -np.expm1(-c))
-
-
 @float64_kernel
 def truncated_laplace_least_variance(
     epsilon: ArrayLike,
@@ -173,7 +168,7 @@ def truncated_laplace_least_variance(
     def value(log_c, log_mu):
         """``log`` variance, ``inf`` where ``lambda`` or ``A = c lambda`` would overflow."""
         fits = log_sens - log_mu + np.maximum(log_c, 0.0) <= _LOG_PARAM_MAX
-        return np.where(fits, -2.0 * log_mu + _host_log_variance(log_c), np.inf)
+        return np.where(fits, -2.0 * log_mu + log_unit_variance(log_c), np.inf)
 
     log_c, log_mu, found = search_shape(
         _host_log_delta, None, grid,
@@ -188,7 +183,7 @@ def truncated_laplace_least_variance(
     scale, log_d, ok = least_certified_scale(log_delta_at, least, level)
     ok = ok & found.reshape(eps.shape) & scale_is_certified(scale, log_d, level) & (dlt > 0)
     with np.errstate(over="ignore"):  # inf beyond float64 (delta ~ 1e-300): honest
-        variance = np.square(scale) * np.exp(_host_log_variance(np.log(c)))
+        variance = np.square(scale) * np.exp(log_unit_variance(np.log(c)))
     return scale, c * scale, variance, np.asarray(reported_delta(log_d, ERROR)), ok
 
 
@@ -318,7 +313,7 @@ def _composed_search(epsilon: float, delta: float, uses: int, bin_width: float,
         guess = float(min(uses / max(epsilon, delta),
                           1.05 * laplace_zcdp_scale(epsilon, delta, uses, 1.0)))
     lam_l, _ = least_scale(C_MAX)  # the Laplace member (raises where even it fails)
-    v_l = lam_l**2 * float(np.exp(_host_log_variance(np.log(C_MAX))))
+    v_l = lam_l**2 * float(np.exp(log_unit_variance(np.log(C_MAX))))
     # shapes whose floor lambda_min(c)^2 v(c) exceeds the Laplace member's variance cannot win
     # (one use's mass at +infinity is q p under remove, none under add with q < 1; the floor's
     # formula holds while that mass stays below 1/2)
@@ -328,7 +323,7 @@ def _composed_search(epsilon: float, delta: float, uses: int, bin_width: float,
 
     def floor_beats(log_c: float) -> tuple[bool, None]:
         lam_min = float(_scale_floor(log_c, p_max))
-        return lam_min**2 * float(np.exp(_host_log_variance(log_c))) < v_l, None
+        return lam_min**2 * float(np.exp(log_unit_variance(log_c))) < v_l, None
 
     lo = math.log(C_MIN)
     if floored and not floor_beats(lo)[0]:
@@ -344,7 +339,7 @@ def _composed_search(epsilon: float, delta: float, uses: int, bin_width: float,
             except InfeasibleTargetError:  # no scale up to 1e300 at this shape
                 vals[i] = math.inf
                 continue
-            vals[i] = 2.0 * math.log(lam) + float(_host_log_variance(points[i]))
+            vals[i] = 2.0 * math.log(lam) + float(log_unit_variance(points[i]))
         return vals, np.zeros(points.shape)
 
     if hi > lo:
@@ -479,6 +474,6 @@ def truncated_laplace_composed(
         d = event_delta(event, float(eps[i]), relation,
                         float(bin_width))  # the certificate: a fresh accountant
         out["scale"][i], out["bound"][i], out["delta"][i] = scale, bound, d
-        out["variance"][i] = scale**2 * float(np.exp(_host_log_variance(np.log(bound / scale))))
+        out["variance"][i] = scale**2 * float(np.exp(log_unit_variance(np.log(bound / scale))))
         ok[i] = d <= dlt[i] and math.isfinite(out["variance"][i])
     return out["scale"], out["bound"], out["variance"], out["delta"], ok

@@ -40,6 +40,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
+from scipy import special
 
 from dpjax.noise import _shared
 from dpjax.numerics import log_mills, log_mills_step, log_Q, log_Q_inv
@@ -74,6 +75,24 @@ def osgt_unit_variance(k: ArrayLike) -> Array:
     i2 = jnp.sum(w * s * s * damp, axis=-1)
     big = i2 / i0 / jnp.square(kl)
     return jnp.where(small, direct, big)
+
+
+def osgt_unit_variance_host(k) -> np.ndarray:
+    r""":func:`osgt_unit_variance` in NumPy (host searches: nothing to compile); the same two
+    branches, ``1 + k^2 - k / R(k)`` below ``k = 3`` (``R`` through
+    :func:`scipy.special.log_ndtr`), the Gauss-Laguerre ratio ``k^{-2} I_2 / I_0`` above.
+
+    Args:
+      k: shape ``k >= 0`` (NumPy array).
+    """
+    k = np.asarray(k, dtype=np.float64)
+    small = k < K_SERIES
+    ks = np.where(small, k, 1.0)
+    direct = 1.0 + ks * ks - ks * np.exp(-(special.log_ndtr(-ks) + 0.5 * ks * ks + HALF_LOG_2PI))
+    kl = np.where(small, K_SERIES, k)
+    s, w = laguerre32()
+    damp = np.exp(-np.square(s) / (2.0 * np.square(kl[..., None])))
+    return np.where(small, direct, np.sum(w * s * s * damp, -1) / np.sum(w * damp, -1) / kl**2)
 
 
 def osgt_log_tail_ratio(k: ArrayLike, h: ArrayLike) -> Array:

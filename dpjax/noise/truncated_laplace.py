@@ -27,9 +27,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 from jax.scipy.special import gammainc
 from jax.typing import ArrayLike
+from scipy import special
 
 from dpjax.noise import _shared
 from dpjax.noise._base import sample_dtype
@@ -53,6 +55,17 @@ def truncated_laplace_unit_variance(c: ArrayLike) -> Array:
     """
     c = jnp.asarray(c)
     return 2.0 * gammainc(3.0, c) / (-jnp.expm1(-c))
+
+
+def truncated_laplace_unit_log_variance_host(log_c) -> np.ndarray:
+    r"""``log v(c)`` of :func:`truncated_laplace_unit_variance` in NumPy, from ``log c`` (host
+    searches: nothing to compile).
+
+    Args:
+      log_c: ``log c`` (NumPy array).
+    """
+    c = np.exp(np.asarray(log_c, dtype=np.float64))
+    return np.log(2.0 * special.gammainc(3.0, c) / -np.expm1(-c))
 
 
 class TruncatedLaplace(NamedTuple):

@@ -20,6 +20,13 @@ from dpjax.noise.flipped_huber import (
     standard_log_sf,
     standard_variance,
 )
+from dpjax.noise.flipped_huber.standard import (
+    log_half_gauss_mass,
+    log_half_laplace_mass,
+    log_half_masses_host,
+    standard_log_sf_host,
+    standard_variance_host,
+)
 
 _vec = padded_jit
 
@@ -273,3 +280,20 @@ def test_make_builds_the_family():
     fh = dpjax.noise.make("flipped-huber", alpha=2.0, gamma=1.0)
     assert isinstance(fh, FlippedHuber)
     assert float(fh.variance) == pytest.approx(float(standard_variance(2.0)), rel=1e-15)
+
+
+def test_standard_host_twins_match_the_jitted_kernels():
+    b = np.append(0.0, np.geomspace(1e-3, 1e9, 60))
+    np.testing.assert_allclose(standard_variance_host(b),
+                               np.asarray(jax.jit(standard_variance)(jnp.asarray(b))), rtol=1e-12)
+    log_a, log_b = log_half_masses_host(b)
+    np.testing.assert_allclose(log_a, np.asarray(log_half_laplace_mass(jnp.asarray(b))),
+                               rtol=1e-13)
+    np.testing.assert_allclose(log_b, np.asarray(log_half_gauss_mass(jnp.asarray(b))),
+                               rtol=1e-13)
+    # the tail on both sides of the kink y = b, for Laplace-like to Gaussian-like shapes
+    bs = np.array([0.0, 0.1, 1.0, 3.0])[:, None]
+    y = np.array([0.0, 0.05, 0.5, 0.99, 1.0, 1.01, 2.5, 8.0, 30.0])[None, :]
+    np.testing.assert_allclose(standard_log_sf_host(y, bs),
+                               np.asarray(standard_log_sf(jnp.asarray(y), jnp.asarray(bs))),
+                               rtol=1e-12, atol=1e-14)

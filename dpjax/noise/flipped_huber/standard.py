@@ -36,8 +36,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
+from scipy import special
 
 from dpjax.noise._tail import erfinv_from_w, log1p_negative, log_q_inv
 from dpjax.numerics import log1mexp, log_mills, log_Q, log_Q_inv, logaddexp
@@ -75,6 +77,19 @@ def log_half_gauss_mass(b: ArrayLike) -> Array:
     """
     b = jnp.asarray(b)
     return HALF_LOG_2PI + log_Q(b) - 0.5 * b * b
+
+
+def log_half_masses_host(b) -> tuple[np.ndarray, np.ndarray]:
+    r"""``(log A, log B)`` of :func:`log_half_laplace_mass` and :func:`log_half_gauss_mass` in
+    NumPy (host searches: nothing to compile).
+
+    Args:
+      b: shape ``b >= 0`` (NumPy array).
+    """
+    b = np.asarray(b, dtype=np.float64)
+    bs = np.where(b > 0, b, 1.0)
+    log_a = np.where(b > 0, np.log(-np.expm1(-bs * bs)) - np.log(bs), -np.inf)
+    return log_a, HALF_LOG_2PI + special.log_ndtr(-b) - 0.5 * b * b
 
 
 def log_normaliser(b: ArrayLike) -> Array:
@@ -156,6 +171,28 @@ def standard_log_sf(y: ArrayLike, b: ArrayLike) -> Array:
     log_lap = logaddexp(log_lap_part, log_half_gauss_mass(b))
     upper = jnp.where(gauss, log_gauss, log_lap) - log_z  # log P(T > |y|) <= log 1/2
     return jnp.where(y >= 0, upper, log1mexp(jnp.minimum(upper, -LOG_2)))
+
+
+def standard_log_sf_host(y, b) -> np.ndarray:
+    r""":func:`standard_log_sf` in NumPy for ``y >= 0`` (host searches: nothing to compile).
+
+    .. math:: Z\,P(T > y) = e^{-b^2/2}\sqrt{2\pi}\,Q(y)\ (y > b),\qquad
+              e^{-by}(1 - e^{-b(b - y)})/b + B\ (0 \le y \le b)
+
+    Args:
+      y: points ``y >= 0`` (standard units).
+      b: shape ``b >= 0`` (NumPy arrays; the two broadcast).
+    """
+    y, b = np.asarray(y, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    log_a, log_b = log_half_masses_host(b)
+    log_z = LOG_2 + np.logaddexp(log_a, log_b)
+    bs = np.where(b > 0, b, 1.0)
+    gap = bs * (bs - y)
+    lap_ok = (b > 0) & (gap > 0)
+    lap = np.where(lap_ok, -bs * y + np.log(-np.expm1(-np.where(lap_ok, gap, 1.0))), -np.inf)
+    centre = np.logaddexp(lap - np.log(bs), log_b)
+    gauss = HALF_LOG_2PI - 0.5 * b * b + special.log_ndtr(-y)
+    return np.where(y > b, gauss, centre) - log_z
 
 
 class _IsfConstants(NamedTuple):
@@ -290,6 +327,22 @@ def standard_variance(b: ArrayLike) -> Array:
     centre = jnp.where(pos, 2.0 * _lower_gamma3_ratio(bs * bs) / bs**3, 0.0)
     num = centre + jnp.exp(log_bm) + b * jnp.exp(-b * b)
     return num * jnp.exp(-logaddexp(log_a, log_bm))
+
+
+def standard_variance_host(b) -> np.ndarray:
+    r""":func:`standard_variance` in NumPy (host searches: nothing to compile); ``P(3, b^2)``
+    by :func:`scipy.special.gammainc`.
+
+    .. math:: v(b) = \frac{(2/b^3)\,P(3, b^2) + B + b e^{-b^2}}{A + B}
+
+    Args:
+      b: shape ``b >= 0`` (NumPy array).
+    """
+    b = np.asarray(b, dtype=np.float64)
+    log_a, log_b = log_half_masses_host(b)
+    bs = np.where(b > 0, b, 1.0)
+    centre = np.where(b > 0, 2.0 * special.gammainc(3.0, bs * bs) / bs**3, 0.0)
+    return (centre + np.exp(log_b) + b * np.exp(-b * b)) * np.exp(-np.logaddexp(log_a, log_b))
 
 
 def standard_fisher_information(b: ArrayLike) -> Array:

@@ -5,7 +5,7 @@ parameters) whose methods are pure, shape-polymorphic kernels:
 
 ``logpdf(x)``, ``cdf(x)``, ``sf(x)``, ``log_sf(x)``, ``quantile(u)``,
 ``sample(key, shape, dtype)``, ``from_bits(bits, dtype)`` (the sampler as a
-deterministic function of its random words), ``abs_isf(log_u, one_minus_u, deep)``
+deterministic function of its random words), ``abs_isf(log_u, one_minus_u, deep, u)``
 (``|x|`` with ``P(|T| > |x|) = U``, the tail quantile the samplers invert),
 ``variance``, and its monotone privacy loss at a shift ``d``
 
@@ -80,7 +80,9 @@ class NoiseFamily(Protocol):
 
     def from_bits(self, bits: ArrayLike, dtype=None) -> Array: ...
 
-    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True) -> Array: ...
+    def abs_isf(
+        self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True, u=None
+    ) -> Array: ...
 
     def privacy_loss(self, t: ArrayLike, sensitivity: ArrayLike) -> Array: ...
 

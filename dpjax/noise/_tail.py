@@ -125,11 +125,15 @@ class TailUniform(NamedTuple):
       negative: the sign of the draw (``True`` with probability 1/2).
       log_u: ``log U`` (exact far below the dtype's smallest normal number).
       one_minus_u: ``1 - U``, without cancellation as ``U -> 1``.
+      u: ``U`` itself, within an ulp (a normal number on the main path, ``U >= 2^-(D+1)``;
+        ``exp(log U)`` on the deep path, where it may underflow): lets a main-path quantile
+        skip the logarithm ``log_u`` costs.
     """
 
     negative: Array
     log_u: Array
     one_minus_u: Array
+    u: Array
 
 
 def working_dtype(dtype=None) -> np.dtype:
@@ -239,7 +243,7 @@ def _uniform(z: Array, m: Array, negative: Array, work: np.dtype, mant_bits: int
     log_u_tail = jnp.log1p(f) - (z.astype(work) + 1.0) * work.type(LOG_2)
     log_u = jnp.where(centre, log1p_negative(-omu_centre), log_u_tail)
     omu = jnp.where(centre, omu_centre, -jnp.expm1(jnp.where(centre, -1.0, log_u_tail)))
-    return TailUniform(negative, log_u, omu)
+    return TailUniform(negative, log_u, omu, jnp.exp(log_u))
 
 
 def _main_uniform(main: Array, work: np.dtype) -> tuple[TailUniform, Array]:
@@ -274,7 +278,8 @@ def _main_path_uniform(z: Array, m: Array, negative: Array, work: np.dtype, mant
     (``1 - U`` exact for ``z = 0``; the second form loses at most a few ulp to the
     subtraction, ``|\log U| >= \log(4/3)``), and ``1 - U = 1 - 2^{-(z+1)}(1 + f)``, which is
     ``>= 1/2`` for ``z >= 1`` (a relative ``2^{-P}``, as ``-expm1(log U)``).  ``2^{-(z+1)}``
-    is formed from its exponent bits (``z < D``: a normal number).
+    is formed from its exponent bits (``z < D``: a normal number), and ``U`` itself from it
+    (a quantile that needs ``U`` rather than ``log U`` leaves the ``log1p`` unevaluated).
     """
     scale = work.type(2.0 ** -(mant_bits + 1))
     f = (2.0 * m + 1.0) * scale
@@ -287,8 +292,9 @@ def _main_path_uniform(z: Array, m: Array, negative: Array, work: np.dtype, mant
     uint = jnp.uint64 if work == np.float64 else jnp.uint32
     exponent = (info.maxexp - 2 - z).astype(uint) << (info.nmant)  # 2^-(z+1): biased maxexp-2-z
     half_power = jax.lax.bitcast_convert_type(exponent, work)
-    omu = jnp.where(centre, omu_centre, 1.0 - half_power * (1.0 + f))
-    return TailUniform(negative, log_u, omu)
+    u = half_power * (1.0 + f)  # U within an ulp (a normal number: z < D)
+    omu = jnp.where(centre, omu_centre, 1.0 - u)
+    return TailUniform(negative, log_u, omu, u)
 
 
 def sparse_nonzero(mask: Array, size: int) -> Array:
@@ -453,13 +459,13 @@ def symmetric_from_bits(bits: TailWords, dtype, abs_isf: Callable[..., Array]) -
     Args:
       bits: the batch's :class:`TailWords`; ``bits.main.shape[1:]`` is the sample shape.
       dtype: output dtype (default: JAX's default float).
-      abs_isf: ``(log U, 1 - U, deep=...) -> |T|`` with ``P(|T| > |T|) = U``, in the
-        dtype of its arguments (``working_dtype(dtype)``); ``deep=False`` promises
-        ``U >= 2^-12`` (the main path).
+      abs_isf: ``(log U, 1 - U, deep=..., u=...) -> |T|`` with ``P(|T| > |T|) = U``, in
+        the dtype of its arguments (``working_dtype(dtype)``); ``deep=False`` promises
+        ``U >= 2^-12`` (the main path) and passes ``u = U`` (within an ulp) as well.
     """
     dtype = sample_dtype(dtype)
     shape, t, gathered = _paths(bits, dtype)
-    a = abs_isf(t.log_u, t.one_minus_u, deep=False)
+    a = abs_isf(t.log_u, t.one_minus_u, deep=False, u=t.u)
     x = jnp.where(t.negative, -a, a)
     if gathered is not None:
         idx, td = gathered

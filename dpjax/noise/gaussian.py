@@ -89,21 +89,32 @@ class Gaussian(NamedTuple):
         """
         return -self.sigma * Q_inv(u)
 
-    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True) -> Array:
+    def abs_isf(
+        self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True, u=None
+    ) -> Array:
         r"""``|x|`` with ``P(|T| > |x|) = U``, from ``log U`` and ``1 - U`` (in their dtype).
 
         .. math:: |x| / \sigma = \begin{cases} \sqrt2\,\mathrm{erfinv}(1 - U) & U \ge 1/2 \\
                   Q^{-1}(U/2) \text{ from } \log U - \log 2 & U < 1/2 \end{cases}
 
+        On the float32 main path, ``sqrt2 erfinv(1 - U)`` for every ``U`` with
+        ``w = -log(U (2 - U))`` (:func:`dpjax.noise._tail.erfinv_from_w`): from ``U`` itself
+        when given (one ``log``, as ``jax.random.normal``), else as ``-(log U + log1p(1 - U))``.
+
         Args:
           log_u: ``log U``.
           one_minus_u: ``1 - U``.
           deep: ``False`` promises ``U >= 2^-12`` (``ndtri`` suffices: :func:`.log_q_inv`).
+          u: ``U`` itself where the caller has it (the main path: a normal float).
         """
         log_u, omu = jnp.asarray(log_u), jnp.asarray(one_minus_u)
         sigma = jnp.asarray(self.sigma).astype(log_u.dtype)
         if not deep and log_u.dtype == jnp.float32:  # the main path: jax.random.normal's cost
-            w = -(log_u + jnp.log1p(omu))  # -log(1 - (1 - U)^2) = -log(U (2 - U)), exact
+            if u is None:
+                w = -(log_u + jnp.log1p(omu))  # -log(1 - (1 - U)^2) = -log(U (2 - U)), exact
+            else:
+                u = jnp.asarray(u)
+                w = -jnp.log(u * (2.0 - u))  # U >= 2^-9 a normal float: a few ulps
             return sigma * (_SQRT_2 * erfinv_from_w(omu, w))
         centre = omu <= 0.5
         body = _SQRT_2 * erfinv(jnp.where(centre, omu, 0.5))

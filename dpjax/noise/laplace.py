@@ -87,13 +87,16 @@ class Laplace(NamedTuple):
         u_hi = jnp.where(low, 0.75, u)
         return self.scale * jnp.where(low, jnp.log(2.0 * u_lo), -jnp.log(2.0 * (1.0 - u_hi)))
 
-    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True) -> Array:
+    def abs_isf(
+        self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True, u=None
+    ) -> Array:
         """``|x| = -b log U`` with ``P(|T| > |x|) = U``, in the dtype of ``log_u``.
 
         Args:
           log_u: ``log U``.
           one_minus_u: ``1 - U`` (unused).
           deep: unused (one formula is accurate everywhere).
+          u: ``U`` itself where the caller has it (the main path); unused here.
         """
         log_u = jnp.asarray(log_u)
         return -jnp.asarray(self.scale).astype(log_u.dtype) * log_u

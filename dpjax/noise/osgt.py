@@ -208,7 +208,9 @@ class OSGT(NamedTuple):
         h = osgt_unit_tail_inverse(self.shape_k, jnp.log(2.0 * tail))
         return jnp.where(upper, 1.0, -1.0) * self.rho * h
 
-    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True) -> Array:
+    def abs_isf(
+        self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True, u=None
+    ) -> Array:
         r"""``|x| = rho h(k, log U)`` with ``P(|T| > |x|) = U`` (``L(h) = log U``).
 
         Computed in the dtype of ``log_u`` (``log U = log1p(-(1 - U))`` keeps small ``h``
@@ -218,6 +220,7 @@ class OSGT(NamedTuple):
           log_u: ``log U``.
           one_minus_u: ``1 - U`` (unused).
           deep: unused (one formula is accurate everywhere).
+          u: ``U`` itself where the caller has it (the main path); unused here.
         """
         log_u = jnp.asarray(log_u)
         work = log_u.dtype

@@ -225,7 +225,9 @@ class Staircase(NamedTuple):
         ax = k * self.width + jnp.clip(r, 0.0, self.width)
         return jnp.where(upper, 1.0, -1.0) * ax
 
-    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True) -> Array:
+    def abs_isf(
+        self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True, u=None
+    ) -> Array:
         r"""``|x|`` with ``P(|T| > |x|) = U``, in the dtype of ``log_u`` (exact inversion;
         ``deep`` unused).
 
@@ -240,6 +242,7 @@ class Staircase(NamedTuple):
           log_u: ``log U``.
           one_minus_u: ``1 - U`` (unused).
           deep: unused (exact inversion everywhere).
+          u: ``U`` itself where the caller has it (the main path); unused here.
         """
         log_u = jnp.asarray(log_u)
         work = log_u.dtype

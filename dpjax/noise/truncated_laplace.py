@@ -156,7 +156,9 @@ class TruncatedLaplace(NamedTuple):
         tail = jnp.where(upper, 1.0 - u, u)
         return jnp.where(upper, 1.0, -1.0) * self._abs_quantile(2.0 * tail)
 
-    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True) -> Array:
+    def abs_isf(
+        self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True, u=None
+    ) -> Array:
         r"""``|x| = -lambda log(e^{-c} + U D)`` with ``P(|T| > |x|) = U`` (in ``log_u``'s dtype).
 
         With ``v = log U + log expm1(c)``:
@@ -173,6 +175,7 @@ class TruncatedLaplace(NamedTuple):
           log_u: ``log U``.
           one_minus_u: ``1 - U``.
           deep: unused.
+          u: ``U`` itself where the caller has it (the main path); unused here.
         """
         log_u, omu = jnp.asarray(log_u), jnp.asarray(one_minus_u)
         work = log_u.dtype

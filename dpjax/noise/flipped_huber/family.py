@@ -156,7 +156,9 @@ class FlippedHuber(NamedTuple):
         """
         return st.standard_log_mgf(jnp.asarray(s) * self.gamma, self.shape_parameter)
 
-    def abs_isf(self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True) -> Array:
+    def abs_isf(
+        self, log_u: ArrayLike, one_minus_u: ArrayLike, deep: bool = True, u=None
+    ) -> Array:
         r"""``|x|`` with ``P(|T| > |x|) = U``: ``gamma y`` with ``P(T/gamma > y) = U/2`` (eq. (23)).
 
         ``1 - 2p = 1 - U`` is passed exactly.  Computed in the dtype of ``log_u``;
@@ -166,6 +168,7 @@ class FlippedHuber(NamedTuple):
           log_u: ``log U``.
           one_minus_u: ``1 - U``.
           deep: ``False`` promises ``U >= 2^-12``.
+          u: ``U`` itself where the caller has it (the main path; spares ``exp(log U)``).
         """
         log_u, omu = jnp.asarray(log_u), jnp.asarray(one_minus_u)
         work = log_u.dtype
@@ -173,7 +176,8 @@ class FlippedHuber(NamedTuple):
             lambda v: v.astype(work) if jnp.issubdtype(v.dtype, jnp.floating) else v,
             st.isf_constants(self.shape_parameter),
         )
-        y = st.standard_isf(log_u - LOG_2, omu, consts, deep)
+        p = None if u is None else 0.5 * jnp.asarray(u)
+        y = st.standard_isf(log_u - LOG_2, omu, consts, deep, p=p)
         return jnp.asarray(self.gamma).astype(work) * y
 
     from_bits = _shared.from_bits

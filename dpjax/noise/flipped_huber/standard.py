@@ -235,33 +235,41 @@ def isf_constants(b: Array) -> _IsfConstants:
     )
 
 
-def standard_isf(log_p: Array, q: Array, c: _IsfConstants, deep: bool = True) -> Array:
+def standard_isf(
+    log_p: Array, q: Array, c: _IsfConstants, deep: bool = True, p: Array | None = None
+) -> Array:
     r"""The ``y >= 0`` with ``P(T > y) = p`` for ``T ~ FH(b, 1)``, from ``log p`` and
     ``q = 1 - 2p`` (both given, so that each is accurate where it is used).
 
     .. math:: y = \begin{cases} Q^{-1}(p\,c) & p \le P(T > b) \\
               -\log(1 - k q)/b & \text{otherwise} \end{cases}
 
-    with ``1 - k q`` formed as ``(1 - k) + 2 k p`` in log space when ``k q >= 1/2`` (in
-    float32 with ``deep=False``, as the sum of two positive normal floats: ``p >= 2^-13``);
-    ``deep=False`` promises ``p >= 2^-13`` (then ``p c >= 2^-13``: :func:`.log_q_inv`'s main
-    path suffices).
+    with ``1 - k q`` formed as ``(1 - k) + 2 k p`` when ``k q >= 1/2``; ``deep=False``
+    promises ``p >= 2^-13`` (then ``p c >= 2^-13``: :func:`.log_q_inv`'s main path
+    suffices).  In float32 with ``deep=False`` every term is a positive normal float and
+    one ``log`` serves both ends: ``w = -log(4 pc (1 - pc))`` of the Gaussian tail
+    (:func:`.erfinv_from_w`) and ``log((1 - k) + 2 k p)``, with ``log1p(-k q)`` near the
+    centre; ``p`` itself, when the caller has it (the samplers' main path: ``U / 2``), spares
+    ``exp(log p)`` and leaves ``log p`` unevaluated.
     """
+    if not deep and log_p.dtype == jnp.float32:  # p >= 2^-13: every term a normal float
+        if p is None:
+            p = jnp.exp(log_p)
+        gauss = (p <= jnp.exp(c.log_p_tail)) | ~c.pos
+        k = jnp.exp(c.log_k)
+        kq = k * jnp.where(gauss, 0.5, q)
+        near = kq < 0.5
+        # Q^{-1}(pc) = sqrt2 erfinv(1 - 2pc), pc <= 1/2
+        pc = jnp.where(gauss, p * jnp.exp(c.log_z + c.half_b2 - HALF_LOG_2PI), 0.25)
+        far = jnp.exp(c.log_one_minus_k) + 2.0 * k * p  # (1 - k) + 2 k p
+        log_gf = jnp.log(jnp.where(gauss, 4.0 * pc * (1.0 - pc), far))
+        y_gauss = _SQRT_2 * erfinv_from_w(1.0 - 2.0 * pc, -log_gf)
+        log_w = jnp.where(near, jnp.log1p(-jnp.where(near, kq, 0.0)), log_gf)
+        return jnp.where(gauss, y_gauss, -log_w / c.b_safe)
     gauss = (log_p <= c.log_p_tail) | ~c.pos
     log_c = c.log_z + c.half_b2 - HALF_LOG_2PI
     kq = jnp.exp(c.log_k) * jnp.where(gauss, 0.5, q)
     near = kq < 0.5
-    if not deep and log_p.dtype == jnp.float32:  # p >= 2^-13: every term a normal float
-        p = jnp.exp(log_p)  # one exp for both branches
-        pc = jnp.where(gauss, p * jnp.exp(log_c), 0.25)  # Q^{-1}(pc) = sqrt2 erfinv(1 - 2pc),
-        # w = -log(4 pc (1 - pc)) from log pc (:func:`.erfinv_from_w`)
-        # one log1p for both branches: log(1 - pc) (gauss) or log(1 - k q) (near)
-        log1p = jnp.log1p(-jnp.where(gauss, pc, jnp.where(near, kq, 0.0)))
-        w = -(2.0 * LOG_2 + jnp.where(gauss, log_p + log_c, jnp.log(0.25)) + log1p)
-        y_gauss = _SQRT_2 * erfinv_from_w(1.0 - 2.0 * pc, w)
-        far = jnp.exp(c.log_one_minus_k) + 2.0 * jnp.exp(c.log_k) * p  # (1 - k) + 2 k p
-        log_w = jnp.where(near, log1p, jnp.log(far))
-        return jnp.where(gauss, y_gauss, -log_w / c.b_safe)
     y_gauss = log_q_inv(jnp.where(gauss, log_p + log_c, -1.0), deep)
     log_far = logaddexp(c.log_one_minus_k, LOG_2 + c.log_k + jnp.where(gauss, -1.0, log_p))
     log_w = jnp.where(near, log1p_negative(-jnp.where(near, kq, 0.0)), log_far)

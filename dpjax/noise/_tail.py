@@ -31,8 +31,10 @@ leading one lies in the first ``D`` bits (``z < D``, probability ``1 - 2^-D``;
 the *main path* costs one word per float32 sample (two per float64 sample), as
 ``jax.random.normal`` does, and its quantile may use cheaper forms accurate for
 ``U >= 2^-12`` (``ndtri``; in float32 jax.random.normal's own ``erfinv`` transform with
-its ``w = -log(U (2 - U))`` formed exactly, :func:`erfinv_from_w`), with one ``log1p``
-for ``log U`` (:func:`_main_path_uniform`).
+its ``w = -log(U (2 - U))`` formed from ``U`` itself, a normal float there,
+:func:`erfinv_from_w`): the main path hands the quantile ``U`` as well as ``log U`` (one
+``log1p``, left unevaluated when the quantile does not read it) and ``1 - U``
+(:func:`_main_path_uniform`).
 Otherwise the sample is *deep*: the lanes with ``z >= D``
 are gathered (:func:`sparse_nonzero`, ``jnp.nonzero``'s indices by a packed two-pass
 compaction instead of a prefix sum over every lane, with a static capacity
@@ -418,9 +420,9 @@ def erfinv_from_w(x: Array, w: Array) -> Array:
     (Giles' single-precision form, XLA's constants :data:`_ERFINV32_SMALL_W`).  Near
     ``|x| = 1`` the argument ``x = 1 - U`` of a float is rounded (a relative ``2^-24`` of
     ``1 - U``, i.e. ``2^-24 / U`` of ``U``), but ``P`` depends on ``U`` only through ``w``,
-    which the caller forms exactly as ``-(log U + log1p(1 - U))``; the rounding of ``x``
-    then costs a relative ``2^-24`` of the result instead of ``2^-24 / U`` of the
-    probability.  This is the bulk transform of ``jax.random.normal`` with the tail
+    which the caller forms from ``U`` itself (``-log(U (2 - U))``, a few ulps where ``U`` is
+    a normal float) or as ``-(log U + log1p(1 - U))``; the rounding of ``x`` then costs a
+    relative ``2^-24`` of the result instead of ``2^-24 / U`` of the probability.  This is the bulk transform of ``jax.random.normal`` with the tail
     probability kept exact.
 
     Args:

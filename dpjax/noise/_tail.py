@@ -422,8 +422,8 @@ def erfinv_from_w(x: Array, w: Array) -> Array:
     ``1 - U``, i.e. ``2^-24 / U`` of ``U``), but ``P`` depends on ``U`` only through ``w``,
     which the caller forms from ``U`` itself (``-log(U (2 - U))``, a few ulps where ``U`` is
     a normal float) or as ``-(log U + log1p(1 - U))``; the rounding of ``x`` then costs a
-    relative ``2^-24`` of the result instead of ``2^-24 / U`` of the probability.  This is the bulk transform of ``jax.random.normal`` with the tail
-    probability kept exact.
+    relative ``2^-24`` of the result instead of ``2^-24 / U`` of the probability.  This is
+    the bulk transform of ``jax.random.normal`` with the tail probability kept exact.
 
     Args:
       x: float32 in ``[0, 1)``.

@@ -78,9 +78,10 @@ def osgt_unit_variance(k: ArrayLike) -> Array:
 
 
 def osgt_unit_variance_host(k) -> np.ndarray:
-    r""":func:`osgt_unit_variance` in NumPy (host searches: nothing to compile); the same two
-    branches, ``1 + k^2 - k / R(k)`` below ``k = 3`` (``R`` through
-    :func:`scipy.special.log_ndtr`), the Gauss-Laguerre ratio ``k^{-2} I_2 / I_0`` above.
+    r""":func:`osgt_unit_variance` in NumPy (App. F(c) of flipped-huber-mechanism; host
+    searches: nothing to compile); the same two branches, ``1 + k^2 - k / R(k)`` below
+    ``k = 3`` (``R`` through :func:`scipy.special.log_ndtr`), the Gauss-Laguerre ratio
+    ``k^{-2} I_2 / I_0`` above.
 
     Args:
       k: shape ``k >= 0`` (NumPy array).

@@ -58,8 +58,8 @@ def truncated_laplace_unit_variance(c: ArrayLike) -> Array:
 
 
 def truncated_laplace_unit_log_variance_host(log_c) -> np.ndarray:
-    r"""``log v(c)`` of :func:`truncated_laplace_unit_variance` in NumPy, from ``log c`` (host
-    searches: nothing to compile).
+    r"""``log v(c)`` of :func:`truncated_laplace_unit_variance` in NumPy, from ``log c``
+    (``v(c) = 2 P(3, c) / (1 - e^{-c})``, GDGK 2020; host searches: nothing to compile).
 
     Args:
       log_c: ``log c`` (NumPy array).

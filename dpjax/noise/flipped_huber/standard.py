@@ -81,7 +81,7 @@ def log_half_gauss_mass(b: ArrayLike) -> Array:
 
 def log_half_masses_host(b) -> tuple[np.ndarray, np.ndarray]:
     r"""``(log A, log B)`` of :func:`log_half_laplace_mass` and :func:`log_half_gauss_mass` in
-    NumPy (host searches: nothing to compile).
+    NumPy (eq. (9) of flipped-huber-mechanism; host searches: nothing to compile).
 
     Args:
       b: shape ``b >= 0`` (NumPy array).
@@ -174,7 +174,8 @@ def standard_log_sf(y: ArrayLike, b: ArrayLike) -> Array:
 
 
 def standard_log_sf_host(y, b) -> np.ndarray:
-    r""":func:`standard_log_sf` in NumPy for ``y >= 0`` (host searches: nothing to compile).
+    r""":func:`standard_log_sf` in NumPy for ``y >= 0`` (eq. (10) of flipped-huber-mechanism;
+    host searches: nothing to compile).
 
     .. math:: Z\,P(T > y) = e^{-b^2/2}\sqrt{2\pi}\,Q(y)\ (y > b),\qquad
               e^{-by}(1 - e^{-b(b - y)})/b + B\ (0 \le y \le b)
@@ -338,8 +339,8 @@ def standard_variance(b: ArrayLike) -> Array:
 
 
 def standard_variance_host(b) -> np.ndarray:
-    r""":func:`standard_variance` in NumPy (host searches: nothing to compile); ``P(3, b^2)``
-    by :func:`scipy.special.gammainc`.
+    r""":func:`standard_variance` in NumPy (eq. (11) of flipped-huber-mechanism; host
+    searches: nothing to compile); ``P(3, b^2)`` by :func:`scipy.special.gammainc`.
 
     .. math:: v(b) = \frac{(2/b^3)\,P(3, b^2) + B + b e^{-b^2}}{A + B}
 

@@ -218,24 +218,29 @@ def _scale_floor(log_c, p_max: float):
                           np.log1p(np.exp(np.minimum(arg, 30.0))))
 
 
-def composed_event(scale: float, bound: float, uses: int, sampling_rate=None) -> ev.Event:
-    """``T`` uses of ``TL(scale, bound)`` at unit shift, each Poisson-subsampled at
-    ``sampling_rate`` (``None`` or ``1``: not subsampled), as one event.
+def composed_event(scale: float, bound: float, uses: int, sampling_rate=None,
+                   dim: int = 1) -> ev.Event:
+    """``T`` uses of ``TL(scale, bound)`` at unit shift, Poisson-subsampled at
+    ``sampling_rate`` (``None`` or ``1``: not subsampled) ``dim`` pairs at a time (the
+    coordinates of one use of a ``dim``-dim query share one coin), as one event.
 
     Args:
       scale: ``lambda`` per unit sensitivity.
       bound: ``A`` per unit sensitivity.
-      uses: ``T``.
+      uses: ``T``, the 1-D pairs (a multiple of ``dim``).
       sampling_rate: ``q`` or ``None``.
+      dim: the pairs under one coin (``K``).
     """
     leaf = ev.Noise("truncated-laplace", {"scale": scale, "bound": bound})
-    if sampling_rate is not None and sampling_rate < 1.0:
-        leaf = ev.PoissonSampled(float(sampling_rate), leaf)
-    return ev.SelfComposed(leaf, uses)
+    if sampling_rate is None or sampling_rate >= 1.0:
+        return ev.SelfComposed(leaf, uses)
+    if dim > 1:  # one coin for the K coordinates: sampled as a whole
+        leaf = ev.SelfComposed(leaf, dim)
+    return ev.SelfComposed(ev.PoissonSampled(float(sampling_rate), leaf), uses // dim)
 
 
 def _composed_search(epsilon: float, delta: float, uses: int, bin_width: float,
-                     sampling_rate=None, relation: str = "add_remove"):
+                     sampling_rate=None, relation: str = "add_remove", dim: int = 1):
     r"""``(c, lambda, bad_lambda)`` of the least-variance shape for unit sensitivity (host).
 
     :func:`truncated_laplace_composed` (its docstring has the formulas); every value of the
@@ -252,7 +257,7 @@ def _composed_search(epsilon: float, delta: float, uses: int, bin_width: float,
             if not (TINY <= lam and c * lam <= 1e300):  # not evaluated: not feasible
                 memo[key] = math.inf
             else:
-                event = composed_event(lam, c * lam, uses, sampling_rate)
+                event = composed_event(lam, c * lam, uses, sampling_rate, dim)
                 d = event_delta(event, epsilon, relation, bin_width)
                 memo[key] = math.log(d) - level if d > 0.0 else -math.inf
         return memo[key]
@@ -319,7 +324,10 @@ def _composed_search(epsilon: float, delta: float, uses: int, bin_width: float,
     # formula holds while that mass stays below 1/2)
     q = 1.0 if sampling_rate is None else float(sampling_rate)
     p_max = _use_floor(delta, uses) / q
-    floored = p_max < 0.5 and not (relation == "add" and q < 1.0)
+    # the floor is the mass of independent coins: not for K coordinates under one coin, nor
+    # for the replace-one bound (both accounted through profiles, :mod:`.pld.amplification`)
+    profiled = q < 1.0 and (dim > 1 or relation == "replace_one")
+    floored = p_max < 0.5 and not (relation == "add" and q < 1.0) and not profiled
 
     def floor_beats(log_c: float) -> tuple[bool, None]:
         lam_min = float(_scale_floor(log_c, p_max))
@@ -355,8 +363,10 @@ def _composed_search(epsilon: float, delta: float, uses: int, bin_width: float,
 
 
 @float64_kernel
-def truncation_mass(scale, bound, uses: int, sensitivity=1.0, sampling_rate=None) -> np.ndarray:
-    r"""Mass at ``+infinity`` after ``T`` uses: ``1 - (1 - q p)^T``, ``p = P(T > A - Delta)``.
+def truncation_mass(scale, bound, uses: int, sensitivity=1.0, sampling_rate=None,
+                    dim: int = 1) -> np.ndarray:
+    r"""Mass at ``+infinity`` after ``T`` uses: ``1 - (1 - q p)^T``, ``p = P(T > A - Delta)``
+    (``1 - (1 - q (1 - (1 - p)^K))^{T / K}`` when ``K = dim`` pairs share one coin).
 
     .. math:: p = \frac{e^{\mu} - 1}{2\,(e^{c} - 1)}\quad(\mu = \Delta/\lambda \le c = A/\lambda)
 
@@ -371,6 +381,7 @@ def truncation_mass(scale, bound, uses: int, sensitivity=1.0, sampling_rate=None
       sensitivity: ``Delta``.
       sampling_rate: Poisson rate ``q`` of every use (``None``: 1); the remove direction's
         mass (the add direction of a subsampled use has none).
+      dim: the pairs under one coin (``K``; ``uses`` a multiple of it).
 
     Returns:
       The mass (NumPy array), ``1`` where the supports are disjoint and ``q = 1``.
@@ -386,9 +397,13 @@ def truncation_mass(scale, bound, uses: int, sensitivity=1.0, sampling_rate=None
     out = np.empty(lam.shape)
     for i in np.ndindex(lam.shape):
         losses, probs = truncated_laplace_loss_atoms(lam[i], a[i], d[i], 1.0)
-        p = float(np.sum(probs[np.isinf(losses)])) * (1.0 if sampling_rate is None
-                                                       else float(sampling_rate))
-        out[i] = -math.expm1(uses * math.log1p(-p)) if p < 1.0 else 1.0
+        p = float(np.sum(probs[np.isinf(losses)]))
+        coins = uses
+        if sampling_rate is not None:
+            if dim > 1:  # K pairs under one coin: the coin's mass 1 - (1 - p)^K
+                p, coins = -math.expm1(dim * math.log1p(-p)) if p < 1.0 else 1.0, uses // dim
+            p *= float(sampling_rate)
+        out[i] = -math.expm1(coins * math.log1p(-p)) if p < 1.0 else 1.0
     return out
 
 
@@ -401,6 +416,7 @@ def truncated_laplace_composed(
     bin_width: float = COMPOSED_BIN_WIDTH,
     sampling_rate: float | None = None,
     relation: str = "add_remove",
+    dim: int = 1,
 ):
     r"""Least-variance ``(scale, bound)`` whose certified profile after ``T`` uses is ``<= delta``.
 
@@ -436,7 +452,11 @@ def truncated_laplace_composed(
     ``PoissonSampled(q, TL)`` (:func:`dpjax.accounting.truncated_laplace.
     poisson_truncated_laplace_atoms`) under ``relation``; one use's mass at ``+infinity``
     is then ``q p`` under remove (the floor takes ``p_max / q``) and none under add (no
-    floor: the search starts at the uniform end).  The result is re-checked by a fresh
+    floor: the search starts at the uniform end).  With ``dim = K > 1`` the ``K`` pairs of one
+    use share the coin (a ``K``-dim query subsampled once per use): each use is
+    ``PoissonSampled(q, SelfComposed(TL, K))``, accounted through the profile of the ``K``
+    pairs (:mod:`dpjax.accounting.pld.amplification`), as is ``relation = "replace_one"``
+    under subsampling (no floor there).  The result is re-checked by a fresh
     accountant at the returned parameters (the certificate).  Host driver (one accountant
     query per step); ``T = 1`` without subsampling is
     :func:`truncated_laplace_least_variance` (closed form).
@@ -448,8 +468,8 @@ def truncated_laplace_composed(
       sensitivity: ``Delta > 0``.
       bin_width: the accountant's loss-grid spacing.
       sampling_rate: Poisson rate ``q`` in ``(0, 1)`` of every use, or ``None``.
-      relation: ``"add_remove"`` (default), ``"add"`` or ``"remove"`` (``"replace_one"``
-        under subsampling is refused by the accounting).
+      relation: ``"add_remove"`` (default), ``"add"``, ``"remove"`` or ``"replace_one"``.
+      dim: the pairs of one use under one Poisson coin (``K``; ``uses`` a multiple of it).
 
     Returns:
       NumPy arrays ``(scale, bound, variance, delta_at_params, certified)`` shaped like the
@@ -468,9 +488,9 @@ def truncated_laplace_composed(
     ok = np.zeros(eps.shape, bool)
     for i in np.ndindex(eps.shape):
         c, lam, _ = _composed_search(float(eps[i]), float(dlt[i]), uses, float(bin_width),
-                                     sampling_rate, relation)
+                                     sampling_rate, relation, dim)
         scale, bound = lam * sens, c * lam * sens
-        event = composed_event(scale / sens, bound / sens, uses, sampling_rate)
+        event = composed_event(scale / sens, bound / sens, uses, sampling_rate, dim)
         d = event_delta(event, float(eps[i]), relation,
                         float(bin_width))  # the certificate: a fresh accountant
         out["scale"][i], out["bound"][i], out["delta"][i] = scale, bound, d

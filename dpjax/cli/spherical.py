@@ -72,9 +72,10 @@ def add_parser(sub) -> None:
     a.add_argument("file", type=Path)
     a.add_argument("--compositions", type=int, default=1)
     a.add_argument("--sampling-rate", type=float)
-    a.add_argument("--relation", choices=("add_remove", "add", "remove"), default="add_remove",
+    a.add_argument("--relation", choices=("add_remove", "add", "remove", "replace_one"),
+                   default="add_remove",
                    help="neighbouring relation under subsampling (default add_remove: the "
-                   "worse of adding and removing a record)")
+                   "worse of adding and removing a record; replace_one: a profile bound)")
     a.add_argument("--delta", type=float, required=True)
     c.add_json_arg(a)
     a.set_defaults(func=run_account)

@@ -7,8 +7,9 @@ exact PLD of its cells at the worst shift (Lemma 1).  The query fits when it is 
 dimensions with an ``l2`` sensitivity** (stated, or derived soundly from ``l1`` / ``linf``,
 :mod:`dpjax.sensitivity`), released once or ``T`` times, optionally Poisson-subsampled
 under the query's relation (``add_remove``: the worse of the two dominating pairs;
-``remove`` or ``add``: one of them; ``replace_one`` under subsampling is refused, no worst
-pair of contributions being known: :func:`dpjax.spherical.mechanism.adjacencies`); in one
+``remove`` or ``add``: one of them; ``replace_one``: a bound from the unsampled cell profile,
+no worst pair of contributions being known: :func:`dpjax.spherical.mechanism.adjacencies`);
+in one
 dimension the spherical family is the cactus mechanism, not offered here.
 
 Parameters (the calibration's output): ``budget`` (``C`` at sensitivity ``l2``), ``n``
@@ -29,7 +30,7 @@ import dataclasses
 import numpy as np
 
 from dpjax.calibration.result import Calibration
-from dpjax.mechanisms._spec import About, Mechanism, Query, unsupported
+from dpjax.mechanisms._spec import About, Mechanism, Query
 from dpjax.spherical import calibrate as sph  # looked up per call (tests replace it)
 
 NAME = "spherical"
@@ -81,10 +82,6 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     l2, notes = _l2(query)
     q = query.sampling_rate
     relation = query.relation if q is not None and q < 1.0 else "add_remove"
-    if relation == "replace_one":
-        raise unsupported(NAME, "Poisson subsampling under relation replace_one (the replace "
-                          "pair is not a shift pair and no worst pair of contributions is "
-                          "known; add_remove, add and remove are accounted)")
     cals = [
         sph.calibrate_spherical(float(e), float(d), query.dim, l2,
                                 compositions=query.compositions, sampling_rate=q,
@@ -113,8 +110,8 @@ SUMMARY = (
 CONSTRAINTS = {"budget": "> 0", "n": "integer >= 1", "N": "integer >= 2", "r": "in (0, 1)"}
 ABOUT = About(
     "spherical-kl-optimal-mechanisms", ("l2",),
-    "K >= 2 dims (l2); compositions and Poisson subsampling (add_remove, add, remove) by its "
-    "cell PLD",
+    "K >= 2 dims (l2); compositions and Poisson subsampling (add_remove, add, remove; "
+    "replace_one by a profile bound) by its cell PLD",
 )
 MECHANISM = Mechanism(
     NAME, SUMMARY, calibrate, _designed_only, _designed_only, constraints=CONSTRAINTS,

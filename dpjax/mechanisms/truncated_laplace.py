@@ -16,10 +16,14 @@ coordinates and uses, so the ``K T``-fold composition of the ``linf`` pair is a 
 bound (as for OSGT).  Those are calibrated, profiled and inverted by
 :class:`~dpjax.accounting.PLDAccountant` on the exact loss law of the pair
 (:func:`dpjax.calibration.truncated_laplace.truncated_laplace_composed`).  Poisson
-subsampling at rate ``q`` makes each use ``PoissonSampled(q, TL)``, accounted under the
-query's relation (``add_remove``, ``add``, ``remove``) through the mixed pairs of the exact
-loss atoms (:func:`dpjax.accounting.truncated_laplace.poisson_truncated_laplace_atoms`); under
-``replace_one`` it is refused (no worst pair of contributions is known for bounded-support
+subsampling at rate ``q`` draws one coin per use for all ``K`` coordinates: in one
+dimension each use is ``PoissonSampled(q, TL)``, accounted under ``add_remove``, ``add`` or
+``remove`` through the mixed pairs of the exact loss atoms
+(:func:`dpjax.accounting.truncated_laplace.poisson_truncated_laplace_atoms`); in ``K``
+dimensions it is ``PoissonSampled(q, SelfComposed(TL, K))``, and under ``replace_one`` (any
+``K``) the sampling is accounted through the profiles of the unsampled pairs
+(:mod:`dpjax.accounting.pld.amplification`: Balle, Barthe & Gaboardi 2018's advanced joint
+convexity, which needs no worst pair of contributions, none being known for bounded-support
 noise).
 """
 
@@ -55,7 +59,6 @@ from dpjax.mechanisms._spec import (
     calibration,
     exact_1d_accounting,
     single_release,
-    unsupported,
 )
 from dpjax.noise.truncated_laplace import TruncatedLaplace
 
@@ -68,12 +71,6 @@ NAME = "truncated-laplace"
 _DEEPEST_DELTA = 1e-250
 
 
-#: Why Poisson subsampling under replace-one is refused.
-_NO_REPLACE_SUBSAMPLING = ("Poisson subsampling under relation replace_one (no worst pair of "
-                           "contributions is known for bounded-support noise; add_remove, add "
-                           "and remove are accounted)")
-
-
 def _sampled(query: Query) -> float | None:
     """The Poisson rate ``q < 1`` of the query, or ``None`` (``q = 1`` keeps every record)."""
     q = query.sampling_rate
@@ -81,9 +78,8 @@ def _sampled(query: Query) -> float | None:
 
 
 def _uses(query: Query) -> int:
-    """``K T``: the 1-D pairs composed (module docstring); replace-one subsampling refused."""
-    if _sampled(query) is not None and query.relation == "replace_one":
-        raise unsupported(NAME, _NO_REPLACE_SUBSAMPLING)
+    """``K T``: the 1-D pairs composed (module docstring; ``K`` of them under one coin when
+    subsampled)."""
     return query.dim * query.compositions
 
 
@@ -99,7 +95,7 @@ def _calibrate_composed(epsilon, delta, query: Query) -> Calibration:
     linf, notes = query.sensitivity.resolve("linf")
     uses, q, relation = _uses(query), _sampled(query), _relation(query)
     scale, bound, var, delta_at, ok = truncated_laplace_composed(
-        epsilon, delta, uses, linf, sampling_rate=q, relation=relation)
+        epsilon, delta, uses, linf, sampling_rate=q, relation=relation, dim=query.dim)
     require_certified(NAME, ok & (delta_at <= delta), epsilon, delta, delta_at)
     shape = bound / scale
     # the ends: c = C_MAX is the Laplace member; the uniform one is the c -> 0 limit,
@@ -110,8 +106,13 @@ def _calibrate_composed(epsilon, delta, query: Query) -> Calibration:
                                rtol=1e-5, below=1e-5)
     member = np.where(uniform == "uniform", uniform, member)
     add_only = q is not None and relation == "add"
-    share = 0.0 if add_only else truncation_mass(scale, bound, uses, linf, q) / delta
-    sampled = "" if q is None else f", each Poisson-subsampled at q = {q:g}"
+    share = 0.0 if add_only else truncation_mass(scale, bound, uses, linf, q, query.dim) / delta
+    sampled = ("" if q is None else f", each use Poisson-subsampled at q = {q:g}"
+               + (f" (one coin for the {query.dim} coordinates: accounted through their "
+                  "profile, Balle et al. 2018)" if query.dim > 1 else ""))
+    if q is not None and relation == "replace_one":
+        sampled += (", replace-one bound from the profiles at one and two records' "
+                    "contributions (advanced joint convexity)")
     notes += (
         f"{uses} uses of the 1-D pair at shift linf ({query.dim} dims x {query.compositions} "
         f"compositions{sampled}), relation {relation}: PLDAccountant on the exact loss law "
@@ -147,7 +148,7 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
       epsilon: target epsilons (broadcast with ``delta``).
       delta: target deltas, ``> 0``.
       query: sensitivity ``linf``, ``K`` dims, ``T`` uses, Poisson rate ``q`` (the
-        relation under subsampling: ``add_remove``, ``add`` or ``remove``).
+        relation under subsampling: ``add_remove``, ``add``, ``remove`` or ``replace_one``).
     """
     uses = _uses(query)
     if np.any(delta == 0):
@@ -188,7 +189,7 @@ def _accountant_answer(what: str, params: dict, x, query: Query) -> np.ndarray:
     if scale.ndim or bound.ndim:
         raise ValueError(f"{NAME}: over several uses, give one (scale, bound) at a time")
     event = composed_event(float(scale) / linf, float(bound) / linf, _uses(query),
-                           _sampled(query))
+                           _sampled(query), query.dim)
     acc = PLDAccountant(_relation(query), COMPOSED_BIN_WIDTH).compose(event)
     ask = acc.get_delta if what == "profile" else acc.get_epsilon
     x = np.asarray(x, np.float64)

@@ -190,7 +190,8 @@ def calibrate_spherical(
         keeps every record (plain composition).
       relation: ``"add_remove"`` (default: both subsampled pairs, the worse), ``"remove"``
         or ``"add"`` (one of them; without subsampling all three are the shift pair:
-        :func:`dpjax.spherical.mechanism.adjacencies`).
+        :func:`dpjax.spherical.mechanism.adjacencies`), or ``"replace_one"`` under
+        subsampling (the profile bound of the unsampled cells).
 
     Returns:
       A :class:`Calibration` whose ``params`` are ``budget`` (``E|Z|^2`` at sensitivity
@@ -316,6 +317,8 @@ def _certificate_text(T: int, q: float | None, relation: str = "add_remove") -> 
     if T == 1 and q is None:
         return "exact cell profile"
     pairs = ("add and remove adjacency, the worse" if relation == "add_remove"
+             else "relation replace_one: a bound from the unsampled cell profile (advanced "
+             "joint convexity; twice the shift by group privacy)" if relation == "replace_one"
              else f"relation {relation}: the {relation} adjacency")
     sub = "" if q is None else f" of the Poisson-subsampled pairs (q = {q:.6g}, {pairs})"
     return (f"mechanism's PLD{sub} composed {T}-fold by the FFT engine (pessimistic, bin "

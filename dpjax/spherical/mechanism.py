@@ -19,7 +19,13 @@ Noise ``Z`` in ``R^m`` with density ``f(x) = p_i`` on the shell
   add/remove dominating pairs cell by cell (remove:
   ``P' = q P + (1-q) Q`` vs ``Q``; add: ``P`` vs ``(1-q) P + q Q``); ``K``-fold
   composition by the PLD engine's FFT; the reported epsilon is the worse
-  of the two adjacencies.
+  of the two adjacencies.  Under replace-one (a record swapped for another on the
+  subsample) the pair is not a shift pair and no worst pair of contributions is known: the
+  use is accounted through the unsampled cell profile (Balle, Barthe & Gaboardi 2018's
+  advanced joint convexity, :func:`dpjax.accounting.pld.amplification.poisson_replace_one`,
+  the profile at twice the shift bounded by group privacy,
+  :func:`dpjax.accounting.pld.amplification.two_steps`) as the pair of
+  :func:`dpjax.accounting.pld.profile_pair.from_profile`.
 """
 
 from __future__ import annotations
@@ -33,6 +39,8 @@ import numpy as np
 
 from dpjax import _validate
 from dpjax.accounting import pld as pld_engine
+from dpjax.accounting.pld import amplification
+from dpjax.accounting.pld.profile_pair import from_profile
 from dpjax.certificate import certify_epsilon
 from dpjax.numerics import float64_kernel
 from dpjax.spherical import coefficients as co
@@ -175,10 +183,13 @@ class SphericalMechanism(NamedTuple):
     @float64_kernel
     def pld(self, sampling_rate: float | None = None, adjacency: str = "remove",
             bin_width: float = 1e-4) -> pld_engine.PLD:
-        """Pessimistic PLD of one use (optionally Poisson-subsampled, ``adjacency`` remove/add)."""
+        """Pessimistic PLD of one use (optionally Poisson-subsampled; ``adjacency`` remove,
+        add, or replace: the profile bound of the module docstring)."""
         loss, pm, qm, p_out, q_out = self.atoms()
         if sampling_rate is None or float(sampling_rate) == 1.0:  # q = 1 keeps every record
             losses, probs, inf = loss, pm, p_out
+        elif adjacency == "replace":
+            return self._replace_pld(float(sampling_rate), bin_width)
         else:
             q = float(sampling_rate)
             if adjacency == "remove":
@@ -190,10 +201,25 @@ class SphericalMechanism(NamedTuple):
                 losses = -np.logaddexp(math.log(q) - loss, math.log1p(-q))
                 inf = p_out
             else:
-                raise ValueError(f"adjacency must be 'remove' or 'add', got {adjacency!r}")
+                raise ValueError(f"adjacency must be 'remove', 'add' or 'replace', got "
+                                 f"{adjacency!r}")
         losses = np.append(losses, np.inf)
         probs = np.append(probs, inf)
         return pld_engine.from_atoms(losses, probs, bin_width=bin_width)
+
+    def _replace_pld(self, sampling_rate: float, bin_width: float) -> pld_engine.PLD:
+        """The replace-one pair of one use at rate ``q``: the profile bound of the plain
+        shift pair (symmetric: both orders) as a dominating PLD (module docstring)."""
+        plain = self.pld(None, "remove", bin_width)
+
+        def one(eps):
+            return np.asarray(pld_engine.delta_for_epsilon(plain, jnp.asarray(eps)))
+
+        top = (int(plain.lower) + plain.size) * float(plain.bin_width)
+        top = math.log1p(sampling_rate * math.expm1(max(top, bin_width)))
+        bound = amplification.poisson_replace_one(one, sampling_rate,
+                                                  amplification.two_steps(one))
+        return from_profile(bound, top, bin_width)
 
     @float64_kernel
     def epsilon(self, delta: float, compositions: int = 1, sampling_rate: float | None = None,
@@ -248,24 +274,26 @@ class SphericalMechanism(NamedTuple):
 
 #: The adjacencies each neighbouring relation takes under Poisson subsampling.
 _RELATION_ADJACENCIES = {"add_remove": ("remove", "add"), "remove": ("remove",),
-                         "add": ("add",)}
+                         "add": ("add",), "replace_one": ("replace",)}
 
 
 def adjacencies(sampling_rate: float | None, relation: str = "add_remove") -> tuple[str, ...]:
     """The dominating pairs a use is accounted with: without subsampling (or at ``q = 1``)
     the shift pair, symmetric, one law for adding and removing (``("remove",)``, every
     relation but ``replace_one``); Poisson-subsampled, ``add_remove`` takes both pairs (the
-    worse reported), ``remove`` / ``add`` one.  ``replace_one`` is refused: the replace pair
-    of a spherical mechanism under subsampling is not a shift pair, and no worst pair of
-    contributions is known for it (without subsampling it is the calibration at twice the
-    sensitivity, :func:`dpjax.mechanisms._relation.calibrate_under`).
+    worse reported), ``remove`` / ``add`` one, ``replace_one`` the profile bound
+    ``("replace",)`` (module docstring).  Without subsampling ``replace_one`` is the
+    mechanism at twice the sensitivity, which a designed mechanism (unit sensitivity) does
+    not have: it is calibrated at the doubled sensitivity instead
+    (:func:`dpjax.mechanisms._relation.calibrate_under`).
 
     Args:
       sampling_rate: Poisson rate ``q`` or ``None``.
-      relation: ``"add_remove"`` (default), ``"remove"`` or ``"add"``.
+      relation: ``"add_remove"`` (default), ``"remove"``, ``"add"`` or ``"replace_one"``
+        (with ``0 < q < 1``).
 
     Raises:
-      ValueError: any other relation.
+      ValueError: any other relation, or ``replace_one`` without subsampling.
 
     Example:
       >>> adjacencies(0.1, "add"), adjacencies(None, "add")
@@ -275,6 +303,10 @@ def adjacencies(sampling_rate: float | None, relation: str = "add_remove") -> tu
         raise ValueError(f"relation must be one of {', '.join(_RELATION_ADJACENCIES)} (the "
                          f"spherical mechanism's pairs are shift pairs), got {relation!r}")
     if sampling_rate is None or float(sampling_rate) == 1.0:
+        if relation == "replace_one":
+            raise ValueError("relation replace_one without subsampling moves the query by "
+                             "twice the sensitivity: design the mechanism at sensitivity 2 "
+                             "(dpjax.calibrate does) instead of accounting this one")
         return ("remove",)
     return _RELATION_ADJACENCIES[relation]
 

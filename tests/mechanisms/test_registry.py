@@ -81,14 +81,9 @@ def test_inid_names_say_what_to_call(name, call):
         dpjax.calibrate(name, epsilon=1.0, delta=1e-6, l2=1.0)
 
 
-def test_spherical_needs_k_dims_and_a_shift_pair_under_subsampling():
+def test_spherical_needs_k_dims_and_a_designed_mechanism_to_profile():
     with pytest.raises(ValueError, match=r"spherical: needs an l2 sensitivity in dim K >= 2"):
         dpjax.calibrate("spherical", epsilon=1.0, delta=1e-6, l2=1.0)
-    # its accountant has the add and remove pairs (either, or the worse): replace_one under
-    # subsampling is no shift pair and is refused
-    with pytest.raises(NotImplementedError, match="relation replace_one"):
-        dpjax.calibrate("spherical", epsilon=0.05, delta=1e-6, dim=3, l2=1.0,
-                        sampling_rate=0.1, relation="replace_one")
     with pytest.raises(NotImplementedError, match="dpjax.spherical.io.load"):
         dpjax.profile("spherical", {"budget": 1.0, "n": 10, "N": 30, "r": 0.5}, epsilon=1.0,
                       dim=3, l2=1.0)

@@ -84,13 +84,18 @@ def test_laplace_poisson_subsampled(sens, q, relation, eps, delta):
         assert scale == pytest.approx(exact, rel=2e-5)
 
 
-@pytest.mark.parametrize("name,sens", [("truncated-laplace", {"linf": 1.0}),
-                                       ("spherical", {"dim": 3, "l2": 1.0})])
-def test_replace_one_subsampled_bounded_and_spherical_refuse(name, sens):
-    """No worst pair of contributions is known for their replace pairs under subsampling:
-    refused with the reason, before any search."""
-    with pytest.raises(NotImplementedError, match="replace_one"):
-        dpjax.calibrate(name, 0.05, 1e-6, sampling_rate=0.1, relation="replace_one", **sens)
+def test_replace_one_subsampled_truncated_laplace_is_certified():
+    """No worst pair of contributions is known for its replace pair under subsampling:
+    calibrated on the advanced-joint-convexity bound (:mod:`dpjax.accounting.pld.
+    amplification`), certified, and enough for add_remove too (a record swapped moves the
+    output at least as far as one removed).  Spherical: tests/spherical/test_calibrate.py."""
+    cal = dpjax.calibrate("truncated-laplace", 1.0, 1e-5, linf=1.0, sampling_rate=0.2,
+                          relation="replace_one")
+    assert float(cal.delta_at_params) <= 1e-5
+    params = {k: float(v) for k, v in cal.params.items()}
+    assert float(dpjax.profile("truncated-laplace", params, 1.0, linf=1.0,
+                               sampling_rate=0.2)) <= 1e-5
+    assert any("replace-one bound" in n for n in cal.notes)
 
 
 @pytest.fixture(scope="module")

@@ -158,9 +158,6 @@ def test_bad_inputs_name_the_argument():
         dpjax.calibrate("truncated-laplace", epsilon=1.0, delta=1.5, linf=1.0)
     with pytest.raises(dpjax.errors.InfeasibleTargetError):
         dpjax.calibrate("truncated-laplace", epsilon=1.0, delta=0.0, linf=1.0)
-    with pytest.raises(NotImplementedError, match="Poisson subsampling under relation replace"):
-        dpjax.calibrate("truncated-laplace", epsilon=1.0, delta=1e-6, dim=2, linf=1.0,
-                        compositions=3, sampling_rate=0.1, relation="replace_one")
 
 
 def test_epsilon_zero_delta_1e_300_is_refused_as_out_of_range():
@@ -215,3 +212,33 @@ def test_k_dims_times_t_uses_is_kt_uses_of_the_linf_pair():
         "scale": float(two_uses.params["scale"]), "bound": float(two_uses.params["bound"])}))
     direct = PLDAccountant("add_remove", COMPOSED_BIN_WIDTH).compose(leaf, 2).get_delta(1.0)
     assert float(sampled[0]) == direct < float(two_uses.delta_at_params)
+
+
+def test_a_k_dim_query_subsampled_once_per_use_is_accounted_jointly():
+    """Poisson subsampling draws one coin per use for all ``K`` coordinates: the profile of 2
+    dims at rate q is at least the 2-D mixture pair's hockey-stick (``(1 - q) T x T + q (T+1)
+    x (T+1)`` against ``T x T``, both orders, summed on a fine 2-D grid).  Each coordinate
+    on its own coin (what dpjax composed before: ``K T`` sampled 1-D pairs) is far below it,
+    a privacy violation."""
+    lam, bound, q = 1.0, 3.0, 0.2
+    params = {"scale": lam, "bound": bound}
+    eps = np.array([0.3, 0.8])
+    got = dpjax.profile("truncated-laplace", params, eps, dim=2, linf=1.0, sampling_rate=q)
+    t = np.linspace(-bound - 1.0, bound + 1.0, 1601)
+    dt = t[1] - t[0]
+
+    def density(x):
+        inside = np.abs(x) <= bound
+        return np.where(inside, np.exp(-np.abs(x) / lam), 0.0) / (2 * lam * -np.expm1(-bound / lam))
+
+    base, moved = density(t), density(t - 1.0)
+    absent = np.outer(base, base) * dt * dt
+    mixed = (1 - q) * absent + q * np.outer(moved, moved) * dt * dt
+    exact = np.array([max(np.maximum(mixed - np.exp(e) * absent, 0).sum(),
+                          np.maximum(absent - np.exp(e) * mixed, 0).sum()) for e in eps])
+    assert np.all(np.asarray(got) >= exact * (1 - 1e-3))
+    assert np.all(np.asarray(got) <= exact * 1.2 + 1e-4)
+    coins = PLDAccountant("add_remove", COMPOSED_BIN_WIDTH).compose(
+        ev.PoissonSampled(q, ev.Noise("truncated-laplace", params)), 2)
+    below = np.array([coins.get_delta(float(e)) for e in eps])
+    assert np.all(below < 0.97 * exact)

@@ -43,8 +43,9 @@ import numpy as np
 from jax.scipy.special import logsumexp as jax_logsumexp
 
 from dpjax._batching import bucket as _bucket
+from dpjax._batching import pad, padded_size
 from dpjax.accounting import events as ev
-from dpjax.accounting.pld import PLD, finite_pairs, mixture
+from dpjax.accounting.pld import PLD, amplification, finite_pairs, mixture
 from dpjax.accounting.pld._pld import make
 from dpjax.accounting.pld.atoms import from_atoms
 from dpjax.accounting.pld.compose import (
@@ -199,6 +200,9 @@ PAIRS = (ev.DiscreteLaplace, ev.DiscreteGaussian, ev.EpsilonDelta)
 #: The integer-valued additive noises: Poisson-sampled under replace-one they mix three
 #: shifts (:func:`_discrete_replace_pld`).
 _DISCRETE_NOISE = (ev.DiscreteLaplace, ev.DiscreteGaussian)
+#: Events Poisson-sampled as a whole (a ``K``-dim query's uses: one coin for every
+#: coordinate), accounted through their profiles (:func:`_amplified`).
+_COMPOSITE = (ev.Composed, ev.SelfComposed)
 #: The additive family of bounded support (its pair is not a log-concave shift on the line).
 _BOUNDED = "truncated-laplace"
 #: The additive family that is not log-concave: its pair at one shift dominates the smaller
@@ -305,13 +309,13 @@ def check_leaf(leaf, relation: str) -> None:
     if isinstance(leaf, ev.PoissonSampled):
         base = leaf.event
         allowed = (_ADDITIVE + _DISCRETE_NOISE if replace
-                   else _ADDITIVE + PAIRS + (ev.MixtureOfGaussians,))
+                   else _ADDITIVE + PAIRS + (ev.MixtureOfGaussians,)) + _COMPOSITE
         if not isinstance(base, allowed):
             raise unsupported(leaf, relation, f"Poisson sampling of {type(base).__name__}")
-        if isinstance(base, ev.Noise) and base.mechanism == _BOUNDED and replace:
-            raise unsupported(leaf, relation, f"Poisson sampling of {_BOUNDED} noise under "
-                              "replace_one (no worst pair of contributions is known for "
-                              "bounded-support noise; add_remove, add and remove are accounted)")
+        if isinstance(base, _COMPOSITE):  # accounted through the inner event's profiles
+            for inner, _ in flatten(base):
+                for inner_relation in _inner_relations(relation):
+                    check_leaf(inner, inner_relation)
     if isinstance(leaf, (ev.Composed, ev.SelfComposed, ev.NoOp, ev.NonPrivate)):
         raise unsupported(leaf, relation, "not a leaf event")
 
@@ -507,8 +511,11 @@ def _poisson(event: ev.PoissonSampled, relation, h, pessimistic, tail=TAIL):
         return leaf_plds(staircase_replace_poisson_pure_dp(event), relation, h, pessimistic, tail)
     if relation == "replace_one" and isinstance(base, _DISCRETE_NOISE):
         return _same(_discrete_replace_pld(base, q, h, pessimistic), relation)
+    bounded = isinstance(base, ev.Noise) and base.mechanism == _BOUNDED
+    if isinstance(base, _COMPOSITE) or (bounded and relation == "replace_one"):
+        return _amplified(event, relation, h, pessimistic, tail)
     noise = ev.noise_family(base)
-    if isinstance(base, ev.Noise) and base.mechanism == _BOUNDED:
+    if bounded:
         return _bounded_poisson_plds(noise, q, h, pessimistic, DIRECTIONS[relation])
     if noise is not None:
         if relation == "replace_one":
@@ -569,6 +576,71 @@ def _staircase_replace_pld(params: dict, q: float, h: float, pessimistic: bool) 
     if (losses.max() - losses.min()) / h + 2 > max_grid_points():
         raise UnboundedLoss(f"{losses.size} loss atoms spanning {np.ptp(losses):.3g} nats")
     return from_atoms(losses, probs, h, pessimistic)
+
+
+def _inner_relations(relation: str) -> tuple[str, ...]:
+    """The relations the event inside a Poisson sampling is accounted under by
+    :func:`_amplified`: a record against its absence (``add_remove``: both orders), and
+    under ``replace_one`` against another record too."""
+    return ("add_remove", "replace_one") if relation == "replace_one" else ("add_remove",)
+
+
+def _inner_profile(event, relation: str, h: float, tail: float):
+    """``(profile, top)`` of an event under ``relation``: the worst of its directions'
+    composed pessimistic PLDs as ``epsilon (array) -> delta``, and the top of their loss
+    grids (beyond it only the mass at ``+infinity``)."""
+    table = leaf_table(flatten(event), relation, h, True, tail)
+    plds = [p for p in compose_table(table, relation).values() if p is not None]
+    if not plds:  # nothing private inside: no loss at all
+        return (lambda e: np.zeros(np.shape(e))), h
+    # zero mass at the top to a power of two, and the epsilons padded likewise: the queries
+    # of a whole search (a new grid length per scale) share a few compiled programs
+    plds = [dataclasses.replace(p, pmf=jnp.asarray(pad(np.asarray(p.pmf), padded_size(p.size),
+                                                       fill=0.0))) for p in plds]
+
+    def profile(eps):
+        eps = np.asarray(eps, np.float64)
+        wide = jnp.asarray(pad(eps, padded_size(eps.size)))
+        out = np.max([np.asarray(delta_for_epsilon(p, wide)) for p in plds], axis=0)
+        return out[: eps.size].reshape(eps.shape)
+
+    top = max((int(p.lower) + p.size) * float(p.bin_width) for p in plds)
+    return profile, top
+
+
+def _amplified(event: ev.PoissonSampled, relation, h, pessimistic, tail):
+    r"""A Poisson sampling accounted through the profiles of the event it samples
+    (:mod:`.pld.amplification`, Balle, Barthe & Gaboardi 2018, Thm 2), as the pair of
+    :func:`.pld.profile_pair.from_profile`: the whole of a composed event on one coin
+    (a ``K``-dim query's use), and truncated Laplace under ``replace_one`` (no worst pair of
+    contributions is known for bounded-support noise; the bound needs none).
+
+    Under ``add_remove``, ``add`` or ``remove`` the pair bounds both orders, so one law
+    serves every direction: the larger of the exact remove and add profiles
+    (:func:`.pld.amplification.poisson_remove`, :func:`.pld.amplification.poisson_add`) of
+    the event's worse order.  Under ``replace_one``:
+    :func:`.pld.amplification.poisson_replace_one` with the event's ``add_remove`` profile
+    and its ``replace_one`` profile (left out where the replaced pair has no finite loss).
+    A profile bound, so no lower discretisation (``None``)."""
+    if not pessimistic:
+        return None
+    q, base = float(event.sampling_probability), event.event
+    one, top = _inner_profile(base, "add_remove", h, tail)
+    if relation == "replace_one":
+        try:
+            two, top_two = _inner_profile(base, "replace_one", h, tail)
+        except UnboundedLoss:  # disjoint supports: every loss +infinity (delta_2 = 1)
+            two, top_two = None, top
+        bound = amplification.poisson_replace_one(one, q, two)
+        top = max(top, top_two)
+    else:
+        remove, add = amplification.poisson_remove(one, q), amplification.poisson_add(one, q)
+
+        def bound(e):
+            return np.maximum(remove(e), add(e))
+
+    top = math.log1p(q * math.expm1(max(top, h)))
+    return _same(from_profile(bound, top, h), relation)
 
 
 def _without_replacement(event: ev.SampledWithoutReplacement, relation, h, pessimistic, tail):

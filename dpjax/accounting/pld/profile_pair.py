@@ -24,6 +24,7 @@ import math
 
 import numpy as np
 
+from dpjax._batching import pad, padded_size
 from dpjax.accounting.pld._pld import PLD, make
 from dpjax.numerics import float64_kernel
 
@@ -86,7 +87,13 @@ def from_profile(delta_upper, epsilon_max: float, bin_width: float = 1e-4) -> PL
     p_up = x[1:] * q
     inf_mass = dd[-1]
     p0 = 1.0 - inf_mass - float(np.sum(p_up))
-    if p0 < -1e-9:
+    # a profile whose pair has all of P's mass at losses > 0 (D(1) + |D'(1)| = 1: e.g. a
+    # bound linear near x = 1) leaves p0 = 0 exactly; the 1e-9 inflation of D and of its
+    # slopes then takes up to 2e-9 of it, which is not an invalid bound (p0 is kept at 0)
+    if p0 < -4e-9:
         raise ValueError("from_profile: the profile bound is not a valid privacy profile")
     pmf = np.concatenate([[max(p0, 0.0)], p_up])
+    # zero mass above the top up to a power of two: the law is unchanged and every bound
+    # of a search (a new top each) shares the compiled queries of one length
+    pmf = pad(pmf, padded_size(pmf.size), fill=0.0)
     return make(h, 0, pmf, inf_mass, pessimistic=True)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import dpjax
-from dpjax.accounting import PLDAccountant, UnsupportedEventError
+from dpjax.accounting import PLDAccountant
 from dpjax.accounting import events as ev
 from dpjax.accounting.truncated_laplace import poisson_truncated_laplace_atoms
 
@@ -131,10 +131,14 @@ def test_atoms_keep_the_mass_and_put_the_truncation_at_infinity():
         poisson_truncated_laplace_atoms(lam, bound, 1.0, 1.0, "add", 1e-3)
 
 
-def test_replace_one_is_refused_with_the_reason():
+def test_replace_one_has_an_upper_end_only():
+    """Accounted through the profiles (no worst pair known): certified upper end, no lower
+    discretisation, so the bracket's lower end is the trivial 0."""
     event = ev.PoissonSampled(0.1, _event(1.0, 8.0))
-    with pytest.raises(UnsupportedEventError, match="replace_one"):
-        PLDAccountant("replace_one", 1e-4).compose(event, 2)
+    acc = PLDAccountant("replace_one", 1e-4).compose(event, 2)
+    lower, upper = acc.bracket(1e-4)
+    assert math.isfinite(upper) and upper == pytest.approx(acc.get_epsilon(1e-4), rel=1e-12)
+    assert lower <= upper
 
 
 @pytest.mark.parametrize("relation", ["add_remove", "remove", "add"])

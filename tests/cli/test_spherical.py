@@ -75,6 +75,15 @@ def test_slope_rule_is_the_default(last_shell, tmp_path, capsys):
                  "0.1", "--relation", "add", "--delta", "1e-6", "--json"]) in (0, None)
     add = json.loads(capsys.readouterr().out)
     assert 0 < add["epsilon"] <= both["epsilon"] and add["relation"] == "add"
+    # replace-one: the profile bound (no worst pair known), at least the add_remove answer;
+    # without subsampling it is refused with what to do instead
+    assert main(["spherical", "account", str(out), "--compositions", "10", "--sampling-rate",
+                 "0.1", "--relation", "replace_one", "--delta", "1e-6", "--json"]) in (0, None)
+    swap = json.loads(capsys.readouterr().out)
+    assert both["epsilon"] <= swap["epsilon"] < math.inf and swap["relation"] == "replace_one"
+    assert main(["spherical", "account", str(out), "--relation", "replace_one", "--delta",
+                 "1e-6"]) == 2
+    assert "twice the sensitivity" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("argv", [

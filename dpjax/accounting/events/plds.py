@@ -503,7 +503,7 @@ def _poisson(event: ev.PoissonSampled, relation, h, pessimistic, tail=TAIL):
     q, base = float(event.sampling_probability), staircase_as_pure_dp(event.event, relation)
     if q == 0.0:
         return {}
-    if q == 1.0:
+    if q == 1.0 and not isinstance(base, _COMPOSITE):  # a composite at q = 1: its profile
         return leaf_plds(base, relation, h, pessimistic, tail)
     if relation == "replace_one" and _is_staircase(event.event):
         if float(event.event.params["width"]) == 1.0:

@@ -111,6 +111,11 @@ def test_composite_poisson_sampling_takes_one_coin_for_every_coordinate():
     coins = PLDAccountant("add_remove", 1e-4).compose(
         ev.PoissonSampled(q, ev.DiscreteLaplace(a, 1)), 2)
     assert exact[2] > 1e-3 and coins.get_delta(0.4) < exact[2] / 10  # coins understate it
+    # q = 1 keeps every record: the composite's own profile (through the same bound)
+    whole = PLDAccountant("add_remove", 1e-4).compose(ev.PoissonSampled(1.0, inner))
+    plain = PLDAccountant("add_remove", 1e-4).compose(inner)
+    for e in (0.5, 1.0):
+        assert plain.get_delta(e) <= whole.get_delta(e) <= plain.get_delta(e) + 2e-3
 
 
 def _tl_density(t, lam, bound):

@@ -215,7 +215,7 @@ class SphericalMechanism(NamedTuple):
         def one(eps):
             return np.asarray(pld_engine.delta_for_epsilon(plain, jnp.asarray(eps)))
 
-        top = (int(plain.lower) + plain.size) * float(plain.bin_width)
+        top = plain.top()
         top = math.log1p(sampling_rate * math.expm1(max(top, bin_width)))
         bound = amplification.poisson_replace_one(one, sampling_rate,
                                                   amplification.two_steps(one))

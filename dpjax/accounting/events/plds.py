@@ -604,7 +604,7 @@ def _inner_profile(event, relation: str, h: float, tail: float):
         out = np.max([np.asarray(delta_for_epsilon(p, wide)) for p in plds], axis=0)
         return out[: eps.size].reshape(eps.shape)
 
-    top = max((int(p.lower) + p.size) * float(p.bin_width) for p in plds)
+    top = max(p.top() for p in plds)
     return profile, top
 
 
@@ -662,7 +662,7 @@ def _without_replacement(event: ev.SampledWithoutReplacement, relation, h, pessi
     if not pessimistic:
         return None
     base = leaf_plds(event.event, relation, h, True, tail)["replace"]
-    top_base = (int(base.lower) + base.size) * float(base.bin_width)
+    top_base = base.top()
 
     def bound(eps):  # Balle, Barthe & Gaboardi 2018, Thm 9: delta'(eps') <= gamma delta(eps)
         inner = np.log1p(np.expm1(np.asarray(eps, np.float64)) / gamma)

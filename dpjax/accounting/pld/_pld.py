@@ -96,6 +96,15 @@ class PLD:
         """
         return self.pmf.shape[-1]
 
+    def top(self) -> float:
+        """The loss just above the grid, ``(lower + n) h`` (host float; beyond it only the
+        mass at ``+infinity``): where a profile built from this PLD stops changing.
+
+        Returns:
+          ``(lower + n) * bin_width``.
+        """
+        return (int(self.lower) + self.size) * float(self.bin_width)
+
     def losses(self) -> Array:
         r"""The loss grid ``l_i = (lower + i) h``, ``i = 0 .. n - 1``.
 

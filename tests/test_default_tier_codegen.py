@@ -1,7 +1,8 @@
 """The default tier's XLA codegen (``conftest.DEFAULT_TIER_XLA_FLAGS``) answers what users get.
 
-The default tier compiles with XLA CPU's element-wise emitters (they compile faster); users,
-and the slow tier, compile with XLA's defaults.  Representative answers of the engine (an
+The default tier compiles with XLA CPU's element-wise emitters (they compile faster), as the
+``dpjax`` command does (``dpjax.cli._main.ONE_SHOT_XLA_FLAGS``); the library in a user's
+process, and the slow tier, compile with XLA's defaults.  Representative answers of the engine (an
 epsilon of subsampled Gaussian uses, a flipped Huber profile, a flipped Huber calibration)
 and a sampler's draws are computed in this process and in a fresh one under XLA's default
 flags: they agree to round-off (the draws bit for bit), so a default-tier test that passes

@@ -91,3 +91,25 @@ def test_compilation_cache_set_when_jax_is_imported_after_dpjax(tmp_path):
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
                           text=True, timeout=120, check=True)
     assert done.stdout.split() == [str(tmp_path / "dpjax" / "xla"), "0.0"]
+
+
+def test_a_fresh_command_compiles_with_the_one_shot_codegen():
+    """A ``dpjax`` process sets the one-shot XLA flag before JAX starts, unless the user's
+    ``XLA_FLAGS`` choose the emitters; a process that imported JAX keeps its own flags."""
+    from dpjax.cli._main import ONE_SHOT_XLA_FLAGS, one_shot_codegen
+
+    probe = ("import os; from dpjax.cli._main import main; main(['mechanisms']); "
+             "import jax; jax.numpy.zeros(1).block_until_ready(); "
+             "print(repr(os.environ.get('XLA_FLAGS')))")
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    mine, other = "--xla_cpu_use_fusion_emitters=true", "--xla_cpu_enable_fast_math=false"
+    for given, expected in ((None, ONE_SHOT_XLA_FLAGS), (mine, mine),
+                            (other, f"{other} {ONE_SHOT_XLA_FLAGS}")):
+        child = dict(env) if given is None else {**env, "XLA_FLAGS": given}
+        done = subprocess.run([sys.executable, "-c", probe], env=child, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert done.stdout.strip().splitlines()[-1] == repr(expected)
+    env = {}
+    assert one_shot_codegen(env) is False and env == {}  # this process imported JAX

@@ -227,7 +227,7 @@ def compare(epsilon, delta, condition: str = "auto", **query) -> tuple[list, lis
             except (NotImplementedError, InfeasibleTargetError) as err:
                 errors.append(str(err))
         else:
-            skipped.append((name, "; ".join(errors) or "condition not supported"))
+            skipped.append((name, "; ".join(dict.fromkeys(errors)) or "condition not supported"))
     results.sort(key=lambda r: float(r.mse))
     return results, skipped
 

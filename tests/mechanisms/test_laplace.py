@@ -181,3 +181,32 @@ def test_k_dim_subsampled_profile_is_the_least_of_its_bounds():
                               [corner.get_delta(e) for e in eps], rr])
     np.testing.assert_allclose(got, want, rtol=1e-12)
     assert got[1] == 0.0  # beyond the amplified pure epsilon
+
+
+def _shifted_laplace_loss_pmf(shift, h, cells=2000):
+    """The privacy loss ``|x| - |x - s|`` of ``Lap(s)`` against ``Lap(0)`` (``b = 1``) under
+    ``Lap(s)``, on the grid ``h Z``: atoms ``-s`` (``x <= 0``) and ``s`` (``x >= s``), and
+    ``2x - s`` on ``cells`` cells of ``(0, s)`` with their exact masses."""
+    edges = np.linspace(0.0, shift, cells + 1)
+    loss = np.concatenate([[-shift], edges[1:] + edges[:-1] - shift, [shift]])
+    mass = np.concatenate([[0.5 * np.exp(-shift)], np.diff(0.5 * np.exp(edges - shift)), [0.5]])
+    n = int(round(shift / h))
+    pmf = np.zeros(2 * n + 1)
+    np.add.at(pmf, np.round(loss / h).astype(int) + n, mass)
+    return pmf, n
+
+
+@pytest.mark.parametrize("split", [(0.5, 0.5), (1 / 3, 1 / 3, 1 / 3), (0.6, 0.3, 0.1),
+                                   (0.25, 0.25, 0.25, 0.25)])
+def test_l1_vertex_dominates_the_ball(split):
+    """The l1-vertex bound of K-dim subsampled Laplace rests on this: a product of Laplace
+    noises shifted by ``d`` with ``||d||_1 = 1`` has a profile below one Laplace pair at shift
+    1 (``1 - e^{(eps - 1) / 2}``), here by the convolution of the coordinates' loss laws."""
+    h, pmf, off = 1e-4, np.array([1.0]), 0
+    for s in split:
+        one, n = _shifted_laplace_loss_pmf(s, h)
+        pmf, off = np.convolve(pmf, one), off + n
+    loss = (np.arange(pmf.size) - off) * h
+    for eps in (0.0, 0.3, 0.7):
+        product = np.sum(pmf * np.maximum(0.0, -np.expm1(eps - loss)))
+        assert product < 0.9 * float(delta_laplace(eps, 1.0, 1.0))

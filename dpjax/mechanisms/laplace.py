@@ -97,28 +97,34 @@ def _sampled_k_dims(query: Query) -> bool:
 _SAMPLED_BIN_WIDTH = 1e-4
 
 
-def _sampled_events(scale: float, query: Query) -> dict:
-    """``{bound name: event of the T uses}``: the l1 vertex and the linf corner of a ``K``-dim
-    query under one Poisson coin per use (module docstring), less the one the other
-    dominates: the corner has l1 norm ``K Delta_inf``, so with ``Delta_1 >= K Delta_inf`` it
-    lies in the l1 ball (the vertex bound is the looser), and with ``Delta_1 <= Delta_inf``
-    every shift of the ball is in the box (the corner bound is the looser)."""
+def _sampled_bounds(query: Query) -> tuple[str, ...]:
+    """The accountant bounds of a ``K``-dim query under one Poisson coin per use (module
+    docstring), less the one the other dominates: the corner has l1 norm ``K Delta_inf``, so
+    with ``Delta_1 >= K Delta_inf`` it lies in the l1 ball (the vertex bound is the looser),
+    and with ``Delta_1 <= Delta_inf`` every shift of the ball is in the box (the corner bound
+    is the looser)."""
     l1, _ = query.sensitivity.resolve("l1")
     linf, _ = query.sensitivity.resolve("linf")
+    return (("l1 vertex",) if l1 < query.dim * linf else ()) + (
+        ("linf corner",) if l1 > linf else ())
+
+
+def _sampled_event(bound: str, scale: float, query: Query):
+    """The event of the ``T`` uses for one of :func:`_sampled_bounds`: the l1 vertex
+    ``PoissonSampled(q, Laplace(b / Delta_1))`` or the linf corner
+    ``PoissonSampled(q, SelfComposed(Laplace(b / Delta_inf), K))``."""
     q, uses = float(query.sampling_rate), query.compositions
-    steps = {}
-    if l1 < query.dim * linf:
-        steps["l1 vertex"] = ev.PoissonSampled(q, ev.Laplace(scale / l1))
-    if l1 > linf:
-        steps["linf corner"] = ev.PoissonSampled(
-            q, ev.SelfComposed(ev.Laplace(scale / linf), query.dim))
-    return {name: ev.SelfComposed(step, uses) if uses > 1 else step
-            for name, step in steps.items()}
+    if bound == "l1 vertex":
+        step = ev.PoissonSampled(q, ev.Laplace(scale / query.sensitivity.resolve("l1")[0]))
+    else:
+        leaf = ev.Laplace(scale / query.sensitivity.resolve("linf")[0])
+        step = ev.PoissonSampled(q, ev.SelfComposed(leaf, query.dim))
+    return ev.SelfComposed(step, uses) if uses > 1 else step
 
 
 def _sampled_answer(what: str, scale: float, x, query: Query) -> np.ndarray:
     """The least of the accountant's ``delta`` (``what = "profile"``, ``x`` = epsilons) or
-    ``epsilon`` (``x`` = deltas) over the events of :func:`_sampled_events`, and the
+    ``epsilon`` (``x`` = deltas) over the events of :func:`_sampled_bounds`, and the
     amplified pure-DP bound."""
     x = np.asarray(x, np.float64)
     pure = _pure_epsilon(scale, query)
@@ -126,7 +132,8 @@ def _sampled_answer(what: str, scale: float, x, query: Query) -> np.ndarray:
         out = np.asarray(pure_dp_delta(x, pure), np.float64)
     else:
         out = np.broadcast_to(np.asarray(epsilon_pure_dp(x, pure), np.float64), x.shape)
-    for event in _sampled_events(scale, query).values():
+    for bound in _sampled_bounds(query):
+        event = _sampled_event(bound, scale, query)
         acc = PLDAccountant("add_remove", _SAMPLED_BIN_WIDTH).compose(event)
         ask = acc.get_delta if what == "profile" else acc.get_epsilon
         got = np.vectorize(lambda v, ask=ask: ask(float(v)), otypes=[np.float64])(x)
@@ -145,9 +152,9 @@ def _calibrate_sampled(epsilon, delta, query: Query, b_pure: np.ndarray):
                                       np.asarray(delta, np.float64), b_pure)
     scale, won = b.copy(), np.full(b.shape, "pure DP", dtype=object)
     delta_at = np.asarray(pure_dp_delta(eps, _pure_epsilon(b, query)), np.float64).copy()
-    for name in _sampled_events(float(np.max(b)), query):
+    for name in _sampled_bounds(query):
         def build(s, name=name):
-            return _sampled_events(float(s), query)[name]
+            return _sampled_event(name, float(s), query)
 
         for i in np.ndindex(b.shape):
             try:

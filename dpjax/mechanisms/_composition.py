@@ -80,3 +80,33 @@ def composed_budget(compositions: int, value, scale) -> np.ndarray:
     return np.vectorize(one, otypes=[np.float64])(
         np.asarray(value, np.float64), np.asarray(scale, np.float64)
     )
+
+
+def amplified_budget(epsilon0, sampling_rate: float, compositions: int) -> np.ndarray:
+    r"""The pure-DP epsilon of ``T`` Poisson-subsampled uses of an ``epsilon_0``-DP release,
+    rounded up.
+
+    .. math:: \epsilon = T \log\big(1 + q (e^{\epsilon_0} - 1)\big)
+
+    (amplification by Poisson subsampling under add or remove adjacency, Balle, Barthe &
+    Gaboardi 2018, Thm 10; then basic composition, Table II of flipped-huber-mechanism) as
+    ``log1p(q expm1(epsilon_0))`` (no cancellation for small budgets or rates), above
+    ``epsilon_0 = 700`` as ``logaddexp(log(1 - q), log q + epsilon_0)`` (no overflow), padded by
+    ``2^-48`` relative: that covers the rounding of its operations and of an ``epsilon_0``
+    one rounding from exact (``tests/mechanisms/test_composition.py`` checks it against
+    50-digit arithmetic for ``q >= 1e-9``).
+
+    Args:
+      epsilon0: the pure-DP budget ``epsilon_0`` of one release (rounded up or one
+        correctly rounded operation from its exact value).
+      sampling_rate: ``q`` in ``(0, 1)``.
+      compositions: ``T``.
+    """
+    q = float(sampling_rate)
+    x = np.asarray(epsilon0, np.float64)
+    per_use = np.where(
+        x <= 700.0,
+        np.log1p(q * np.expm1(np.minimum(x, 700.0))),
+        np.logaddexp(np.log1p(-q), np.log(q) + x),
+    )
+    return float(compositions) * per_use * (1.0 + 2.0**-48)

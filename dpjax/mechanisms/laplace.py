@@ -76,7 +76,7 @@ from dpjax.calibration.result import Calibration
 from dpjax.calibration.scale_search import calibrate_scale
 from dpjax.certificate import require_certified
 from dpjax.errors import CertificationError, InfeasibleTargetError
-from dpjax.mechanisms._composition import composed_budget, pure_dp_delta
+from dpjax.mechanisms._composition import amplified_budget, composed_budget, pure_dp_delta
 from dpjax.mechanisms._spec import About, Mechanism, Query, calibration
 from dpjax.noise.laplace import Laplace
 
@@ -222,8 +222,7 @@ def _pure_epsilon(scale, query: Query) -> np.ndarray:
     q = query.sampling_rate
     if q is None or q >= 1.0:
         return composed_budget(query.compositions, l1, scale)
-    per_use = np.logaddexp(np.log1p(-q), np.log(q) + l1 / np.asarray(scale, np.float64))
-    return float(query.compositions) * per_use * (1.0 + 2.0**-49)
+    return amplified_budget(l1 / np.asarray(scale, np.float64), q, query.compositions)
 
 
 def _pure_scale(epsilon, l1: float, query: Query) -> np.ndarray:

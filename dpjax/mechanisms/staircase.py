@@ -17,12 +17,18 @@ Parameters ``decay`` (GV's epsilon, ``> 0``), ``width`` (GV's Delta, ``> 0``) an
   ``epsilon_0`` use the dominating pair of any ``epsilon_0``-DP mechanism
   (randomized response): ``delta(eps) <= (e^{eps_0} - e^{eps}) / (1 + e^{eps_0})``,
   a certified upper bound.
-* ``dim = 1`` with Poisson subsampling at rate ``q`` (and ``T`` uses): one staircase of
+* Poisson subsampling at rate ``q`` (and ``T`` uses): one staircase per coordinate of
   ``width = Delta_inf`` and ``gamma = gamma^*(decay)``, accounted by
   :class:`~dpjax.accounting.PLDAccountant` (the pair at the shift of its width dominates
   every smaller shift: :func:`dpjax.accounting.events.plds.staircase_as_pure_dp`) under the
-  relation ``add_remove``, ``add`` or ``remove``; calibration bisects ``1 / decay`` on
-  that certified profile (:func:`dpjax.calibration.event_scale.calibrate_event_scale`).
+  relation ``add_remove``, ``add``, ``remove`` or ``replace_one``; calibration bisects
+  ``1 / decay`` on that certified profile
+  (:func:`dpjax.calibration.event_scale.calibrate_event_scale`).  In ``K`` dimensions one
+  coin samples all ``K`` coordinates, so a use is ``PoissonSampled(q, SelfComposed(step,
+  K))``: the ``K``-fold product at the corner ``|d_i| = Delta_inf`` dominates every shift
+  of the box (a product of dominating pairs dominates the product, and subsampling keeps a
+  domination: the channel that maps the one pair to the other maps the mixtures too), and
+  the accountant amplifies that composite through its profile (Balle et al. 2018).
 """
 
 from __future__ import annotations
@@ -43,9 +49,9 @@ from dpjax.calibration.result import Calibration
 from dpjax.calibration.staircase import staircase_pure
 from dpjax.certificate import MARGIN, log_target, reported_delta, require_certified
 from dpjax.errors import InfeasibleTargetError
-from dpjax.mechanisms._composition import composed_budget, pure_dp_delta
+from dpjax.mechanisms._composition import amplified_budget, composed_budget, pure_dp_delta
 from dpjax.mechanisms._discrete import event_queries, ledger
-from dpjax.mechanisms._spec import About, Mechanism, Query, calibration, unsupported
+from dpjax.mechanisms._spec import About, Mechanism, Query, calibration
 from dpjax.noise.staircase import Staircase
 from dpjax.numerics import least_feasible
 
@@ -58,21 +64,17 @@ def _check(query: Query) -> bool:
 
 
 def _subsampled(query: Query) -> bool:
-    """True for a Poisson-subsampled query (1-D, any relation), accounted by
-    :class:`~dpjax.accounting.PLDAccountant` (replace-one through the exact loss atoms of
-    :func:`dpjax.accounting.staircase.replace_one_poisson_atoms`); raises where that is not
-    supported."""
-    if query.sampling_rate is None:
-        return False
-    if query.dim > 1:
-        raise unsupported(NAME, "dim > 1 with Poisson subsampling (one subsample is shared "
-                          "by the coordinates, so they are not independent uses)")
-    return True
+    """True for a Poisson-subsampled query (any dim, any relation), accounted by
+    :class:`~dpjax.accounting.PLDAccountant` (1-D replace-one through the exact loss atoms
+    of :func:`dpjax.accounting.staircase.replace_one_poisson_atoms`)."""
+    return query.sampling_rate is not None
 
 
 def _event(params: dict, query: Query) -> ev.Event:
     """The accountant's event of the query's uses: one ``Noise("staircase")`` release (its
-    width in sensitivity units), Poisson-subsampled, ``T`` times (:func:`._discrete.ledger`)."""
+    width in sensitivity units) per coordinate, the ``K`` coordinates under one coin
+    (``SelfComposed(step, K)``, the corner of the box: module docstring),
+    Poisson-subsampled, ``T`` times (:func:`._discrete.ledger`)."""
     linf, _ = query.sensitivity.resolve("linf")
     values = {k: np.asarray(params[k], np.float64) for k in ("decay", "width", "gamma")}
     if any(v.ndim for v in values.values()):
@@ -80,27 +82,55 @@ def _event(params: dict, query: Query) -> ev.Event:
     step = ev.Noise(NAME, {"decay": float(values["decay"]),
                            "width": float(values["width"]) / linf,
                            "gamma": float(values["gamma"])})
-    return ledger(step, query)
+    return ledger(ev.SelfComposed(step, query.dim) if query.dim > 1 else step, query)
 
 
-_subsampled_profile, _subsampled_epsilon = event_queries(_event)
+_accountant_profile, _accountant_epsilon = event_queries(_event)
+
+
+def _amplified_epsilon(params: dict, query: Query) -> np.ndarray:
+    """The pure-DP epsilon of the subsampled uses: ``T log(1 + q (e^{eps_0} - 1))`` with
+    ``eps_0 = K decay ceil(Delta_inf / width)`` of one use (:func:`amplified_budget`),
+    rounded up; ``inf`` under ``replace_one`` (the amplification theorem is for add or
+    remove adjacency)."""
+    if query.relation == "replace_one":
+        return np.full(np.shape(params["decay"]), np.inf)
+    linf, _ = query.sensitivity.resolve("linf")
+    per_use = composed_budget(query.dim, np.asarray(params["decay"]) * _steps(
+        linf, params["width"]), 1.0)
+    return amplified_budget(per_use, query.sampling_rate, query.compositions)
+
+
+def _subsampled_profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
+    """Certified ``delta(epsilon)`` of the subsampled uses: the least of the accountant's
+    profile and the randomized-response bound of :func:`_amplified_epsilon`."""
+    pure = pure_dp_delta(epsilon, _amplified_epsilon(params, query))
+    return np.minimum(_accountant_profile(params, epsilon, query), pure)
+
+
+def _subsampled_epsilon(params: dict, delta: np.ndarray, query: Query) -> np.ndarray:
+    """Least certified ``epsilon``: the least of the accountant's and the pure-DP bound's."""
+    pure = epsilon_pure_dp(delta, _amplified_epsilon(params, query))
+    return np.minimum(_accountant_epsilon(params, delta, query), np.asarray(pure))
 
 
 def _calibrate_subsampled(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibration:
-    r"""Least certified noise of one Poisson-subsampled staircase (``dim = 1``, ``T`` uses).
+    r"""Least certified noise of Poisson-subsampled staircases (``K`` dims, ``T`` uses).
 
-    The staircase with ``width = Delta_inf``, ``gamma = gamma^*(decay)``; the largest
-    ``decay`` (least variance) whose accountant profile meets the target,
+    The staircase with ``width = Delta_inf``, ``gamma = gamma^*(decay)`` per coordinate;
+    the largest ``decay`` (least variance) whose accountant profile meets the target,
 
     .. math:: \text{decay}^\star = \max\{d : \hat\delta_d(\epsilon) \le \delta\},
 
     bisected on ``s = 1 / decay`` (:func:`~dpjax.calibration.event_scale.
     calibrate_event_scale`, re-checked at the returned parameters) from the pure-DP
-    amplification guess ``decay_0 = log(1 + (e^{epsilon / T} - 1) / q)``.
+    amplification guess ``decay_0 = log(1 + (e^{epsilon / T} - 1) / q) / K``; ``decay_0``
+    itself (rounded down until :func:`_amplified_epsilon` certifies it) where it is
+    larger (add or remove adjacency), ``delta_at`` then the randomized-response bound.
 
     Args:
       epsilon, delta: the targets.
-      query: ``linf``, ``T``, ``q`` and the relation.
+      query: ``linf``, ``K``, ``T``, ``q`` and the relation.
     """
     linf, notes = query.sensitivity.resolve("linf")
     q, uses = float(query.sampling_rate), query.compositions
@@ -111,21 +141,39 @@ def _calibrate_subsampled(epsilon: np.ndarray, delta: np.ndarray, query: Query) 
                 "gamma": np.asarray(gamma)}, np.asarray(var)
 
     with np.errstate(over="ignore", divide="ignore"):
-        decay_0 = np.log1p(np.expm1(np.asarray(epsilon, np.float64) / uses) / q)
+        decay_0 = np.log1p(np.expm1(np.asarray(epsilon, np.float64) / uses) / q) / query.dim
         guess = np.where(decay_0 > 0.0, 1.0 / decay_0, 1e12)
     scale, delta_at = calibrate_event_scale(
         lambda s: _event(params_at(s)[0], query), epsilon, delta, query.relation, guess,
         name=NAME,
     )
+    # the amplified pure-DP decay where it is larger (the accountant's grid rounds the loss
+    # atoms of K coordinates up, and at T = 1 the pure bound is the exact answer's edge)
+    guess = guess * (1.0 + 2.0**-44)  # absorbs the padding of the amplified budget
+    pure = _amplified_epsilon({"decay": 1.0 / guess, "width": linf}, query)
+    for _ in range(8):  # rounding: make sure the amplified budget, rounded up, is <= epsilon
+        guess = np.where(pure > epsilon, np.nextafter(guess, np.inf), guess)
+        pure = _amplified_epsilon({"decay": 1.0 / guess, "width": linf}, query)
+    by_pure = (pure <= epsilon) & (guess < scale)
+    scale = np.where(by_pure, guess, scale)
     params, var = params_at(scale)
+    delta_at = np.where(by_pure, pure_dp_delta(epsilon, pure), delta_at)
     require_certified(NAME, delta_at <= delta, epsilon, delta, delta_at)
+    coords = (f"{query.dim} staircases under one coin per use (the corner |d_i| = linf)"
+              if query.dim > 1 else "one staircase")
+    won = "amplified pure DP" if np.all(by_pure) else (
+        "the PLDAccountant profile" if not np.any(by_pure) else "each target's better")
     notes += (
-        f"one staircase (width = linf, gamma*), decay searched on the PLDAccountant profile "
-        f"of {uses} uses at Poisson rate {q:g}, relation {query.relation}",
+        f"{coords} (width = linf, gamma*), decay the largest certified by the PLDAccountant "
+        f"profile of {uses} uses at Poisson rate {q:g}, relation {query.relation}, or by "
+        f"amplified pure DP (Balle et al. 2018, add/remove only): {won} won",
     )
+    # K dims: the box's corner, exact for an l-infinity query; an l1 or l2 bound the query
+    # may also have makes the corner a sufficient bound only, so never called exact there
     return calibration(
         NAME, query, params=params, variance=var, epsilon=epsilon, delta=delta,
         delta_at_params=delta_at, sensitivity={"linf": linf}, notes=notes,
+        condition="exact" if query.dim == 1 else "sufficient",
     )
 
 
@@ -221,8 +269,8 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     Args:
       epsilon: target epsilons, ``>= 0`` (broadcast with ``delta``).
       delta: target deltas (used only through ``epsilon_0`` above).
-      query: ``linf``, ``K``, ``T``; with a sampling rate ``q`` (``dim = 1``) the
-        subsampled calibration of :func:`_calibrate_subsampled`.
+      query: ``linf``, ``K``, ``T``; with a sampling rate ``q`` the subsampled
+        calibration of :func:`_calibrate_subsampled`.
     """
     if _subsampled(query):
         return _calibrate_subsampled(epsilon, delta, query)
@@ -314,8 +362,9 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
 SUMMARY = "staircase (Geng & Viswanath 2016), optimal eps-DP; exact 1-D, per coordinate in K-D"
 ABOUT = About(
     "flipped-huber-mechanism", ("linf",),
-    "any dim and T uses (per-coordinate budget split; pure DP); dim 1 with Poisson "
-    "subsampling (PLDAccountant; relation add_remove / add / remove)",
+    "any dim and T uses (per-coordinate budget split; pure DP); Poisson subsampling at any "
+    "dim (PLDAccountant, one coin for the coordinates; relation add_remove / add / remove / "
+    "replace_one)",
 )
 MECHANISM = Mechanism(
     NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=Staircase, about=ABOUT

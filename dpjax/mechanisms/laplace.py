@@ -102,10 +102,14 @@ def _sampled_bounds(query: Query) -> tuple[str, ...]:
     docstring), less the one the other dominates: the corner has l1 norm ``K Delta_inf``, so
     with ``Delta_1 >= K Delta_inf`` it lies in the l1 ball (the vertex bound is the looser),
     and with ``Delta_1 <= Delta_inf`` every shift of the ball is in the box (the corner bound
-    is the looser)."""
+    is the looser).  Under ``replace_one`` the vertex is always kept: the accountant's
+    replace-one bound of a composite (the corner) is an upper bound through pairwise profiles
+    (:mod:`dpjax.accounting.pld.amplification`), the vertex's is the 1-D triple's exact
+    profile, and either may be the smaller."""
     l1, _ = query.sensitivity.resolve("l1")
     linf, _ = query.sensitivity.resolve("linf")
-    return (("l1 vertex",) if l1 < query.dim * linf else ()) + (
+    vertex = l1 < query.dim * linf or query.relation == "replace_one"
+    return (("l1 vertex",) if vertex else ()) + (
         ("linf corner",) if l1 > linf else ())
 
 
@@ -125,16 +129,16 @@ def _sampled_event(bound: str, scale: float, query: Query):
 def _sampled_answer(what: str, scale: float, x, query: Query) -> np.ndarray:
     """The least of the accountant's ``delta`` (``what = "profile"``, ``x`` = epsilons) or
     ``epsilon`` (``x`` = deltas) over the events of :func:`_sampled_bounds`, and the
-    amplified pure-DP bound."""
+    amplified pure-DP bound (add or remove adjacency only), under ``query.relation``."""
     x = np.asarray(x, np.float64)
-    pure = _pure_epsilon(scale, query)
+    pure = np.inf if query.relation == "replace_one" else _pure_epsilon(scale, query)
     if what == "profile":
         out = np.asarray(pure_dp_delta(x, pure), np.float64)
     else:
         out = np.broadcast_to(np.asarray(epsilon_pure_dp(x, pure), np.float64), x.shape)
     for bound in _sampled_bounds(query):
         event = _sampled_event(bound, scale, query)
-        acc = PLDAccountant("add_remove", _SAMPLED_BIN_WIDTH).compose(event)
+        acc = PLDAccountant(query.relation, _SAMPLED_BIN_WIDTH).compose(event)
         ask = acc.get_delta if what == "profile" else acc.get_epsilon
         got = np.vectorize(lambda v, ask=ask: ask(float(v)), otypes=[np.float64])(x)
         if np.any(np.isnan(got)):
@@ -145,24 +149,33 @@ def _sampled_answer(what: str, scale: float, x, query: Query) -> np.ndarray:
 
 def _calibrate_sampled(epsilon, delta, query: Query, b_pure: np.ndarray):
     """``(scale, delta_at, won)``: the least scale certified by the l1 vertex, the linf corner
-    or amplified pure DP (``b_pure``), per target; ``won`` names the bound."""
+    or amplified pure DP (``b_pure``), per target, under ``query.relation``; ``won`` names
+    the bound.  Under ``replace_one`` (a record replaced moves the query twice as far, and
+    the amplification theorem is for add or remove adjacency) only the accountant's bounds,
+    searched up to ``1e12 Delta``."""
     l1, _ = query.sensitivity.resolve("l1")
     linf, _ = query.sensitivity.resolve("linf")
     eps, dlt, b = np.broadcast_arrays(np.asarray(epsilon, np.float64),
                                       np.asarray(delta, np.float64), b_pure)
+    replace = query.relation == "replace_one"
     scale, won = b.copy(), np.full(b.shape, "pure DP", dtype=object)
     delta_at = np.asarray(pure_dp_delta(eps, _pure_epsilon(b, query)), np.float64).copy()
+    if replace:
+        scale[...], delta_at[...], won[...] = np.inf, 1.0, "none"
     for name in _sampled_bounds(query):
         def build(s, name=name):
             return _sampled_event(name, float(s), query)
 
         for i in np.ndindex(b.shape):
+            # only a scale below the best so far matters: a bound that does not certify
+            # that one is dropped after one evaluation
+            hi = float(scale[i]) if np.isfinite(scale[i]) else 1e12 * l1
             try:
                 s, at = calibrate_event_scale(
-                    build, eps[i], dlt[i], "add_remove", b[i], name=NAME,
-                    lo_limit=1e-6 * min(l1, linf), hi_limit=float(b[i]),
+                    build, eps[i], dlt[i], query.relation, min(2.0 * b[i], hi) if replace
+                    else b[i], name=NAME, lo_limit=1e-6 * min(l1, linf), hi_limit=hi,
                     bin_width=_SAMPLED_BIN_WIDTH)
-            except InfeasibleTargetError:  # this bound does not beat pure DP here
+            except InfeasibleTargetError:  # this bound does not beat the best one here
                 continue
             if float(s) < scale[i]:
                 scale[i], delta_at[i], won[i] = float(s), float(at), name
@@ -287,9 +300,10 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
             require_certified(NAME, delta_at <= delta, epsilon, delta, delta_at)
             notes += (
                 f"{query.dim} dims under one Poisson coin per use (q = {query.sampling_rate:g},"
-                f" {query.compositions} uses): min of certified bounds, PLDAccountant at the l1 "
-                "vertex and at the linf corner (pessimistic connect-the-dots, bin width "
-                f"{_SAMPLED_BIN_WIDTH:g}), amplified pure DP; least scale from "
+                f" {query.compositions} uses, relation {query.relation}): min of certified "
+                "bounds, PLDAccountant at the l1 vertex and at the linf corner (pessimistic "
+                f"connect-the-dots, bin width {_SAMPLED_BIN_WIDTH:g}), amplified pure DP (add or "
+                "remove adjacency); least scale from "
                 + ", ".join(dict.fromkeys(np.ravel(won))),
             )
             return calibration(

@@ -162,6 +162,59 @@ def test_k_dim_query_subsampled_once_per_use():
     assert 0.99 <= e <= 1.0 + 1e-9
 
 
+def _replaced_two_dim_delta(scale, q, eps, cells=1500):
+    """``delta(eps)`` of one use of a 2-D Laplace query under one Poisson coin when a record
+    contributing ``(1, 1)`` is replaced by one contributing ``(-1, -1)``: the pair
+    ``(1 - q) A + q B`` against ``(1 - q) A + q C`` (``A = Lap(0)^2``, ``B = Lap(1)^2``,
+    ``C = Lap(-1)^2``) summed over a partition of the line (atoms beyond ``-1`` and ``1``,
+    ``cells`` cells between): one pair of the relation, so a lower bound on its profile."""
+    edges = np.linspace(-1.0, 1.0, cells + 1)
+
+    def masses(mu):
+        cdf = np.where(edges < mu, 0.5 * np.exp((edges - mu) / scale),
+                       1.0 - 0.5 * np.exp(-(edges - mu) / scale))
+        return np.concatenate([[cdf[0]], np.diff(cdf), [1.0 - cdf[-1]]])
+
+    a, b, c = (masses(mu) for mu in (0.0, 1.0, -1.0))
+    left = (1 - q) * np.outer(a, a) + q * np.outer(b, b)
+    right = (1 - q) * np.outer(a, a) + q * np.outer(c, c)
+    return max(np.maximum(left - np.exp(eps) * right, 0.0).sum(),
+               np.maximum(right - np.exp(eps) * left, 0.0).sum())
+
+
+def test_k_dim_subsampled_relations_use_the_linf_corner():
+    """Under ``remove`` and ``replace_one`` a ``K``-dim subsampled Laplace query takes the
+    linf corner too (before 2026-12-01 only the l1 vertex, a Laplace pair at ``K linf``):
+    each calibration is certified and the least scale that the better of the two bounds
+    certifies (under ``remove`` the corner: the vertex alone does not certify it), and it
+    meets the target on an explicit pair of its relation summed independently."""
+    from dpjax.accounting import PLDAccountant
+    from dpjax.accounting import events as ev
+
+    q, eps, delta = 0.2, 1.0, 1e-3
+
+    def bounds(relation, b):
+        vertex = PLDAccountant(relation).compose(ev.PoissonSampled(q, ev.Laplace(b / 2.0)))
+        corner = PLDAccountant(relation).compose(
+            ev.PoissonSampled(q, ev.SelfComposed(ev.Laplace(b), 2)))
+        return vertex.get_delta(eps), corner.get_delta(eps)
+
+    scales = {}
+    for relation in ("remove", "replace_one"):
+        cal = dpjax.calibrate("laplace", eps, delta, dim=2, linf=1.0, sampling_rate=q,
+                              relation=relation)
+        b = scales[relation] = float(cal.params["scale"])
+        assert float(cal.delta_at_params) <= delta and cal.condition == "sufficient"
+        assert f"relation {relation}" in cal.notes[-1]
+        assert "linf corner" in cal.notes[-1] or "l1 vertex" in cal.notes[-1]
+    b = scales["remove"]
+    assert min(bounds("remove", b)) <= delta < min(bounds("remove", b * (1 - 1e-3)))
+    assert bounds("remove", b)[0] > delta  # the vertex alone fails there
+    assert _sampled_two_dim_delta(scales["remove"], q, [eps])[0] <= delta
+    assert _replaced_two_dim_delta(scales["replace_one"], q, eps) <= delta
+    assert scales["replace_one"] > scales["remove"]
+
+
 def test_k_dim_subsampled_profile_is_the_least_of_its_bounds():
     """With both ``l1`` and ``linf`` binding (``linf < l1 < K linf``) the profile is the least of
     the accountant's l1-vertex and linf-corner ledgers (each run here directly) and the

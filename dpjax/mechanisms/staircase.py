@@ -149,15 +149,16 @@ def _calibrate_subsampled(epsilon: np.ndarray, delta: np.ndarray, query: Query) 
     )
     # the amplified pure-DP decay where it is larger (the accountant's grid rounds the loss
     # atoms of K coordinates up, and at T = 1 the pure bound is the exact answer's edge)
-    guess = guess * (1.0 + 2.0**-44)  # absorbs the padding of the amplified budget
-    pure = _amplified_epsilon({"decay": 1.0 / guess, "width": linf}, query)
+    pure_scale = guess * (1.0 + 2.0**-44)  # absorbs the padding of the amplified budget
+    pure = _amplified_epsilon(params_at(pure_scale)[0], query)
     for _ in range(8):  # rounding: make sure the amplified budget, rounded up, is <= epsilon
-        guess = np.where(pure > epsilon, np.nextafter(guess, np.inf), guess)
-        pure = _amplified_epsilon({"decay": 1.0 / guess, "width": linf}, query)
-    by_pure = (pure <= epsilon) & (guess < scale)
-    scale = np.where(by_pure, guess, scale)
-    params, var = params_at(scale)
-    delta_at = np.where(by_pure, pure_dp_delta(epsilon, pure), delta_at)
+        pure_scale = np.where(pure > epsilon, np.nextafter(pure_scale, np.inf), pure_scale)
+        pure = _amplified_epsilon(params_at(pure_scale)[0], query)
+    by_pure = (pure <= epsilon) & (pure_scale < scale)
+    params, var = params_at(np.where(by_pure, pure_scale, scale))
+    # the pure bound re-read off the returned parameters (what the profile reports)
+    delta_at = np.where(by_pure, pure_dp_delta(epsilon, _amplified_epsilon(params, query)),
+                        delta_at)
     require_certified(NAME, delta_at <= delta, epsilon, delta, delta_at)
     coords = (f"{query.dim} staircases under one coin per use (the corner |d_i| = linf)"
               if query.dim > 1 else "one staircase")

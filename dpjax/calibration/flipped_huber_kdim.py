@@ -20,10 +20,8 @@ pure-DP 2 (K/eps)^2 = 555.6; the paper's 502 is not private (see
 
 from __future__ import annotations
 
-import jax
 import numpy as np
 
-from dpjax._batching import call_padded
 from dpjax.calibration.composed_family import (  # noqa: F401 (this module's names too)
     BIN_WIDTH,
     SHAPES,
@@ -34,16 +32,14 @@ from dpjax.calibration.composed_family import (  # noqa: F401 (this module's nam
 )
 from dpjax.calibration.flipped_huber import calibrate_flipped_huber_sufficient
 from dpjax.calibration.gaussian import calibrate_sigma
-from dpjax.noise.flipped_huber import FlippedHuber, standard_variance
+from dpjax.noise.flipped_huber import FlippedHuber
+from dpjax.noise.flipped_huber.standard import standard_variance_host
 from dpjax.numerics import float64_kernel
-
-#: The unit variance ``v(b)`` of eq. (11), compiled once.
-_standard_variance = jax.jit(standard_variance)
 
 
 def _variance(gamma, b):
-    """``gamma^2 v(b)`` (eq. (11)) on host arrays."""
-    return np.asarray(gamma) ** 2 * call_padded(_standard_variance, b)
+    """``gamma^2 v(b)`` (eq. (11)) on host arrays (NumPy: nothing to compile)."""
+    return np.asarray(gamma) ** 2 * standard_variance_host(b)
 
 
 @float64_kernel

@@ -19,7 +19,6 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from dpjax._batching import call_padded
 from dpjax.accounting.osgt import delta_osgt, epsilon_osgt
 from dpjax.calibration.composed_family import BIN_WIDTH, SHAPES, calibrate_composed
 from dpjax.calibration.members import (
@@ -42,12 +41,11 @@ from dpjax.mechanisms._spec import (
     single_release,
     unsupported,
 )
-from dpjax.noise.osgt import OSGT, osgt_unit_variance
+from dpjax.noise.osgt import OSGT, osgt_unit_variance_host
 
 NAME = "osgt"
 _delta = jax.jit(delta_osgt)
 _NEEDS = "needs K-fold numerical integration"
-_unit_variance = jax.jit(osgt_unit_variance)
 
 
 def _rate(query: Query) -> float | None:
@@ -70,10 +68,8 @@ def _by_engine(query: Query) -> bool:
 
 
 def _variance(rho, k):
-    """``rho^2 v(k)`` on host arrays."""
-    # padded (one compiled program for the survey's, the refinement's and the finalists'
-    # shape counts alike)
-    return np.asarray(rho) ** 2 * np.asarray(call_padded(_unit_variance, k))
+    """``rho^2 v(k)`` on host arrays (NumPy: nothing to compile)."""
+    return np.asarray(rho) ** 2 * osgt_unit_variance_host(k)
 
 
 def _calibrate_composed(epsilon, delta, query: Query) -> Calibration:

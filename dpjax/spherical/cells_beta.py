@@ -17,6 +17,7 @@ at m = 1000 (tests/spherical/test_scale.py).  Host function (NumPy, SciPy).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -38,6 +39,8 @@ THIN_ORDER = 8
 #: the chosen rule agrees with a 20-node rule to the float64 floor of the betainc differences
 #: (~1e-12 in log, tests/spherical/test_geometric.py)
 THIN_MODEL_ERROR = 1e-17
+#: thin shells: ``log (i / (i + 1))^m`` at least this (``rho^m`` nearly linear across the shell)
+THIN_LOG_RATIO = -0.5
 #: rows per thread task of :func:`log_cell_volumes_beta` (SciPy's ``betainc`` releases the GIL)
 ROWS_PER_TASK = 256
 
@@ -63,12 +66,56 @@ def thin_nodes(m: int, n: int, b: int, i: int, most: int = THIN_ORDER) -> int:
       >>> thin_nodes(10000, 1826, 211, 169622), thin_nodes(100, 40, 30, 1000)
       (6, 8)
     """
-    s = m * (b + 1.0) / (n * n) + m / max(i, 1)
-    for k in range(4, most):
-        f2k = math.factorial(2 * k)
-        if math.factorial(k) ** 4 / ((2 * k + 1) * f2k ** 3) * s ** (2 * k) <= THIN_MODEL_ERROR:
-            return k
-    return most
+    return _nodes_for(m * (b + 1.0) / (n * n) + m / max(i, 1), most)
+
+
+@functools.lru_cache(maxsize=8)
+def _largest_slopes(most: int) -> np.ndarray:
+    """``s_k`` for ``k = 4..most - 1``: the largest ``s`` whose ``k``-node Gauss error model
+    ``s^{2k} (k!)^4 / ((2k+1) ((2k)!)^3)`` (:func:`thin_nodes`) is ``THIN_MODEL_ERROR``."""
+    k = np.arange(4, most)
+    log_c = np.array([4 * math.lgamma(j + 1) - math.log(2 * j + 1) - 3 * math.lgamma(2 * j + 1)
+                      for j in k])
+    return np.exp((math.log(THIN_MODEL_ERROR) - log_c) / (2 * k))
+
+
+def _nodes_for(s, most: int, beyond: int | None = None):
+    """The fewest ``k`` in ``4..most - 1`` whose Gauss error model for ``e^{s tau}``
+    (:func:`thin_nodes`) is below ``THIN_MODEL_ERROR``; else ``most`` (or ``beyond``)."""
+    slopes = _largest_slopes(most)
+    k = 4 + np.searchsorted(slopes, np.asarray(s, float), side="left")
+    k = np.where(k >= most, most if beyond is None else beyond, k)
+    return int(k) if np.ndim(k) == 0 else k
+
+
+def _thin_columns(m: int, n: int, i: int, lo: int, width: int, most: int) -> tuple[int, np.ndarray]:
+    r"""Nodes of the one-panel rule of the thin shell ``i`` and the cells it fits.
+
+    The cell of partner ``j = i + d`` is the difference of two edge functions ``I_y``; across
+    the shell each changes by the factor ``e^{s_e}``, ``s_e = |log I_z((i+1)h) - log I_z(ih)|``
+    on its tail side ``z = min(y, 1 - y)`` (infinite where ``z`` reaches 0 at a boundary of the
+    shell: the partners ``|d| >= n - 1``, whose integrand starts like ``tau^a``).  A cell takes
+    ``s = max(s_e, s_{e+1}, m (|d| + 1) / n^2) + m / i`` (the kernel's log-slope at its distance
+    and the curvature of ``rho^m``, as in :func:`thin_nodes`) and the one-panel rule where
+    :func:`thin_nodes`' error model is met with at most ``most`` nodes, else the dyadic rule.
+
+    Returns:
+      ``(nodes, fits)``: the nodes (the most any fitting cell needs) and a boolean per cell.
+    """
+    a, h = 0.5 * (m - 1), 1.0 / n
+    rho = np.array([[i * h], [(i + 1.0) * h]])
+    c = np.maximum((i + lo + np.arange(width + 1)[None, :]) * h, 0.0)
+    y = np.clip((c - 1.0 + rho) * (c + 1.0 - rho) / (4.0 * rho), 0.0, 1.0)
+    tail = betainc(a, a, np.minimum(y, 1.0 - y))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        change = np.abs(np.log(tail[1]) - np.log(tail[0]))
+    change = np.where(np.all(tail == tail[:1], axis=0), 0.0, change)  # a constant edge
+    change = np.where(np.isnan(change), np.inf, change)
+    d = lo + np.arange(width)
+    s = np.maximum(np.maximum(change[:-1], change[1:]), m * (np.abs(d) + 1.0) / (n * n))
+    need = _nodes_for(s + m / max(i, 1), most + 1)
+    fits = need <= most
+    return (int(np.max(need[fits])) if np.any(fits) else 0), fits
 
 
 def _workers() -> int:
@@ -115,11 +162,14 @@ def log_cell_volumes_beta(m: int, n: int, rows: int, max_panels: int = 400, orde
     Rows ``start..rows-1`` only (``out[i - start]``; rows are independent).  A band
     ``half_width = b < n`` keeps the partners ``|j - i| <= b`` only (the rest of the row,
     where ``theta - rho`` is many kernel widths ``1/sqrt(m)`` away, is left out: ``-inf``,
-    i.e. accounted at loss ``+inf``).  Thin shells (``(i/(i+1))^m >= e^-1``: ``rho^m``
-    nearly linear across the shell), with ``b < n`` (no kink of ``y`` inside the band),
-    use one Gauss panel of at most ``thin_order`` nodes (:func:`thin_nodes`): the integrand
-    then varies on the kernel's scale, many shells wide.  Row blocks run on a thread per
-    CPU (SciPy's ``betainc`` releases the GIL; the rows are independent).
+    i.e. accounted at loss ``+inf``).  Thin shells (``(i/(i+1))^m >= e^THIN_LOG_RATIO``:
+    ``rho^m`` nearly linear across the shell) use one Gauss panel of at most ``thin_order``
+    nodes for the cells whose edge functions change little across the shell
+    (:func:`_thin_columns`, checked at the first and last row of each task of
+    ``ROWS_PER_TASK`` rows), and the dyadic rule for the others: the partners
+    ``|j - i| >= n - 1``, whose edge reaches ``y = 0`` or ``1`` at a boundary of the shell,
+    and those near them.  Row blocks run on a thread per CPU (SciPy's ``betainc`` releases
+    the GIL; the rows are independent).
 
     Args:
       m: dimension, ``>= 2`` (the default path from ``BETA_MIN_DIM = 32`` on).
@@ -147,19 +197,12 @@ def log_cell_volumes_beta(m: int, n: int, rows: int, max_panels: int = 400, orde
     lo, width = (0, b + 1) if upper else (-b, 2 * b + 1)
     out = np.empty((rows - start, width))
 
-    def fill(first: int) -> None:
-        i = np.arange(first, min(first + block, rows), dtype=np.float64)
-        # rho = b (tau + (1 - tau) (lo/b)^m)^(1/m), computed in logs
-        with np.errstate(divide="ignore"):
-            lratio = m * (np.log(i) - np.log1p(i))  # log (lo/b)^m, -inf for i = 0
-        if b < n and lratio[0] >= -1.0:
-            tau, wt = unit_gauss_legendre(thin_nodes(m, n, b, int(i[0]), thin_order))
-        else:
-            panels = int(min(max_panels, math.ceil(-max(lratio[0], -1e4) / LOG_2) + 4))
-            tau, wt = _tau_rule(panels, order)
+    def sums(i, lratio, rule, c):
+        """``v_i^-1 w`` of the cells between consecutive edges ``c`` (rows x edges) of the
+        rows ``i``: the ``tau`` rule ``(nodes, weights)`` on ``I_{y(c_{k+1})} - I_{y(c_k)}``."""
+        tau, wt = rule
         inner = np.logaddexp(np.log(tau)[None, :], np.log1p(-tau)[None, :] + lratio[:, None])
         rho = ((i + 1.0) * h)[:, None] * np.exp(inner / m)  # (B, T)
-        c = np.maximum((i[:, None] + lo + np.arange(width + 1)[None, :]) * h, 0.0)  # (B, E)
         r_, c_ = rho[:, :, None], c[:, None, :]
         y = np.clip((c_ - 1.0 + r_) * (c_ + 1.0 - r_) / (4.0 * r_), 0.0, 1.0)
         yb = np.clip((1.0 + r_ - c_) * (1.0 + r_ + c_) / (4.0 * r_), 0.0, 1.0)
@@ -169,14 +212,48 @@ def log_cell_volumes_beta(m: int, n: int, rows: int, max_panels: int = 400, orde
         val = betainc(a, a, np.where(side, y, yb))
         g, gb = np.where(side, val, 1.0 - val), np.where(side, 1.0 - val, val)
         diff = np.where(low, g[..., 1:] - g[..., :-1], gb[..., :-1] - gb[..., 1:])
-        cell = np.einsum("btd,t->bd", np.maximum(diff, 0.0), wt)
+        return np.einsum("btd,t->bd", np.maximum(diff, 0.0), wt)
+
+    def fill(first: int, rule=None) -> None:
+        i = np.arange(first, min(first + block, rows), dtype=np.float64)
+        # rho = b (tau + (1 - tau) (lo/b)^m)^(1/m), computed in logs
+        with np.errstate(divide="ignore"):
+            lratio = m * (np.log(i) - np.log1p(i))  # log (lo/b)^m, -inf for i = 0
+        panels = int(min(max_panels, math.ceil(-max(lratio[0], -1e4) / LOG_2) + 4))
+        dyadic = _tau_rule(panels, order)
+        c = np.maximum((i[:, None] + lo + np.arange(width + 1)[None, :]) * h, 0.0)  # (B, E)
+        thin = lratio[0] >= THIN_LOG_RATIO
+        nodes, fits = ((rule or one_panel(int(i[0]), int(i[-1]))) if thin
+                       else (0, np.zeros(width, bool)))
+        if nodes:  # thin shells: one panel where it fits, the dyadic rule on the other cells
+            cell = np.empty((i.size, width))
+            cell[:, fits] = sums(i, lratio, unit_gauss_legendre(nodes), c)[:, fits]
+            edge = np.diff(np.concatenate([[0], (~fits).astype(np.int8), [0]]))
+            for start_, end_ in zip(np.flatnonzero(edge == 1), np.flatnonzero(edge == -1),
+                                    strict=True):  # runs of cells, one call each
+                cell[:, start_:end_] = sums(i, lratio, dyadic, c[:, start_: end_ + 1])
+        else:
+            cell = sums(i, lratio, dyadic, c)
         k = i.astype(np.int64) - start
         with np.errstate(divide="ignore"):
             out[k] = np.log(cell) + lv[k][:, None]
 
+    def one_panel(first: int, last: int) -> tuple[int, np.ndarray]:
+        """:func:`_thin_columns` of the rows ``first..last``: checked at both ends (the most
+        nodes, the cells that fit at both)."""
+        k0, fit0 = _thin_columns(m, n, first, lo, width, thin_order)
+        k1, fit1 = _thin_columns(m, n, last, lo, width, thin_order)
+        fits = fit0 & fit1
+        return (max(k0, k1) if np.any(fits) else 0), fits
+
     def fill_task(task_start: int) -> None:
-        for first in range(task_start, min(task_start + ROWS_PER_TASK, rows), block):
-            fill(first)
+        end = min(task_start + ROWS_PER_TASK, rows)
+        # one check per task of thin rows (the rule changes slowly with the radius)
+        rule = (one_panel(task_start, end - 1)
+                if task_start and m * math.log(task_start / (task_start + 1.0)) >= THIN_LOG_RATIO
+                else None)
+        for first in range(task_start, end, block):
+            fill(first, rule)
 
     tasks = range(start, rows, ROWS_PER_TASK)
     workers = min(_workers(), len(tasks))
@@ -222,5 +299,5 @@ def log_cell_volumes_beta_symmetric(m: int, n: int, rows: int, start: int = 0,
     return out
 
 
-__all__ = ["BETA_MIN_DIM", "ROWS_PER_TASK", "THIN_MODEL_ERROR", "THIN_ORDER",
+__all__ = ["BETA_MIN_DIM", "ROWS_PER_TASK", "THIN_LOG_RATIO", "THIN_MODEL_ERROR", "THIN_ORDER",
            "log_cell_volumes_beta", "log_cell_volumes_beta_symmetric", "thin_nodes"]

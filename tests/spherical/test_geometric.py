@@ -95,6 +95,27 @@ def test_thin_shell_rule_is_at_the_float64_floor(m, n, hw, start):
     np.testing.assert_allclose(got[ok], ref[ok], rtol=0, atol=3e-12)
 
 
+@pytest.mark.parametrize("m, n, rows, start, hw, upper", [
+    (100, 41, 1040, 1000, 40, False),  # b = n - 1: the edge partners' integrand starts like tau^a
+    (20, 19, 400, 0, None, True),  # the whole band b = n, as the spherical calibration asks
+    (20, 19, 400, 0, None, False),
+    (60, 32, 400, 100, None, False),
+])
+def test_thin_shell_cells_match_the_dyadic_rule(monkeypatch, m, n, rows, start, hw, upper):
+    # the one-panel rule only where the edge functions change little across the shell; the
+    # dyadic rule everywhere (thin shells disabled) is the reference.  Before the per-cell
+    # check the b = n - 1 edge cells were off by 2.3e-4 in log (one panel across a kink)
+    from dpjax.spherical import cells_beta
+
+    got = cells_beta.log_cell_volumes_beta(m, n, rows, start=start, half_width=hw, upper=upper)
+    monkeypatch.setattr(cells_beta, "THIN_LOG_RATIO", np.inf)
+    ref = cells_beta.log_cell_volumes_beta(m, n, rows, start=start, half_width=hw, upper=upper)
+    assert np.array_equal(np.isfinite(ref), np.isfinite(got))
+    ok = np.isfinite(ref)
+    np.testing.assert_allclose(got[ok], ref[ok], rtol=0, atol=2e-12)
+    assert not np.array_equal(got[ok], ref[ok])  # the thin rule did run
+
+
 def test_threaded_cells_equal_the_single_thread_ones(monkeypatch):
     # the rows are independent: a thread per CPU writes disjoint rows of the same array
     from dpjax.spherical import cells_beta

@@ -34,6 +34,9 @@ def add_profile_args(p, *, required: bool) -> None:
                      "a JSON list, or a .npy array)")
     src.add_argument("--profile-kind", choices=KINDS,
                      help="a family of Sec. V (needs --dim); normalised by --norm")
+    g.add_argument("--exponent", type=float,
+                   help="a of --profile-kind power: lambda_i = i^a (1: linear, 2: quadratic, "
+                   "< 0: a decaying power law)")
     g.add_argument("--norm", choices=("l1", "l2", "none"),
                    help="normalise the profile (default for --profile-kind: l2 for gaussian, "
                    "l1 for laplace, as in Sec. V; default otherwise: none)")
@@ -43,7 +46,8 @@ def read_profile(args, mechanism: str, dim: int | None) -> np.ndarray:
     """The sensitivity profile the arguments describe, validated and normalised.
 
     Args:
-      args: the parsed arguments (``profile``, ``profile_file`` or ``profile_kind``, ``norm``).
+      args: the parsed arguments (``profile``, ``profile_file`` or ``profile_kind``, ``norm``,
+        ``exponent`` of the power family).
       mechanism: ``"gaussian"`` or ``"laplace"``: the default norm of a profile family
         (unit l2 for Gaussian, unit l1 for Laplace, as in Sec. V).
       dim: ``K`` for ``--profile-kind`` (``None`` otherwise).
@@ -53,6 +57,7 @@ def read_profile(args, mechanism: str, dim: int | None) -> np.ndarray:
 
     Raises:
       ValueError: a missing ``--dim`` (or one given without ``--profile-kind``), an
+        ``--exponent`` without ``--profile-kind power`` (or that kind without it), an
         unreadable file or an invalid profile.
     """
     # deferred: dpjax.inid (imports JAX; the CLI parser stays JAX-free)
@@ -62,10 +67,14 @@ def read_profile(args, mechanism: str, dim: int | None) -> np.ndarray:
     if args.profile_kind is None and dim is not None:
         raise ValueError(f"--dim {dim} goes with --profile-kind only (a given profile's "
                          "length is its dimension)")
+    exponent = getattr(args, "exponent", None)
+    if (args.profile_kind == "power") != (exponent is not None):
+        raise ValueError("--exponent goes with --profile-kind power only, and power needs it "
+                         "(lambda_i = i^exponent)")
     if args.profile_kind is not None:
         if dim is None:
             raise ValueError("--profile-kind needs --dim K")
-        lam = make_profile(args.profile_kind, dim, None)
+        lam = make_profile(args.profile_kind, dim, None, exponent=exponent)
         norm = norm or ("l2" if mechanism == "gaussian" else "l1")
     elif args.profile is not None:
         lam = validate_profile(args.profile)

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpjax._validate import TINY, shown
+from dpjax._validate import TINY, as_array, shown
 
-KINDS = ("uniform", "linear", "quadratic", "exponential", "one-hot")
+KINDS = ("uniform", "linear", "quadratic", "power", "exponential", "one-hot")
 NORMS = ("l1", "l2")
 
 
@@ -140,13 +140,29 @@ def normalize(profile, norm: str = "l2") -> np.ndarray:
     return np.where(lam > 0, np.maximum(unit / size, TINY), 0.0)
 
 
-def make_profile(kind: str, dim: int, norm: str | None = "l2") -> np.ndarray:
+def _from_log(log_lam: np.ndarray, norm: str | None) -> np.ndarray:
+    """``exp(log_lam)`` normalised in log space (the log of ``||.||_p^p`` as ``m + log sum
+    e^{p log_lam - m}``, ``m`` the largest term, a pairwise sum), so that no entry overflows;
+    every entry rounded up to at least the least normal float64 (none may underflow to 0: a
+    coordinate without noise)."""
+    if norm is not None:
+        power = 1.0 if norm == "l1" else 2.0
+        terms = power * log_lam
+        top = np.max(terms)
+        log_lam = log_lam - (top + np.log(np.sum(np.exp(terms - top)))) / power
+    return np.maximum(np.exp(log_lam), TINY)
+
+
+def make_profile(kind: str, dim: int, norm: str | None = "l2", exponent=None) -> np.ndarray:
     r"""The paper's profile families (Sec. V), optionally normalised.
 
-    ``uniform``: ``lambda_i = 1``; ``linear``: ``i``; ``quadratic``: ``i^2``;
-    ``exponential``: ``e^i`` (generated as ``e^{i-K}``, the same direction,
-    so it does not overflow for ``K > 709``, and normalised in log space); ``one-hot``:
-    ``e_K`` (last coordinate).  ``i = 1..K``.  Entries below the least normal float64
+    ``uniform``: ``lambda_i = 1``; ``linear``: ``i``; ``quadratic``: ``i^2``; ``power``:
+    ``i^a`` for a real ``exponent = a`` (``a = 1, 2`` are ``linear`` and ``quadratic``,
+    ``a < 0`` a decaying power law, the ``nu = O(K^{-1})`` disparity of Sec. IV-B);
+    ``exponential``: ``e^i``; ``one-hot``: ``e_K`` (last coordinate).  ``i = 1..K``.  The
+    exponential is generated as ``e^{i-K}`` and the power as ``(i / i_max)^a`` (``i_max`` the
+    index of the largest entry), the same directions, so that they do not overflow for any
+    ``K`` or ``a``; both are normalised in log space.  Entries below the least normal float64
     (the exponential's first ``K - 708`` or so) are rounded up to it
     (:func:`validate_profile`): an upper bound on their true, positive sensitivity, where
     an underflow to 0 would leave those coordinates without noise.
@@ -155,9 +171,15 @@ def make_profile(kind: str, dim: int, norm: str | None = "l2") -> np.ndarray:
       kind: one of :data:`KINDS`.
       dim: the number of coordinates ``K >= 1``.
       norm: ``"l1"``, ``"l2"`` or ``None`` (not normalised).
+      exponent: the real exponent ``a`` of ``kind = "power"`` (required there, and only
+        there).
 
     Returns:
       The profile.
+
+    Example:
+      >>> make_profile("power", 4, None, exponent=-1.0).tolist()
+      [1.0, 0.5, 0.3333333333333333, 0.25]
     """
     if kind not in KINDS:
         raise ValueError(f"profile kind must be one of {KINDS}, got {kind!r}")
@@ -165,13 +187,19 @@ def make_profile(kind: str, dim: int, norm: str | None = "l2") -> np.ndarray:
         raise ValueError(f"dim must be an integer >= 1, got {dim!r}")
     if norm is not None and norm not in NORMS:
         raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+    if (kind == "power") != (exponent is not None):
+        raise ValueError("exponent goes with profile kind 'power' only, and 'power' needs it "
+                         f"(lambda_i = i^exponent); got kind {kind!r}, exponent {exponent!r}")
     i = np.arange(1, dim + 1, dtype=np.float64)
     if kind == "exponential":
-        log_lam = i - dim
-        if norm is not None:  # log ||e^{i-K}||_1 or log ||e^{i-K}||_2, by logsumexp
-            power = 1.0 if norm == "l1" else 2.0
-            log_lam = log_lam - np.logaddexp.reduce(power * log_lam) / power
-        return np.maximum(np.exp(log_lam), TINY)  # every e^{i-K} > 0: none may underflow to 0
+        return _from_log(i - dim, norm)
+    if kind == "power":
+        a = as_array("exponent", exponent)
+        if a.ndim != 0 or not np.isfinite(a):
+            raise ValueError(f"exponent must be a finite real number, got {shown(exponent)}")
+        a = float(a)
+        log_i = np.log(i)
+        return _from_log(a * (log_i - (log_i[-1] if a > 0 else 0.0)), norm)
     lam = {
         "uniform": np.ones(dim),
         "linear": i,

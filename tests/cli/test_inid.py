@@ -49,6 +49,10 @@ def test_inid_table_output(capsys):
         (["--profile", "1,nan"], "finite"),
         (["--profile", "1,2", "--weights", "1"], "entries but the profile has"),
         (["--profile-kind", "linear"], "--dim"),
+        (["--profile-kind", "power", "--dim", "5"], "--exponent goes with"),
+        (["--profile-kind", "linear", "--dim", "5", "--exponent", "2"], "--exponent goes with"),
+        (["--profile", "1,2", "--exponent", "2"], "--exponent goes with"),
+        (["--profile-kind", "power", "--dim", "5", "--exponent", "nan"], "finite real number"),
     ],
 )
 def test_inid_bad_input_exits_2(capsys, argv, msg):
@@ -113,3 +117,18 @@ def test_design_with_profile_shows_inid_options(capsys, monkeypatch):
     assert round(10 * np.log10(inid_gauss["error_iid"] / inid_gauss["mse"]), 3) == 9.658
     assert main(["design", "--epsilon", "0.5", "--delta", "1e-6", "--profile", "3,4"]) == 0
     assert "gaussian (i.n.i.d.)" in capsys.readouterr().out
+
+
+def test_inid_power_profile_of_many_coordinates(capsys):
+    """``--profile-kind power --exponent a``: ``lambda_i = i^a``, here a decaying power law at
+    ``K = 10^5`` (``i^-1.5``: the first entry is ~3e7 times the last), normalised to unit l1
+    for Laplace; the pure-DP condition (Theorem 5) is met, checked here independently."""
+    k = 100_000
+    out = _json(capsys, ["inid", "--mechanism", "laplace", "--epsilon", "1", "--profile-kind",
+                         "power", "--exponent", "-1.5", "--dim", str(k), "--json"])
+    lam, b = np.array(out["profile"]), np.array(out["scales"])
+    assert lam.size == k and np.all(lam > 0) and np.all(b > 0)
+    i = np.arange(1.0, k + 1.0)
+    np.testing.assert_allclose(lam, i**-1.5 / math.fsum(i**-1.5), rtol=1e-12)
+    assert math.fsum(lam / b) <= 1.0
+    assert out["error"] < out["error_iid"]

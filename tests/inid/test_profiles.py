@@ -18,10 +18,49 @@ def test_families_shapes_and_normalisation():
     expo = make_profile("exponential", 6, "l2")
     np.testing.assert_allclose(expo, np.exp(i) / np.linalg.norm(np.exp(i)), rtol=1e-15)
     for kind in KINDS:
-        assert np.linalg.norm(make_profile(kind, 9, "l2")) == pytest.approx(1, rel=1e-15)
-        assert np.sum(make_profile(kind, 9, "l1")) == pytest.approx(1, rel=1e-15)
+        a = {"exponent": -0.7} if kind == "power" else {}
+        assert np.linalg.norm(make_profile(kind, 9, "l2", **a)) == pytest.approx(1, rel=1e-15)
+        assert np.sum(make_profile(kind, 9, "l1", **a)) == pytest.approx(1, rel=1e-15)
     # exponential does not overflow for large K
     assert np.all(np.isfinite(make_profile("exponential", 5000, "l2")))
+
+
+@pytest.mark.parametrize("norm", [None, "l1", "l2"])
+def test_power_profile_is_every_power_of_the_index(norm):
+    """``lambda_i = i^a``: the linear, quadratic and uniform families at ``a = 1, 2, 0``, a
+    decaying power law at ``a < 0``, and no overflow or zero entry at any ``K`` and ``a``."""
+    for a, kind in ((1, "linear"), (2.0, "quadratic"), (0.0, "uniform")):
+        lam = make_profile("power", 11, norm, exponent=a)
+        ref = make_profile(kind, 11, norm)
+        np.testing.assert_allclose(lam / lam[-1], ref / ref[-1], rtol=1e-14)
+    i = np.arange(1.0, 8.0)
+    lam = make_profile("power", 7, norm, exponent=-1.5)
+    np.testing.assert_allclose(lam / lam[0], i**-1.5, rtol=1e-14)
+    tiny = np.finfo(np.float64).tiny
+    for a in (-400.0, 1e-12, 250.0):  # i^a overflows or underflows float64 for K = 1e5
+        lam = make_profile("power", 100_000, norm, exponent=a)
+        assert lam.shape == (100_000,) and np.all(np.isfinite(lam)) and np.all(lam >= tiny)
+        top = 0 if a < 0 else 99_999  # the largest entry (to round-off at a = 1e-12)
+        assert lam[top] == pytest.approx(np.max(lam), rel=1e-14)
+        if norm is not None:
+            p = 1.0 if norm == "l1" else 2.0
+            assert np.sum(lam**p) ** (1 / p) == pytest.approx(1.0, rel=1e-13)
+        # the largest entries by the definition, in log space: (i / i_max)^a, normalised
+        k = np.arange(1.0, 100_001.0)
+        log_ref = a * np.log(k / k[top])
+        big = log_ref - log_ref[top] > -50.0
+        np.testing.assert_allclose(lam[big] / lam[top], np.exp(log_ref[big]), rtol=1e-11)
+
+
+@pytest.mark.parametrize(
+    "kind,exponent,match",
+    [("power", None, "needs it"), ("linear", 2.0, "goes with"),
+     ("power", float("nan"), "finite"), ("power", "2", "real number"),
+     ("power", True, "real number"), ("power", [1.0, 2.0], "finite")],
+)
+def test_power_exponent_is_validated(kind, exponent, match):
+    with pytest.raises(ValueError, match=match):
+        make_profile(kind, 5, "l2", exponent=exponent)
 
 
 @pytest.mark.parametrize("norm", [None, "l1", "l2"])

@@ -169,6 +169,12 @@ def scalar_or_list(values: Sequence[float]):
     return values[0] if len(values) == 1 else np.asarray(values, dtype=np.float64)
 
 
+def _plain_scalars(values) -> bool:
+    """Whether every entry of the list ``values`` is a Python ``float``, ``int``, ``str``,
+    ``bool`` or ``None`` (one C-level pass over their types)."""
+    return set(map(type, values)) <= {float, int, str, bool, type(None)}
+
+
 def to_jsonable(x):
     """NumPy/JAX values -> JSON-ready Python (floats keep full precision via repr).
 
@@ -186,6 +192,8 @@ def to_jsonable(x):
     if isinstance(x, dict):
         return {k: to_jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
+        if _plain_scalars(x):
+            return list(x)  # already JSON-ready: no call per entry
         return [to_jsonable(v) for v in x]
     if isinstance(x, (str, bool, int)) or x is None:
         return x
@@ -196,34 +204,55 @@ def to_jsonable(x):
     return arr.tolist()
 
 
-def print_json(obj) -> None:
-    # json.dumps writes floats with repr (shortest round-trip, full precision);
-    # inf/nan are written as strings so the output stays valid JSON.
-    """Print ``obj`` as indented JSON on stdout (stable keys, floats at full precision).
+def _non_finite_as_string(v):
+    """``v`` with every non-finite float replaced by ``"inf"``, ``"-inf"`` or ``"nan"``."""
+    if isinstance(v, float):
+        return v if math.isfinite(v) else ("inf" if v > 0 else ("-inf" if v < 0 else "nan"))
+    if isinstance(v, dict):
+        return {k: _non_finite_as_string(w) for k, w in v.items()}
+    if isinstance(v, list):
+        if set(map(type, v)) <= {float, int} and all(map(math.isfinite, v)):
+            return v  # the common case, a finite numeric array: no call per entry
+        return [_non_finite_as_string(w) for w in v]
+    return v
 
-    Non-finite floats are written as the strings ``"inf"``, ``"-inf"``, ``"nan"`` so that
-    the output stays valid JSON.
+
+def _encode(v, depth: int) -> str:
+    """JSON of ``v``: objects and lists of objects indented by two spaces a level, a list of
+    scalars on one line (:func:`json.dumps`'s C encoder: an array of ``10^6`` entries in a
+    fraction of a second, where the indenting encoder writes it a line per entry)."""
+    pad, inner = "\n" + "  " * depth, "\n" + "  " * (depth + 1)
+    if isinstance(v, dict) and v:
+        items = (f"{inner}{json.dumps(str(k))}: {_encode(w, depth + 1)}" for k, w in v.items())
+        return "{" + ",".join(items) + pad + "}"
+    if isinstance(v, list) and not _plain_scalars(v):
+        return "[" + ",".join(inner + _encode(w, depth + 1) for w in v) + pad + "]"
+    return json.dumps(v, allow_nan=False)
+
+
+def print_json(obj) -> None:
+    """Print ``obj`` as indented JSON on stdout (keys in order, floats at full precision).
+
+    Floats are written with ``repr`` (the shortest string that reads back the same float64);
+    non-finite floats as the strings ``"inf"``, ``"-inf"``, ``"nan"``, so that the output
+    stays valid JSON.  A list of numbers or strings is written on one line.
 
     Args:
       obj: anything :func:`to_jsonable` takes.
 
     Example:
-      >>> print_json({"epsilon": float("inf")})
+      >>> print_json({"epsilon": float("inf"), "delta": [1e-06, 0.5], "rows": [{"k": 1}]})
       {
-        "epsilon": "inf"
+        "epsilon": "inf",
+        "delta": [1e-06, 0.5],
+        "rows": [
+          {
+            "k": 1
+          }
+        ]
       }
     """
-    def clean(v):
-        if isinstance(v, float) and not math.isfinite(v):
-            return "inf" if v > 0 else ("-inf" if v < 0 else "nan")
-        if isinstance(v, dict):
-            return {k: clean(w) for k, w in v.items()}
-        if isinstance(v, list):
-            return [clean(w) for w in v]
-        return v
-
-    json.dump(clean(to_jsonable(obj)), sys.stdout, indent=2, allow_nan=False)
-    sys.stdout.write("\n")
+    sys.stdout.write(_encode(_non_finite_as_string(to_jsonable(obj)), 0) + "\n")
 
 
 def fmt(x) -> str:

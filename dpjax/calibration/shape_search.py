@@ -74,8 +74,9 @@ def calibrate_shape_scale(
     the largest one are then calibrated at ``bin_width`` in a bracket around their survey
     scales, and the least certified variance of all is returned.  Below ``TILT_BELOW`` the
     tilted refinement of :func:`~dpjax.calibration.scale_search.calibrate_scale` runs on
-    the finalists only (the survey ranks shapes on its plain roots), their roots kept on
-    their own certified tilted evaluations; the winner is then re-evaluated by
+    the finalists only (the survey ranks shapes on its plain roots; with ``coarsen = 1`` or
+    no finalists, on every shape of the survey), their roots kept on their own certified
+    tilted evaluations; the winner is then re-evaluated by
     :func:`dpjax.accounting.pld.engine.profile` (the accounting :func:`dpjax.account` runs)
     and kept only where that certifies it, else the next best row (fail closed).  Every
     stage is one batched kernel over (targets x shapes), so a table of targets costs a
@@ -111,8 +112,12 @@ def calibrate_shape_scale(
 
     settle = coarsen > 1 and finalists > 0
 
-    def run(bs, h, stages, up=None, low=None, tilt=True, recheck=True):
-        """Calibrate the shapes ``bs`` (targets x m) at bin width ``h``; their variances."""
+    def run(bs, h, stages, up=None, low=None, tilt=True):
+        """Calibrate the shapes ``bs`` (targets x m) at bin width ``h``; their variances.
+
+        Tilted roots (``delta < TILT_BELOW``) are kept on their own certified tilted
+        evaluations and flagged: the winner is re-checked by the engine's profile
+        (:func:`_certified_best`: one full profile, not one per shape)."""
         bs = np.asarray(bs, float)
         e = np.broadcast_to(eps[:, None], bs.shape)
         d = np.broadcast_to(dl[:, None], bs.shape)
@@ -135,7 +140,7 @@ def calibrate_shape_scale(
             plan=plan,
             pow2_sizes=True,
             tilt=tilt,
-            recheck=recheck,
+            recheck=False,
         )
         var = np.asarray(variance_fn(res.scale, bs), float)
         var = np.where(res.certified, var, np.inf)
@@ -150,7 +155,7 @@ def calibrate_shape_scale(
                 np.full(bs.size, h),
                 # tilted roots not re-checked by the search: re-checked if they win
                 (np.broadcast_to(d, bs.shape).ravel() < engine.TILT_BELOW)
-                & (not recheck and tilt and compositions > 1),
+                & (tilt and compositions > 1),
                 strict=True,
             )
         )
@@ -160,7 +165,9 @@ def calibrate_shape_scale(
     grid = np.broadcast_to(np.asarray(shapes, float), (eps.size, len(shapes)))
     # the survey only ranks shapes when finalists are settled after it: no tilted stage
     # there (its plain roots are certified, only looser below TILT_BELOW), the finalists
-    # get it
+    # get it.  Without finalists the survey's tilted roots are kept on their own certified
+    # evaluations, and only the winner is re-checked by the engine's profile below (one
+    # re-check, not one per shape: each is a full profile on the row's own grid)
     var = run(grid, survey_h, 1, tilt=not settle)
     if refine:
         i = np.argmin(var, axis=1)
@@ -189,8 +196,7 @@ def calibrate_shape_scale(
         scales = best[..., 1]
         # their tilted roots kept on their own certified evaluations: only the winner is
         # re-checked by the engine's profile below (one re-check, not one per finalist)
-        run(best[..., 0], bin_width, 1, up=scales * (1 + 1e-6), low=scales * (1 - 2e-2),
-            recheck=False)
+        run(best[..., 0], bin_width, 1, up=scales * (1 + 1e-6), low=scales * (1 - 2e-2))
         table = np.array(rows, float)
     pick = np.empty((eps.size, 7))
     for k in targets:

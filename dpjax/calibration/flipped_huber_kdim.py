@@ -60,7 +60,8 @@ def calibrate_flipped_huber_exact(epsilon, delta, dim: int, linf: float):
     Up to ``K =`` :data:`SURVEY_MAX_DIM` the shapes are surveyed on a coarser grid and the
     finalists settled at :data:`BIN_WIDTH`; beyond, one stage at :data:`BIN_WIDTH` (a coarse
     grid's pessimism, ~``K h`` in the composed loss, would move the roots out of the
-    finalists' bracket), the shapes sharing one compiled kernel (vmapped) and one grid plan.
+    finalists' bracket), the shapes sharing one compiled kernel (vmapped) and one grid plan;
+    below ``TILT_BELOW`` the tilted search then runs on the finalists only.
 
     The Gaussian member ``b = 0`` is also taken in closed form: ``K`` i.i.d. ``N(0, gamma^2)``
     coordinates at the corner shift are the Gaussian mechanism with ``Delta_2 = sqrt(K)

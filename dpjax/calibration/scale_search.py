@@ -70,6 +70,13 @@ SIZING_ROWS = 16
 MAX_WIDENINGS = 6
 
 
+#: Grid and FFT points of one evaluation (over the padded rows) above which a widened
+#: search runs on its own rows' power of two rather than padded to the first search's batch:
+#: there an evaluation costs more than compiling a kernel for fewer rows (2 rows of 16 at
+#: an FFT of 2^20 points: 18 CPU s padded, a few unpadded).
+RETRY_UNPADDED_POINTS = 2**22
+
+
 class ScaleCalibration(NamedTuple):
     """Result of :func:`calibrate_scale` (NumPy arrays shaped like the broadcast targets).
 
@@ -186,7 +193,9 @@ def _widen(rows: _Rows, index, root: Root, lo, hi):
 def _bracketed_search(rows: _Rows, index, lo, hi, h, tol, kernel=search_kernel, sizes=_sizes):
     """Steps 2 and 4: Illinois at bin width ``h`` on ``[lo, hi]`` to ``tol`` for the rows
     ``index``; rows whose bracket misses the root are widened (:func:`_widen`) and searched
-    again, at most :data:`MAX_WIDENINGS` times.
+    again, at most :data:`MAX_WIDENINGS` times, padded to the first search's batch (its
+    compiled kernel) unless an evaluation of that batch exceeds
+    :data:`RETRY_UNPADDED_POINTS` grid and FFT points.
 
     ``kernel`` and ``sizes(rows, index, scales, h)`` default to the plain engine's
     (:func:`_tilted_stage` passes the tilted ones).
@@ -199,7 +208,10 @@ def _bracketed_search(rows: _Rows, index, lo, hi, h, tol, kernel=search_kernel, 
     todo = index
     for _ in range(1 + MAX_WIDENINGS):
         planned = sizes(rows, todo, lo[todo], h)
-        root = _run(kernel, rows, todo, lo, hi, h, tol, planned, padded_size(len(index)))
+        pad = padded_size(len(index))
+        if (planned.grid + planned.fft) * pad > RETRY_UNPADDED_POINTS:
+            pad = padded_size(len(todo))  # execution-bound: a kernel for fewer rows
+        root = _run(kernel, rows, todo, lo, hi, h, tol, planned, pad)
         if out is None:
             out = Root(*(np.array(x) for x in root))
         else:

@@ -74,9 +74,10 @@ def calibrate_shape_scale(
     the largest one are then calibrated at ``bin_width`` in a bracket around their survey
     scales, and the least certified variance of all is returned.  Below ``TILT_BELOW`` the
     tilted refinement of :func:`~dpjax.calibration.scale_search.calibrate_scale` runs on
-    the finalists only (the survey ranks shapes on its plain roots; with ``coarsen = 1`` or
-    no finalists, on every shape of the survey), their roots kept on their own certified
-    tilted evaluations; the winner is then re-evaluated by
+    the finalists only (the survey ranks shapes on its plain roots; with ``coarsen = 1``
+    the finalists are settled for it, in a bracket around their survey roots at the same
+    bin width; with no finalists it runs on every shape surveyed), their roots kept on
+    their own certified tilted evaluations; the winner is then re-evaluated by
     :func:`dpjax.accounting.pld.engine.profile` (the accounting :func:`dpjax.account` runs)
     and kept only where that certifies it, else the next best row (fail closed).  Every
     stage is one batched kernel over (targets x shapes), so a table of targets costs a
@@ -110,7 +111,11 @@ def calibrate_shape_scale(
     rows = []
     plan: dict = {}
 
-    settle = coarsen > 1 and finalists > 0
+    # finalists are settled after a coarser survey, and after a survey at bin_width too where
+    # a target is below TILT_BELOW: the tilted stage (a full tilted search per row, on grids
+    # sized for its bracket) then runs on the finalists, not on every shape surveyed
+    tilted = compositions > 1 and bool(np.any(dl < engine.TILT_BELOW))
+    settle = finalists > 0 and (coarsen > 1 or tilted)
 
     def run(bs, h, stages, up=None, low=None, tilt=True):
         """Calibrate the shapes ``bs`` (targets x m) at bin width ``h``; their variances.
@@ -180,7 +185,8 @@ def calibrate_shape_scale(
     table = np.array(rows, float)
     if settle:
         # the finalists at bin_width, bracketed by their survey scales (certified on the
-        # coarser grid, so nearly feasible here): one search, no coarse stage
+        # survey's grid, coarser or the same, so nearly feasible here): one search, no
+        # coarse stage, then the tilted one below TILT_BELOW
         best = np.empty((eps.size, finalists, 2))
         for k in targets:
             mine = table[(table[:, 0] == k) & np.isfinite(table[:, 3])]

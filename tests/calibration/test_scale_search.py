@@ -102,3 +102,35 @@ def test_shared_plan_holds_plain_and_tilted_sizes_and_passes_the_float64_guard()
     assert len(rows.plan) == 2
     jax.tree_util.tree_leaves(rows.plan)  # sorts the keys (raised on two key layouts)
     require_float64("calibrate_scale", plan=rows.plan)
+
+
+@pytest.mark.parametrize("fft,retry_pad", [(2**10, 16), (2**20, 2)])
+def test_a_widened_search_pads_to_the_first_batch_unless_execution_bound(
+    monkeypatch, fft, retry_pad
+):
+    """Two of 15 rows miss their bracket: their widened search reuses the first search's
+    16-row kernel on small grids (no new compile), and runs on 2 rows where one evaluation
+    of 16 would cost more than compiling (an FFT of 2^20 points: 18 CPU s padded at K = 1e5)."""
+    from types import SimpleNamespace
+
+    from dpjax.accounting.pld.plan import Sizes
+    from dpjax.numerics import Root, Status
+
+    pads = []
+
+    def run(kernel, rows, todo, a, b, h, tol, sizes, pad_to=0):
+        pads.append((len(todo), pad_to))
+        status = np.full(len(todo), Status.OPTIMAL, np.int32)
+        if len(pads) == 1:
+            status[[1, 2]] = Status.BRACKET_TOO_SMALL
+        n = len(todo)
+        return Root(good=np.zeros(n), aux=np.zeros((n, 2)), bad=np.zeros(n),
+                    slope=np.zeros(n), status=status, evaluations=np.ones(n))
+
+    monkeypatch.setattr(scale_search, "_run", run)
+    rows = SimpleNamespace(fallback_upper=None)
+    lo, hi = np.ones(15), np.full(15, 4.0)
+    root, lo2, _ = scale_search._bracketed_search(
+        rows, np.arange(15), lo, hi, 1e-4, 1e-7, sizes=lambda *a: Sizes(4096, fft))
+    assert pads == [(15, 16), (2, retry_pad)]
+    assert np.all(root.status == Status.OPTIMAL) and lo2[1] == lo2[2] == 0.25

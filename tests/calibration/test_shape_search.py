@@ -3,6 +3,7 @@ least-variance row that the engine's profile certifies; rows it does not certify
 and nothing certified means an infinite variance (fail closed)."""
 
 import numpy as np
+import pytest
 
 from dpjax.calibration import shape_search
 from dpjax.certificate import log_target
@@ -72,19 +73,25 @@ def test_a_root_the_search_certified_needs_no_recheck(monkeypatch):
     assert got[3] == 10.0 and not calls
 
 
-def test_a_survey_without_finalists_rechecks_only_the_winner(monkeypatch):
-    """With no finalists (``coarsen = 1``: the K-dim flipped Huber and OSGT searches beyond
-    ``SURVEY_MAX_DIM``) and a target below ``TILT_BELOW``, the survey's tilted roots are
-    kept on their own certified evaluations and flagged; the engine's profile re-checks the
-    winner only.  Before, every shape of the survey was re-checked by a full profile (24 at
-    K = 2000, eps = 0.05, delta = 1e-9: 83 of 129 CPU s)."""
+@pytest.mark.parametrize("finalists", [5, 0])
+def test_below_tilt_below_only_the_finalists_are_tilted_and_the_winner_rechecked(
+    monkeypatch, finalists
+):
+    """A survey at the certified bin width (``coarsen = 1``: the K-dim flipped Huber and
+    OSGT searches beyond ``SURVEY_MAX_DIM``) and a target below ``TILT_BELOW``: the survey
+    ranks shapes on plain roots, the tilted search runs on the finalists only, their roots
+    kept on their own certified evaluations, and the engine's profile re-checks the winner
+    only.  Before, every surveyed shape was tilted and re-checked by a full profile (24 at
+    K = 2000, eps = 0.05, delta = 1e-9: 83 of 129 CPU s).  With no finalists the survey is
+    tilted, still with one re-check."""
     from dpjax.calibration.scale_search import ScaleCalibration
 
     asked = []
 
     def scales(noise_fn, bs, sensitivity, e, d, compositions, rate, h, **kw):
-        asked.append(kw["recheck"])
-        s = 1.0 + np.asarray(bs, float)  # the least variance at the least shape
+        asked.append((kw["tilt"], kw["recheck"], np.shape(bs)[1]))
+        # the least variance at the least shape; a tilted root 10% below the plain one
+        s = (0.9 if kw["tilt"] else 1.0) * (1.0 + np.asarray(bs, float))
         return ScaleCalibration(s, np.full(s.shape, 1e-10), np.ones(s.shape, bool),
                                 np.zeros(s.shape, np.int32))
 
@@ -94,7 +101,11 @@ def test_a_survey_without_finalists_rechecks_only_the_winner(monkeypatch):
     monkeypatch.setattr(shape_search.engine, "profile", profile)
     got = shape_search.calibrate_shape_scale(
         None, lambda s, b: np.asarray(s) ** 2, (0.0, 1.0, 2.0, 1e4), 1.0, 1.0, 1e-9, 2000,
-        upper_fn=lambda bs: 10.0 * np.ones_like(bs), coarsen=1, refine=3)
-    assert asked == [False, False]  # the survey and its refinement
-    assert calls == [(1.0, 0.0, 1e-4)]  # one re-check: the winner's
-    assert float(got.shape) == 0.0 and float(got.delta_at) == 0.5 * limit
+        upper_fn=lambda bs: 10.0 * np.ones_like(bs), coarsen=1, refine=3, finalists=finalists)
+    if finalists:  # the survey and its refinement plain, the finalists tilted
+        assert asked == [(False, False, 4), (False, False, 3), (True, False, finalists)]
+    else:
+        assert asked == [(True, False, 4), (True, False, 3)]
+    assert calls == [(0.9, 0.0, 1e-4)]  # one re-check: the winner's
+    assert float(got.shape) == 0.0 and float(got.scale) == 0.9
+    assert float(got.delta_at) == 0.5 * limit

@@ -13,9 +13,9 @@ Poisson-subsampled at rate ``q`` if asked), the least variance member is
 ``delta_T`` the PLD engine's certified profile
 (:func:`dpjax.calibration.shape_search.calibrate_shape_scale`: a survey of :data:`SHAPES`
 from the Gaussian member ``b = 0`` to the Laplace member ``b = 1e4``, refined around the best,
-finalists settled at the fine bin width).  Each shape's root is bracketed above by
-:func:`bracket_upper` (both ends' scales grow like ``sqrt(T)``); a bracket that misses is
-widened by the search.
+finalists settled at the fine bin width).  Each shape's root is bracketed by
+``[upper / BRACKET_RATIO, upper]``, ``upper`` from :func:`bracket_upper` (both ends' scales
+grow like ``sqrt(T)``); a bracket that misses is widened by the search.
 """
 
 from __future__ import annotations
@@ -40,6 +40,17 @@ SHAPES = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0, 12.0, 20.0
 #: coarse grid's pessimism grows with ``T`` (~``T h`` in the composed loss), and beyond ~100
 #: it moves the finalists' roots out of their bracket (re-planned grids, new compiles).
 SURVEY_MAX_DIM = 100
+#: Each shape's survey bracket is ``[upper / BRACKET_RATIO, upper]`` (``upper`` from
+#: :func:`bracket_upper`) without subsampling: the least scales sit at 0.59-1.03 of ``upper``
+#: over the settings measured (flipped Huber and OSGT, ``T = 5 .. 10^6``, ``eps = 0.05 .. 10``,
+#: ``delta = 1e-3 .. 1e-12``; above ``upper`` the fallback ``3 upper`` takes them), and the
+#: grids are sized for the low end: a ratio of 4 sized them ~2x longer than needed (``T =
+#: 10^6``: an FFT of 2^18 points where 2^17 holds the bracket).  Under Poisson subsampling
+#: ``upper`` is a rougher guess (the Gaussian's shrink factor for every member):
+#: :data:`SUBSAMPLED_BRACKET_RATIO`.
+BRACKET_RATIO = 2.0
+#: The survey bracket's ratio under Poisson subsampling (:data:`BRACKET_RATIO`).
+SUBSAMPLED_BRACKET_RATIO = 4.0
 
 
 def laplace_zcdp_scale(epsilon, delta, dim: int, linf: float) -> np.ndarray:
@@ -147,6 +158,7 @@ def calibrate_composed(noise_fn: Callable, variance_fn: Callable, epsilon, delta
                 noise_fn, variance_fn, np.asarray(shapes), linf, e, d, uses,
                 lambda b, k=k: upper(b)[k], BIN_WIDTH,
                 coarsen=COARSEN if uses <= SURVEY_MAX_DIM else 1, sampling_rate=sampling_rate,
+                lower_ratio=BRACKET_RATIO if sampling_rate is None else SUBSAMPLED_BRACKET_RATIO,
             )
             out[:, k] = res.shape, res.scale, res.variance, res.delta_at, res.certified
             step()
@@ -154,5 +166,5 @@ def calibrate_composed(noise_fn: Callable, variance_fn: Callable, epsilon, delta
     return shape, scale, variance, delta_at, ok.astype(bool)
 
 
-__all__ = ["BIN_WIDTH", "SHAPES", "SURVEY_MAX_DIM", "bracket_upper", "calibrate_composed",
-           "laplace_zcdp_scale"]
+__all__ = ["BIN_WIDTH", "BRACKET_RATIO", "SHAPES", "SUBSAMPLED_BRACKET_RATIO", "SURVEY_MAX_DIM",
+           "bracket_upper", "calibrate_composed", "laplace_zcdp_scale"]

@@ -56,7 +56,8 @@ def calibrate_flipped_huber_exact(epsilon, delta, dim: int, linf: float):
     ``log gamma`` bracketed above by ``max(1.05 sigma_G, min(1.3 b K Delta / eps, 1.1 b s_Z))``
     (``sigma_G`` the Gaussian calibration with ``Delta_2 = sqrt(K) Delta``, ``s_Z`` the zCDP
     Laplace scale of :func:`laplace_zcdp_scale`: both grow like ``sqrt(K)``, so the bracket
-    ``[upper / 4, upper]`` holds the root at any ``K`` and no widening re-plans the grids).
+    ``[upper / 2, upper]`` (:data:`~dpjax.calibration.composed_family.BRACKET_RATIO`) holds
+    the root at any ``K`` and no widening re-plans the grids).
     Up to ``K =`` :data:`SURVEY_MAX_DIM` the shapes are surveyed on a coarser grid and the
     finalists settled at :data:`BIN_WIDTH`; beyond, one stage at :data:`BIN_WIDTH` (a coarse
     grid's pessimism, ~``K h`` in the composed loss, would move the roots out of the

@@ -56,6 +56,7 @@ def calibrate_shape_scale(
     finalists: int = 5,
     coarsen: int = COARSEN,
     sampling_rate: float | None = None,
+    lower_ratio: float = 4.0,
 ) -> ShapeCalibration:
     r"""Least-variance ``(shape, scale)`` meeting each ``(epsilon, delta)`` after ``K`` uses.
 
@@ -93,6 +94,10 @@ def calibrate_shape_scale(
       compositions: number of uses ``K``.
       upper_fn: ``upper_fn(shapes)`` (one row of shapes per target) -> scales expected to
         be feasible (widened 3x when they are not).
+      lower_ratio: each shape's survey bracket is ``[upper / lower_ratio, upper]`` (widened
+        4x down where the root is below it).  The grids are sized for the bracket's low end,
+        so a tighter ratio means shorter grids and FFTs, and a miss one more search on
+        re-planned (larger) grids.
       bin_width: bin width the result is certified on.
       tolerance: relative tolerance on the scale.
       refine: number of points of the refined grid.
@@ -127,7 +132,7 @@ def calibrate_shape_scale(
         e = np.broadcast_to(eps[:, None], bs.shape)
         d = np.broadcast_to(dl[:, None], bs.shape)
         up = np.asarray(upper_fn(bs), float) if up is None else up
-        low = up / 4.0 if low is None else low
+        low = up / lower_ratio if low is None else low
         res = calibrate_scale(
             noise_fn,
             bs,

@@ -109,3 +109,29 @@ def test_below_tilt_below_only_the_finalists_are_tilted_and_the_winner_rechecked
     assert calls == [(0.9, 0.0, 1e-4)]  # one re-check: the winner's
     assert float(got.shape) == 0.0 and float(got.scale) == 0.9
     assert float(got.delta_at) == 0.5 * limit
+
+
+@pytest.mark.parametrize("ratio", [4.0, 2.0])
+def test_the_survey_bracket_is_upper_over_lower_ratio(monkeypatch, ratio):
+    """Every surveyed shape is searched in ``[upper / lower_ratio, upper]`` (the grids are
+    sized for its low end), with ``3 upper`` as the fallback upper end."""
+    from dpjax.calibration.scale_search import ScaleCalibration
+
+    brackets = []
+
+    def scales(noise_fn, bs, sensitivity, e, d, compositions, rate, h, **kw):
+        brackets.append((np.asarray(kw["lower"]), np.asarray(kw["upper"]),
+                         np.asarray(kw["fallback_upper"])))
+        s = 1.0 + np.asarray(bs, float)
+        return ScaleCalibration(s, np.full(s.shape, 1e-7), np.ones(s.shape, bool),
+                                np.zeros(s.shape, np.int32))
+
+    monkeypatch.setattr(shape_search, "calibrate_scale", scales)
+    shape_search.calibrate_shape_scale(
+        None, lambda s, b: np.asarray(s) ** 2, (0.0, 1.0, 2.0), 1.0, 1.0, 1e-6, 200,
+        upper_fn=lambda bs: 10.0 + np.asarray(bs), coarsen=1, refine=3, finalists=0,
+        lower_ratio=ratio)
+    assert len(brackets) == 2  # the survey and its refinement
+    for low, up, fallback in brackets:
+        np.testing.assert_array_equal(low, up / ratio)
+        np.testing.assert_array_equal(fallback, 3.0 * up)

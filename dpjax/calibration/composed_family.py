@@ -129,7 +129,7 @@ def bracket_upper(epsilon, delta, uses: int, linf: float,
 @float64_kernel
 def calibrate_composed(noise_fn: Callable, variance_fn: Callable, epsilon, delta, uses: int,
                        linf: float, sampling_rate: float | None = None, label: str = "",
-                       shapes=SHAPES):
+                       shapes=SHAPES, beat=None):
     r"""Least-variance ``(shape, scale)`` after ``T`` uses of the 1-D pair (module docstring).
 
     One shape search per target (a progress bar on a terminal), each with grids sized for
@@ -145,11 +145,16 @@ def calibrate_composed(noise_fn: Callable, variance_fn: Callable, epsilon, delta
       sampling_rate: Poisson rate ``q`` in ``(0, 1)`` of every use, or ``None``.
       label: what the progress bar says.
       shapes: the shape grid.
+      beat: per target, the variance of a member the caller certifies otherwise, or ``None``
+        (:func:`~dpjax.calibration.shape_search.calibrate_shape_scale`: no row at or above
+        it is re-checked or returned).
 
     Returns:
       NumPy arrays ``(shape, scale, variance, delta_at, certified)`` over the targets.
     """
     epsilon, delta = np.broadcast_arrays(np.asarray(epsilon, float), np.asarray(delta, float))
+    if beat is not None:
+        beat = np.broadcast_to(np.asarray(beat, float), epsilon.shape)
     upper = bracket_upper(epsilon, delta, uses, linf, sampling_rate)
     out = np.empty((5, epsilon.size))
     with progress(epsilon.size, label or f"{uses} uses") as step:
@@ -159,6 +164,7 @@ def calibrate_composed(noise_fn: Callable, variance_fn: Callable, epsilon, delta
                 lambda b, k=k: upper(b)[k], BIN_WIDTH,
                 coarsen=COARSEN if uses <= SURVEY_MAX_DIM else 1, sampling_rate=sampling_rate,
                 lower_ratio=BRACKET_RATIO if sampling_rate is None else SUBSAMPLED_BRACKET_RATIO,
+                beat=None if beat is None else beat.ravel()[k],
             )
             out[:, k] = res.shape, res.scale, res.variance, res.delta_at, res.certified
             step()

@@ -116,11 +116,14 @@ def calibrate_flipped_huber_exact_source(epsilon, delta, dim: int, linf: float):
     # the shape search's feasible upper end
     gauss = calibrate_sigma(epsilon, delta, np.sqrt(dim) * linf)
     sg = gauss[0].reshape(-1, 1)
+    # the closed form's variance where it is certified: engine rows at or above it cannot
+    # win, so none of them is re-checked by a full profile (below TILT_BELOW)
+    beat = np.where(np.asarray(gauss[2], bool), np.asarray(gauss[0], float) ** 2, np.inf)
     # one target at a time: each gets grids sized for its own scale (a batch would size
     # every row for the smallest scale); power-of-two sizes let targets share kernels
     shape, gamma, variance, delta_at, ok = calibrate_composed(
         FlippedHuber.from_scale, _variance, epsilon, delta, dim, linf,
-        label=f"flipped Huber, exact in {dim} dims")
+        label=f"flipped Huber, exact in {dim} dims", beat=beat)
     out = np.stack([x.ravel() for x in (shape * gamma, gamma, variance, delta_at, ok)]).astype(
         float)
     # the b = 0 member by its exact closed form where it beats the engine's grid (large K)

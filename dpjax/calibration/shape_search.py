@@ -57,6 +57,7 @@ def calibrate_shape_scale(
     coarsen: int = COARSEN,
     sampling_rate: float | None = None,
     lower_ratio: float = 4.0,
+    beat=None,
 ) -> ShapeCalibration:
     r"""Least-variance ``(shape, scale)`` meeting each ``(epsilon, delta)`` after ``K`` uses.
 
@@ -98,6 +99,10 @@ def calibrate_shape_scale(
         4x down where the root is below it).  The grids are sized for the bracket's low end,
         so a tighter ratio means shorter grids and FFTs, and a miss one more search on
         re-planned (larger) grids.
+      beat: per target (broadcast), the variance of a member the caller certifies by other
+        means (e.g. the Gaussian member in closed form), or ``None``: a row whose variance is
+        not below it cannot win, so it is not re-checked and not returned (the target comes
+        back uncertified, ``inf`` variance, where no row beats it).
       bin_width: bin width the result is certified on.
       tolerance: relative tolerance on the scale.
       refine: number of points of the refined grid.
@@ -210,10 +215,11 @@ def calibrate_shape_scale(
         run(best[..., 0], bin_width, 1, up=scales * (1 + 1e-6), low=scales * (1 - 2e-2))
         table = np.array(rows, float)
     pick = np.empty((eps.size, 7))
+    beat = np.broadcast_to(np.inf if beat is None else np.asarray(beat, float), out_shape).ravel()
     for k in targets:
         pick[k] = _certified_best(
             table[table[:, 0] == k], noise_fn, sensitivity, eps[k], dl[k], compositions,
-            sampling_rate,
+            sampling_rate, beat[k],
         )
     shape_, scale_, var_, dat_ = (pick[:, j].reshape(out_shape) for j in (1, 2, 3, 4))
     return ShapeCalibration(
@@ -226,7 +232,8 @@ def calibrate_shape_scale(
     )
 
 
-def _certified_best(mine, noise_fn, sensitivity, eps, delta, compositions, sampling_rate=None):
+def _certified_best(mine, noise_fn, sensitivity, eps, delta, compositions, sampling_rate=None,
+                    beat=np.inf):
     """The least-variance row ``(target, shape, scale, variance, delta_at, h, unchecked)`` of
     ``mine`` whose search evaluation certifies it (``unchecked = 0``) or, for a tilted root
     the search did not re-check (``unchecked = 1``), that
@@ -234,10 +241,12 @@ def _certified_best(mine, noise_fn, sensitivity, eps, delta, compositions, sampl
     (``delta(eps) <= delta (1 - MARGIN)``, ``delta_at`` set to that re-evaluation), at its
     scale or one :data:`~dpjax.calibration.scale_tilted.RETRY_STEPS` above (the variance
     scaled with it, ``variance ∝ scale^2``); rows it does not certify are dropped (fail
-    closed: ``inf`` variance when none is left)."""
+    closed: ``inf`` variance when none is left), and so are rows whose variance is not below
+    ``beat`` (a member the caller certifies otherwise: they cannot win, and a re-check is a
+    full profile)."""
     level = float(np.asarray(log_target(delta)))
     for row in mine[np.argsort(mine[:, 3], kind="stable")]:
-        if not np.isfinite(row[3]):
+        if not np.isfinite(row[3]) or row[3] >= beat:
             break
         if not row[6]:
             return row

@@ -110,3 +110,28 @@ def test_theorem_8_member_returned_where_it_beats_the_search(monkeypatch):
     bound = float(log_delta_flipped_huber_sufficient(eps, alpha, gamma, k, float(k),
                                                      np.sqrt(k), 1.0))
     assert bound <= np.log(delta)
+
+
+def test_the_search_is_told_the_closed_form_gaussian_variance(monkeypatch):
+    # the shape search gets the certified closed form's variance as ``beat`` (so no engine row
+    # at or above it is re-checked by a full profile); where the search then certifies
+    # nothing, the closed-form Gaussian member is returned
+    from dpjax.calibration import flipped_huber_kdim as kd
+    from dpjax.calibration.gaussian import calibrate_sigma
+
+    seen = []
+
+    def nothing_below(noise_fn, variance_fn, e, d, *args, beat=None, **kwargs):
+        seen.append(np.asarray(beat, float))
+        shape = np.broadcast(np.asarray(e), np.asarray(d)).shape
+        return (np.zeros(shape), np.ones(shape), np.full(shape, np.inf), np.ones(shape),
+                np.zeros(shape, bool))
+
+    monkeypatch.setattr(kd, "calibrate_composed", nothing_below)
+    k, eps, delta = 1000, 1.0, 1e-10
+    sigma = float(calibrate_sigma(eps, delta, np.sqrt(k))[0])
+    alpha, gamma, var, d_at, ok, source, _ = kd.calibrate_flipped_huber_exact_source(
+        eps, delta, k, 1.0)
+    assert len(seen) == 1 and float(seen[0]) == sigma**2
+    assert str(source) == kd.FROM_GAUSSIAN and bool(ok)
+    assert float(alpha) == 0.0 and float(gamma) == sigma and float(d_at) <= delta

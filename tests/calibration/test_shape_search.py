@@ -73,6 +73,22 @@ def test_a_root_the_search_certified_needs_no_recheck(monkeypatch):
     assert got[3] == 10.0 and not calls
 
 
+def test_rows_not_below_beat_are_neither_rechecked_nor_returned(monkeypatch):
+    """``beat``: the variance of a member the caller certifies otherwise (the K-dim flipped
+    Huber's Gaussian closed form): rows at or above it cannot win, so no full profile is spent
+    on them, and nothing at or above it comes back (``inf``: the caller's member wins)."""
+    limit = float(np.exp(np.asarray(log_target(DELTA))))
+    profile, calls = _profile(lambda s: 0.5 * limit)
+    monkeypatch.setattr(shape_search.engine, "profile", profile)
+    got = shape_search._certified_best(ROWS, None, 1.0, 1.0, DELTA, 5, beat=10.0)
+    assert np.isinf(got[3]) and not calls
+    rows = ROWS.copy()
+    rows[1, 6] = 0.0  # certified by its own evaluation, still not below beat
+    assert np.isinf(shape_search._certified_best(rows, None, 1.0, 1.0, DELTA, 5, beat=10.0)[3])
+    got = shape_search._certified_best(ROWS, None, 1.0, 1.0, DELTA, 5, beat=25.0)
+    assert got[3] == 10.0 and calls == [(2.0, 1.0, 1e-4)]  # below beat: re-checked as before
+
+
 @pytest.mark.parametrize("finalists", [5, 0])
 def test_below_tilt_below_only_the_finalists_are_tilted_and_the_winner_rechecked(
     monkeypatch, finalists

@@ -314,6 +314,9 @@ _EXEMPT = {
         )
         for n in "bracket_upper laplace_zcdp_scale".split()
     },
+    "dpjax.calibration.composed_family.with_gaussian_end": (
+        "host selection (NumPy) between two results already certified in float64"
+    ),
     # package-internal steps shared between modules (public names so that no module imports
     # another's private name); each runs only inside a guarded kernel or is host bookkeeping
     **{

@@ -28,10 +28,11 @@ from dpjax.calibration.composed_family import (  # noqa: F401 (this module's nam
     SURVEY_MAX_DIM,
     bracket_upper,
     calibrate_composed,
+    gaussian_end,
     laplace_zcdp_scale,
+    with_gaussian_end,
 )
 from dpjax.calibration.flipped_huber import calibrate_flipped_huber_sufficient
-from dpjax.calibration.gaussian import calibrate_sigma
 from dpjax.noise.flipped_huber import FlippedHuber
 from dpjax.noise.flipped_huber.standard import standard_variance_host
 from dpjax.numerics import float64_kernel
@@ -114,24 +115,18 @@ def calibrate_flipped_huber_exact_source(epsilon, delta, dim: int, linf: float):
     epsilon, delta = np.broadcast_arrays(np.asarray(epsilon, float), np.asarray(delta, float))
     # one Gaussian calibration per target: the b = 0 member in closed form (certified), and
     # the shape search's feasible upper end
-    gauss = calibrate_sigma(epsilon, delta, np.sqrt(dim) * linf)
-    sg = gauss[0].reshape(-1, 1)
-    # the closed form's variance where it is certified: engine rows at or above it cannot
-    # win, so none of them is re-checked by a full profile (below TILT_BELOW)
-    beat = np.where(np.asarray(gauss[2], bool), np.asarray(gauss[0], float) ** 2, np.inf)
+    gauss = gaussian_end(epsilon, delta, dim, linf)
     # one target at a time: each gets grids sized for its own scale (a batch would size
-    # every row for the smallest scale); power-of-two sizes let targets share kernels
-    shape, gamma, variance, delta_at, ok = calibrate_composed(
+    # every row for the smallest scale); power-of-two sizes let targets share kernels; no
+    # engine row at or above the closed form's variance is re-checked by a full profile
+    found = calibrate_composed(
         FlippedHuber.from_scale, _variance, epsilon, delta, dim, linf,
-        label=f"flipped Huber, exact in {dim} dims", beat=beat)
+        label=f"flipped Huber, exact in {dim} dims", beat=gauss[3])
+    # the b = 0 member by its exact closed form where it beats the engine's grid (large K)
+    (shape, gamma, variance, delta_at, ok), closed = with_gaussian_end(found, gauss)
     out = np.stack([x.ravel() for x in (shape * gamma, gamma, variance, delta_at, ok)]).astype(
         float)
-    # the b = 0 member by its exact closed form where it beats the engine's grid (large K)
-    closed = np.asarray(gauss[2], bool).ravel() & (sg.ravel() ** 2 < out[2])
-    out[:, closed] = np.stack([np.zeros_like(sg.ravel()), sg.ravel(), sg.ravel() ** 2,
-                               np.asarray(gauss[1], float).ravel(),
-                               np.ones_like(sg.ravel())])[:, closed]
-    source = np.where(closed, FROM_GAUSSIAN, FROM_ENGINE).astype(object)
+    source = np.where(closed.ravel(), FROM_GAUSSIAN, FROM_ENGINE).astype(object)
     thm8 = _theorem8_member(epsilon.ravel(), delta.ravel(), dim, linf)
     wins = (thm8[4] > 0) & (thm8[2] < np.where(out[4] > 0, out[2], np.inf))
     if np.any(wins):

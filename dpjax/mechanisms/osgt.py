@@ -10,7 +10,9 @@ shape is searched over ``vartheta / rho`` in ``[1e-4, 1e4]``).
 the corner of the ``linf`` box is the worst shift, the 1-D profile increasing in the shift)
 are ``K T`` uses of the 1-D pair: calibrated, profiled and inverted by the PLD engine's
 ``K T``-fold composition (:func:`dpjax.calibration.composed_family.calibrate_composed`: the
-shape ``k`` from the Gaussian ``k = 0`` to the Laplace end ``k = 1e4``), each use
+shape ``k`` from the Gaussian ``k = 0`` to the Laplace end ``k = 1e4``; without subsampling
+the Gaussian member also in closed form,
+:func:`~dpjax.calibration.composed_family.gaussian_end`, and profiled exactly), each use
 Poisson-subsampled at ``q`` for a 1-D query (a ``K``-dim query under subsampling is refused).
 """
 
@@ -19,8 +21,16 @@ from __future__ import annotations
 import jax
 import numpy as np
 
+from dpjax._batching import call_padded
+from dpjax.accounting.gaussian import delta_gaussian, epsilon_gaussian
 from dpjax.accounting.osgt import delta_osgt, epsilon_osgt
-from dpjax.calibration.composed_family import BIN_WIDTH, SHAPES, calibrate_composed
+from dpjax.calibration.composed_family import (
+    BIN_WIDTH,
+    SHAPES,
+    calibrate_composed,
+    gaussian_end,
+    with_gaussian_end,
+)
 from dpjax.calibration.members import (
     gaussian_limit_variance,
     laplace_limit_variance,
@@ -45,6 +55,7 @@ from dpjax.noise.osgt import OSGT, osgt_unit_variance_host
 
 NAME = "osgt"
 _delta = jax.jit(delta_osgt)
+_gaussian_delta, _gaussian_epsilon = jax.jit(delta_gaussian), jax.jit(epsilon_gaussian)
 _NEEDS = "needs K-fold numerical integration"
 
 
@@ -76,10 +87,20 @@ def _calibrate_composed(epsilon, delta, query: Query) -> Calibration:
     """``K T`` (subsampled) uses of the 1-D pair through the engine (module docstring)."""
     linf, notes = query.sensitivity.resolve("linf")
     uses, q = _uses(query), _rate(query)
-    k, rho, variance, delta_at, ok = calibrate_composed(
-        OSGT.from_scale, _variance, epsilon, delta, uses, linf, q, f"osgt, {uses} uses")
+    # plain uses: the Gaussian member k = 0 also in closed form (exact; the engine's grid is
+    # pessimistic), and no engine row at or above its variance re-checked
+    gauss = None if q is not None else gaussian_end(epsilon, delta, uses, linf)
+    found = calibrate_composed(OSGT.from_scale, _variance, epsilon, delta, uses, linf, q,
+                               f"osgt, {uses} uses", beat=None if gauss is None else gauss[3])
+    closed = np.zeros(np.shape(found[0]), bool)
+    if gauss is not None:
+        found, closed = with_gaussian_end(found, gauss)
+    k, rho, variance, delta_at, ok = found
     require_certified(NAME, ok & (delta_at <= delta), epsilon, delta, delta_at)
     member = name_member(k, 0.0, SHAPES[-1], "gaussian", "laplace")
+    if np.any(closed):
+        notes += ("the Gaussian member (vartheta = 0) in closed form: the Gaussian mechanism "
+                  "with l2 = sqrt(K T) linf (Balle & Wang 2018, Thm. 8), exact",)
     notes += (
         f"{uses} uses of the 1-D pair ({query.dim} dims x {query.compositions} compositions"
         + (f", each Poisson-subsampled at q = {q}" if q else "")
@@ -137,9 +158,21 @@ def _engine_answer(what: str, params: dict, x, query: Query) -> np.ndarray:
                          _uses(query), _rate(query))
 
 
+def _gaussian_l2(params: dict, query: Query) -> float | None:
+    """``Delta_2 = sqrt(K T) linf`` where the composed pair is exactly the Gaussian mechanism
+    (``vartheta = 0``: ``O(0, rho^2) = N(0, rho^2)``, no subsampling), else ``None``."""
+    vartheta = np.asarray(params["vartheta"])
+    if _rate(query) is not None or vartheta.ndim or float(vartheta) != 0.0:
+        return None
+    return float(np.sqrt(_uses(query)) * query.sensitivity.resolve("linf")[0])
+
+
 def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
     """``delta(epsilon)`` of OSGT noise: exact in 1-D (App. F(c) of flipped-huber-mechanism),
-    the PLD engine's ``K T``-fold composition otherwise (module docstring).
+    the PLD engine's ``K T``-fold composition otherwise (module docstring), except the
+    Gaussian member ``vartheta = 0`` without subsampling: the Gaussian mechanism's exact
+    profile (eq. (29) of flipped-huber-mechanism) at ``Delta_2 = sqrt(K T) linf``, as its
+    calibration certifies it.
 
     Args:
       params: ``{vartheta, rho}`` (validated).
@@ -148,6 +181,8 @@ def profile(params: dict, epsilon: np.ndarray, query: Query) -> np.ndarray:
     """
     if not _by_engine(query):
         return _profile_1d(params, epsilon, query)
+    if (l2 := _gaussian_l2(params, query)) is not None:
+        return np.asarray(call_padded(_gaussian_delta, epsilon, float(params["rho"]), l2))
     return _engine_answer("profile", params, epsilon, query)
 
 
@@ -161,6 +196,8 @@ def epsilon_for_delta(params: dict, delta: np.ndarray, query: Query) -> np.ndarr
     """
     if not _by_engine(query):
         return _epsilon_1d(params, delta, query)
+    if (l2 := _gaussian_l2(params, query)) is not None:
+        return np.asarray(call_padded(_gaussian_epsilon, delta, float(params["rho"]), l2))
     return _engine_answer("epsilon", params, delta, query)
 
 

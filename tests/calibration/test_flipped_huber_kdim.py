@@ -98,8 +98,9 @@ def test_theorem_8_member_returned_where_it_beats_the_search(monkeypatch):
                 np.ones(shape, bool))
 
     monkeypatch.setattr(kd, "calibrate_composed", poor_search)
-    monkeypatch.setattr(kd, "calibrate_sigma", lambda e, d, l2: (
-        np.full_like(e, 1e3), np.full_like(e, 1e-9), np.zeros(e.shape, bool)))
+    monkeypatch.setattr(kd, "gaussian_end", lambda e, d, k, linf: (
+        np.full_like(e, 1e3), np.full_like(e, 1e-9), np.zeros(e.shape, bool),
+        np.full_like(e, np.inf)))
     k, eps, delta = 3, 1.0, 1e-6
     alpha, gamma, var, d_at, ok, source, thm8 = kd.calibrate_flipped_huber_exact_source(
         eps, delta, k, 1.0)

@@ -274,3 +274,38 @@ def test_subsampled_uses_and_a_relation():
                           relation="add")
     assert float(add.variance) < float(base.variance)
     assert _osgt_event_delta(add.params, 8, "add", q=0.2) <= 1e-6
+
+
+def test_composed_gaussian_member_in_closed_form_and_profiled_exactly(monkeypatch):
+    """``K`` dims without subsampling: where the engine's search finds nothing below the
+    closed-form Gaussian (``vartheta = 0`` is exactly ``N(0, rho^2)``), that member is
+    returned, certified by the Gaussian mechanism's exact profile at ``l2 = sqrt(K) linf``,
+    and OSGT's own profile and epsilon of it are that exact profile (not the engine's grid)."""
+    from dpjax.accounting.gaussian import delta_gaussian, epsilon_gaussian
+    from dpjax.calibration.gaussian import calibrate_sigma
+    from dpjax.mechanisms import osgt as mech
+
+    k, eps, delta = 50, 1.0, 1e-6
+    seen = []
+
+    def engine_worse(noise_fn, variance_fn, e, d, uses, linf, q, label, beat=None):
+        seen.append(float(np.asarray(beat)))
+        one = np.ones(np.shape(e))
+        return 0.0 * one, 2.0 * np.sqrt(float(np.asarray(beat))) * one, 4.0 * float(
+            np.asarray(beat)) * one, 0.5 * delta * one, one.astype(bool)
+
+    monkeypatch.setattr(mech, "calibrate_composed", engine_worse)
+    cal = dpjax.calibrate("osgt", epsilon=eps, delta=delta, dim=k, linf=1.0)
+    sigma = float(calibrate_sigma(eps, delta, np.sqrt(k))[0])
+    assert seen == [sigma**2]
+    assert float(cal.params["vartheta"]) == 0.0 and float(cal.params["rho"]) == sigma
+    assert str(np.asarray(cal.member)) == "gaussian"
+    assert any("closed form" in n for n in cal.notes)
+    assert float(cal.delta_at_params) <= delta
+    got = dpjax.profile("osgt", cal.params, [eps, 2 * eps], dim=k, linf=1.0)
+    want = np.asarray(delta_gaussian(np.array([eps, 2 * eps]), sigma, np.sqrt(k)))
+    np.testing.assert_allclose(np.asarray(got).ravel(), want, rtol=1e-12)
+    assert float(np.asarray(got).ravel()[0]) <= delta
+    got_eps = float(dpjax.account("osgt", cal.params, delta=delta, dim=k, linf=1.0))
+    assert got_eps <= eps
+    assert got_eps == pytest.approx(float(epsilon_gaussian(delta, sigma, np.sqrt(k))), rel=1e-9)

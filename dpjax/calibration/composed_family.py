@@ -41,11 +41,11 @@ SHAPES = (0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 5.0, 6.0, 8.0, 12.0, 20.0
 #: it moves the finalists' roots out of their bracket (re-planned grids, new compiles).
 SURVEY_MAX_DIM = 100
 #: Each shape's survey bracket is ``[upper / BRACKET_RATIO, upper]`` (``upper`` from
-#: :func:`bracket_upper`) without subsampling: the least scales sit at 0.59-1.03 of ``upper``
+#: :func:`bracket_upper`) without subsampling: the least scales sit at 0.59-1.2 of ``upper``
 #: over the settings measured (flipped Huber and OSGT, ``T = 5 .. 10^6``, ``eps = 0.05 .. 10``,
-#: ``delta = 1e-3 .. 1e-12``; above ``upper`` the fallback ``3 upper`` takes them), and the
-#: grids are sized for the low end: a ratio of 4 sized them ~2x longer than needed (``T =
-#: 10^6``: an FFT of 2^18 points where 2^17 holds the bracket).  Under Poisson subsampling
+#: ``delta = 1e-3 .. 1e-12``; above ``upper`` the fallback ``3 upper`` takes them;
+#: ``bench/results/kdim_bracket_2026-12-01.txt``), and the grids are sized for the low end,
+#: so a ratio of 4 sized them for scales half as large as any root.  Under Poisson subsampling
 #: ``upper`` is a rougher guess (the Gaussian's shrink factor for every member):
 #: :data:`SUBSAMPLED_BRACKET_RATIO`.
 BRACKET_RATIO = 2.0

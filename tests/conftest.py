@@ -65,6 +65,18 @@ def pytest_unconfigure(config):
         shutil.rmtree(_RUN_CACHE, ignore_errors=True)
 
 
+@pytest.fixture(autouse=True)
+def _mpmath_precision_restored():
+    """A test that sets ``mpmath.mp.dps`` leaves the next one the precision it found: xdist
+    orders tests differently from run to run, and a reference computed at another test's
+    20 digits (``tests/spherical/test_scale.py``) failed a test that needs 50."""
+    import mpmath
+
+    dps = mpmath.mp.dps
+    yield
+    mpmath.mp.dps = dps
+
+
 @pytest.fixture
 def mp():
     """mpmath at 50 digits."""

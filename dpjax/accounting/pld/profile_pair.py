@@ -12,7 +12,11 @@ their Prop. on the pair of a privacy profile).  Construction, in ``x = e^eps``:
    ``eps_i = i h``: ``Q``-masses ``B_{i-1} - B_i`` from the chord slopes ``B_i``, ``P = e^{eps_i}
    Q``, the rest of ``P`` at loss 0 and ``D(e^{eps_top})`` at ``+infinity``.
 
-Every loss is ``>= 0``, so ``H_{1/alpha}(Q || P) >= delta(0)`` covers ``alpha < 1`` too.  Used
+Every loss is ``>= 0``, so ``H_{1/alpha}(Q || P) >= delta(0)`` covers ``alpha < 1`` too.
+Given the other order's bounds as well (``reverse``), the pair is two-sided: below ``x = 1``
+its curve is ``1 - x + x r(-log x)``, so it keeps negative losses and ``T`` of them compose
+to nearly what the exact pair does (:func:`_two_sided`; Poisson sampling of a composed event
+under add or remove adjacency, :mod:`dpjax.accounting.events.plds`).  Used
 for ``rho``-zCDP (Canonne, Kamath & Steinke 2020) and for sampling without replacement under
 replace-one (Balle, Barthe & Gaboardi 2018, Thm 9: ``delta'(log(1 + g (e^eps - 1))) <= g
 delta(eps)``).  Values are inflated by ``1e-9`` (relative) against rounding in the envelope.
@@ -47,18 +51,39 @@ def _lower_hull(x, y):
     return np.asarray(hx), np.asarray(hy)
 
 
+def _monotone_bounds(delta_upper, eps: np.ndarray) -> np.ndarray:
+    """``min_{j <= k} d(eps_j)`` of the bounds at ascending ``eps``, clipped to ``[0, 1]`` (a
+    profile is non-increasing, so a bound at a smaller epsilon bounds every larger one)."""
+    d = np.minimum.accumulate(np.clip(np.asarray(delta_upper(eps), np.float64), 0.0, 1.0))
+    if np.any(np.isnan(d)):
+        raise ValueError("from_profile: the profile bound is NaN")
+    return d
+
+
 @float64_kernel
-def from_profile(delta_upper, epsilon_max: float, bin_width: float = 1e-4) -> PLD:
+def from_profile(delta_upper, epsilon_max: float, bin_width: float = 1e-4, reverse=None,
+                 reverse_max: float | None = None) -> PLD:
     r"""PLD dominating every mechanism with ``delta(eps) <= delta_upper(eps)`` (module docstring).
 
     .. math:: \delta_{PLD}(\epsilon) = \operatorname{chord}_h \operatorname{conv}
               \{(0, 1), (e^{\epsilon_k}, \min_{j \le k} d(\epsilon_j))\}(e^\epsilon)
               \ \ge\ d\text{'s profile}
 
+    Two-sided (``reverse`` given, :func:`_two_sided`): ``delta_upper`` bounds one order,
+    ``H_{e^eps}(P || Q)``, and ``reverse`` the other, ``H_{e^eps}(Q || P)``, for ``eps >= 0``;
+    below ``x = 1`` the curve is ``H_x(P || Q) = 1 - x + x H_{1/x}(Q || P)``, so the pair keeps
+    losses down to ``-reverse_max`` instead of moving them up to ``0``, and ``T`` of them
+    compose to far less (the negative losses offset the positive ones).
+
     Args:
-      delta_upper: ``eps (NumPy array, >= 0) -> upper bounds on delta`` valid for both orders.
+      delta_upper: ``eps (NumPy array, >= 0) -> upper bounds on delta``, valid for both orders
+        (one-sided) or for the order this PLD is of (with ``reverse``).
       epsilon_max: top of the loss grid; ``delta_upper(epsilon_max)`` goes to ``+infinity``.
-      bin_width: grid spacing ``h`` (the losses are ``0, h, 2h, ...``).
+      bin_width: grid spacing ``h`` (the losses are ``0, h, 2h, ...``; from about
+        ``-reverse_max`` with ``reverse``).
+      reverse: ``eps (NumPy array, >= 0) -> upper bounds on the other order's delta``, or
+        ``None`` (one-sided).
+      reverse_max: with ``reverse``: the least loss kept (the mass below is moved up to it).
 
     Returns:
       The pessimistic :class:`~dpjax.accounting.pld.PLD`.
@@ -71,13 +96,18 @@ def from_profile(delta_upper, epsilon_max: float, bin_width: float = 1e-4) -> PL
       >>> pld = from_profile(rr, 1.0, bin_width=1e-3)
       >>> float(delta_for_epsilon(pld, 0.0)) >= float(rr(np.zeros(1))[0])
       True
+      >>> two = from_profile(rr, 1.0, bin_width=1e-3, reverse=rr, reverse_max=1.0)
+      >>> int(two.lower), round(float(delta_for_epsilon(two, 0.0)), 4)  # losses down to -1
+      (-1000, 0.4621)
     """
     h = float(bin_width)
     top = max(int(math.ceil(float(epsilon_max) / h)), 1)
     coarse = np.linspace(0.0, top * h, min(_POINTS, top + 1))
-    d = np.minimum.accumulate(np.clip(np.asarray(delta_upper(coarse), np.float64), 0.0, 1.0))
-    if np.any(np.isnan(d)):
-        raise ValueError("from_profile: the profile bound is NaN")
+    d = _monotone_bounds(delta_upper, coarse)
+    if reverse is not None:
+        two = _two_sided(d, coarse, top, reverse, reverse_max, h)
+        if two is not None:
+            return two
     hx, hy = _lower_hull(np.concatenate([[0.0], np.exp(coarse)]), np.concatenate([[1.0], d]))
     x = np.exp(np.arange(top + 1) * h)
     dd = np.minimum(np.interp(x, hx, hy) * (1.0 + 1e-9) + 1e-300, 1.0)
@@ -93,7 +123,69 @@ def from_profile(delta_upper, epsilon_max: float, bin_width: float = 1e-4) -> PL
     if p0 < -4e-9:
         raise ValueError("from_profile: the profile bound is not a valid privacy profile")
     pmf = np.concatenate([[max(p0, 0.0)], p_up])
-    # zero mass above the top up to a power of two: the law is unchanged and every bound
-    # of a search (a new top each) shares the compiled queries of one length
-    pmf = pad(pmf, padded_size(pmf.size), fill=0.0)
-    return make(h, 0, pmf, inf_mass, pessimistic=True)
+    return _assembled(h, 0, pmf, inf_mass)
+
+
+def _assembled(h: float, lower: int, pmf: np.ndarray, inf_mass: float) -> PLD:
+    """The pessimistic PLD, its pmf padded with zero mass above the top to a power of two:
+    the law is unchanged and every bound of a search (a new top each) shares the compiled
+    queries of one length."""
+    return make(h, lower, pad(pmf, padded_size(pmf.size), fill=0.0), inf_mass, pessimistic=True)
+
+
+def _two_sided(d, coarse, top: int, reverse, reverse_max, h: float) -> PLD | None:
+    r"""The pair of :func:`from_profile` with the other order's bounds below ``x = 1``, or
+    ``None`` where its check fails (the one-sided pair is then used: sound, looser).
+
+    Above ``x = 1`` the curve is built as one-sided, in ``H = H_x(P || Q)``; below it in
+    ``g = H - (1 - x) = x r(-log x)`` (no cancellation at small ``x``): the lower convex
+    hull of ``(0, 0)``, ``(e^{-eps_k}, e^{-eps_k} r_k)`` and ``(1, min(d_0, r_0))`` (both
+    bound the total variation), chords on ``x_i = e^{i h}``, inflated by ``1e-9`` (and
+    ``1e-15 x`` below ``1``).  The ``Q``-masses are the drops of the slope magnitude
+    (``1 - g'`` below ``1``, ``-H'`` above), the ``P``-masses ``x_i`` times them (a magnitude
+    below one to its right raised to it).  Checked, else ``None``: ``P``'s total at most
+    ``1 + 4e-9`` (as one-sided; a deficit goes to loss 0), which fails where the two orders'
+    bounds meet at ``x = 1`` with a concave kink beyond rounding, and the pair's curve,
+    rebuilt from its masses, at or above the hulls at every grid point on both sides.
+    """
+    bottom = max(int(math.ceil(float(reverse_max) / h)), 1)
+    back = np.linspace(0.0, bottom * h, min(_POINTS, bottom + 1))
+    r = _monotone_bounds(reverse, back)
+    v1 = min(float(d[0]), float(r[0]))
+    xb = np.exp(-back[:0:-1])  # ascending in (0, 1)
+    gx, gy = _lower_hull(np.concatenate([[0.0], xb, [1.0]]),
+                         np.concatenate([[0.0], xb * r[:0:-1], [v1]]))
+    hx, hy = _lower_hull(np.exp(coarse), np.minimum(d, v1))
+    x_left = np.exp(np.arange(-bottom, 1) * h)
+    x_right = np.exp(np.arange(0, top + 1) * h)
+    g_hull = np.interp(x_left, gx, gy)
+    h_hull = np.interp(x_right, hx, hy)
+    gg = np.minimum(g_hull * (1.0 + 1e-9) + 1e-15 * x_left + 1e-300, x_left)
+    dd = np.minimum(h_hull * (1.0 + 1e-9) + 1e-300, 1.0)
+    dd[0] = gg[-1] = max(dd[0], gg[-1])
+    # slope magnitudes of the chords: from (0, 1) to x_0, then between grid points
+    m_left = 1.0 - np.diff(gg, prepend=0.0) / np.diff(x_left, prepend=0.0)
+    m_right = np.maximum((dd[:-1] - dd[1:]) / np.diff(x_right), 0.0)
+    # convex: non-increasing magnitudes, a dip (rounding; across x = 1, bounds of the two
+    # orders that disagree) raised to the largest one to its right: the curve, rebuilt from
+    # the top down, only rises, and P's total with it (checked below)
+    raw = np.concatenate([np.clip(m_left, 0.0, 1.0), m_right])
+    mags = np.maximum.accumulate(raw[::-1])[::-1]
+    q = mags - np.append(mags[1:], 0.0)
+    x = np.concatenate([x_left, x_right[1:]])
+    inf_mass = float(dd[-1])
+    rest = 1.0 - inf_mass - float(np.sum(x * q))  # P's total is 1 - rest
+    if rest < -4e-9:
+        return None
+    n = x_left.size
+    q[n - 1] += max(rest, 0.0)  # P's rest (rounding) at loss 0: Q's the same
+    # the curve of the pair (P = x q, Q = q, inf_mass at +infinity), rebuilt: H from the top
+    # down above x = 1, g = H - (1 - x) from g(0) = -min(rest, 0) up below it
+    above = np.append(np.cumsum(q[::-1])[::-1][1:], 0.0)  # slope magnitude right of x_i
+    h_pair = inf_mass + np.append(np.cumsum((above[n - 1:-1] * np.diff(x_right))[::-1])[::-1],
+                                  0.0)
+    g_pair = -min(rest, 0.0) + np.cumsum(
+        (1.0 - np.concatenate([[above[0] + q[0]], above[:n - 1]])) * np.diff(x_left, prepend=0.0))
+    if not (np.all(h_pair >= h_hull) and np.all(g_pair >= g_hull)):
+        return None
+    return _assembled(h, -bottom, x * q, inf_mass)

@@ -118,6 +118,85 @@ def test_composite_poisson_sampling_takes_one_coin_for_every_coordinate():
         assert plain.get_delta(e) <= whole.get_delta(e) <= plain.get_delta(e) + 2e-3
 
 
+def _loss_law(p, q):
+    """``{loss: P-mass}`` of the pair ``(p, q)`` of finite laws (losses rounded to 1e-12 to
+    merge equal ones; ``p`` has no mass where ``q`` has none here)."""
+    law: dict = {}
+    for pi, qi in zip(p, q, strict=True):
+        if pi > 0.0:
+            key = round(math.log(pi / qi), 12)
+            law[key] = law.get(key, 0.0) + pi
+    return law
+
+
+def _composed(law: dict, uses: int) -> dict:
+    """The loss law of ``uses`` independent uses (atoms convolved exactly)."""
+    out = {0.0: 1.0}
+    for _ in range(uses):
+        nxt: dict = {}
+        for a, pa in out.items():
+            for b, pb in law.items():
+                key = round(a + b, 12)
+                nxt[key] = nxt.get(key, 0.0) + pa * pb
+        out = nxt
+    return out
+
+
+def _delta_of_law(law: dict, eps: np.ndarray) -> np.ndarray:
+    losses, mass = np.array(list(law)), np.array(list(law.values()))
+    return np.array([np.sum(mass * np.maximum(1.0 - np.exp(e - losses), 0.0)) for e in eps])
+
+
+@pytest.mark.parametrize("relation", ["add_remove", "remove", "add"])
+def test_one_coin_uses_compose_each_order_to_the_exact_mixture(relation):
+    """``T = 4`` uses of ``PoissonSampled(q, SelfComposed(DiscreteLaplace, 2))``: the 2-D
+    mixture pair's loss law (a handful of atoms) composed exactly, order by order, is the
+    reference.  Each direction's pair keeps the other order's profile below ``x = 1``
+    (negative losses), so the composition is within the chords of the exact one and never
+    below it; one law for both orders with every loss ``>= 0`` (before 2026-12-01) was
+    several times above it."""
+    a, q, uses = 0.7, 0.2, 4
+    k, w = _discrete_laplace(a)
+    shifted = np.concatenate([[0.0], w[:-1]])
+    absent = np.outer(w, w).ravel()
+    mixed = (1 - q) * absent + q * np.outer(shifted, shifted).ravel()
+    eps = np.array([0.0, 0.1, 0.3, 0.6])
+    orders = {"remove": (mixed, absent), "add": (absent, mixed)}
+    want = {"add_remove": ("remove", "add"), "remove": ("remove",), "add": ("add",)}[relation]
+    exact = np.max([_delta_of_law(_composed(_loss_law(*orders[o]), uses), eps) for o in want],
+                   axis=0)
+    inner = ev.SelfComposed(ev.DiscreteLaplace(a, 1), 2)
+    acc = PLDAccountant(relation, 1e-4).compose(ev.PoissonSampled(q, inner), uses)
+    got = np.array([acc.get_delta(float(e)) for e in eps])
+    assert np.all(exact > 1e-3)
+    assert np.all(got >= exact - 1e-12)
+    assert np.all(got <= exact * 1.02 + 1e-4), (got, exact)
+
+
+def test_one_coin_gaussian_coordinates_compose_to_the_gaussian_mechanism():
+    """``K`` Gaussian coordinates under one coin are exactly one Gaussian at ``sqrt(K)`` times
+    the shift: ``T`` uses through the profiles match the subsampled Gaussian's own mixture
+    PLD (dpjax's, pessimistic) from above, and dp-accounting's optimistic PLD of the same
+    mechanism (a lower bound) is below them."""
+    from dp_accounting.pld import privacy_loss_distribution as dpa
+
+    dims, q, uses, sigma = 4, 0.05, 20, 1.3
+    per_shift = sigma / math.sqrt(dims)
+    eps = np.array([0.5, 1.0, 2.0])
+    inner = ev.SelfComposed(ev.Noise("gaussian", {"sigma": sigma}), dims)
+    got = PLDAccountant("add_remove", 1e-4).compose(ev.PoissonSampled(q, inner), uses)
+    own = PLDAccountant("add_remove", 1e-4).compose(
+        ev.PoissonSampled(q, ev.Gaussian(per_shift)), uses)
+    low = dpa.from_gaussian_mechanism(
+        standard_deviation=per_shift, sensitivity=1.0, sampling_prob=q,
+        pessimistic_estimate=False, value_discretization_interval=1e-4).self_compose(uses)
+    for e in eps:
+        g, o = got.get_delta(float(e)), own.get_delta(float(e))
+        lo = low.get_delta_for_epsilon(float(e))
+        assert lo <= o * (1 + 1e-6) and lo <= g
+        assert g <= o * 1.01, (e, g, o)
+
+
 def _tl_density(t, lam, bound):
     inside = np.abs(t) <= bound
     return np.where(inside, np.exp(-np.abs(t) / lam), 0.0) / (2 * lam * -math.expm1(-bound / lam))

@@ -1,7 +1,8 @@
 """Pairs built from privacy profiles (dpjax.accounting.pld.profile_pair).
 
-Independent reference: the Gaussian pair's closed-form profile (SciPy) in both orders; the
-hockey-stick curve of a built pair is summed directly over its atoms, below ``x = 1`` too.
+Independent references: the Gaussian pair's closed-form profile (SciPy) in both orders; the
+hockey-stick curve of a built pair summed directly over its atoms, below ``x = 1`` too; random
+finite pairs, whose loss laws compose exactly (atoms convolved).
 """
 
 from __future__ import annotations
@@ -9,10 +10,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 from scipy.stats import norm
 
 from dpjax.accounting.pld import amplification as amp
 from dpjax.accounting.pld import delta_for_epsilon
+from dpjax.accounting.pld.compose import self_compose, self_compose_size
 from dpjax.accounting.pld.profile_pair import from_profile
 
 H = 1e-3
@@ -73,3 +76,42 @@ def test_bounds_no_pair_has_fall_back_to_the_one_sided_pair():
     plain = from_profile(one, 5.0, H)
     assert int(two.lower) == int(plain.lower) == 0
     np.testing.assert_array_equal(np.asarray(two.pmf), np.asarray(plain.pmf))
+
+
+def _hockey(p, q):
+    return lambda e: np.array([np.maximum(p - math.exp(v) * q, 0.0).sum() for v in np.ravel(e)])
+
+
+def _exact_composed_delta(p, q, uses, eps):
+    """``delta(eps)`` of ``uses`` independent uses of the finite pair ``(p, q)``: its loss law
+    (atoms ``log(p_i / q_i)`` with masses ``p_i``) convolved exactly."""
+    law = {0.0: 1.0}
+    for _ in range(uses):
+        nxt: dict = {}
+        for a, pa in law.items():
+            for b, pb in zip(np.log(p / q), p, strict=True):
+                nxt[a + b] = nxt.get(a + b, 0.0) + pa * pb
+        law = nxt
+    losses, mass = np.array(list(law)), np.array(list(law.values()))
+    return np.array([np.sum(mass * np.maximum(1.0 - np.exp(e - losses), 0.0)) for e in eps])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_two_sided_pairs_of_random_finite_pairs_compose_above_the_exact_pair(seed):
+    """A random asymmetric finite pair, each order's profile given: the two-sided pair
+    composed ``T`` times is at or above the exact composition and within the chords of it."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 8))
+    p = rng.dirichlet(np.full(n, rng.uniform(0.3, 2.0)))
+    q = rng.dirichlet(np.full(n, rng.uniform(0.3, 2.0)))
+    losses = np.log(p / q)
+    pld = from_profile(_hockey(p, q), max(losses.max(), H) + H, H, reverse=_hockey(q, p),
+                       reverse_max=max(-losses.min(), H) + H)
+    assert int(pld.lower) < 0
+    uses = int(rng.integers(2, 5))
+    composed = self_compose(pld, uses, 1 << (int(self_compose_size(pld, uses)) - 1).bit_length())
+    eps = np.linspace(0.0, 2.0, 9)
+    exact = _exact_composed_delta(p, q, uses, eps)
+    got = np.array([float(delta_for_epsilon(composed, e)) for e in eps])
+    assert np.all(got >= exact - 1e-9)
+    assert np.all(got <= exact + 1e-4)

@@ -641,20 +641,18 @@ def _amplified(event: ev.PoissonSampled, relation, h, pessimistic, tail):
             two, top_two = None, top
         bound = amplification.poisson_replace_one(one, q, two)
         top = max(top, top_two)
-    elif relation in _ONE_ORDER:
-        # each direction's pair from its own order's profile and the other order's below
-        # x = 1 (negative losses kept: T uses compose them, which one law for both orders,
-        # its losses all >= 0, cannot)
-        remove, add = amplification.poisson_remove(one, q), amplification.poisson_add(one, q)
-        top_remove = math.log1p(q * math.expm1(max(top, h)))
-        top_add = -math.log1p(-q) if q < 1.0 else top_remove
-        orders = {"remove": (remove, top_remove, add, top_add),
-                  "add": (add, top_add, remove, top_remove)}
-        return {d: from_profile(fwd, top_fwd, h, reverse=rev, reverse_max=top_rev)
-                for d in DIRECTIONS[relation]
-                for fwd, top_fwd, rev, top_rev in [orders[d]]}
     else:
         remove, add = amplification.poisson_remove(one, q), amplification.poisson_add(one, q)
+        if relation in _ONE_ORDER:
+            # each direction's pair: its own order's profile, the other's below x = 1 (the
+            # add order's losses end at -log(1 - q), the remove order's at its top)
+            top_remove = math.log1p(q * math.expm1(max(top, h)))
+            top_add = -math.log1p(-q) if q < 1.0 else top_remove
+            orders = {"remove": (remove, top_remove, add, top_add),
+                      "add": (add, top_add, remove, top_remove)}
+            return {d: from_profile(fwd, top_fwd, h, reverse=rev, reverse_max=top_rev)
+                    for d in DIRECTIONS[relation]
+                    for fwd, top_fwd, rev, top_rev in [orders[d]]}
 
         def bound(e):
             return np.maximum(remove(e), add(e))

@@ -216,7 +216,7 @@ class SphericalMechanism(NamedTuple):
             return np.asarray(pld_engine.delta_for_epsilon(plain, jnp.asarray(eps)))
 
         top = plain.top()
-        top = math.log1p(sampling_rate * math.expm1(max(top, bin_width)))
+        top = amplification.sampled_loss(max(top, bin_width), sampling_rate)
         bound = amplification.poisson_replace_one(one, sampling_rate,
                                                   amplification.two_steps(one))
         return from_profile(bound, top, bin_width)

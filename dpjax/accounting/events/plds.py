@@ -646,7 +646,7 @@ def _amplified(event: ev.PoissonSampled, relation, h, pessimistic, tail):
         if relation in _ONE_ORDER:
             # each direction's pair: its own order's profile, the other's below x = 1 (the
             # add order's losses end at -log(1 - q), the remove order's at its top)
-            top_remove = math.log1p(q * math.expm1(max(top, h)))
+            top_remove = amplification.sampled_loss(max(top, h), q)
             top_add = -math.log1p(-q) if q < 1.0 else top_remove
             orders = {"remove": (remove, top_remove, add, top_add),
                       "add": (add, top_add, remove, top_remove)}
@@ -657,7 +657,7 @@ def _amplified(event: ev.PoissonSampled, relation, h, pessimistic, tail):
         def bound(e):
             return np.maximum(remove(e), add(e))
 
-    top = math.log1p(q * math.expm1(max(top, h)))
+    top = amplification.sampled_loss(max(top, h), q)
     return _same(from_profile(bound, top, h), relation)
 
 
@@ -686,7 +686,7 @@ def _without_replacement(event: ev.SampledWithoutReplacement, relation, h, pessi
         inner = np.log1p(np.expm1(np.asarray(eps, np.float64)) / gamma)
         return gamma * np.asarray(delta_for_epsilon(base, jnp.asarray(inner)))
 
-    top = math.log1p(gamma * math.expm1(max(top_base, h)))
+    top = amplification.sampled_loss(max(top_base, h), gamma)
     return _same(from_profile(bound, top, h), relation)
 
 

@@ -35,14 +35,15 @@ composes.  A profile at an exponent below 0 (``a = e^x < 1``) is taken from the 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
 
 from dpjax.numerics import float64_kernel
 
-__all__ = ["SPLITS", "poisson_add", "poisson_remove", "poisson_replace_one", "subsampled_epsilon",
-           "two_steps"]
+__all__ = ["SPLITS", "poisson_add", "poisson_remove", "poisson_replace_one", "sampled_loss",
+           "subsampled_epsilon", "two_steps"]
 
 Profile = Callable[[np.ndarray], np.ndarray]
 
@@ -73,6 +74,34 @@ def subsampled_epsilon(epsilon_prime, sampling_rate: float) -> np.ndarray:
     small = np.minimum(e, 30.0)  # log1p(expm1(e) / q): exactly 0 at 0, no overflow below 30
     return np.where(e < 30.0, np.log1p(np.expm1(small) / q),
                     e + np.log1p(-(1.0 - q) * np.exp(-e)) - np.log(q))
+
+
+def sampled_loss(loss: float, sampling_rate: float) -> float:
+    r"""``log(1 - q + q e^{loss})``: a loss of the mechanism seen through a Poisson sample
+    (the remove order's top loss from the mechanism's; the inverse of
+    :func:`subsampled_epsilon`).
+
+    .. math:: \log(1 - q + q e^{L}) = L + \log\big(q + (1 - q) e^{-L}\big)
+
+    (the right-hand form above ``L = 30``: no overflow for any finite ``L``, where
+    ``log1p(q expm1(L))`` overflows past ``L ~ 709``; that form below, exactly ``0`` at
+    ``L = 0``).  ``+inf`` stays ``+inf``.
+
+    Args:
+      loss: ``L >= 0`` (a float).
+      sampling_rate: ``q`` in ``(0, 1]``.
+
+    Returns:
+      The subsampled loss (a float).
+
+    Example:
+      >>> sampled_loss(1000.0, 0.01) == 1000.0 + math.log(0.01 + 0.99 * math.exp(-1000.0))
+      True
+    """
+    q, x = float(sampling_rate), float(loss)
+    if x < 30.0:
+        return math.log1p(q * math.expm1(x))
+    return x + math.log(q + (1.0 - q) * math.exp(-x))
 
 
 def _at(profile: Profile, reverse: Profile, x: np.ndarray) -> np.ndarray:

@@ -35,6 +35,19 @@ from dpjax.numerics import float64_kernel
 __all__ = ["from_profile"]
 
 _POINTS = 4001
+#: Largest loss magnitude the grid keeps: ``e^{700}`` is finite in float64 (``exp``
+#: overflows past 709.78, and a grid in ``x = e^eps`` beyond it is ``inf``/NaN).  A larger
+#: ``epsilon_max`` is cut here: the profile's value at the cut goes to ``+infinity``, where a
+#: loss ``L >= 700`` adds ``1 - e^{eps - L}`` of its mass to ``delta(eps)`` and ``+infinity``
+#: adds all of it (sound; no looser than float64 rounding for ``eps`` below ~660).  A larger
+#: ``reverse_max`` is cut the same way: the mass below ``-700`` moves up to it (sound).
+LOSS_CAP = 700.0
+#: The grid ends where the profile's bound first falls below ``SLOPE_FLOOR e^eps``: beyond,
+#: the pair's ``Q``-masses (slopes ``~ delta / e^eps`` of the curve in ``x = e^eps``) would
+#: leave float64's normal range and underflow to 0, lowering the curve; the bound there goes
+#: to ``+infinity`` (sound).  Before the cut an underflowed slope costs at most ``2.3e-308``
+#: per unit of ``x``, below ``1e-17`` of the curve's value, far inside its ``1e-9`` inflation.
+SLOPE_FLOOR = 1e-290
 
 
 def _lower_hull(x, y):
@@ -78,15 +91,21 @@ def from_profile(delta_upper, epsilon_max: float, bin_width: float = 1e-4, rever
     Args:
       delta_upper: ``eps (NumPy array, >= 0) -> upper bounds on delta``, valid for both orders
         (one-sided) or for the order this PLD is of (with ``reverse``).
-      epsilon_max: top of the loss grid; ``delta_upper(epsilon_max)`` goes to ``+infinity``.
+      epsilon_max: top of the loss grid (at most :data:`LOSS_CAP`);
+        ``delta_upper(epsilon_max)`` goes to ``+infinity``.
       bin_width: grid spacing ``h`` (the losses are ``0, h, 2h, ...``; from about
         ``-reverse_max`` with ``reverse``).
       reverse: ``eps (NumPy array, >= 0) -> upper bounds on the other order's delta``, or
         ``None`` (one-sided).
-      reverse_max: with ``reverse``: the least loss kept (the mass below is moved up to it).
+      reverse_max: with ``reverse``: the least loss kept, at most :data:`LOSS_CAP` (the mass
+        below is moved up to it).
 
     Returns:
       The pessimistic :class:`~dpjax.accounting.pld.PLD`.
+
+    Raises:
+      ValueError: ``delta_upper`` is NaN or not a privacy profile (``P``'s mass would exceed 1),
+        or the pair's masses are not finite (fail closed).
 
     Example:
       >>> import jax; jax.config.update("jax_enable_x64", True)
@@ -101,26 +120,43 @@ def from_profile(delta_upper, epsilon_max: float, bin_width: float = 1e-4, rever
       (-1000, 0.4621)
     """
     h = float(bin_width)
-    top = max(int(math.ceil(float(epsilon_max) / h)), 1)
+    top = max(int(math.ceil(min(float(epsilon_max), LOSS_CAP) / h)), 1)
     coarse = np.linspace(0.0, top * h, min(_POINTS, top + 1))
     d = _monotone_bounds(delta_upper, coarse)
+    small = np.flatnonzero(d < SLOPE_FLOOR * np.exp(coarse))
+    if small.size:  # the grid ends there (SLOPE_FLOOR)
+        top = min(top, max(int(math.ceil(coarse[small[0]] / h)), 1))
+        keep = max(int(small[0]), 1) + 1
+        coarse, d = coarse[:keep], d[:keep]
     if reverse is not None:
         two = _two_sided(d, coarse, top, reverse, reverse_max, h)
         if two is not None:
             return two
     hx, hy = _lower_hull(np.concatenate([[0.0], np.exp(coarse)]), np.concatenate([[1.0], d]))
     x = np.exp(np.arange(top + 1) * h)
-    dd = np.minimum(np.interp(x, hx, hy) * (1.0 + 1e-9) + 1e-300, 1.0)
+    hull = np.interp(x, hx, hy)
+    dd = np.minimum(hull * (1.0 + 1e-9) + 1e-300, 1.0)
     slopes = np.maximum((dd[:-1] - dd[1:]) / np.diff(x), 0.0)
-    slopes = np.minimum.accumulate(slopes)  # convex: non-increasing slope magnitudes
-    q = np.maximum(slopes - np.append(slopes[1:], 0.0), 0.0)
+    # convex: non-increasing slope magnitudes.  A dip is raised to the largest magnitude to
+    # its right, so the curve, rebuilt from the top down, only rises.  (Until 2026-12-02 the
+    # running minimum from the left lowered them instead: a hull flat to float64 for a while
+    # before it drops far out -- a profile of 0.01 up to eps = 200, e.g. one Poisson coin
+    # for 20 coordinates of little noise -- set every magnitude after the flat stretch to 0,
+    # all of P's mass at loss 0, delta 1e-300 where the profile says 0.01.)
+    slopes = np.maximum.accumulate(slopes[::-1])[::-1]
+    q = slopes - np.append(slopes[1:], 0.0)
     p_up = x[1:] * q
     inf_mass = dd[-1]
+    # fail closed: the pair's curve, rebuilt from its masses from the top down, at or above
+    # the hull at every grid point (near delta = 1, where dd is capped, to 1e-9)
+    rebuilt = inf_mass + np.append(np.cumsum((slopes * np.diff(x))[::-1])[::-1], 0.0)
+    if not np.all(rebuilt >= np.minimum(hull, 1.0 - 1e-9)):
+        raise ValueError("from_profile: the pair's curve falls below the profile's hull")
     p0 = 1.0 - inf_mass - float(np.sum(p_up))
     # a profile whose pair has all of P's mass at losses > 0 (D(1) + |D'(1)| = 1: e.g. a
     # bound linear near x = 1) leaves p0 = 0 exactly; the 1e-9 inflation of D and of its
     # slopes then takes up to 2e-9 of it, which is not an invalid bound (p0 is kept at 0)
-    if p0 < -4e-9:
+    if not p0 >= -4e-9 or not np.all(np.isfinite(p_up)) or not math.isfinite(inf_mass):
         raise ValueError("from_profile: the profile bound is not a valid privacy profile")
     pmf = np.concatenate([[max(p0, 0.0)], p_up])
     return _assembled(h, 0, pmf, inf_mass)
@@ -148,7 +184,7 @@ def _two_sided(d, coarse, top: int, reverse, reverse_max, h: float) -> PLD | Non
     bounds meet at ``x = 1`` with a concave kink beyond rounding, and the pair's curve,
     rebuilt from its masses, at or above the hulls at every grid point on both sides.
     """
-    bottom = max(int(math.ceil(float(reverse_max) / h)), 1)
+    bottom = max(int(math.ceil(min(float(reverse_max), LOSS_CAP) / h)), 1)
     back = np.linspace(0.0, bottom * h, min(_POINTS, bottom + 1))
     r = _monotone_bounds(reverse, back)
     v1 = min(float(d[0]), float(r[0]))
@@ -175,7 +211,7 @@ def _two_sided(d, coarse, top: int, reverse, reverse_max, h: float) -> PLD | Non
     x = np.concatenate([x_left, x_right[1:]])
     inf_mass = float(dd[-1])
     rest = 1.0 - inf_mass - float(np.sum(x * q))  # P's total is 1 - rest
-    if rest < -4e-9:
+    if not rest >= -4e-9:  # NaN too: fail closed to the one-sided pair
         return None
     n = x_left.size
     q[n - 1] += max(rest, 0.0)  # P's rest (rounding) at loss 0: Q's the same

@@ -223,3 +223,33 @@ def test_truncated_laplace_replace_one_is_above_every_pair_of_contributions(rate
             worst = np.maximum(worst, _hockey(p * dt, q * dt, eps))
     assert np.all(got >= worst * (1 - 1e-3))
     assert np.all(got <= np.maximum(worst * 2.5, worst + 0.02))  # a bound, not a trivial one
+
+
+def test_sampled_loss_is_the_direct_form_without_overflow():
+    """``log(1 - q + q e^L)`` against 50-digit arithmetic, past ``e^709`` too."""
+    import mpmath
+
+    with mpmath.workdps(50):
+        for loss, q in ((0.0, 0.1), (1e-3, 0.01), (5.0, 0.3), (29.9, 1e-3), (30.1, 1e-3),
+                        (800.0, 1e-3), (1e5, 0.5)):
+            ref = float(mpmath.log(1 - mpmath.mpf(q) + q * mpmath.exp(loss)))
+            assert amp.sampled_loss(loss, q) == pytest.approx(ref, rel=1e-14, abs=1e-300)
+    assert amp.sampled_loss(math.inf, 0.1) == math.inf
+
+
+def test_one_coin_for_coordinates_of_little_noise_keeps_the_sampled_mass():
+    """``PoissonSampled(0.01, SelfComposed(FH(120, 3^2), 20))`` (flipped Huber of shape
+    ``b = 40``: Laplace of scale 0.075 out to 120, Gaussian tails): every use puts about ``q``
+    of the remove order's mass at losses near 250.  One use is exactly ``q delta_inner`` at
+    ``log(1 + (e^2 - 1) / q)`` (the inner composition: the plain accountant); 100 uses give
+    ``delta(2) ~ 1 - (1 - q)^100 = 0.634`` (until 2026-12-02: ``1e-300``, the pair built from
+    the remove order's profile, flat far out, lost its mass)."""
+    q, h = 0.01, 1e-3
+    inner = ev.SelfComposed(ev.Noise("flipped-huber", {"alpha": 120.0, "gamma": 3.0}), 20)
+    outer = amp.subsampled_epsilon(2.0, q)
+    d_inner = PLDAccountant("add_remove", h).compose(inner).get_delta(float(outer))
+    one = PLDAccountant("remove", h).compose(ev.PoissonSampled(q, inner)).get_delta(2.0)
+    assert q * d_inner * (1.0 - 1e-9) <= one <= q * d_inner + 1e-6
+    many = ev.SelfComposed(ev.PoissonSampled(q, inner), 100)
+    got = PLDAccountant("add_remove", h).compose(many).get_delta(2.0)
+    assert 1.0 - (1.0 - q * d_inner) ** 100 - 1e-6 <= got <= 0.64

@@ -115,3 +115,40 @@ def test_two_sided_pairs_of_random_finite_pairs_compose_above_the_exact_pair(see
     got = np.array([float(delta_for_epsilon(composed, e)) for e in eps])
     assert np.all(got >= exact - 1e-9)
     assert np.all(got <= exact + 1e-4)
+
+
+def _flat_then_drop(e):
+    """``0.01 (1 - e^{eps - 250})_+``: the exact profile of a pair with 1% of ``P`` at loss 250
+    (the remove order of one Poisson coin, ``q = 0.01``, for 20 coordinates of little noise),
+    flat to float64 below ``eps ~ 213``."""
+    return 0.01 * np.maximum(-np.expm1(np.asarray(e, np.float64) - 250.0), 0.0)
+
+
+def test_a_bound_flat_far_out_keeps_its_mass_in_the_pair():
+    """In ``x = e^eps`` that profile is flat to float64 from ``x = 1`` to ``e^213`` and then
+    drops: the pair's curve stays at or above it on both builders.  (Until 2026-12-02 the
+    one-sided builder took the running minimum of the slopes from the left: the flat stretch
+    set every later one to 0, P's whole mass at loss 0, ``delta(2) = 1e-300``.)"""
+    eps = np.array([0.0, 2.0, 100.0, 200.0, 230.0, 249.0, 260.0])
+    q = 0.01
+    reverse = lambda e: np.minimum(np.maximum(1.0 - np.exp(e) * (1.0 - q), 0.0), q)  # noqa: E731
+    for pld in (from_profile(_flat_then_drop, 306.0, H),
+                from_profile(_flat_then_drop, 306.0, H, reverse=reverse,
+                             reverse_max=-math.log1p(-q))):
+        got = np.asarray(delta_for_epsilon(pld, eps))
+        assert np.all(got >= _flat_then_drop(eps)), got
+        assert got[1] <= 0.01 * (1.0 + 1e-6)
+
+
+def test_losses_beyond_float64s_exponent_range_go_to_infinity():
+    """A bound of 0.3 up to eps = 1500 (``e^eps`` overflows past 709.78): the grid ends at
+    ``LOSS_CAP`` with the bound's value there at ``+infinity``: finite masses, and every
+    ``delta`` at or above the bound (until 2026-12-02: NaN masses from ``exp`` overflow)."""
+    def bound(e):
+        return np.where(np.asarray(e, np.float64) < 1500.0, 0.3, 0.0)
+
+    pld = from_profile(bound, 2000.0, H)
+    assert np.all(np.isfinite(np.asarray(pld.pmf)))
+    assert float(pld.inf_mass) >= 0.3
+    got = np.asarray(delta_for_epsilon(pld, np.array([0.0, 10.0, 650.0])))
+    assert np.all(got >= 0.3)

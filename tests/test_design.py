@@ -62,7 +62,17 @@ def test_cli_prints_the_library_design(default, capsys):
 
 def test_skipped_mechanisms_say_why(monkeypatch):
     # (spherical is calibrated at composed and subsampled uses since issue 35 item 3:
-    # tests/cli/test_design.py, tests/spherical/test_calibrate.py)
+    # tests/cli/test_design.py, tests/spherical/test_calibrate.py; flipped Huber and OSGT
+    # on one Poisson coin for K > 1 coordinates since 2026-12-02: their refusal of that is
+    # stood in for here, to test how the design reports a refusal)
+    from dpjax.mechanisms import flipped_huber, osgt
+    from dpjax.mechanisms._spec import unsupported
+
+    def refuse(family, *args):
+        raise unsupported(family.name, "Poisson subsampling with dim > 1 (a stand-in)")
+
+    for module in (flipped_huber, osgt):
+        monkeypatch.setattr(module, "one_coin_calibration", refuse)
     monkeypatch.setattr(design_lib, "names", lambda: ("gaussian", "osgt", "flipped-huber"))
     d = dpjax.design(epsilon=1.0, delta=1e-6, dim=3, l2=1.0, compositions=2,
                      sampling_rate=0.5)

@@ -182,6 +182,13 @@ _EXEMPT = {
     "dpjax.certificate.log_target": "log(delta (1 - margin)): a target, no privacy",
     "dpjax.accounting.staircase.shift_candidates": "geometry of the shifts a profile maximises",
     "dpjax.calibration.truncated_laplace.composed_event": "an event factory (no numerics)",
+    "dpjax.calibration.one_coin_family.one_coin_event": "an event factory (no numerics)",
+    "dpjax.calibration.one_coin_family.calibrate_one_coin": "host driver of PLDAccountant "
+    "(calibrate_event_scale), which runs its kernels in float64 itself",
+    "dpjax.calibration.flipped_huber_kdim.variance_by_shape": "NumPy float64 variance of a "
+    "returned member, no privacy",
+    "dpjax.accounting.pld.amplification.sampled_loss": "a Python-float grid extent (math "
+    "module, float64), no JAX",
     "dpjax.spherical.mechanism.adjacencies": "a relation's adjacency names (no numerics)",
     **{
         f"dpjax.inid._design.{n}": "shared step of gaussian_design / laplace_design, called "
@@ -298,7 +305,7 @@ _EXEMPT = {
     **{
         f"dpjax.calibration.event_scale.{n}": "host driver of PLDAccountant, which runs its "
         "kernels in a scoped jax.enable_x64(True)"
-        for n in "calibrate_event_scale event_delta".split()
+        for n in "calibrate_event_scale event_answer event_delta least_event_scale".split()
     },
     "dpjax.certificate.kernel_error": "host declaration of a constant (checked at import)",
     "dpjax.calibration.gaussian.calibrate_sigma": (

@@ -27,7 +27,7 @@ import numpy as np
 from dpjax.accounting import PLDAccountant
 from dpjax.errors import CertificationError, InfeasibleTargetError
 
-__all__ = ["calibrate_event_scale", "event_delta"]
+__all__ = ["calibrate_event_scale", "event_answer", "event_delta", "least_event_scale"]
 
 #: Relative width of the final bracket (the returned scale exceeds the least certified one
 #: by at most this factor).
@@ -52,7 +52,50 @@ def event_delta(event, epsilon: float, relation: str, bin_width: float = 1e-4) -
     return out
 
 
-def _one(build, eps, dlt, relation, guess, lo_limit, hi_limit, name, rtol, bin_width):
+def event_answer(event, what: str, x, relation: str, bin_width: float = 1e-4) -> np.ndarray:
+    """The accountant's certified ``delta`` at each epsilon (``what = "profile"``) or
+    ``epsilon`` at each delta (``what = "epsilon"``) of ``event`` under ``relation``.
+
+    Args:
+      event: a dpjax event.
+      what: ``"profile"`` or ``"epsilon"``.
+      x: the epsilons or deltas (array).
+      relation: the neighbouring relation.
+      bin_width: the accountant's loss-grid spacing.
+
+    Returns:
+      NumPy float64 of ``x``'s shape (NaN raises :class:`CertificationError`).
+    """
+    acc = PLDAccountant(relation, bin_width).compose(event)
+    ask = acc.get_delta if what == "profile" else acc.get_epsilon
+    got = np.vectorize(lambda v: ask(float(v)), otypes=[np.float64])(np.asarray(x, np.float64))
+    if np.any(np.isnan(got)):
+        raise CertificationError("the accountant's answer is NaN: dpjax cannot certify it")
+    return got
+
+
+def least_event_scale(build: Callable[[float], object], eps: float, dlt: float, relation: str,
+                      guess: float, *, name: str, lo_limit: float = 1e-6,
+                      hi_limit: float = 1e12, rtol: float = RTOL, bin_width: float = 1e-4,
+                      step: float = 4.0) -> tuple[float, float]:
+    """The bracket search of :func:`calibrate_event_scale` for one target, without its
+    re-check: ``(scale, delta)``, the certified end of the final bracket and the accountant's
+    delta there (a survey ranking candidates calls this; an answer is re-checked).
+
+    Args:
+      build: ``s -> event`` (privacy non-decreasing in ``s``).
+      eps, dlt: the target (floats).
+      relation: the neighbouring relation.
+      guess: the starting scale.
+      name: the mechanism's name, for messages.
+      lo_limit, hi_limit: the scale range searched.
+      rtol: relative width of the final bracket.
+      bin_width: the accountant's loss-grid spacing.
+      step: the factor of each bracketing step away from ``guess``.
+
+    Raises:
+      InfeasibleTargetError: no scale up to ``hi_limit`` meets the target.
+    """
     def ok(s):
         d = event_delta(build(s), eps, relation, bin_width)
         return d <= dlt, d
@@ -72,12 +115,12 @@ def _one(build, eps, dlt, relation, guess, lo_limit, hi_limit, name, rtol, bin_w
                 f"under relation {relation!r}"
             )
         lo, d_lo = hi, d_hi
-        hi = min(4.0 * hi, hi_limit)
+        hi = min(step * hi, hi_limit)
         good, d_hi = ok(hi)
     while lo is None:
         if hi <= lo_limit:  # even the least scale searched meets the target
             return hi, d_hi
-        cand = max(hi / 4.0, lo_limit)
+        cand = max(hi / step, lo_limit)
         good, d = ok(cand)
         if good:
             hi, d_hi = cand, d
@@ -85,15 +128,18 @@ def _one(build, eps, dlt, relation, guess, lo_limit, hi_limit, name, rtol, bin_w
             lo, d_lo = cand, d
     # Illinois (regula falsi) on f(x) = log delta(e^x) - log delta_target, the certified end
     # kept; a bisection step where a value is infinite (pure DP: delta exactly 0)
-    f_lo, f_hi, side = gap(d_lo), gap(d_hi), 0
+    # a bisection step after two steps that did not halve the bracket (a profile that drops
+    # by orders of magnitude over a small change of scale -- mass at large losses, one
+    # Poisson coin for many coordinates -- stalls regula falsi on one side)
+    f_lo, f_hi, side, slow = gap(d_lo), gap(d_hi), 0, 0
     while hi / lo - 1.0 > rtol and not (dlt > 0.0 and d_hi >= dlt * (1.0 - rtol)):
         x_lo, x_hi = math.log(lo), math.log(hi)
-        if math.isfinite(f_lo) and math.isfinite(f_hi) and f_lo > f_hi:
-            w = x_hi - x_lo
+        w = x_hi - x_lo
+        if slow < 2 and math.isfinite(f_lo) and math.isfinite(f_hi) and f_lo > f_hi:
             x = (x_lo * f_hi - x_hi * f_lo) / (f_hi - f_lo)
             x = min(max(x, x_lo + 1e-3 * w), x_hi - 1e-3 * w)
         else:
-            x = 0.5 * (x_lo + x_hi)
+            x, slow = 0.5 * (x_lo + x_hi), 0
         mid = math.exp(x)
         if not lo < mid < hi:
             break
@@ -106,6 +152,7 @@ def _one(build, eps, dlt, relation, guess, lo_limit, hi_limit, name, rtol, bin_w
             lo, f_lo = mid, gap(d_mid)
             f_hi = 0.5 * f_hi if side == -1 else f_hi
             side = -1
+        slow = slow + 1 if math.log(hi / lo) > 0.5 * w else 0
     return hi, d_hi
 
 
@@ -121,6 +168,7 @@ def calibrate_event_scale(
     hi_limit: float = 1e12,
     rtol: float = RTOL,
     bin_width: float = 1e-4,
+    step: float = 4.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Least certified scale ``s`` with ``delta_s(epsilon) <= delta``, per target (module doc).
 
@@ -134,6 +182,7 @@ def calibrate_event_scale(
         meets the target; beyond ``hi_limit``: infeasible).
       rtol: relative width of the final bracket.
       bin_width: the accountant's loss-grid spacing.
+      step: the factor of each bracketing step away from ``guess``.
 
     Returns:
       ``(scale, delta_at)`` arrays shaped like the targets: ``delta_at`` is the certified
@@ -148,8 +197,9 @@ def calibrate_event_scale(
                                       np.asarray(guess, np.float64))
     scale, delta_at = np.empty(eps.shape), np.empty(eps.shape)
     for i in np.ndindex(eps.shape):
-        s, _ = _one(build, float(eps[i]), float(dlt[i]), relation, float(g[i]), lo_limit,
-                    hi_limit, name, rtol, bin_width)
+        s, _ = least_event_scale(build, float(eps[i]), float(dlt[i]), relation, float(g[i]),
+                                 name=name, lo_limit=lo_limit, hi_limit=hi_limit, rtol=rtol,
+                                 bin_width=bin_width, step=step)
         check = event_delta(build(s), float(eps[i]), relation, bin_width)  # re-check
         if not check <= dlt[i]:
             raise CertificationError(

@@ -38,8 +38,14 @@ from dpjax.noise.flipped_huber.standard import standard_variance_host
 from dpjax.numerics import float64_kernel
 
 
-def _variance(gamma, b):
-    """``gamma^2 v(b)`` (eq. (11)) on host arrays (NumPy: nothing to compile)."""
+def variance_by_shape(gamma, b):
+    """``gamma^2 v(b)``: the variance of ``FH(b gamma, gamma^2)`` (eq. (11) of
+    flipped-huber-mechanism) on host arrays (NumPy: nothing to compile).
+
+    Args:
+      gamma: the scale ``gamma`` (array).
+      b: the shape ``alpha / gamma`` (array, broadcast).
+    """
     return np.asarray(gamma) ** 2 * standard_variance_host(b)
 
 
@@ -120,7 +126,7 @@ def calibrate_flipped_huber_exact_source(epsilon, delta, dim: int, linf: float):
     # every row for the smallest scale); power-of-two sizes let targets share kernels; no
     # engine row at or above the closed form's variance is re-checked by a full profile
     found = calibrate_composed(
-        FlippedHuber.from_scale, _variance, epsilon, delta, dim, linf,
+        FlippedHuber.from_scale, variance_by_shape, epsilon, delta, dim, linf,
         label=f"flipped Huber, exact in {dim} dims", beat=gauss[3])
     # the b = 0 member by its exact closed form where it beats the engine's grid (large K)
     (shape, gamma, variance, delta_at, ok), closed = with_gaussian_end(found, gauss)
@@ -182,7 +188,7 @@ def calibrate_flipped_huber_subsampled(epsilon, delta, compositions: int, sampli
       NumPy arrays ``(alpha, gamma, variance, delta_at, certified)`` over the targets.
     """
     b, gamma, variance, delta_at, ok = calibrate_composed(
-        FlippedHuber.from_scale, _variance, epsilon, delta, int(compositions), linf,
+        FlippedHuber.from_scale, variance_by_shape, epsilon, delta, int(compositions), linf,
         float(sampling_rate), f"flipped Huber, {compositions} uses subsampled at q = "
         f"{sampling_rate}")
     return b * gamma, gamma, variance, delta_at, ok

@@ -17,9 +17,9 @@ removing a record).  Other relations (dp_accounting's conventions, as
   ``osgt`` (a 1-D query) keep the shape (``alpha / gamma``, ``vartheta / rho``) of their
   add-or-remove calibration (the engine's shape search) and re-search the scale the same
   way on ``PoissonSampled(q, Noise(name, ...))`` under the relation; ``staircase``,
-  ``truncated-laplace``, ``spherical`` and ``laplace`` in ``K > 1`` dimensions (the linf
-  corner and the l1 vertex under one coin, :mod:`dpjax.mechanisms.laplace`) take the
-  relation themselves (their subsampled
+  ``truncated-laplace``, ``spherical``, and ``laplace``, ``flipped-huber`` and ``osgt`` in
+  ``K > 1`` dimensions (one coin for the coordinates: :mod:`dpjax.mechanisms.laplace`,
+  :mod:`dpjax.calibration.one_coin_family`) take the relation themselves (their subsampled
   calibrations are searches on their own profiles, :mod:`dpjax.mechanisms.staircase`,
   :mod:`dpjax.mechanisms.truncated_laplace`, :mod:`dpjax.mechanisms.spherical`; the last two
   refuse ``replace_one`` there, no worst pair of contributions being known); a family
@@ -96,7 +96,8 @@ def calibrate_under(mech: Mechanism, epsilon, delta, query: Query) -> Calibratio
                     "its sensitivity; calibrated at the doubled sensitivities (dp_accounting's "
                     "REPLACE convention)")
         return dataclasses.replace(cal, notes=cal.notes + (note,))
-    if mech.name in _OWN_SUBSAMPLED_RELATION or (mech.name == "laplace" and query.dim > 1):
+    if mech.name in _OWN_SUBSAMPLED_RELATION or (
+            query.dim > 1 and (mech.name == "laplace" or mech.name in _SHAPE_EVENT_FAMILIES)):
         return mech.calibrate_certified(epsilon, delta, query)
     if mech.name in _SHAPE_EVENT_FAMILIES:
         return _shape_then_event(mech, epsilon, delta, query)

@@ -18,8 +18,12 @@ from the Laplace centre to the Gaussian tails) and ``gamma > 0`` (scale).
   profile and epsilon run on it (:func:`stacked`);
 * ``T`` Poisson-subsampled uses of a 1-D query (``0 < q < 1``): the PLD engine's shape
   search on the subsampled pair (:func:`dpjax.calibration.flipped_huber_kdim.
-  calibrate_flipped_huber_subsampled`), the profile and epsilon by the engine; a ``K``-dim
-  query under subsampling is refused (its subsampled pair is not a product of 1-D pairs).
+  calibrate_flipped_huber_subsampled`), the profile and epsilon by the engine;
+* ``T`` Poisson-subsampled uses of a ``K``-dim query: one coin per use for the ``K``
+  coordinates (its subsampled pair is not a product of 1-D pairs): the accountant's profile
+  of the ``K``-fold pair at the ``linf`` corner on one coin, under the query's relation, and a
+  shape survey from the Gaussian to the Laplace end (:mod:`dpjax.calibration.
+  one_coin_family`).
 """
 
 from __future__ import annotations
@@ -40,13 +44,19 @@ from dpjax.calibration.flipped_huber_kdim import (
     SHAPES,
     calibrate_flipped_huber_exact_source,
     calibrate_flipped_huber_subsampled,
+    variance_by_shape,
 )
 from dpjax.calibration.gaussian import calibrate_sigma
 from dpjax.calibration.result import Calibration
 from dpjax.certificate import reported_delta, require_certified
 from dpjax.errors import InfeasibleTargetError
-from dpjax.mechanisms._shape_family import engine_answer
-from dpjax.mechanisms._spec import About, Mechanism, Query, calibration, unsupported
+from dpjax.mechanisms._shape_family import (
+    engine_answer,
+    on_one_coin,
+    one_coin_answer,
+    one_coin_calibration,
+)
+from dpjax.mechanisms._spec import About, Mechanism, Query, calibration
 from dpjax.noise.flipped_huber import FlippedHuber
 from dpjax.numerics.export_cache import exported_jit
 
@@ -70,20 +80,20 @@ def _subsampled(query: Query) -> bool:
     return query.sampling_rate is not None and query.sampling_rate < 1.0
 
 
-def _check_use(query: Query) -> None:
-    if _subsampled(query) and query.dim > 1:
-        raise unsupported(NAME, "Poisson subsampling with dim > 1 (the subsampled pair of a "
-                          "K-dim query is not a product of 1-D pairs; dim = 1 is supported)")
-
-
 def _engine_answer(what: str, params: dict, x, query: Query) -> np.ndarray:
-    """The PLD engine's ``profile`` or ``epsilon`` of ``T`` Poisson-subsampled uses."""
+    """The PLD engine's ``profile`` or ``epsilon`` of ``T`` Poisson-subsampled uses (the
+    accountant's on one coin for a ``K``-dim query)."""
+    if on_one_coin(query):
+        return one_coin_answer(what, FlippedHuber, params, x, query)
     return engine_answer(what, FlippedHuber, params, x, query.sensitivity.resolve("linf")[0],
                          query.compositions, query.sampling_rate)
 
 
 def _calibrate_subsampled(epsilon, delta, query: Query) -> Calibration:
-    """``T`` Poisson-subsampled uses of a 1-D query: the engine's shape search (module doc)."""
+    """``T`` Poisson-subsampled uses: of a 1-D query the engine's shape search, of a ``K``-dim
+    one the accountant's on one coin (module docstring)."""
+    if on_one_coin(query):
+        return one_coin_calibration(FlippedHuber, variance_by_shape, epsilon, delta, query)
     linf, notes = query.sensitivity.resolve("linf")
     q, uses = float(query.sampling_rate), int(query.compositions)
     alpha, gamma, variance, delta_at, ok = calibrate_flipped_huber_subsampled(
@@ -213,9 +223,8 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
       epsilon: target epsilons (broadcast with ``delta``).
       delta: target deltas, ``> 0`` (the Gaussian tails give ``delta(eps) > 0``).
       query: ``linf`` (and ``l1``, ``l2`` for Theorem 8), ``K``, ``T`` uses (:func:`stacked`:
-        one ``K T``-dim query), no subsampling.
+        one ``K T``-dim query), or ``T`` Poisson-subsampled uses (module docstring).
     """
-    _check_use(query)
     if np.any(delta == 0):
         raise InfeasibleTargetError(
             f"{NAME}: delta = 0 is infeasible "
@@ -339,8 +348,7 @@ def _answer(kind: str, params: dict, x: np.ndarray, query: Query, one_dim, k_dim
     """The answer of :func:`profile` (``kind = "profile"``) or :func:`epsilon_for_delta`
     (``"epsilon"``) at ``x``: the PLD engine's under Poisson subsampling, else ``one_dim(x,
     alpha, gamma, linf)`` in 1-D and ``k_dim(x, alpha, gamma, K, l1, l2, linf)`` in ``K``
-    dims (the query's checks first)."""
-    _check_use(query)
+    dims."""
     if _subsampled(query):
         return _engine_answer(kind, params, x, query)
     k, sens, _ = stacked(query)
@@ -357,7 +365,7 @@ SUMMARY = (
 ABOUT = About(
     "flipped-huber-mechanism", ("linf", "l1", "l2"),
     "1-D exact (Thm 3); K dims exact (PLD engine) or Thm 8; T uses as one K T-dim query; "
-    "Poisson-subsampled uses of a 1-D query by the PLD engine",
+    "Poisson-subsampled uses by the PLD engine (1-D) or the accountant (K dims, one coin)",
 )
 MECHANISM = Mechanism(
     NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=FlippedHuber,

@@ -56,7 +56,6 @@ from __future__ import annotations
 import numpy as np
 
 from dpjax._batching import call_padded
-from dpjax.accounting import PLDAccountant
 from dpjax.accounting import events as ev
 from dpjax.accounting.laplace import delta_laplace, epsilon_laplace, epsilon_pure_dp
 from dpjax.accounting.pld import engine as pld_engine
@@ -65,7 +64,7 @@ from dpjax.accounting.rdp.laplace import (
     laplace_rdp_log_delta,
     laplace_rdp_scale,
 )
-from dpjax.calibration.event_scale import calibrate_event_scale
+from dpjax.calibration.event_scale import calibrate_event_scale, event_answer
 from dpjax.calibration.laplace import (
     HOST_MAX_SIZE,
     scale_laplace_1d,
@@ -75,7 +74,7 @@ from dpjax.calibration.laplace import (
 from dpjax.calibration.result import Calibration
 from dpjax.calibration.scale_search import calibrate_scale
 from dpjax.certificate import require_certified
-from dpjax.errors import CertificationError, InfeasibleTargetError
+from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms._composition import amplified_budget, composed_budget, pure_dp_delta
 from dpjax.mechanisms._spec import About, Mechanism, Query, calibration
 from dpjax.noise.laplace import Laplace
@@ -137,12 +136,8 @@ def _sampled_answer(what: str, scale: float, x, query: Query) -> np.ndarray:
     else:
         out = np.broadcast_to(np.asarray(epsilon_pure_dp(x, pure), np.float64), x.shape)
     for bound in _sampled_bounds(query):
-        event = _sampled_event(bound, scale, query)
-        acc = PLDAccountant(query.relation, _SAMPLED_BIN_WIDTH).compose(event)
-        ask = acc.get_delta if what == "profile" else acc.get_epsilon
-        got = np.vectorize(lambda v, ask=ask: ask(float(v)), otypes=[np.float64])(x)
-        if np.any(np.isnan(got)):
-            raise CertificationError(f"{NAME}: the accountant's answer is NaN")
+        got = event_answer(_sampled_event(bound, scale, query), what, x, query.relation,
+                           _SAMPLED_BIN_WIDTH)
         out = np.minimum(out, got)
     return out
 

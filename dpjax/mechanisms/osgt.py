@@ -13,7 +13,11 @@ are ``K T`` uses of the 1-D pair: calibrated, profiled and inverted by the PLD e
 shape ``k`` from the Gaussian ``k = 0`` to the Laplace end ``k = 1e4``; without subsampling
 the Gaussian member also in closed form,
 :func:`~dpjax.calibration.composed_family.gaussian_end`, and profiled exactly), each use
-Poisson-subsampled at ``q`` for a 1-D query (a ``K``-dim query under subsampling is refused).
+Poisson-subsampled at ``q`` for a 1-D query.  ``T`` Poisson-subsampled uses of a ``K``-dim
+query draw one coin per use for the ``K`` coordinates (not a product of 1-D subsampled
+pairs): the accountant's profile of the ``K``-fold pair at the corner on one coin, under the
+query's relation, with a shape survey from the Gaussian to the Laplace end
+(:mod:`dpjax.calibration.one_coin_family`).
 """
 
 from __future__ import annotations
@@ -41,7 +45,12 @@ from dpjax.calibration.osgt import K_MAX, K_MIN, osgt_least_variance
 from dpjax.calibration.result import Calibration
 from dpjax.certificate import require_certified
 from dpjax.errors import InfeasibleTargetError
-from dpjax.mechanisms._shape_family import engine_answer
+from dpjax.mechanisms._shape_family import (
+    engine_answer,
+    on_one_coin,
+    one_coin_answer,
+    one_coin_calibration,
+)
 from dpjax.mechanisms._spec import (
     About,
     Mechanism,
@@ -49,7 +58,6 @@ from dpjax.mechanisms._spec import (
     calibration,
     exact_1d_accounting,
     single_release,
-    unsupported,
 )
 from dpjax.noise.osgt import OSGT, osgt_unit_variance_host
 
@@ -66,10 +74,8 @@ def _rate(query: Query) -> float | None:
 
 
 def _uses(query: Query) -> int:
-    """``K T``: the 1-D pairs composed (refused: a ``K``-dim query under subsampling)."""
-    if _rate(query) is not None and query.dim > 1:
-        raise unsupported(NAME, "Poisson subsampling with dim > 1 (the subsampled pair of a "
-                          "K-dim query is not a product of 1-D pairs; dim = 1 is supported)")
+    """``K T``: the 1-D pairs composed (a ``K``-dim query under subsampling is accounted on
+    one coin instead, :func:`~dpjax.mechanisms._shape_family.on_one_coin`)."""
     return query.dim * query.compositions
 
 
@@ -84,7 +90,10 @@ def _variance(rho, k):
 
 
 def _calibrate_composed(epsilon, delta, query: Query) -> Calibration:
-    """``K T`` (subsampled) uses of the 1-D pair through the engine (module docstring)."""
+    """``K T`` (subsampled) uses of the 1-D pair through the engine, or ``T`` uses of a
+    ``K``-dim query on one Poisson coin each through the accountant (module docstring)."""
+    if on_one_coin(query):
+        return one_coin_calibration(OSGT, _variance, epsilon, delta, query)
     linf, notes = query.sensitivity.resolve("linf")
     uses, q = _uses(query), _rate(query)
     # plain uses: the Gaussian member k = 0 also in closed form (exact; the engine's grid is
@@ -153,7 +162,10 @@ _profile_1d, _epsilon_1d = exact_1d_accounting(
 
 
 def _engine_answer(what: str, params: dict, x, query: Query) -> np.ndarray:
-    """The PLD engine's ``profile`` or ``epsilon`` of ``K T`` (subsampled) uses."""
+    """The PLD engine's ``profile`` or ``epsilon`` of ``K T`` (subsampled) uses (the
+    accountant's on one coin for a subsampled ``K``-dim query)."""
+    if on_one_coin(query):
+        return one_coin_answer(what, OSGT, params, x, query)
     return engine_answer(what, OSGT, params, x, query.sensitivity.resolve("linf")[0],
                          _uses(query), _rate(query))
 
@@ -205,6 +217,6 @@ SUMMARY = "OSGT (offset symmetric Gaussian tails, Sadeghi & Korki 2022); exact 1
 MECHANISM = Mechanism(
     NAME, SUMMARY, calibrate, profile, epsilon_for_delta, noise=OSGT,
     about=About("flipped-huber-mechanism", ("linf",),
-                "exact 1-D (App. F(c)); K dims x T uses (Poisson-subsampled in 1-D) by the "
-                "PLD engine"),
+                "exact 1-D (App. F(c)); K dims x T uses by the PLD engine; Poisson-subsampled "
+                "uses by the engine (1-D) or the accountant (K dims, one coin)"),
 )

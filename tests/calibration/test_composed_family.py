@@ -39,13 +39,13 @@ def test_every_surveyed_least_scale_is_inside_the_bracket():
     """Beyond ``SURVEY_MAX_DIM`` (one stage at the certified bin width) the least scale of
     every shape surveyed, from the Gaussian member to the Laplace end, lies in
     ``[upper / BRACKET_RATIO, 3 upper]``: none was widened below the planned grids."""
-    from dpjax.calibration.flipped_huber_kdim import _variance
+    from dpjax.calibration.flipped_huber_kdim import variance_by_shape
     from dpjax.calibration.shape_search import calibrate_shape_scale
 
     eps, delta, uses = 1.0, 1e-6, 200
     upper = bracket_upper(np.array(eps), np.array(delta), uses, 1.0)
     got = calibrate_shape_scale(
-        FlippedHuber.from_scale, _variance, np.asarray(SHAPES), 1.0, eps, delta, uses,
+        FlippedHuber.from_scale, variance_by_shape, np.asarray(SHAPES), 1.0, eps, delta, uses,
         lambda b: upper(b)[0], 1e-3, coarsen=1, finalists=0, lower_ratio=BRACKET_RATIO)
     shapes, scales = got.grid[:, 1], got.grid[:, 2]
     up = upper(shapes[None, :])[0]

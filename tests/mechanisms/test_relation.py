@@ -119,7 +119,7 @@ def _fh_event_delta(cal, relation, q=0.2, uses=8):
 
 def test_flipped_huber_subsampled_certified_and_answered(fh_subsampled):
     # certified by the accountant's events path too; the profile / account facade over the
-    # subsampled uses; a K-dim query under subsampling refused with the reason
+    # subsampled uses
     cal = fh_subsampled
     assert float(cal.delta_at_params) <= 1e-6 and str(cal.member) in (
         "gaussian", "laplace", "interior")
@@ -131,8 +131,8 @@ def test_flipped_huber_subsampled_certified_and_answered(fh_subsampled):
     eps = dpjax.account("flipped-huber", params, delta=1e-6, linf=1.0, compositions=8,
                         sampling_rate=0.2)
     assert float(eps) <= 1.0 + 1e-6
-    with pytest.raises(NotImplementedError, match="dim > 1"):
-        dpjax.calibrate("flipped-huber", 1.0, 1e-6, dim=2, linf=1.0, sampling_rate=0.2)
+    # (a K-dim query under subsampling: one coin per use since 2026-12-02,
+    # tests/calibration/test_one_coin_family.py)
 
 
 @pytest.mark.slow

@@ -22,8 +22,10 @@ variance ``min_b s*(b)^2 v(b)`` is searched on the host, one target at a time:
    scale at bin width :data:`SURVEY_BIN_WIDTH` to relative width :data:`SURVEY_RTOL`
    (:func:`~dpjax.calibration.event_scale.calibrate_event_scale`, each bracket started at the
    previous shape's root, scaled by the shapes' ratio above 1: ``s ~ b`` at the Laplace end);
-2. **refine**: the midpoints between the best shape and its neighbours (next to the Laplace
-   end, twice the last finite shape);
+2. **refine**: the midpoints between the best shape and its finite neighbours (the Laplace
+   end stands for every shape beyond the last finite one, ``b = 8``: there the Laplace centre
+   reaches ``alpha = b gamma``, ``b`` of its own scales ``gamma / b`` squared, and the Gaussian
+   tails beyond hold a mass ``~e^{-b^2}``, ``1.6e-28`` at ``b = 8``);
 3. **settle**: the best shape's least scale and the Gaussian end's at :data:`BIN_WIDTH` to
    :data:`SETTLE_RTOL`, each re-checked by a fresh accountant; the one of least variance is
    the certified answer (a coarser survey only ranks the shapes, and its grid's pessimism
@@ -167,10 +169,10 @@ def calibrate_one_coin(name: str, names: tuple[str, str], variance_fn: Callable,
             best = min(order, key=lambda b: found[b][1])
             i = order.index(best)
             for j in (i - 1, i + 1):
-                if 0 <= j < len(order):
-                    # midpoints; toward the Laplace end twice the last finite shape (the end
-                    # itself stands for every larger shape: Laplace to float64 beyond ~40)
-                    b = 0.5 * (best + order[j]) if order[j] < SURVEY[-1] else 2.0 * best
+                # midpoints between finite shapes only: the Laplace end stands for every shape
+                # beyond the last finite one (module docstring)
+                if 0 <= j < len(order) and max(best, order[j]) < SURVEY[-1]:
+                    b = 0.5 * (best + order[j])
                     s = _surveyed(build_at, b, eps, dlt, relation, found[best][0], linf, name)
                     found[b] = (s, variance(s, b))
             best = min(found, key=lambda b: found[b][1])

@@ -7,7 +7,8 @@ compilation; outputs are cut back and reshaped.  Two ladders of sizes:
 * :func:`padded_size`: the next power of two (at least ``minimum``), for batches of
   targets (:func:`call_padded` on the host, :func:`padded` and :func:`padded_elementwise`
   traceable, :func:`shard` across devices);
-* :func:`bucket`: ``{1, 1.25, 1.5, 1.75} * 2^k``, a finer ladder for static grid lengths.
+* :func:`ladder`: ``{1.5, 2} * 2^k`` (five rungs an octave above ``2^20``), a finer ladder
+  for static grid and FFT lengths.
 
 Padding repeats the last element (:func:`pad`), which keeps an elementwise kernel's
 padded rows valid inputs; a kernel that reduces over the batch (e.g. a sum over the
@@ -17,6 +18,7 @@ coordinates of a profile) pads with a neutral value instead (``pad(x, size, fill
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 
 import jax
@@ -42,24 +44,62 @@ def padded_size(n: int, minimum: int = 1) -> int:
     return 1 << (max(int(n), int(minimum), 1) - 1).bit_length()
 
 
-def bucket(n: int) -> int:
-    """Round a size up to ``{1, 1.25, 1.5, 1.75} * 2^k`` (at least 8).
+#: Above this many points a length costs more to run than to compile: :func:`ladder` has
+#: five rungs an octave there instead of two.
+FINE_LADDER_ABOVE = 2**20
+#: The rungs of an octave ``(p/2, p]`` above :data:`FINE_LADDER_ABOVE`, in sixteenths of
+#: ``p``: ``9/16, 5/8, 3/4, 7/8, 1`` (fast FFT lengths ``2^a 3^b 5^c 7^d``, at most a
+#: fifth more points than needed).
+_FINE_RUNGS = (9, 10, 12, 14, 16)
 
-    A finer ladder than :func:`padded_size` for static grid lengths: few distinct
-    compiles, at most 25% waste.
+
+def rungs(p: int) -> list[int]:
+    """The ladder's sizes in the octave ``(p/2, p]`` (``p`` a power of two), ascending.
+
+    Args:
+      p: a power of two.
+
+    Returns:
+      ``[3p/4, p]`` up to :data:`FINE_LADDER_ABOVE`, ``p r / 16`` for ``r`` in
+      ``9, 10, 12, 14, 16`` above it.
+    """
+    if p > FINE_LADDER_ABOVE:
+        return [p * r // 16 for r in _FINE_RUNGS]
+    return [3 * p // 4, p]
+
+
+def ladder(n: float) -> int:
+    r"""The least size ``>= n`` on dpjax's ladder of static grid and FFT lengths (at least 8).
+
+    .. math:: \text{ladder}(n) = \min\{m \in R : m \ge \max(n, 8)\},\quad
+              R = \{2^k, 1.5 \cdot 2^k\} \cup
+              \{2^k \cdot \tfrac{r}{16} : r \in \{18, 20, 24, 28\},\
+              2^k > 2^{20}\}
+
+    Two steps an octave up to :data:`FINE_LADDER_ABOVE` (at most a third more points than
+    needed), five above it, where a length costs more to run than to compile (at most a
+    fifth more); every one a fast FFT length (``2^a 3^b 5^c 7^d``).  The PLD engine's grid
+    and FFT lengths (:func:`dpjax.accounting.pld.plan.sizes_for`) and the ledger's grids
+    (:mod:`dpjax.accounting.events.plds`, :mod:`dpjax.accounting.pld.mixture`,
+    :mod:`dpjax.accounting.pld.atoms`) all fall on it, so that a new ``K``, scale, rate or
+    bin width, and a new ledger, reuse compiled programs.  A longer grid or FFT is exact
+    padding (the grid reaches further, the window cuts less tail).
 
     Args:
       n: the size needed.
 
     Returns:
-      The least ladder size ``>= n``.
+      The ladder size, a host integer.
+
+    Example:
+      >>> [ladder(n) for n in (3, 100, 128, 129, 193)]
+      [8, 128, 128, 192, 256]
+      >>> ladder(13_365_590)  # 7 * 2^21, where the two-step ladder gives 2^24
+      14680064
     """
-    n = max(int(n), 8)
-    p = 1 << (n.bit_length() - 1)
-    for f in (1.0, 1.25, 1.5, 1.75, 2.0):
-        if n <= int(p * f):
-            return int(p * f)
-    return 2 * p
+    n = max(int(math.ceil(n)), 8)
+    p = 1 << (n - 1).bit_length()  # least power of two >= n
+    return next(m for m in rungs(p) if m >= n)
 
 
 def pad(x, size: int, fill: float | None = None):

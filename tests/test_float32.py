@@ -298,7 +298,7 @@ _EXEMPT = {
     **{
         f"dpjax.accounting.pld.plan.{n}": "host grid sizing / bin-width choice; every size and "
         "width gives a certified bound through the guarded kernels"
-        for n in "ladder long_grid_tail loss_spread refined refinement step_width".split()
+        for n in "long_grid_tail loss_spread refined refinement step_width".split()
     },
     "dpjax.accounting.pld.query.roundoff_weight": "an error weight W(c) evaluated inside the "
     "guarded query kernels, not a privacy value by itself",

@@ -42,8 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import logsumexp as jax_logsumexp
 
-from dpjax._batching import bucket as _bucket
-from dpjax._batching import pad, padded_size
+from dpjax._batching import ladder, pad, padded_size
 from dpjax.accounting import events as ev
 from dpjax.accounting.pld import PLD, amplification, finite_pairs, mixture
 from dpjax.accounting.pld._pld import make
@@ -371,18 +370,18 @@ def _noise_pld(noise, shift: float, h: float, pessimistic: bool, tail: float = T
     extra points carry the exact, vanishing, masses): few compiles across events."""
     lower, size = _sized(lambda: noise_grid(noise, shift, h, tail))
     f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
-    pld = discretise_noise(noise, f64(shift), f64(h), lower, _bucket(size), pessimistic, tail)
+    pld = discretise_noise(noise, f64(shift), f64(h), lower, ladder(size), pessimistic, tail)
     return charge_underflow(pld, tail)
 
 
 def _subsampled_plds(noise, q, h, pessimistic: bool, directions, tail: float = TAIL) -> dict:
-    """Poisson-subsampled PLDs per direction (:mod:`.pld.subsample`), bucketed grids."""
+    """Poisson-subsampled PLDs per direction (:mod:`.pld.subsample`), grids on the size ladder."""
     grids = _sized_all(lambda: subsampled_grid(noise, 1.0, q, h, tail), directions)
     f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
     return {
         d: charge_underflow(
             discretise_subsampled(
-                noise, f64(1.0), f64(q), d, f64(h), grids[d][0], _bucket(grids[d][1]),
+                noise, f64(1.0), f64(q), d, f64(h), grids[d][0], ladder(grids[d][1]),
                 pessimistic, tail,
             ),
             tail,
@@ -807,7 +806,7 @@ def _mix(parts, pessimistic: bool) -> PLD:
     u = 2.0**-53
     lo = min(int(p.lower) for _, p in parts)
     hi = max(int(p.lower) + p.size for _, p in parts)
-    size = _bucket(hi - lo)
+    size = ladder(hi - lo)
     pmf = sum(
         w * jnp.pad(p.pmf, (int(p.lower) - lo, size - (int(p.lower) - lo) - p.size))
         for w, p in parts

@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from dpjax._batching import bucket
+from dpjax._batching import ladder
 from dpjax.accounting.pld._pld import PLD, make
 from dpjax.accounting.pld.discretise import connect_dots
 from dpjax.numerics import float64_kernel
@@ -60,7 +60,7 @@ def from_atoms(losses, probabilities, bin_width: float = 1e-4, pessimistic: bool
     lower = math.floor(lf.min() / h)
     # grid sizes rounded up to few distinct values, at least MIN_GRID (zero mass on top):
     # few compiles downstream, and one for every small pair
-    size = bucket(max(math.ceil(lf.max() / h) - lower + 1, MIN_GRID))
+    size = ladder(max(math.ceil(lf.max() / h) - lower + 1, MIN_GRID))
     grid = (lower + np.arange(size)) * h
     if not pessimistic:
         idx = np.clip(np.floor(lf / h).astype(np.int64) - lower, 0, size - 1)

@@ -25,7 +25,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
-from dpjax._batching import padded_size
+from dpjax._batching import FINE_LADDER_ABOVE, ladder, padded_size
+from dpjax._batching import rungs as _rungs
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld.compose import (  # noqa: F401  (cap names re-exported)
     BYTES_PER_POINT,
@@ -217,59 +218,10 @@ def _needs(ext: Extents, h: float) -> tuple[float, float, float]:
     return fix(grid), fix(fft), fix(index)
 
 
-#: Above this many points a length costs more to run than to compile: :func:`ladder` has
-#: five rungs an octave there instead of two.
-FINE_LADDER_ABOVE = 2**20
-#: The rungs of an octave ``(p/2, p]`` above :data:`FINE_LADDER_ABOVE`, in sixteenths of
-#: ``p``: ``9/16, 5/8, 3/4, 7/8, 1`` (fast FFT lengths ``2^a 3^b 5^c 7^d``, at most a
-#: fifth more points than needed).
-_FINE_RUNGS = (9, 10, 12, 14, 16)
-
-
-def _rungs(p: int) -> list[int]:
-    """The ladder's sizes in the octave ``(p/2, p]`` (``p`` a power of two), ascending."""
-    if p > FINE_LADDER_ABOVE:
-        return [p * r // 16 for r in _FINE_RUNGS]
-    return [3 * p // 4, p]
-
-
-def ladder(n: float) -> int:
-    r"""The least size ``>= n`` on the engine's ladder (at least 8).
-
-    .. math:: \text{ladder}(n) = \min\{m \in R : m \ge \max(n, 8)\},\quad
-              R = \{2^k, 1.5 \cdot 2^k\} \cup
-              \{2^k \cdot \tfrac{r}{16} : r \in \{18, 20, 24, 28\},\
-              2^k > 2^{20}\}
-
-    Two steps an octave up to :data:`FINE_LADDER_ABOVE` (at most a third more points than
-    needed), five above it, where a length costs more to run than to compile (at most a
-    fifth more); every one a fast FFT length (``2^a 3^b 5^c 7^d``): the grid and FFT
-    lengths a new ``K``, scale, rate or bin width asks for fall on few static shapes, so
-    they reuse compiled programs.  A longer grid or FFT is exact padding: the grid reaches
-    further (less mass sent to ``+infinity``), the window cuts less tail (a smaller
-    certified bound on what it cuts).
-
-    Args:
-      n: the size needed.
-
-    Returns:
-      The ladder size, a host integer.
-
-    Example:
-      >>> [ladder(n) for n in (3, 100, 128, 129, 193)]
-      [8, 128, 128, 192, 256]
-      >>> ladder(13_365_590)  # 7 * 2^21, where the two-step ladder gives 2^24
-      14680064
-    """
-    n = max(int(math.ceil(n)), 8)
-    p = 1 << (n - 1).bit_length()  # least power of two >= n
-    return next(m for m in _rungs(p) if m >= n)
-
-
 def _ladder_cap(n: float, cap: int) -> int:
-    """:func:`ladder` of ``n`` if within ``cap``, else the largest ladder size ``<= cap``
-    (a clamped grid or window is still sound: mass above the grid goes to ``+infinity``,
-    above the window is bounded and added)."""
+    """:func:`~dpjax._batching.ladder` of ``n`` if within ``cap``, else the largest ladder
+    size ``<= cap`` (a clamped grid or window is still sound: mass above the grid goes to
+    ``+infinity``, above the window is bounded and added)."""
     if n <= cap and ladder(n) <= cap:
         return ladder(n)
     p = 2 * floor_pow2(cap)  # the octave (p/2, p] holds cap
@@ -277,7 +229,8 @@ def _ladder_cap(n: float, cap: int) -> int:
 
 
 def _sizes(grid: float, fft: float, tail: float, cap: int) -> Sizes:
-    """Sizes on the :func:`ladder`, each clamped to ``cap`` (:func:`_ladder_cap`)."""
+    """Sizes on the :func:`~dpjax._batching.ladder`, each clamped to ``cap``
+    (:func:`_ladder_cap`)."""
     g = _ladder_cap(grid, cap)
     if fft == 0.0:
         return Sizes(g, 0, tail)
@@ -295,11 +248,11 @@ def sizes_for(
               \text{fft} \ge \frac{x_{hi} - x_{lo}}{h} + 3
 
     (the one-use loss range and the Chernoff window of the ``K``-fold MGF, :func:`extents`),
-    each on the :func:`ladder` and clamped to :func:`max_grid_points` (sound, possibly loose:
-    :func:`plan` coarsens instead).  The window is taken from a fixed-size sizing grid, a
-    bit coarser than ``bin_width`` and so a bit wider: the length only decides how much
-    tail is cut, and what is cut is bounded and sent to ``+infinity``.  With arrays the
-    sizes cover every row (and, for scale families, any larger scale).
+    each on the :func:`~dpjax._batching.ladder` and clamped to :func:`max_grid_points`
+    (sound, possibly loose: :func:`plan` coarsens instead).  The window is taken from a
+    fixed-size sizing grid, a bit coarser than ``bin_width`` and so a bit wider: the length
+    only decides how much tail is cut, and what is cut is bounded and sent to ``+infinity``.
+    With arrays the sizes cover every row (and, for scale families, any larger scale).
 
     Args:
       noise_fn, scale, shape, sensitivity, sampling_rate, compositions, tail: as in

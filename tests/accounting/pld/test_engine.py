@@ -186,7 +186,9 @@ def test_new_compositions_and_scales_in_one_ladder_bucket_compile_once():
     lengths.  Each answer is certified and close to the closed form (50-digit mpmath)."""
     import importlib
 
-    from dpjax._batching import bucket
+    def bucket(n):  # the old grid ladder, {1, 1.25, 1.5, 1.75} 2^k
+        p = 1 << (int(n).bit_length() - 1)
+        return next(int(p * f) for f in (1.0, 1.25, 1.5, 1.75, 2.0) if n <= int(p * f))
 
     fast_size = importlib.import_module("dpjax.accounting.pld.compose").fast_size
     h, cases, eps = 1e-3, ((3.5, 25), (3.5, 40), (4.0, 40)), np.array([1.0, 2.0])

@@ -58,6 +58,7 @@ from dpjax.accounting.pld.compose import self_compose
 from dpjax.accounting.pld.discretise import BIN_MASS_ERROR
 from dpjax.accounting.pld.plan import plan
 from dpjax.numerics import float64_kernel
+from dpjax.numerics.export_cache import call_cached
 
 
 @float64_kernel
@@ -170,9 +171,11 @@ def epsilon_lower(
     x = jnp.asarray(delta, jnp.float64)
     if p.sizes is None or p.sizes.moments_only:  # no grid: no certified lower end
         return np.zeros(np.shape(x))
-    got = _lower_kernel(
+    got = call_cached(  # a warm process loads its traced program (export cache)
+        _lower_kernel,
         *engine.scalar_args(scale, shape, sensitivity, sampling_rate, compositions),
         x.reshape(-1),
+        static_argnames=engine.STATIC_ARGNAMES,
         noise_fn=noise_fn,
         bin_width=p.bin_width,
         sizes=p.sizes,

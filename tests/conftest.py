@@ -40,23 +40,31 @@ settings.register_profile("dpjax", deadline=None, derandomize=True, max_examples
 settings.load_profile("dpjax")
 
 
-#: XLA flag of the default tier: XLA CPU's element-wise emitters instead of its fusion
-#: emitters.  The default tier is dominated by compiling (bench/profile_suite.py); this
-#: codegen compiles the engine's kernels in about 40% less time, runs large grids somewhat
-#: slower and gives the same numbers (docs/development.md).  Any other selection (the slow
-#: tier, ``-m 'slow or not slow'``) compiles with XLA's defaults, the codegen users get.
-DEFAULT_TIER_XLA_FLAGS = "--xla_cpu_use_fusion_emitters=false"
+#: XLA flags of the default tier: XLA CPU's element-wise emitters instead of its fusion
+#: emitters, and each program's LLVM module compiled in one piece instead of split over
+#: threads.  The default tier is dominated by compiling (bench/profile_suite.py); the
+#: element-wise codegen compiles the engine's kernels in about 40% less time, runs large
+#: grids somewhat slower and gives the same numbers; with one xdist worker per core the
+#: cores are already busy, and the split's threads only add work (docs/development.md).
+#: Any other selection (the slow tier, ``-m 'slow or not slow'``) compiles with XLA's
+#: defaults, the codegen users get.
+DEFAULT_TIER_XLA_FLAGS = (
+    "--xla_cpu_use_fusion_emitters=false --xla_cpu_parallel_codegen_split_count=1"
+)
 
 
 def pytest_configure(config):
-    """The default tier's XLA flag (:data:`DEFAULT_TIER_XLA_FLAGS`), set before any backend
-    starts: in this process, in every xdist worker (each runs this hook) and in the CLI
-    subprocesses the tests start (they inherit the environment)."""
+    """The default tier's XLA flags (:data:`DEFAULT_TIER_XLA_FLAGS`), each unless
+    ``XLA_FLAGS`` already sets it, set before any backend starts: in this process, in every
+    xdist worker (each runs this hook) and in the CLI subprocesses the tests start (they
+    inherit the environment)."""
     if (config.getoption("markexpr") or "").strip() != "not slow":
         return
     flags = os.environ.get("XLA_FLAGS", "")
-    if "xla_cpu_use_fusion_emitters" not in flags:
-        os.environ["XLA_FLAGS"] = f"{flags} {DEFAULT_TIER_XLA_FLAGS}".strip()
+    for flag in DEFAULT_TIER_XLA_FLAGS.split():
+        if flag.split("=")[0] not in flags:
+            flags = f"{flags} {flag}".strip()
+    os.environ["XLA_FLAGS"] = flags
 
 
 def pytest_unconfigure(config):

@@ -26,6 +26,8 @@ import jax  # noqa: E402
 import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
+from dpjax.cli._main import ONE_SHOT_XLA_FLAGS, add_xla_flags  # noqa: E402 (no backend)
+
 # test modules live in folders mirroring the package (imported in pytest's "importlib"
 # mode, pyproject.toml); the shared helpers (_helpers, _references) sit here
 sys.path.insert(0, os.path.dirname(__file__))
@@ -40,31 +42,26 @@ settings.register_profile("dpjax", deadline=None, derandomize=True, max_examples
 settings.load_profile("dpjax")
 
 
-#: XLA flags of the default tier: XLA CPU's element-wise emitters instead of its fusion
-#: emitters, and each program's LLVM module compiled in one piece instead of split over
-#: threads.  The default tier is dominated by compiling (bench/profile_suite.py); the
-#: element-wise codegen compiles the engine's kernels in about 40% less time, runs large
-#: grids somewhat slower and gives the same numbers; with one xdist worker per core the
-#: cores are already busy, and the split's threads only add work (docs/development.md).
-#: Any other selection (the slow tier, ``-m 'slow or not slow'``) compiles with XLA's
-#: defaults, the codegen users get.
-DEFAULT_TIER_XLA_FLAGS = (
-    "--xla_cpu_use_fusion_emitters=false --xla_cpu_parallel_codegen_split_count=1"
-)
+#: XLA flags of the default tier: the ``dpjax`` command's one-shot codegen
+#: (:data:`dpjax.cli._main.ONE_SHOT_XLA_FLAGS`: XLA CPU's element-wise emitters, LLVM at
+#: level 1 with its vectorizers off) and each program's LLVM module compiled in one piece
+#: instead of split over threads.  The default tier is dominated by compiling
+#: (bench/profile_suite.py); this codegen compiles the engine's kernels in much less time,
+#: runs large grids somewhat slower and gives the same numbers
+#: (tests/test_default_tier_codegen.py); with one xdist worker per core the cores are
+#: already busy, and the split's threads only add work (docs/development.md).  Any other
+#: selection (the slow tier, ``-m 'slow or not slow'``) compiles with XLA's defaults, the
+#: codegen users get.
+DEFAULT_TIER_XLA_FLAGS = f"{ONE_SHOT_XLA_FLAGS} --xla_cpu_parallel_codegen_split_count=1"
 
 
 def pytest_configure(config):
-    """The default tier's XLA flags (:data:`DEFAULT_TIER_XLA_FLAGS`), each unless
-    ``XLA_FLAGS`` already sets it, set before any backend starts: in this process, in every
-    xdist worker (each runs this hook) and in the CLI subprocesses the tests start (they
-    inherit the environment)."""
-    if (config.getoption("markexpr") or "").strip() != "not slow":
-        return
-    flags = os.environ.get("XLA_FLAGS", "")
-    for flag in DEFAULT_TIER_XLA_FLAGS.split():
-        if flag.split("=")[0] not in flags:
-            flags = f"{flags} {flag}".strip()
-    os.environ["XLA_FLAGS"] = flags
+    """The default tier's XLA flags (:data:`DEFAULT_TIER_XLA_FLAGS`), unless ``XLA_FLAGS``
+    sets any of them already (:func:`dpjax.cli._main.add_xla_flags`), set before any backend
+    starts: in this process, in every xdist worker (each runs this hook) and in the CLI
+    subprocesses the tests start (they inherit the environment)."""
+    if (config.getoption("markexpr") or "").strip() == "not slow":
+        add_xla_flags(DEFAULT_TIER_XLA_FLAGS, os.environ)
 
 
 def pytest_unconfigure(config):

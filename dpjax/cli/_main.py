@@ -57,13 +57,46 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-#: XLA flag of the ``dpjax`` command: XLA CPU's element-wise emitters instead of its fusion
-#: emitters.  A command is one process that compiles its programs and runs each a few times,
-#: so compiling is most of its cost; this codegen compiles the engine's programs in about
-#: 25-40% less time and gives the same numbers (tests/test_default_tier_codegen.py).  It runs
-#: large grids somewhat slower, which is why the library, used in long-lived processes that
-#: call a compiled program many times, keeps XLA's defaults (docs/development.md).
-ONE_SHOT_XLA_FLAGS = "--xla_cpu_use_fusion_emitters=false"
+#: XLA flags of the ``dpjax`` command: XLA CPU's element-wise emitters instead of its
+#: fusion emitters, LLVM's optimisation level 1 instead of 2 and its loop and SLP
+#: vectorizers off.  A command is one process that compiles its programs and runs each a
+#: few times, so compiling is most of its cost; this codegen compiles the engine's programs
+#: in markedly less time and gives the same numbers (tests/test_default_tier_codegen.py:
+#: vectorizing never reorders float64 arithmetic, and level 1 keeps the fused multiply-adds
+#: of level 2, which level 0 drops).  It runs large grids somewhat slower, which is why the
+#: library, used in long-lived processes that call a compiled program many times, keeps
+#: XLA's defaults (docs/development.md).
+ONE_SHOT_XLA_FLAGS = (
+    "--xla_cpu_use_fusion_emitters=false --xla_backend_optimization_level=1 "
+    "--xla_backend_extra_options=-vectorize-loops=false,-vectorize-slp=false"
+)
+
+
+def add_xla_flags(flags: str, environ=os.environ) -> bool:
+    """Append ``flags`` to ``environ["XLA_FLAGS"]`` unless it sets any of them already.
+
+    The flags are a set: a user's ``XLA_FLAGS`` that names one of them (e.g. the fusion
+    emitters) keeps its whole codegen, none of the others is added.
+
+    Args:
+      flags: space-separated ``--name=value`` XLA flags.
+      environ: the environment to update (default ``os.environ``).
+
+    Returns:
+      Whether the flags were added.
+
+    Example:
+      >>> env = {"XLA_FLAGS": "--xla_cpu_use_fusion_emitters=true"}
+      >>> add_xla_flags("--xla_cpu_use_fusion_emitters=false --xla_foo=1", env), env
+      (False, {'XLA_FLAGS': '--xla_cpu_use_fusion_emitters=true'})
+      >>> add_xla_flags("--xla_foo=1", env), env["XLA_FLAGS"]
+      (True, '--xla_cpu_use_fusion_emitters=true --xla_foo=1')
+    """
+    current = environ.get("XLA_FLAGS", "")
+    if any(flag.split("=")[0] in current for flag in flags.split()):
+        return False
+    environ["XLA_FLAGS"] = f"{current} {flags}".strip()
+    return True
 
 
 def one_shot_codegen(environ=os.environ) -> bool:
@@ -71,24 +104,20 @@ def one_shot_codegen(environ=os.environ) -> bool:
 
     Only where JAX is not imported yet (XLA reads ``XLA_FLAGS`` once, when its backend
     starts: a process that imported JAX, e.g. a caller of :func:`main`, keeps its own) and
-    ``XLA_FLAGS`` does not set the emitters already (the user's choice wins).
+    ``XLA_FLAGS`` sets none of them (the user's choice wins; :func:`add_xla_flags`).
 
     Args:
       environ: the environment to update (default ``os.environ``).
 
     Returns:
-      Whether the flag was added.
+      Whether the flags were added.
 
     Example:
       >>> env = {"XLA_FLAGS": "--xla_cpu_use_fusion_emitters=true"}
       >>> one_shot_codegen(env), env["XLA_FLAGS"]
       (False, '--xla_cpu_use_fusion_emitters=true')
     """
-    flags = environ.get("XLA_FLAGS", "")
-    if "jax" in sys.modules or "xla_cpu_use_fusion_emitters" in flags:
-        return False
-    environ["XLA_FLAGS"] = f"{flags} {ONE_SHOT_XLA_FLAGS}".strip()
-    return True
+    return "jax" not in sys.modules and add_xla_flags(ONE_SHOT_XLA_FLAGS, environ)
 
 
 def _cli_name(name: str) -> str:

@@ -94,8 +94,9 @@ def test_compilation_cache_set_when_jax_is_imported_after_dpjax(tmp_path):
 
 
 def test_a_fresh_command_compiles_with_the_one_shot_codegen():
-    """A ``dpjax`` process sets the one-shot XLA flag before JAX starts, unless the user's
-    ``XLA_FLAGS`` choose the emitters; a process that imported JAX keeps its own flags."""
+    """A ``dpjax`` process sets the one-shot XLA flags before JAX starts, unless the user's
+    ``XLA_FLAGS`` name any of them (the emitters, the LLVM level); a process that imported
+    JAX keeps its own flags."""
     from dpjax.cli._main import ONE_SHOT_XLA_FLAGS, one_shot_codegen
 
     probe = ("import os; from dpjax.cli._main import main; main(['mechanisms']); "
@@ -103,8 +104,9 @@ def test_a_fresh_command_compiles_with_the_one_shot_codegen():
              "print(repr(os.environ.get('XLA_FLAGS')))")
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    mine, other = "--xla_cpu_use_fusion_emitters=true", "--xla_cpu_enable_fast_math=false"
-    for given, expected in ((None, ONE_SHOT_XLA_FLAGS), (mine, mine),
+    mine, level = "--xla_cpu_use_fusion_emitters=true", "--xla_backend_optimization_level=2"
+    other = "--xla_cpu_enable_fast_math=false"
+    for given, expected in ((None, ONE_SHOT_XLA_FLAGS), (mine, mine), (level, level),
                             (other, f"{other} {ONE_SHOT_XLA_FLAGS}")):
         child = dict(env) if given is None else {**env, "XLA_FLAGS": given}
         done = subprocess.run([sys.executable, "-c", probe], env=child, capture_output=True,

@@ -8,7 +8,11 @@ the session, one JSON file per process into ``$DPJAX_SUITE_PROFILE_DIR``:
 
 * ``events``: seconds and count of each JAX duration event;
 * ``programs``: backend-compile seconds and count per program name (``jit(kernel)``, ...);
-* ``tests``: per test id, ``[wall seconds, backend-compile seconds, compiles]``.
+* ``tests``: per test id, ``[wall seconds, backend-compile seconds, compiles]``;
+* ``sites``: the small compiles (at most :data:`SMALL_SECONDS` each: op-by-op dispatch of
+  eager ``jnp`` calls, mostly) per call site, the deepest frame of the stack in the
+  ``dpjax`` package (``path:line:function``; ``(outside dpjax)`` where none is),
+  ``[backend-compile seconds, compiles]``.
 
 It measures only: no test is changed, skipped or reordered.
 """
@@ -19,6 +23,7 @@ import collections
 import json
 import os
 import time
+import traceback
 
 import jax.monitoring
 import pytest
@@ -28,7 +33,21 @@ _BACKEND = "/jax/core/compile/backend_compile_duration"
 _events: dict = collections.defaultdict(lambda: [0.0, 0])
 _programs: dict = collections.defaultdict(lambda: [0.0, 0])
 _tests: dict = {}
+_sites: dict = collections.defaultdict(lambda: [0.0, 0])
 _running = {"seconds": 0.0, "count": 0}
+
+#: Backend compiles up to this many seconds count as small (:data:`_sites`).
+SMALL_SECONDS = 0.12
+_PACKAGE = os.sep + "dpjax" + os.sep
+
+
+def _site() -> str:
+    """The deepest frame of the current stack inside the ``dpjax`` package."""
+    for frame in reversed(traceback.extract_stack()):
+        if _PACKAGE in frame.filename and "site-packages" not in frame.filename:
+            path = frame.filename[frame.filename.rindex(_PACKAGE) + 1:]
+            return f"{path}:{frame.lineno}:{frame.name}"
+    return "(outside dpjax)"
 
 
 def _listen(event: str, duration: float, **kwargs) -> None:
@@ -40,6 +59,10 @@ def _listen(event: str, duration: float, **kwargs) -> None:
         _programs[name][1] += 1
         _running["seconds"] += duration
         _running["count"] += 1
+        if duration <= SMALL_SECONDS:
+            site = _sites[_site()]
+            site[0] += duration
+            site[1] += 1
 
 
 jax.monitoring.register_event_duration_secs_listener(_listen)
@@ -60,4 +83,5 @@ def pytest_sessionfinish(session):
         return
     name = os.environ.get("PYTEST_XDIST_WORKER", "main")
     with open(os.path.join(folder, f"{name}.json"), "w") as f:
-        json.dump({"events": _events, "programs": _programs, "tests": _tests}, f)
+        json.dump({"events": _events, "programs": _programs, "tests": _tests,
+                   "sites": _sites}, f)

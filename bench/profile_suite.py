@@ -11,7 +11,8 @@ compile events in every worker, then reports:
 * the programs that cost the most compile time, each with its number of compiles and the
   number of *distinct* programs of that name the persistent cache holds at the end (equal
   counts: every compile was a new program, none repeated between workers);
-* the slowest tests with their compile share.
+* the slowest tests with their compile share;
+* the call sites of the small compiles (op-by-op dispatch), by the deepest ``dpjax`` frame.
 
     python bench/profile_suite.py [--top N] [--big SECONDS] [--out FILE] [--min-compile-time S]
                                   [-- PYTEST ARGS]
@@ -51,7 +52,8 @@ def merge(reports: list[dict]) -> dict:
       reports: the decoded files, one per pytest process.
 
     Returns:
-      ``{"events": {name: [s, n]}, "programs": {name: [s, n]}, "tests": {id: [wall, s, n]}}``.
+      ``{"events": {name: [s, n]}, "programs": {name: [s, n]}, "tests": {id: [wall, s, n]},
+      "sites": {site: [s, n]}}``.
 
     Example:
       >>> a = {"events": {"e": [1.0, 2]}, "programs": {"p": [1.0, 2]}, "tests": {"t": [3, 1, 2]}}
@@ -59,11 +61,12 @@ def merge(reports: list[dict]) -> dict:
       >>> m = merge([a, b]); m["events"]["e"], sorted(m["tests"])
       ([1.5, 3], ['t', 'u'])
     """
-    out = {"events": collections.defaultdict(lambda: [0.0, 0]),
-           "programs": collections.defaultdict(lambda: [0.0, 0]), "tests": {}}
+    out = {key: collections.defaultdict(lambda: [0.0, 0])
+           for key in ("events", "programs", "sites")}
+    out["tests"] = {}
     for rep in reports:
-        for key in ("events", "programs"):
-            for name, (seconds, count) in rep[key].items():
+        for key in ("events", "programs", "sites"):
+            for name, (seconds, count) in rep.get(key, {}).items():
                 out[key][name][0] += seconds
                 out[key][name][1] += count
         out["tests"].update(rep["tests"])
@@ -121,7 +124,20 @@ def report(merged: dict, wall: float, distinct: collections.Counter, top: int,
     lines.append(f"{'test':96s} {'wall s':>7s} {'compile':>7s} {'n':>4s}")
     for tid, (w, s, n) in sorted(tests.items(), key=lambda kv: -kv[1][0])[:top]:
         lines.append(f"{tid[:96]:96s} {w:7.1f} {s:7.1f} {n:4d}")
+    sites = merged.get("sites", {})
+    lines.append("")
+    lines.append(f"small compiles (<= {_plugin_small()} s each) by the deepest dpjax frame: "
+                 f"{sum(n for _, n in sites.values())} "
+                 f"({sum(s for s, _ in sites.values()):.0f} s)")
+    for site, (s, n) in sorted(sites.items(), key=lambda kv: -kv[1][0])[:top]:
+        lines.append(f"{site[:96]:96s} {s:7.1f} {n:6d}")
     return "\n".join(lines)
+
+
+def _plugin_small() -> float:
+    """:data:`_suite_profile_plugin.SMALL_SECONDS`, read without importing JAX."""
+    with open(os.path.join(HERE, "_suite_profile_plugin.py")) as f:
+        return float(re.search(r"^SMALL_SECONDS = ([0-9.]+)", f.read(), re.M).group(1))
 
 
 def main(argv=None) -> int:

@@ -40,11 +40,16 @@ def test_report_names_the_compiled_program_and_the_test(tmp_path, capsys):
     assert float(seconds) >= 0.0 and int(compiles) == 1 and int(distinct) == 1
     assert "test_generated.py::test_compiles_one_program" in text
     assert text.startswith("wall ") and "1 tests" in text.splitlines()[0]
+    # the small compiles' call sites: the generated program lives outside dpjax
+    sites = text[text.index("small compiles (<="):].splitlines()
+    assert any(line.startswith("(outside dpjax)") for line in sites[1:]), sites
 
 
 def test_merge_adds_the_workers():
-    a = {"events": {"e": [1.0, 2]}, "programs": {"p": [2.0, 1]}, "tests": {"t": [3.0, 1.0, 2]}}
+    a = {"events": {"e": [1.0, 2]}, "programs": {"p": [2.0, 1]}, "tests": {"t": [3.0, 1.0, 2]},
+         "sites": {"s": [0.5, 5]}}
     b = {"events": {"e": [0.5, 1]}, "programs": {"p": [1.0, 3]}, "tests": {"u": [1.0, 0.0, 0]}}
     merged = profile_suite.merge([a, b])
     assert merged["events"]["e"] == [1.5, 3] and merged["programs"]["p"] == [3.0, 4]
+    assert merged["sites"] == {"s": [0.5, 5]}
     assert set(merged["tests"]) == {"t", "u"}

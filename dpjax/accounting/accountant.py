@@ -319,7 +319,7 @@ class PLDAccountant:
                 leaves, self.relation)
         return self._cache["gaussian"]
 
-    def _pld_delta(self, epsilon: float) -> float:
+    def _pld_delta(self, epsilon: float, target: float = 0.0) -> float:
         """Certified upper bound on ``delta`` at ``epsilon`` from the composed PLDs and the cap.
 
         The worse direction's composed-PLD ``delta(epsilon)``; where the ledger is
@@ -331,6 +331,8 @@ class PLDAccountant:
 
         Args:
           epsilon: ``epsilon >= 0``.
+          target: a plain answer at most this is returned without the tilted refinement
+            (:meth:`get_delta`).
 
         Returns:
           The certified ``delta``.
@@ -346,7 +348,7 @@ class PLDAccountant:
         out = max(values, default=0.0)
         if math.isnan(out):
             raise CertificationError("PLDAccountant: the computed delta is NaN")
-        if 0.0 < out < TILT_BELOW:
+        if target < out < TILT_BELOW:
             # the plain answer may exceed the truth by far (it is at least the plain grids'
             # atom at +infinity): resolve down to its square (x 1e-4), or to the Chernoff
             # bound of the composed moments (x 1e-4) if lower; then at the window of the
@@ -440,7 +442,7 @@ class PLDAccountant:
             return None
 
     @_x64
-    def get_delta(self, epsilon: float) -> float:
+    def get_delta(self, epsilon: float, *, target: float = 0.0) -> float:
         """Certified upper bound on ``delta`` at ``epsilon``.
 
         A ledger of (composed) Gaussians only is one Gaussian mechanism
@@ -453,14 +455,20 @@ class PLDAccountant:
         (:func:`~dpjax.accounting.rdp.ledger.ledger_rdp_delta`).  Runs in float64 whatever
         the caller's x64 setting.
 
+        A search that only asks whether a target is met passes ``target``: a certified
+        answer at most ``target`` is then returned as soon as one is found, without the
+        tilted refinement and the RDP bound (which could only lower it further): still an
+        upper bound on the true ``delta``, possibly above the tightest one dpjax certifies.
+
         Args:
           epsilon: ``epsilon >= 0``.
+          target: ``delta`` at which to stop refining (default ``0``: the tightest answer).
 
         Returns:
           The certified ``delta`` (``1`` where nothing better is certified, e.g. a noise
           scale too small for a loss grid).
         """
-        eps = _epsilon_arg(epsilon)
+        eps, enough = _epsilon_arg(epsilon), _delta_arg(target)
         gauss = self._gaussian()
         if gauss is not None:
             sigma, sens = gauss
@@ -468,9 +476,9 @@ class PLDAccountant:
                 return 1.0
             out = float(_delta_gaussian(eps, sigma, sens))
             return 1.0 if math.isnan(out) else min(out, 1.0)
-        out = self._pld_delta(eps)
+        out = self._pld_delta(eps, enough)
         leaves = self._leaves()
-        if out > 0.0 and leaves:
+        if out > enough and leaves:
             out = min(out, ledger_rdp_delta(leaves, self.relation, eps))
         return out
 

@@ -12,7 +12,10 @@ pessimistic discretisation).  The search brackets ``s*`` geometrically from a gu
 bisects in ``log s`` to a relative width ``rtol``; the returned scale is the certified end
 of the bracket (Illinois steps on ``log delta`` against ``log s``; bisection where the
 profile is exactly 0) and is re-checked by a fresh accountant before it is returned (fail closed:
-:class:`~dpjax.errors.CertificationError` otherwise).  A host loop: one accountant query per
+:class:`~dpjax.errors.CertificationError` otherwise).  A step only asks whether a scale meets
+the target, so it asks the accountant's decision query (``get_delta(epsilon, target=delta)``:
+no tilted refinement or RDP bound below the target, which decides exactly as the tightest
+answer does); the re-check asks for the tightest answer.  A host loop: one accountant query per
 step, for the event families whose accounting lives in the accountant (discrete noise,
 neighbouring relations other than add-or-remove under Poisson subsampling).
 """
@@ -34,7 +37,8 @@ __all__ = ["calibrate_event_scale", "event_answer", "event_delta", "least_event_
 RTOL = 1e-5
 
 
-def event_delta(event, epsilon: float, relation: str, bin_width: float = 1e-4) -> float:
+def event_delta(event, epsilon: float, relation: str, bin_width: float = 1e-4,
+                target: float = 0.0) -> float:
     """Certified ``delta(epsilon)`` of ``event`` under ``relation`` (a fresh accountant).
 
     Args:
@@ -42,11 +46,14 @@ def event_delta(event, epsilon: float, relation: str, bin_width: float = 1e-4) -
       epsilon: ``epsilon >= 0``.
       relation: the neighbouring relation (:data:`~dpjax.accounting.events.RELATIONS`).
       bin_width: the accountant's loss-grid spacing.
+      target: refine no further once the certified ``delta`` is at most this
+        (:meth:`~dpjax.accounting.PLDAccountant.get_delta`; default ``0``: the tightest).
 
     Returns:
       The certified ``delta`` (NaN raises :class:`CertificationError`).
     """
-    out = PLDAccountant(relation, bin_width).compose(event).get_delta(float(epsilon))
+    acc = PLDAccountant(relation, bin_width).compose(event)
+    out = acc.get_delta(float(epsilon), target=float(target))
     if math.isnan(out):
         raise CertificationError("the accountant's delta is NaN: dpjax cannot certify it")
     return out
@@ -96,8 +103,8 @@ def least_event_scale(build: Callable[[float], object], eps: float, dlt: float, 
     Raises:
       InfeasibleTargetError: no scale up to ``hi_limit`` meets the target.
     """
-    def ok(s):
-        d = event_delta(build(s), eps, relation, bin_width)
+    def ok(s):  # whether s meets the target: no refinement below it (the re-check has it)
+        d = event_delta(build(s), eps, relation, bin_width, target=dlt)
         return d <= dlt, d
 
     def gap(d):  # log delta - log target (-inf at delta = 0; +inf for a target of 0)

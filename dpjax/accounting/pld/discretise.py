@@ -36,7 +36,8 @@ they sit inside a bin and the chord formula integrates them exactly.
 ``pessimistic=False`` instead merges the outcomes of each bin (a post-processing:
 the merged pair is dominated by the true one) and rounds each merged loss
 ``c_j = log P(bin_j) / Q(bin_j)`` *down* to the grid (the top tail at the last
-point, the bottom tail dropped): a lower bound, the lower half of brackets.  Its
+point at or below its losses, the bottom tail dropped): a lower bound, the lower half
+of brackets.  Its
 bins are centred just above their labels, so a use loses ``O(h^2)`` plus a small
 offset rather than the ``h / 2`` of rounding every loss down (:func:`_merged_down`).
 
@@ -250,13 +251,13 @@ _MERGE_MARGIN = 4e-11
 def _merged_bins(pair: MonotonePair, eps, h, offset):
     """Bins ``(e_{j-1}, e_j]``, ``e_j = eps_j + h/2 + o_j`` (``offset``: a scalar or one per
     edge), labelled ``j = 1 .. n-1``:
-    ``(P(bin), log P(bin) - log(e^{eps_j} Q(bin)), P(L > e_{n-1}))``."""
+    ``(P(bin), log P(bin) - log(e^{eps_j} Q(bin)), P(L > e_{n-1}), L(t(e_{n-1})))``."""
     t = _t_at(pair, eps + 0.5 * h + offset)
     lsp, lcp, lsq, lcq = pair.all_tails(t)
     p_bin, lsp, _ = intervals(lsp, lcp)
     qs, _, _ = intervals(lsq, lcq, eps[1:])
     gap = jnp.where(p_bin > 0, jnp.log(jnp.where(p_bin > 0, p_bin, 1.0)) - jnp.log(qs), -jnp.inf)
-    return p_bin, gap, jnp.exp(lsp[-1])
+    return p_bin, gap, jnp.exp(lsp[-1]), pair.loss(t[-1])
 
 
 def _merged_down(pair: MonotonePair, eps, h, lower) -> PLD:
@@ -276,10 +277,13 @@ def _merged_down(pair: MonotonePair, eps, h, lower) -> PLD:
     loses about the margin instead of the ``h / 2`` of plain rounding down.  Where the grid
     is too coarse for the bins' curvature (the labels would lose more,
     ``sum_j P(bin_j) (c_j - label_j)``), the edges sit at the labels instead (``o_j =
-    -h/2``: plain rounding down).  Mass above the top edge goes to the top point, mass
-    below the bottom edge is dropped.
+    -h/2``: plain rounding down).  Mass above the top edge (every loss above ``L(t(e_{n-1}))``)
+    goes to the greatest point at or below that loss (the top point unless the grid reaches
+    above the pair's range: zero-mass padding is exact), mass below the bottom edge is
+    dropped.
     """
-    _, gap0, _ = _merged_bins(pair, eps, h, 0.0)
+    n = eps.shape[0]
+    _, gap0, _, _ = _merged_bins(pair, eps, h, 0.0)
     g = jnp.where(jnp.isfinite(gap0), gap0, 0.0)
     g = jnp.concatenate([g, g[-1:]])  # g_j for j = 1 .. n (the last repeated)
     mid = 0.5 * (g[:-1] + g[1:])
@@ -288,25 +292,31 @@ def _merged_down(pair: MonotonePair, eps, h, lower) -> PLD:
     offset = jnp.concatenate([inner[:1], inner])  # e_0 moves with e_1
 
     def labelled(offset):
-        p_bin, gap, p_above = _merged_bins(pair, eps, h, offset)
+        p_bin, gap, p_above, loss_edge = _merged_bins(pair, eps, h, offset)
         ok = gap >= _MERGE_MARGIN
         here = jnp.where(ok, p_bin, 0.0)
         down = jnp.where(ok, 0.0, p_bin)
         pmf = jnp.concatenate([down, jnp.zeros((1,))]) + jnp.concatenate([jnp.zeros((1,)), here])
-        pmf = pmf.at[-1].add(p_above)
+        # the mass above the top edge (every loss > loss_edge) at the greatest point <=
+        # loss_edge: the top point unless the grid reaches above the pair's range, where
+        # the top point would raise those losses (a lower bound may only lower them)
+        at = jnp.searchsorted(eps, loss_edge, side="right") - 1
+        at = jnp.where(jnp.isnan(loss_edge), n - 1, jnp.clip(at, 0, n - 1))
+        pmf = pmf.at[at].add(p_above)
         # what the labels lose against the merged losses (P-weighted): gap, or gap + h
         miss = jnp.clip(gap, 0.0, h) + jnp.where(ok, 0.0, h)
         lost = jnp.sum(jnp.where(p_bin > 0, p_bin * miss, 0.0))
-        return pmf, lost
+        return pmf, lost, p_above
 
-    pmf, lost = labelled(offset)
+    pmf, lost, above = labelled(offset)
     # the edges at the labels (o = -h/2: plain rounding down) where they lose less (a grid
     # too coarse for the bins' curvature); either is a lower bound
-    plain, lost_plain = labelled(jnp.full_like(offset, -0.5 * h))
+    plain, lost_plain, above_plain = labelled(jnp.full_like(offset, -0.5 * h))
     use_plain = ~(lost <= lost_plain)
     pmf = jnp.where(use_plain, plain, pmf)
+    above = jnp.where(use_plain, above_plain, above)
     offset = jnp.where(use_plain, -0.5 * h, offset[0])
-    truncated = pmf[-1] + jnp.exp(pair.log_cdf_p(_t_at(pair, eps[:1] + 0.5 * h + offset))[0])
+    truncated = above + jnp.exp(pair.log_cdf_p(_t_at(pair, eps[:1] + 0.5 * h + offset))[0])
     return make(h, lower, pmf, 0.0, truncated_mass=truncated, pessimistic=False)
 
 
@@ -320,7 +330,11 @@ def discretise_pair(
     ``p_i = e^{eps_i}(B_{i-1} - B_i)`` through the exact ``delta(eps_i)`` of eq. (14)/(16) of
     flipped-huber-mechanism.  The grid need not cover the loss range: mass above the top
     goes to ``+infinity`` (``inf_mass = delta(eps_top)``), mass below is lumped onto the
-    bottom.
+    bottom.  A grid that reaches above the range (a length padded to the ladder,
+    :func:`dpjax._batching.ladder`) puts the atom ``e^{L(t_top)} Q(L > L(t_top))`` of the
+    cut tail at the least point at or above ``L(t_top)``, not at the grid's top: padding
+    with zero mass is then exact (an atom far up the grid would dominate a tilted
+    composition's moments, :mod:`.tilted`).
 
     Args:
       pair: the :class:`MonotonePair`.
@@ -347,7 +361,14 @@ def discretise_pair(
     loss_top = pair.loss(t[-1])
     top = jnp.where(jnp.isnan(loss_top), -jnp.inf, jnp.minimum(eps[-1], loss_top))
     qs_above = jnp.where(jnp.isfinite(lsq[-1]), jnp.exp(top + lsq[-1]), 0.0)
-    pmf, inf_mass = connect_dots(p_bin, qs, p_above, qs_above, p_below, h)
+    pmf, _ = connect_dots(p_bin, qs, p_above, 0.0, p_below, h)
+    # the atom e^{top} Q(above) at the least grid point >= top (the top point unless the
+    # grid reaches above the pair's range): every loss above is > top, so any point >= top
+    # keeps each delta(eps) an upper bound, and the least keeps zero-mass padding exact
+    at = jnp.where(jnp.isnan(loss_top), size - 1,
+                   jnp.minimum(jnp.searchsorted(eps, top, side="left"), size - 1))
+    pmf = pmf.at[at].add(qs_above)
+    inf_mass = jnp.maximum(p_above - qs_above, 0.0)
     return make(h, lower, pmf, inf_mass, truncated_mass=truncated, pessimistic=True)
 
 

@@ -148,3 +148,69 @@ def test_small_atom_pairs_share_one_grid_length():
     e0 = 0.3  # losses +-0.3: delta(eps) = 0.6 (1 - e^{eps - 0.3}) for 0 <= eps < 0.3
     want = 0.6 * (1 - np.exp(0.1 - e0))
     assert float(delta_for_epsilon(short, 0.1)) == pytest.approx(want, rel=1e-9)
+
+
+def _tight_and_padded(kind, pessimistic, monkeypatch):
+    """One use's PLD on its own grid and on a grid 2.5x as long (zero-mass padding above the
+    loss range): Laplace (a bounded loss) and the replace-one Poisson mixture of a Gaussian
+    (whose loss inverse stops at the range's end)."""
+    import jax.numpy as jnp
+
+    from dpjax.accounting.pld import mixture
+    from dpjax.accounting.pld.discretise import discretise_noise, noise_grid
+    from dpjax.noise import make
+
+    if kind == "laplace":
+        noise = make("laplace", scale=1.5)
+        lower, size = noise_grid(noise, 1.0, H)
+        one, h = jnp.asarray(1.0, jnp.float64), jnp.asarray(H, jnp.float64)
+        return (discretise_noise(noise, one, h, lower, size, pessimistic),
+                discretise_noise(noise, one, h, lower, 5 * size // 2, pessimistic))
+    noise = make("gaussian", sigma=1.5)
+
+    def use():
+        return mixture.replace_one_poisson_pld(noise, 0.3, 1.0, H, pessimistic)
+
+    tight = use()
+    ladder = mixture.ladder
+    monkeypatch.setattr(mixture, "ladder", lambda n: ladder(5 * ladder(n) // 2))
+    return tight, use()
+
+
+@pytest.mark.parametrize("pessimistic", [True, False])
+@pytest.mark.parametrize("kind", ["laplace", "replace-one-mixture"])
+def test_zero_mass_padding_at_the_top_is_exact(kind, pessimistic, monkeypatch):
+    """A grid reaching far above the pair's loss range (a length padded up the ladder) gives
+    the same PLD, the padding all zeros: the cut tail's atom sits at the least point at or
+    above ``L(t_top)`` (pessimistic) or the greatest at or below it (optimistic), not at the
+    grid's top, where it would dominate a tilted composition's moments."""
+    tight, padded = _tight_and_padded(kind, pessimistic, monkeypatch)
+    n = tight.size
+    assert padded.size > 2 * n and int(padded.lower) == int(tight.lower)
+    # the mixture's loss inverse starts from every _STRIDE-th level of the grid: another
+    # grid length moves its roots within their rounding band (1e-9 relative in a mass)
+    rtol = 0.0 if kind == "laplace" else 1e-8
+    np.testing.assert_allclose(np.asarray(padded.pmf[:n]), np.asarray(tight.pmf), rtol=rtol,
+                               atol=0.0)
+    assert not np.any(np.asarray(padded.pmf[n:]))
+    assert float(padded.inf_mass) == pytest.approx(float(tight.inf_mass), rel=rtol, abs=0.0)
+
+
+def test_padded_mixture_grids_leave_a_deep_bracket_unchanged(monkeypatch):
+    """The user-visible effect: a ledger whose one-use grids are padded 2.5x answers the same
+    bracket at delta = 1e-100 (tilted ends).  With the cut tail's atom at the grid's top, the
+    padding took it from (6.714, 6.7145) to (4.64, 9.524)."""
+    from dpjax.accounting import PLDAccountant
+    from dpjax.accounting import events as ev
+    from dpjax.accounting.pld import mixture
+
+    def bracket():
+        mix = ev.MixtureOfGaussians(10.0, (1.0,), (1.0,))
+        return PLDAccountant(bin_width=H).compose(mix, 10).bracket(1e-100)
+
+    tight = bracket()
+    ladder = mixture.ladder
+    monkeypatch.setattr(mixture, "ladder", lambda n: ladder(5 * ladder(n) // 2))
+    padded = bracket()
+    assert padded.lower == tight.lower and padded.upper == tight.upper
+    assert 6.714 <= tight.upper <= 6.7145

@@ -10,8 +10,9 @@ with ``hat delta_s`` the certified ``delta(epsilon)`` of
 :class:`~dpjax.accounting.PLDAccountant` under the neighbouring relation (exact pairs,
 pessimistic discretisation).  The search brackets ``s*`` geometrically from a guess and
 bisects in ``log s`` to a relative width ``rtol``; the returned scale is the certified end
-of the bracket (Illinois steps on ``log delta`` against ``log s``; bisection where the
-profile is exactly 0) and is re-checked by a fresh accountant before it is returned (fail closed:
+of the bracket (Illinois steps on ``log(-log delta)`` against ``log s``, about linear for
+tails like ``e^{-c s^2}`` or ``e^{-c s}``; bisection where the profile is exactly 0 or 1)
+and is re-checked by a fresh accountant before it is returned (fail closed:
 :class:`~dpjax.errors.CertificationError` otherwise).  A step only asks whether a scale meets
 the target, so it asks the accountant's decision query (``get_delta(epsilon, target=delta)``:
 no tilted refinement or RDP bound below the target, which decides exactly as the tightest
@@ -107,10 +108,16 @@ def least_event_scale(build: Callable[[float], object], eps: float, dlt: float, 
         d = event_delta(build(s), eps, relation, bin_width, target=dlt)
         return d <= dlt, d
 
-    def gap(d):  # log delta - log target (-inf at delta = 0; +inf for a target of 0)
+    def gap(d):  # log(-log target) - log(-log delta): about linear in log s for tails
+        # e^{-c s^2} (Gaussian) or e^{-c s} (Laplace); -inf at delta = 0, +inf at delta = 1
+        # and for a target of 0
         if dlt == 0.0:
             return math.inf if d > 0.0 else -math.inf
-        return math.log(d) - math.log(dlt) if d > 0.0 else -math.inf
+        if d <= 0.0:
+            return -math.inf
+        if d >= 1.0:
+            return math.inf
+        return math.log(-math.log(dlt)) - math.log(-math.log(d))
 
     hi = min(max(float(guess), lo_limit), hi_limit)
     good, d_hi = ok(hi)
@@ -135,14 +142,14 @@ def least_event_scale(build: Callable[[float], object], eps: float, dlt: float, 
             lo, d_lo = cand, d
     # Illinois (regula falsi) on f(x) = log delta(e^x) - log delta_target, the certified end
     # kept; a bisection step where a value is infinite (pure DP: delta exactly 0)
-    # a bisection step after two steps that did not halve the bracket (a profile that drops
+    # a bisection step after three steps that did not halve the bracket (a profile that drops
     # by orders of magnitude over a small change of scale -- mass at large losses, one
     # Poisson coin for many coordinates -- stalls regula falsi on one side)
     f_lo, f_hi, side, slow = gap(d_lo), gap(d_hi), 0, 0
     while hi / lo - 1.0 > rtol and not (dlt > 0.0 and d_hi >= dlt * (1.0 - rtol)):
         x_lo, x_hi = math.log(lo), math.log(hi)
         w = x_hi - x_lo
-        if slow < 2 and math.isfinite(f_lo) and math.isfinite(f_hi) and f_lo > f_hi:
+        if slow < 3 and math.isfinite(f_lo) and math.isfinite(f_hi) and f_lo > f_hi:
             x = (x_lo * f_hi - x_hi * f_lo) / (f_hi - f_lo)
             x = min(max(x, x_lo + 1e-3 * w), x_hi - 1e-3 * w)
         else:

@@ -57,3 +57,29 @@ def test_calibration_is_rechecked_at_the_tightest_answer():
     s = float(scale)
     assert float(delta_at) == event_delta(build(s), eps, "add_remove", H) <= dlt
     assert event_delta(build(s * (1 - 2e-3)), eps, "add_remove", H) > dlt
+
+
+def test_the_search_needs_few_accountant_queries(monkeypatch):
+    """Illinois steps on ``log(-log delta)`` against ``log s`` (about linear for a Gaussian
+    tail ``e^{-c s^2}``): the least scale to ``rtol = 1e-5`` from a guess 4x too small in a
+    handful of queries (counted, as the compile-count tests count compiles; steps on
+    ``log delta`` took 18 here).  (A profile that reaches exactly 0 near the answer, the
+    pure-DP end of subsampled Laplace, is bisected: no step can interpolate a 0.)"""
+    from dpjax.calibration import event_scale
+
+    asked = []
+    real = event_scale.event_delta
+
+    def counted(*args, **kwargs):
+        asked.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(event_scale, "event_delta", counted)
+
+    def build(s):
+        return ev.SelfComposed(ev.PoissonSampled(0.2, ev.Gaussian(s)), 4)
+
+    scale, delta_at = calibrate_event_scale(build, 2.0, 1e-8, "add_remove", 0.25,
+                                            name="gaussian", bin_width=H)
+    assert float(delta_at) <= 1e-8
+    assert len(asked) <= 10, len(asked)

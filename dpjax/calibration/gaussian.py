@@ -122,6 +122,7 @@ def _mu_newton(epsilon, delta, num_iterations=8):
 
 
 @float64_kernel
+@jax.jit  # one program per shape: eagerly, its cond's closures recompiled at every call
 def mu_gaussian(epsilon: ArrayLike, delta: ArrayLike):
     r"""Largest ``mu`` (GDP parameter) with ``delta_mu(epsilon) <= delta (1 - MARGIN)``.
 

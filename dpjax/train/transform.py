@@ -221,8 +221,8 @@ def dp_transform(plan, seed) -> optax.GradientTransformationExtraArgs:
       >>> import jax, jax.numpy as jnp
       >>> from dpjax.train import make_plan
       >>> params = {"w": jnp.zeros(3)}
-      >>> plan = make_plan(params, dataset_size=100, batch_size=10, steps=5,
-      ...                  epsilon=1.0, delta=1e-5)
+      >>> plan = make_plan(params, dataset_size=200, batch_size=20, steps=12,
+      ...                  epsilon=2.0, delta=1e-5)
       >>> tx = plan.transform(seed=0)
       >>> state = tx.init(params)
       >>> out, state = tx.update({"w": jnp.ones((4, 3))}, state, params)

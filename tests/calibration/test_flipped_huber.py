@@ -4,9 +4,11 @@ import jax
 import numpy as np
 import pytest
 import scipy.optimize
+from _helpers import once_per_arguments
 
 import dpjax
 from dpjax.accounting.flipped_huber import log_delta_flipped_huber, log_delta_flipped_huber_generic
+from dpjax.calibration.flipped_huber_kdim import calibrate_flipped_huber_exact_source
 from dpjax.calibration.gaussian import sigma_gaussian
 from dpjax.errors import InfeasibleTargetError
 from dpjax.mechanisms.flipped_huber import log_delta_flipped_huber_sufficient  # jitted
@@ -201,22 +203,46 @@ def test_profile_and_account_facade():
     assert np.all(np.diff(k_prof) <= 0) and np.all(k_prof >= got - 1e-15)
 
 
-def test_exact_k_dim_calibration_through_the_engine():
+#: the engine's exact K-dim search, run once per arguments in this module
+_exact_search_once = once_per_arguments(calibrate_flipped_huber_exact_source)
+
+
+@pytest.fixture
+def exact_search_once(monkeypatch):
+    """The mechanism's exact K-dim calibrations through :func:`_exact_search_once`."""
+    from dpjax.mechanisms import flipped_huber as mech
+
+    monkeypatch.setattr(mech, "calibrate_flipped_huber_exact_source", _exact_search_once)
+
+
+@pytest.fixture(scope="module")
+def exact_k2():
+    """K = 2 at (1, 1e-6), necessary and sufficient (the engine's search, recorded by
+    :func:`_exact_search_once`: the two stacked uses and the command line below ask the same
+    search and get its answer)."""
+    from dpjax.mechanisms import flipped_huber as mech
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(mech, "calibrate_flipped_huber_exact_source", _exact_search_once)
+        return dpjax.calibrate("flipped-huber", epsilon=1.0, delta=1e-6, dim=2, linf=1.0,
+                               condition="exact")
+
+
+def test_exact_k_dim_calibration_through_the_engine(exact_k2, exact_search_once):
     """K = 2, necessary and sufficient (PLD engine): certified, never worse than Theorem 8,
     and the returned parameters' optimistic (lower-bound) PLD agrees with the certificate."""
     from dpjax.accounting.pld import delta_for_epsilon, from_noise, self_compose, self_compose_size
     from dpjax.noise.flipped_huber import FlippedHuber
 
     eps, delta, k = 1.0, 1e-6, 2
-    exact = dpjax.calibrate(
-        "flipped-huber", epsilon=eps, delta=delta, dim=k, linf=1.0, condition="exact"
-    )
+    exact = exact_k2
     suff = dpjax.calibrate(
         "flipped-huber", epsilon=eps, delta=delta, dim=k, linf=1.0, condition="sufficient"
     )
     assert exact.condition == "exact" and float(exact.delta_at_params) <= delta
     assert float(exact.variance) <= float(suff.variance)
-    # two uses of a 1-D query are this 2-dim query (mechanisms.flipped_huber.stacked)
+    # two uses of a 1-D query are this 2-dim query (mechanisms.flipped_huber.stacked): the
+    # engine is asked the same search (exact_search_once answers it with exact_k2's)
     twice = dpjax.calibrate(
         "flipped-huber", epsilon=eps, delta=delta, compositions=k, linf=1.0, condition="exact"
     )
@@ -236,3 +262,32 @@ def test_exact_k_dim_calibration_through_the_engine():
     # the search must reach the Laplace end of the family: pure-DP Laplace with the l1
     # budget (variance 2 (K / eps)^2) is the limit alpha / gamma -> infinity
     assert float(exact.variance) <= 2.0 * (k / eps) ** 2 * (1 + 1e-4)
+
+
+def test_cli_table_at_small_k_prints_the_member_and_is_certified_by_the_engine(
+        capsys, monkeypatch, exact_k2, exact_search_once):
+    # K = 2 at (1, 1e-6): the instance of test_exact_k_dim_calibration_through_the_engine (its
+    # engine search, exact_k2's); the CLI's own calibration is recorded (one search, not a
+    # second identical one) and its printed member checked against it
+    import dpjax.cli.calibrate as cli_calibrate
+    from dpjax.accounting.flipped_huber_kdim import delta_flipped_huber_exact
+    from dpjax.cli import main
+
+    seen, calibrate = [], dpjax.calibrate
+
+    def recording(*args, **kwargs):
+        seen.append(calibrate(*args, **kwargs))
+        return seen[-1]
+
+    monkeypatch.setattr(cli_calibrate.dpjax, "calibrate", recording)
+    code = main(["calibrate", "flipped-huber", "--dim", "2", "--linf", "1", "--epsilon", "1",
+                 "--delta", "1e-6", "--condition", "exact"])
+    out = capsys.readouterr().out
+    assert code == 0 and "member" in out and "exact" in out
+    (cal,) = seen
+    assert cal.condition == "exact" and float(np.asarray(cal.epsilon)) == 1.0
+    assert str(np.asarray(cal.member)) in out
+    alpha, gamma = float(cal.params["alpha"]), float(cal.params["gamma"])
+    # re-derived by the exact K-dim accounting (the engine's K-fold composition)
+    d = float(np.asarray(delta_flipped_huber_exact(np.array([1.0]), alpha, gamma, 2, 1.0))[0])
+    assert d <= 1e-6

@@ -1,8 +1,9 @@
 """Exact K-dim flipped Huber calibration at K = 10^4 through the user path (``dpjax calibrate
 flipped-huber --dim 10000 --condition exact``), against independent ends: the Gaussian
 calibration with Delta_2 = sqrt(K) (closed form), Theorem 8's sufficient calibration, the
-certified delta re-derived independently (the analytic Gaussian profile, or the engine's
-K-fold composition at small K), and near-tightness."""
+certified delta re-derived independently (the analytic Gaussian profile), and near-tightness.
+The CLI at small K (K = 2, certified by the engine's K-fold composition) is checked in
+tests/calibration/test_flipped_huber.py, beside the engine calibration it shares."""
 
 import json
 
@@ -11,7 +12,6 @@ import pytest
 from scipy import stats
 
 import dpjax
-from dpjax.accounting.flipped_huber_kdim import delta_flipped_huber_exact
 from dpjax.calibration.gaussian import sigma_gaussian
 from dpjax.cli import main
 
@@ -78,30 +78,3 @@ def test_member_at_k_1e4_is_the_gaussian_end(cli_1e4):
     assert cli_1e4["member"] == "gaussian"
     alpha, gamma = _params(cli_1e4)
     assert alpha / gamma <= 0.05
-
-
-def test_cli_table_at_small_k_prints_the_member_and_is_certified_by_the_engine(capsys,
-                                                                                 monkeypatch):
-    # K = 2 at (1, 1e-6): the instance of tests/calibration/test_flipped_huber.py's exact
-    # K-dim test (the same compiled programs); the CLI's own calibration is recorded (one
-    # search, not a second identical one) and its printed member checked against it
-    import dpjax.cli.calibrate as cli_calibrate
-
-    seen, calibrate = [], dpjax.calibrate
-
-    def recording(*args, **kwargs):
-        seen.append(calibrate(*args, **kwargs))
-        return seen[-1]
-
-    monkeypatch.setattr(cli_calibrate.dpjax, "calibrate", recording)
-    code = main(["calibrate", "flipped-huber", "--dim", "2", "--linf", "1", "--epsilon", "1",
-                 "--delta", "1e-6", "--condition", "exact"])
-    out = capsys.readouterr().out
-    assert code == 0 and "member" in out and "exact" in out
-    (cal,) = seen
-    assert cal.condition == "exact" and float(np.asarray(cal.epsilon)) == 1.0
-    assert str(np.asarray(cal.member)) in out
-    alpha, gamma = float(cal.params["alpha"]), float(cal.params["gamma"])
-    # re-derived by the exact K-dim accounting (the engine's K-fold composition)
-    d = float(np.asarray(delta_flipped_huber_exact(np.array([1.0]), alpha, gamma, 2, 1.0))[0])
-    assert d <= 1e-6

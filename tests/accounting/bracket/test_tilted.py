@@ -90,11 +90,12 @@ def test_tilted_lower_below_truth_where_plain_valid():
     assert abs(tilted[0] - plain[0]) <= 3 * H
 
 
+@functools.partial(jax.jit, static_argnames="h")  # one program (op-by-op: some 100)
 def _optimistic_one(sigma, h=1e-2):
     # one use's losses span about +-11 (tails to 1e-60): 4096 bins of 1e-2 hold them
     pair = adjacency_pairs(Gaussian(sigma), 1.0, None, False, 1e-60)[0]
-    low = int(np.floor(float(pair.loss(pair.t_lo)) / h)) - 1
-    return discretise_pair(pair, h, jnp.asarray(low), 4096, False)
+    low = jnp.floor(pair.loss(pair.t_lo) / h).astype(jnp.int64) - 1
+    return discretise_pair(pair, h, low, 4096, False)
 
 
 def test_fails_closed_down_on_nan_and_pessimistic():

@@ -196,10 +196,12 @@ def test_zero_mass_padding_at_the_top_is_exact(kind, pessimistic, monkeypatch):
     assert float(padded.inf_mass) == pytest.approx(float(tight.inf_mass), rel=rtol, abs=0.0)
 
 
+@pytest.mark.slow
 def test_padded_mixture_grids_leave_a_deep_bracket_unchanged(monkeypatch):
     """The user-visible effect: a ledger whose one-use grids are padded 2.5x answers the same
     bracket at delta = 1e-100 (tilted ends).  With the cut tail's atom at the grid's top, the
-    padding took it from (6.714, 6.7145) to (4.64, 9.524)."""
+    padding took it from (6.714, 6.7145) to (4.64, 9.524).  Slow tier: the default tier checks
+    the same padding on the one-use PLDs themselves (test_zero_mass_padding_at_the_top_is_exact)."""
     from dpjax.accounting import PLDAccountant
     from dpjax.accounting import events as ev
     from dpjax.accounting.pld import mixture

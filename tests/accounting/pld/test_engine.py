@@ -48,7 +48,8 @@ gaussian, laplace = _one_parameter(Gaussian), _one_parameter(Laplace)
 
 SIGMA, K = 4.0, 16  # K uses of N(0, 4^2) = one use of N(0, 1): mu = 1
 EPS = np.array([0.0, 0.5, 1.0, 2.0, 4.0])
-DELTAS = np.array([1e-3, 1e-6, 1e-10])
+#: as many as EPS: the epsilon query runs the profile's compiled kernel (one shape)
+DELTAS = np.array([1e-3, 1e-4, 1e-5, 1e-6, 1e-10])
 
 
 def _gdp_epsilon(delta):
@@ -427,14 +428,21 @@ def test_bracket_width_does_not_grow_with_t(sigma, q, steps, delta, width):
 def test_certificate_reads_the_profile_off_the_querys_suffix_sums():
     """``query.certificate`` at an answered epsilon, from the query's own suffix sums, is the
     profile :func:`query.both_queries` gives there (the engine kernel's certificate)."""
+    import jax
+
     from dpjax.accounting.pld import query
     from dpjax.accounting.pld.discretise import from_gaussian
 
+    # jitted, as in the engine's kernel: one compiled program (op-by-op dispatch compiled
+    # some 300 small ones)
+    @jax.jit
+    def queries(pld, deltas):
+        prof = query.profile_arrays(pld)
+        eps = query.both_queries(pld, deltas, prof).epsilon
+        return eps, query.certificate(pld, eps, prof), query.both_queries(pld, eps)
+
     pld = from_gaussian(sigma=1.5, bin_width=1e-3)
-    prof = query.profile_arrays(pld)
-    eps = query.both_queries(pld, np.array([1e-3, 1e-6]), prof).epsilon
-    got = query.certificate(pld, eps, prof)
-    want = query.both_queries(pld, eps)
+    eps, got, want = queries(pld, np.array([1e-3, 1e-6]))
     np.testing.assert_allclose(got.log_delta, want.log_delta, rtol=1e-14)
     np.testing.assert_allclose(got.log_roundoff, want.log_roundoff, rtol=1e-14)
     assert np.all(np.exp(np.asarray(got.log_delta)) <= np.array([1e-3, 1e-6]))

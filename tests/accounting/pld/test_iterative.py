@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -20,18 +21,27 @@ from dpjax.accounting.pld import delta_for_epsilon, from_noise, self_compose, se
 from dpjax.accounting.pld.iterative import iterative_profile
 from dpjax.noise.gaussian import Gaussian
 
+# the profile's queries, jitted: one compiled program each (op-by-op dispatch compiled some
+# fifty small ones per query)
+_delta_at = jax.jit(lambda it, eps: it.delta_at(eps))
+_epsilon_at = jax.jit(lambda it, delta: it.epsilon_at(delta))
+
 
 def test_iterative_gaussian_closed_form_and_fft():
     k, h = 4, 1e-3
-    it = iterative_profile(Gaussian(2.0), 1.0, k, h)
+    # the nu grid +-10, not the default +-K l_max = +-27 (each step's two correlations cost
+    # nu points times loss bins): the queried epsilons (<= 3.9) read the previous step's
+    # profile within the loss range +-6.8 of them; outside the grid its certified bounds
+    # stand in (below: the chord from (e^nu = 0, delta = 1); above: the top value, ~1e-28)
+    it = iterative_profile(Gaussian(2.0), 1.0, k, h, nu_range=(-10.0, 10.0))
     eps = np.array([0.0, 0.5, 1.0, 2.0, 3.0])
     exact = np.asarray(delta_gaussian(eps, 2.0, np.sqrt(k)))
-    got = np.asarray(it.delta_at(eps))
+    got = np.asarray(_delta_at(it, eps))
     assert np.all(got >= exact * (1 - 1e-12))
     np.testing.assert_allclose(got, exact, rtol=2e-4)
     # epsilon(delta) inverts with the same certificate
-    e = np.asarray(it.epsilon_at(np.array([1e-2, 1e-4])))
-    assert np.all(np.asarray(it.delta_at(e)) <= np.array([1e-2, 1e-4]) * (1 + 1e-12))
+    e = np.asarray(_epsilon_at(it, np.array([1e-2, 1e-4])))
+    assert np.all(np.asarray(_delta_at(it, e)) <= np.array([1e-2, 1e-4]) * (1 + 1e-12))
 
 
 def test_iterative_vs_fft_flipped_huber_point_masses():
@@ -44,13 +54,13 @@ def test_iterative_vs_fft_flipped_huber_point_masses():
     eps1 = np.array([0.0, 0.02, 0.05, 0.08])  # plateau region of the loss included
     np.testing.assert_allclose(
         np.asarray(delta_for_epsilon(one, eps1)),
-        np.exp(np.asarray(log_delta_flipped_huber(eps1, 3.0, 6.0, 1.0))),
+        np.exp(np.asarray(jax.jit(log_delta_flipped_huber)(eps1, 3.0, 6.0, 1.0))),
         rtol=1e-6,
     )
     it = iterative_profile(fh, 1.0, k, h)
     fft = self_compose(one, k, self_compose_size(one, k))
     eps = np.array([0.05, 0.1, 0.2, 0.3])
-    a, b = np.asarray(it.delta_at(eps)), np.asarray(delta_for_epsilon(fft, eps))
+    a, b = np.asarray(_delta_at(it, eps)), np.asarray(delta_for_epsilon(fft, eps))
     np.testing.assert_allclose(a, b, rtol=2e-4)
 
 
@@ -73,7 +83,11 @@ _SHARD_SCRIPT = textwrap.dedent(
 
 def _run(devices):
     env = dict(os.environ)
-    env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
+    # the run's own XLA flags kept (the default tier's fast codegen, tests/conftest.py: the
+    # child compiles the calibration's programs twice, sharded and not)
+    env["XLA_FLAGS"] = (
+        f"{env.get('XLA_FLAGS', '')} --xla_force_host_platform_device_count={devices}".strip()
+    )
     env["JAX_PLATFORMS"] = "cpu"
     out = subprocess.run(
         [sys.executable, "-c", _SHARD_SCRIPT],

@@ -100,6 +100,20 @@ def _memory_maps() -> int:
         return 0
 
 
+def _max_map_count() -> int:
+    """The kernel's ``vm.max_map_count`` (Linux; 65530, its default, where unreadable)."""
+    try:
+        with open("/proc/sys/vm/max_map_count") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 65530
+
+
+#: Memory mappings a test module may add before the next module-end check: the most one
+#: default-tier module added in a worker was about 4,700 (2026-12-02, ``tests/test_doctests.py``).
+_MAPS_HEADROOM = 20000
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _release_compiled_programs():
     """Drop JAX's compiled programs between test modules when the process holds many.
@@ -107,8 +121,10 @@ def _release_compiled_programs():
     Every compiled XLA CPU executable keeps memory mappings; the whole suite compiles
     thousands of programs, and past the kernel's ``vm.max_map_count`` (65530 by default)
     a new compilation's ``mmap`` fails and XLA crashes with a segmentation fault.
-    Clearing only above a threshold keeps programs shared between modules cached.
+    Clearing only within :data:`_MAPS_HEADROOM` of that limit keeps programs shared between
+    modules cached (a clear costs seconds, and every program used after it is compiled or
+    loaded again; at a fixed 30,000 each default-tier worker cleared once, near its end).
     """
     yield
-    if _memory_maps() > 30000:
+    if _memory_maps() > _max_map_count() - _MAPS_HEADROOM:
         jax.clear_caches()

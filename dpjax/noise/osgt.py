@@ -111,6 +111,7 @@ def osgt_log_tail_ratio(k: ArrayLike, h: ArrayLike) -> Array:
     return -h * (k + 0.5 * h) + log_mills_step(k, h)
 
 
+@functools.partial(jax.jit, static_argnames="num_newton")  # eagerly: a new loop at each call
 def osgt_unit_tail_inverse(k: ArrayLike, log_p: ArrayLike, num_newton: int = 4) -> Array:
     r"""The ``h >= 0`` with ``L(h) = log_p`` (``log_p <= 0``): the quantile of ``|O(k, 1)|``.
 

@@ -9,6 +9,7 @@ that is not taken is clamped to a harmless value, so ``log(0)`` or
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
@@ -17,6 +18,7 @@ from jax.typing import ArrayLike
 from dpjax.numerics.constants import LOG_2, LOG_HALF
 
 
+@jax.jit  # eagerly, every primitive compiles at each new shape: one program instead
 def log1mexp(x: ArrayLike) -> Array:
     r"""``log(1 - exp(x))`` for ``x <= 0``, accurate over the whole range.
 
@@ -66,6 +68,7 @@ def log1mexp_host(x) -> np.ndarray:
         return np.where(x > -LOG_2, np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
 
 
+@jax.jit  # eagerly, every primitive compiles at each new shape: one program instead
 def log_expm1(x: ArrayLike) -> Array:
     r"""``log(e^x - 1)`` for ``x >= 0`` (``-inf`` at 0), accurate at both ends.
 
@@ -106,6 +109,7 @@ def log_expm1_host(x) -> np.ndarray:
         return x + log1mexp_host(-x)
 
 
+@jax.jit  # eagerly, every primitive compiles at each new shape: one program instead
 def logsubexp(a: ArrayLike, b: ArrayLike) -> Array:
     r"""``log(exp(a) - exp(b))`` for ``a >= b``; ``-inf`` when ``a == b``.
 
@@ -130,6 +134,7 @@ def logsubexp(a: ArrayLike, b: ArrayLike) -> Array:
     return jnp.where(finite, out, a)
 
 
+@jax.jit  # eagerly, every primitive compiles at each new shape: one program instead
 def logaddexp(a: ArrayLike, b: ArrayLike) -> Array:
     r"""``log(exp(a) + exp(b))`` with a safe gradient when both are ``-inf``.
 

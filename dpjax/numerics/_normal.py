@@ -12,6 +12,8 @@ evaluated through ``R`` so the ``x^2/2`` terms cancel exactly in closed form.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 from jax import Array
@@ -77,6 +79,7 @@ def _log_Q_nonneg(x: Array) -> Array:
     return -0.5 * x * x - HALF_LOG_2PI + _log_mills_nonneg(x)
 
 
+@jax.jit  # eagerly, every primitive compiles at each new shape: one program instead
 def log_Q(x: ArrayLike) -> Array:
     r"""``log Q(x) = log P(Z > x)``, accurate for ``x`` from -40 to beyond 1e6.
 
@@ -109,6 +112,7 @@ def log_Q(x: ArrayLike) -> Array:
     return jnp.where(pos, right, log1mexp(right))
 
 
+@jax.jit  # eagerly, every primitive compiles at each new shape: one program instead
 def log_mills(x: ArrayLike) -> Array:
     r"""Log of the Mills ratio ``R(x) = Q(x) / phi(x)``.
 
@@ -133,6 +137,7 @@ def log_mills(x: ArrayLike) -> Array:
     return jnp.where(pos, right, log_q + 0.5 * a * a + HALF_LOG_2PI)
 
 
+@functools.partial(jax.jit, static_argnames="num_newton")  # eagerly: a new loop at each call
 def log_Q_inv(log_p: ArrayLike, num_newton: int = 4) -> Array:
     r"""Inverse of :func:`log_Q`: the ``x`` with ``log Q(x) = log_p``.
 
@@ -191,6 +196,7 @@ def log_Q_inv(log_p: ArrayLike, num_newton: int = 4) -> Array:
     return jnp.where(log_p > 0, jnp.nan, x)
 
 
+@jax.jit  # eagerly, every primitive compiles at each new shape: one program instead
 def Q_inv(p: ArrayLike) -> Array:
     r"""Inverse normal survival function ``Q^{-1}(p)`` for ``p`` in ``[0, 1]``.
 
@@ -241,6 +247,7 @@ def _x_mills_minus_one(x: Array) -> Array:
     return jnp.where(big, series, direct)
 
 
+@jax.jit  # eagerly, every primitive compiles at each new shape: one program instead
 def log_mills_step(a: ArrayLike, h: ArrayLike) -> Array:
     r"""``log R(a + h) - log R(a)`` for ``a >= 0``, ``h >= 0``, accurate when ``h << a``.
 
@@ -278,6 +285,7 @@ def log_mills_step(a: ArrayLike, h: ArrayLike) -> Array:
     return jnp.where(small, step_small, step_big)
 
 
+@jax.jit  # eagerly, every primitive compiles at each new shape: one program instead
 def log_hockey_stick(a: ArrayLike, b: ArrayLike, epsilon: ArrayLike) -> Array:
     r"""``log(Q(a) - e^eps Q(b))`` without cancellation; ``-inf`` where it is ``<= 0``.
 
@@ -323,6 +331,7 @@ def log_hockey_stick(a: ArrayLike, b: ArrayLike, epsilon: ArrayLike) -> Array:
     return jnp.where(straddle, log_hockey_stick_straddle(a_s, b_s, epsilon), generic)
 
 
+@jax.jit  # eagerly, every primitive compiles at each new shape: one program instead
 def log_hockey_stick_straddle(a: ArrayLike, b: ArrayLike, epsilon: ArrayLike) -> Array:
     r"""``log(Q(a) - e^eps Q(b))`` for ``a < 0 <= b`` (``-inf`` where it is ``<= 0``).
 

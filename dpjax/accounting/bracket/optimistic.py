@@ -61,6 +61,7 @@ from dpjax.numerics import float64_kernel
 from dpjax.numerics.export_cache import call_cached
 
 
+@jax.jit  # eagerly (the accountant's bracket), every primitive compiled at each grid length
 @float64_kernel
 def epsilon_lower_of_pld(
     pld: PLD, delta: ArrayLike, compositions=1.0, support_lower: ArrayLike | None = None

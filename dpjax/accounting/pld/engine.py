@@ -37,7 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dpjax._batching import pad, padded_size
+from dpjax._batching import SMALL_BATCH, pad, padded_size
 from dpjax._warnings import warn_user
 from dpjax.accounting.pld import query as _query
 from dpjax.accounting.pld import tail_bounds
@@ -303,7 +303,14 @@ def _evaluate_once(
     profile at its answer is kept under ``certificate_key(epsilon)`` (:func:`_keep_certificate`)."""
     p = plan(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, h)
     args = scalar_args(scale, shape, sensitivity, sampling_rate, compositions)
-    x = jnp.asarray(x, jnp.float64)
+    x = np.asarray(x, np.float64)
+    # the targets flattened and padded (few compiles: a scalar and up to SMALL_BATCH targets
+    # share one program per grid); each query entry is its own, so the padding is inert
+    x_padded = jnp.asarray(pad(x, padded_size(x.size, SMALL_BATCH)))
+
+    def cut(tree):
+        return jax.tree.map(lambda v: np.asarray(v, np.float64)[: x.size].reshape(x.shape), tree)
+
     runs = [(p.bin_width, p.sizes)] if p.sizes is not None else []
     if p.moments is not None:
         runs.append(p.moments)
@@ -313,16 +320,16 @@ def _evaluate_once(
     out = np.full(np.shape(x), fallback)
     floored = np.zeros(np.shape(x), bool)
     for bin_width, sizes in runs:
-        both, at = call_cached(  # a warm process loads its traced program (export cache)
+        both, at = map(cut, call_cached(  # a warm process loads its program (export cache)
             _profile_and_epsilon_kernel,
             *args,
-            x,
+            x_padded,
             static_argnames=STATIC_ARGNAMES,
             noise_fn=noise_fn,
             bin_width=bin_width,
             sizes=sizes,
             subsampled=sampling_rate is not None,
-        )
+        ))
         got = np.asarray(both.epsilon if by_delta else both.log_delta, np.float64)
         out = np.minimum(out, np.where(np.isnan(got), fallback, got))
         floored |= _roundoff_decides(both, x, by_delta)

@@ -211,12 +211,23 @@ def test_new_compositions_and_scales_in_one_ladder_bucket_compile_once():
 
 def test_profile_and_epsilon_share_one_compiled_program():
     """``epsilon`` then ``profile`` of the same parameters (what ``dpjax.account`` does to
-    certify an epsilon) run one compiled kernel, and the planner one sizing program."""
+    certify an epsilon) run one compiled kernel, and the planner one sizing program; so do
+    other numbers of targets (padded: a scalar and up to 16 targets share the program), each
+    entry answered as it is alone."""
     kernel = engine._profile_and_epsilon_kernel
     before, sizing = kernel._cache_size(), pld_plan._sizing._cache_size()
     eps = engine.epsilon(gaussian, 2.5, 0.0, 1.0, 1e-5, compositions=7, bin_width=2e-3)
     delta = engine.profile(gaussian, 2.5, 0.0, 1.0, eps, compositions=7, bin_width=2e-3)
+    deltas = engine.profile(
+        gaussian, 2.5, 0.0, 1.0, [[0.5, 1.0, 2.0]], compositions=7, bin_width=2e-3
+    )
+    epsilons = engine.epsilon(gaussian, 2.5, 0.0, 1.0, [1e-2, 1e-5], compositions=7,
+                              bin_width=2e-3)
     assert kernel._cache_size() == before + 1
+    assert deltas.shape == (1, 3) and epsilons.shape == (2,)
+    assert epsilons[1] == eps and np.all(np.diff(deltas) < 0)
+    assert deltas[0, 1] == engine.profile(gaussian, 2.5, 0.0, 1.0, 1.0, compositions=7,
+                                          bin_width=2e-3)
     assert pld_plan._sizing._cache_size() <= sizing + 1
     assert delta <= 1e-5  # the epsilon is certified by the profile at it
     with mpmath.workdps(50):  # 7 uses of N(0, 2.5^2) = one of N(0, (2.5 / sqrt 7)^2)

@@ -55,40 +55,13 @@ settings.load_profile("dpjax")
 DEFAULT_TIER_XLA_FLAGS = f"{ONE_SHOT_XLA_FLAGS} --xla_cpu_parallel_codegen_split_count=1"
 
 
-#: Environment variable holding the cores a pinned worker could run on before
-#: :func:`_pin_worker_to_one_core` (comma-separated): a test that starts a process meant to
-#: run as a user's would (``tests/test_default_tier_codegen.py``) gives it these back.
-CORES_BEFORE_PIN = "DPJAX_TEST_CORES_BEFORE_PIN"
-
-
-def _pin_worker_to_one_core():
-    """An xdist worker of the default tier runs on one core: worker ``gw<i>`` on the
-    ``i``-th core it may use (cycling), before its backend starts.
-
-    XLA CPU's runtime sizes its thread pool by the cores a process may use; with one worker
-    per core the cores are already busy, and two workers each running their programs over
-    two threads only add synchronisation (measured in docs/development.md: on
-    ``tests/accounting/pld`` and ``tests/accounting/bracket`` 10-12% less wall time and
-    7-9% less user time).  The CLI subprocesses a test starts inherit the core; answers do
-    not depend on it (``tests/test_default_tier_codegen.py`` compares against a process on
-    every core under XLA's default flags)."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-    if not (worker.startswith("gw") and hasattr(os, "sched_setaffinity")):
-        return
-    cores = sorted(os.sched_getaffinity(0))
-    os.environ[CORES_BEFORE_PIN] = ",".join(map(str, cores))
-    os.sched_setaffinity(0, {cores[int(worker[2:]) % len(cores)]})
-
-
 def pytest_configure(config):
     """The default tier's XLA flags (:data:`DEFAULT_TIER_XLA_FLAGS`), unless ``XLA_FLAGS``
     sets any of them already (:func:`dpjax.cli._main.add_xla_flags`), set before any backend
     starts: in this process, in every xdist worker (each runs this hook) and in the CLI
-    subprocesses the tests start (they inherit the environment); and each of the default
-    tier's xdist workers on a core of its own (:func:`_pin_worker_to_one_core`)."""
+    subprocesses the tests start (they inherit the environment)."""
     if (config.getoption("markexpr") or "").strip() == "not slow":
         add_xla_flags(DEFAULT_TIER_XLA_FLAGS, os.environ)
-        _pin_worker_to_one_core()
 
 
 def pytest_unconfigure(config):

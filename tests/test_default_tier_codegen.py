@@ -6,11 +6,10 @@ with its loop and SLP vectorizers off; they compile faster), and each program in
 module (no split over threads); the library in a user's process, and the slow tier, compile
 with XLA's defaults.  Representative answers of the engine (an epsilon of subsampled Gaussian
 uses, a flipped Huber profile, a flipped Huber calibration) and a sampler's draws are
-computed in this worker (its backend started under the tier's flags, on its one core; a fresh
-process under them in any other selection) and in a fresh process under XLA's default flags
-on every core: they agree
-to round-off (the draws bit for bit), so a default-tier test that passes would pass under
-the codegen users run.  (LLVM's level 0 fails this: it drops the fused multiply-adds of levels 1
+computed in this worker (its backend started under the tier's flags; a fresh process under
+them in any other selection) and in a fresh process under XLA's default flags: they agree to
+round-off (the draws bit for bit), so a default-tier test that passes would pass under the
+codegen users run.  (LLVM's level 0 fails this: it drops the fused multiply-adds of levels 1
 and 2, and the epsilon moved by 1.5e-11 relative.)
 """
 
@@ -20,7 +19,7 @@ import subprocess
 import sys
 
 import numpy as np
-from conftest import CORES_BEFORE_PIN, DEFAULT_TIER_XLA_FLAGS
+from conftest import DEFAULT_TIER_XLA_FLAGS
 
 _ANSWERS = r'''
 import json, sys
@@ -51,12 +50,11 @@ def _answers_here() -> dict:
     return namespace["answers"]
 
 
-def _answers_fresh(xla_flags: str, cwd, cores=None) -> dict:
-    """The answers in a fresh process under ``xla_flags`` (on ``cores``, if given)."""
+def _answers_fresh(xla_flags: str, cwd) -> dict:
+    """The answers in a fresh process under ``xla_flags``."""
     env = dict(os.environ, XLA_FLAGS=xla_flags)
     script = _ANSWERS + "json.dump(answers, sys.stdout)\n"
-    on_cores = (lambda: os.sched_setaffinity(0, cores)) if cores else None
-    out = subprocess.run([sys.executable, "-c", script], env=env, cwd=cwd, preexec_fn=on_cores,
+    out = subprocess.run([sys.executable, "-c", script], env=env, cwd=cwd,
                          capture_output=True, text=True, check=True, timeout=600)
     return json.loads(out.stdout)
 
@@ -68,9 +66,7 @@ def test_default_tier_codegen_answers_as_xla_defaults(tmp_path):
         tier = _answers_here()  # this worker compiles with the tier's codegen
     else:  # another selection: a fresh process under the tier's flags
         tier = _answers_fresh(f"{base} {DEFAULT_TIER_XLA_FLAGS}".strip(), tmp_path)
-    # as a user's process runs: XLA's default flags, every core (the tier pins its workers)
-    cores = os.environ.get(CORES_BEFORE_PIN)
-    users = _answers_fresh(base, tmp_path, cores and {int(c) for c in cores.split(",")})
+    users = _answers_fresh(base, tmp_path)  # as a user's process runs: XLA's default flags
     for name in ("epsilon", "profile", "calibration"):
         np.testing.assert_allclose(tier[name], users[name], rtol=1e-12, atol=0, err_msg=name)
     assert tier["draws"] == users["draws"]

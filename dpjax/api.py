@@ -31,10 +31,11 @@ from dpjax.accounting.bracket.refine import (  # noqa: F401  (MAX_REFINEMENTS: t
     refine_bracket,
     validate_epsilon_error,
 )
+from dpjax.accounting.events import Event
 from dpjax.calibration.result import Calibration
 from dpjax.certificate import certify_epsilon
 from dpjax.errors import CertificationError
-from dpjax.mechanisms import CONDITIONS, calibrate_under, get, make_query
+from dpjax.mechanisms import CONDITIONS, accounted_under, calibrate_under, get, make_query
 
 __all__ = ["CONDITIONS", "EpsilonBracket", "account", "calibrate", "profile"]
 
@@ -133,6 +134,7 @@ def profile(
     linf: float | None = None,
     compositions: int = 1,
     sampling_rate: float | None = None,
+    relation: str = "add_remove",
 ) -> np.ndarray | float:
     r"""Privacy profile ``delta(epsilon)`` of ``mechanism`` with ``params``.
 
@@ -152,6 +154,12 @@ def profile(
       l1, l2, linf: the query's sensitivities.
       compositions: number of uses ``T``.
       sampling_rate: Poisson subsampling rate ``q`` in ``(0, 1]``, or ``None``.
+      relation: the neighbouring relation, as for :func:`calibrate`: ``"add_remove"``
+        (default), ``"add"``, ``"remove"`` or ``"replace_one"`` (without subsampling the
+        add-or-remove profile, at twice the sensitivities for ``"replace_one"``; with Poisson
+        subsampling the mechanism's own profile under the relation, or for ``gaussian``,
+        ``laplace``, ``flipped-huber`` and ``osgt`` on a 1-D query the certified profile of
+        their events under it, :func:`dpjax.mechanisms.accounted_under`).
 
     Returns:
       ``delta`` (a float for a scalar ``epsilon``, else an array).
@@ -164,9 +172,12 @@ def profile(
     mech = get(mechanism)
     eps = _validate.epsilon(epsilon)
     params = mech.validate_params(params)
-    query = make_query(mech, _use(dim, l1, l2, linf, compositions, sampling_rate), "exact", True)
+    use = _use(dim, l1, l2, linf, compositions, sampling_rate) | {"relation": relation}
+    route = accounted_under(mech, params, make_query(mech, use, "exact", True))
+    if isinstance(route, Event):
+        return account(route, epsilon=eps, relation=relation)
     with jax.enable_x64(True):
-        return _output(mech.profile(params, eps, query), "delta")
+        return _output(mech.profile(params, eps, route), "delta")
 
 
 def account(
@@ -206,8 +217,9 @@ def account(
       delta: the delta to find the least certified ``epsilon`` for (or ``None``).
       dim: number of coordinates ``K``.
       l1, l2, linf: the query's sensitivities.
-      relation: for events, the neighbouring relation (``"add_remove"``, ``"add"``,
-        ``"remove"``, ``"replace_one"``).
+      relation: the neighbouring relation (``"add_remove"``, ``"add"``, ``"remove"``,
+        ``"replace_one"``; events also ``"replace_special"``): for a registry mechanism as
+        :func:`profile` takes it.
       bracket: with ``delta``, also a certified lower end of epsilon (an
         :class:`~dpjax.accounting.bracket.EpsilonBracket`).
       epsilon_error: with ``bracket=True``, the width ``upper - lower`` asked for (as
@@ -262,7 +274,11 @@ def account(
         raise ValueError(f"{mechanism}: give params (e.g. {{'sigma': 1.0}})")
     mech = get(mechanism)
     params = mech.validate_params(params)
-    query = make_query(mech, _use(dim, l1, l2, linf, compositions, sampling_rate), "exact", True)
+    use = _use(dim, l1, l2, linf, compositions, sampling_rate) | {"relation": relation}
+    query = accounted_under(mech, params, make_query(mech, use, "exact", True))
+    if isinstance(query, Event):
+        return account(query, epsilon=epsilon, delta=delta, relation=relation, bracket=bracket,
+                       epsilon_error=epsilon_error)
     with jax.enable_x64(True):
         if delta is not None:
             dlt = _validate.delta(delta)

@@ -81,7 +81,8 @@ PUBLIC = {
         'sensitivity_norm', 'staircase_2d_l1_error', 'validate_profile', 'validate_weights'
     ],
     "dpjax.mechanisms": [
-        'CONDITIONS', 'ELSEWHERE', 'Mechanism', 'Query', 'RELATIONS', 'calibrate_under',
+        'CONDITIONS', 'ELSEWHERE', 'Mechanism', 'Query', 'RELATIONS', 'accounted_under',
+        'calibrate_under',
         'describe', 'get', 'make_query', 'names', 'parameter_help'
     ],
     "dpjax.noise": [

@@ -368,6 +368,19 @@ def query_text(query: dict) -> str:
     return ", ".join(f"{k}={fmt(v)}" for k, v in query.items() if v is not None)
 
 
+def relation_text(relation: str) -> str:
+    """``"; relation=R"`` for a title, or nothing for the default ``add_remove``.
+
+    Args:
+      relation: the neighbouring relation.
+
+    Example:
+      >>> relation_text("replace_one"), relation_text("add_remove")
+      ('; relation=replace_one', '')
+    """
+    return "" if relation == "add_remove" else f"; relation={relation}"
+
+
 def note_lines(mechanism: str, notes) -> list[str]:
     """Notes as printed lines, each naming its mechanism; a leading ``"<mechanism>: "`` in
     the note itself is not repeated.

@@ -26,7 +26,8 @@ def add_parser(sub) -> None:
     p.add_argument(
         "--relation", choices=("add_remove", "add", "remove", "replace_one", "replace_special"),
         default=None,
-        help="neighbouring relation for --events (default: the file's, else add_remove)",
+        help="neighbouring relation (default add_remove: the worse of adding and removing a "
+             "record; for --events the file's, else add_remove; replace_special: events only)",
     )
     p.add_argument("--bin-width", type=float, default=None, help="PLD grid spacing for --events")
     p.add_argument("--param", type=c.param, action="append", default=[], metavar="NAME=VALUE",
@@ -70,9 +71,9 @@ def run(args) -> None:
         return
     if args.mechanism is None:
         raise ValueError("give a MECHANISM or --events FILE")
-    for flag, value in (("--relation", args.relation), ("--bin-width", args.bin_width)):
-        if value is not None:
-            raise ValueError(f"{flag} applies to --events only (a MECHANISM is accounted exactly)")
+    if args.bin_width is not None:
+        raise ValueError("--bin-width applies to --events only (a MECHANISM sets its own grid)")
+    relation = args.relation or "add_remove"
     params = c.params_dict(args.param)
     sens = c.sensitivity_kwargs(args)
     value = dpjax.account(
@@ -84,15 +85,17 @@ def run(args) -> None:
         delta=args.delta,
         bracket=args.bracket,
         epsilon_error=args.epsilon_error,
+        relation=relation,
         **sens,
     )
     bracket = value.bracket if args.bracket else None
     value = value.epsilon if args.bracket else value
     eps, delta = (value, args.delta) if args.delta is not None else (args.epsilon, value)
     query = c.query_fields(args, sens)
-    _print(args, {"mechanism": args.mechanism, "params": params, **query, "epsilon": eps,
-                  "delta": delta}, bracket,
-           f"{args.mechanism} ({c.params_text(params)}; {c.query_text(query)})")
+    _print(args, {"mechanism": args.mechanism, "params": params, **query, "relation": relation,
+                  "epsilon": eps, "delta": delta}, bracket,
+           f"{args.mechanism} ({c.params_text(params)}; {c.query_text(query)}"
+           f"{c.relation_text(relation)})")
 
 
 def _print(args, out: dict, bracket, title: str) -> None:

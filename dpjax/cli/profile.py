@@ -6,7 +6,7 @@ import numpy as np
 
 import dpjax
 from dpjax.cli import _common as c
-from dpjax.mechanisms import names, parameter_help
+from dpjax.mechanisms import RELATIONS, names, parameter_help
 
 
 def add_parser(sub) -> None:
@@ -23,6 +23,9 @@ def add_parser(sub) -> None:
     p.add_argument("--epsilon", type=c.float_list, required=True, help="epsilons, comma-separated")
     c.add_sensitivity_args(p)
     c.add_use_args(p)
+    p.add_argument("--relation", choices=RELATIONS, default="add_remove",
+                   help="neighbouring relation (default add_remove: the worse of adding and "
+                        "removing a record)")
     c.add_json_arg(p)
     p.set_defaults(func=run)
 
@@ -46,13 +49,15 @@ def run(args) -> None:
             eps,
             compositions=args.compositions,
             sampling_rate=args.sampling_rate,
+            relation=args.relation,
             **sens,
         )
     )
     query = c.query_fields(args, sens)
     if args.json:
         c.print_json({"mechanism": args.mechanism, "params": params, **query,
-                      "epsilon": eps, "delta": delta})
+                      "relation": args.relation, "epsilon": eps, "delta": delta})
         return
     c.print_table(["epsilon", "delta"], list(zip(eps, delta, strict=True)),
-                  title=f"{args.mechanism} ({c.params_text(params)}; {c.query_text(query)})")
+                  title=f"{args.mechanism} ({c.params_text(params)}; {c.query_text(query)}"
+                        f"{c.relation_text(args.relation)})")

@@ -14,15 +14,16 @@ not registry entries, and :func:`get` answers their names with what to call
 The registry's vocabulary is public here for the layers above it (the façade, the CLI,
 the comparison, the spherical calibration): :class:`Query` and :func:`make_query` (a
 query from keyword arguments), :data:`CONDITIONS` and :data:`RELATIONS` (what a
-calibration may ask for), and :func:`calibrate_under` (a mechanism's certified calibration
-under a neighbouring relation, :mod:`dpjax.mechanisms._relation`).
+calibration may ask for), :func:`calibrate_under` (a mechanism's certified calibration
+under a neighbouring relation, :mod:`dpjax.mechanisms._relation`) and
+:func:`accounted_under` (what its profile is evaluated on under one).
 """
 
 from __future__ import annotations
 
 import importlib
 
-from dpjax.mechanisms._relation import calibrate_under
+from dpjax.mechanisms._relation import accounted_under, calibrate_under
 from dpjax.mechanisms._spec import CONDITIONS, RELATIONS, Mechanism, Query, make_query
 from dpjax.papers import cite
 
@@ -32,6 +33,7 @@ __all__ = [
     "Mechanism",
     "Query",
     "RELATIONS",
+    "accounted_under",
     "calibrate_under",
     "describe",
     "get",

@@ -47,6 +47,7 @@ from dpjax.accounting import events as ev
 from dpjax.calibration.event_scale import calibrate_event_scale
 from dpjax.calibration.result import Calibration
 from dpjax.errors import InfeasibleTargetError, TrivialTargetError
+from dpjax.mechanisms._discrete import ledger
 from dpjax.mechanisms._shape_family import SCALE_AND_SHAPE
 from dpjax.mechanisms._spec import Mechanism, Query, calibration, unsupported
 from dpjax.sensitivity import Sensitivity
@@ -66,6 +67,42 @@ def _doubled(s: Sensitivity) -> Sensitivity:
     return Sensitivity(dim=s.dim, **two)
 
 
+def equivalent_query(mech: Mechanism, query: Query) -> tuple[Query | None, str | None]:
+    """A query whose add-or-remove answers (or the mechanism's own, under the relation) are
+    ``mech``'s answers under ``query.relation`` (module docstring), with the note saying
+    why; ``(None, None)`` where only the events under the relation can tell.
+
+    Args:
+      mech: the mechanism.
+      query: the query (its ``relation``, ``sampling_rate`` and ``dim``).
+    """
+    relation = query.relation
+    if relation == "add_remove" or mech.domain == "integer":
+        return query, None
+    plain = dataclasses.replace(query, relation="add_remove")
+    q = query.sampling_rate
+    if q is None or q == 1.0:
+        if relation in ("add", "remove"):
+            return plain, (f"relation {relation}: without subsampling symmetric additive noise "
+                           "has the same pair for adding and removing a record (= add_remove)")
+        doubled = dataclasses.replace(plain, sensitivity=_doubled(query.sensitivity))
+        return doubled, ("relation replace_one: one record replaced moves the query by up to "
+                         "twice its sensitivity; taken at the doubled sensitivities "
+                         "(dp_accounting's REPLACE convention)")
+    if mech.name in _OWN_SUBSAMPLED_RELATION or (
+            query.dim > 1 and (mech.name == "laplace" or mech.name in _SHAPE_EVENT_FAMILIES)):
+        return query, None
+    return None, None
+
+
+def _unsupported_relation(mech: Mechanism, relation: str) -> NotImplementedError:
+    return unsupported(
+        mech.name, f"relation {relation!r} with Poisson subsampling (gaussian, laplace, "
+        "flipped-huber, osgt, staircase, truncated-laplace, spherical, discrete-laplace "
+        "and discrete-gaussian support it; add_remove bounds every direction)",
+    )
+
+
 def calibrate_under(mech: Mechanism, epsilon, delta, query: Query) -> Calibration:
     """:meth:`Mechanism.calibrate_certified` under ``query.relation`` (module docstring).
 
@@ -77,37 +114,56 @@ def calibrate_under(mech: Mechanism, epsilon, delta, query: Query) -> Calibratio
     Raises:
       NotImplementedError: a relation under Poisson subsampling that ``mech`` cannot honour.
     """
-    relation = query.relation
-    if relation == "add":
+    if query.relation == "add":
         _require_noise(mech.name, epsilon, delta, query)
-    if relation == "add_remove" or mech.domain == "integer":
-        return mech.calibrate_certified(epsilon, delta, query)
-    plain = dataclasses.replace(query, relation="add_remove")
-    q = query.sampling_rate
-    if q is None or q == 1.0:
-        if relation in ("add", "remove"):
-            cal = mech.calibrate_certified(epsilon, delta, plain)
-            note = (f"relation {relation}: without subsampling symmetric additive noise has the "
-                    "same pair for adding and removing a record (= add_remove)")
-        else:
-            doubled = dataclasses.replace(plain, sensitivity=_doubled(query.sensitivity))
-            cal = mech.calibrate_certified(epsilon, delta, doubled)
-            note = ("relation replace_one: one record replaced moves the query by up to twice "
-                    "its sensitivity; calibrated at the doubled sensitivities (dp_accounting's "
-                    "REPLACE convention)")
-        return dataclasses.replace(cal, notes=cal.notes + (note,))
-    if mech.name in _OWN_SUBSAMPLED_RELATION or (
-            query.dim > 1 and (mech.name == "laplace" or mech.name in _SHAPE_EVENT_FAMILIES)):
-        return mech.calibrate_certified(epsilon, delta, query)
+    same, note = equivalent_query(mech, query)
+    if same is not None:
+        cal = mech.calibrate_certified(epsilon, delta, same)
+        return cal if note is None else dataclasses.replace(cal, notes=cal.notes + (note,))
     if mech.name in _SHAPE_EVENT_FAMILIES:
         return _shape_then_event(mech, epsilon, delta, query)
     if mech.name not in _EVENT_FAMILIES:
-        raise unsupported(
-            mech.name, f"relation {relation!r} with Poisson subsampling (gaussian, laplace, "
-            "flipped-huber, osgt, staircase, truncated-laplace, spherical, discrete-laplace "
-            "and discrete-gaussian support it; add_remove bounds every direction)",
-        )
+        raise _unsupported_relation(mech, query.relation)
     return _event_calibration(mech, epsilon, delta, query)
+
+
+def accounted_under(mech: Mechanism, params: dict, query: Query) -> Query | ev.Event:
+    """What :func:`dpjax.profile` and :func:`dpjax.account` evaluate for ``params`` under
+    ``query.relation``: a query at which ``mech``'s own profile is the relation's
+    (:func:`equivalent_query`), or else the ledger of events (``T`` uses of
+    ``PoissonSampled(q, release)``, the release in sensitivity units) that
+    :class:`~dpjax.accounting.PLDAccountant` accounts under the relation.
+
+    Args:
+      mech: the mechanism.
+      params: its validated parameters (one value each on the events' route).
+      query: the query (its ``relation``).
+
+    Raises:
+      NotImplementedError: a relation under Poisson subsampling that ``mech`` cannot honour.
+      ValueError: several parameter values on the events' route.
+    """
+    same, _ = equivalent_query(mech, query)
+    if same is not None:
+        return same
+    if mech.name not in _EVENT_FAMILIES and mech.name not in _SHAPE_EVENT_FAMILIES:
+        raise _unsupported_relation(mech, query.relation)
+    values = {k: np.asarray(v, np.float64) for k, v in params.items()}
+    if any(v.ndim for v in values.values()):
+        raise ValueError(f"{mech.name}: under relation {query.relation!r} with Poisson "
+                         "subsampling, give one parameter set at a time")
+    return ledger(_release(mech.name, {k: float(v) for k, v in values.items()}, query), query)
+
+
+def _release(name: str, params: dict, query: Query) -> ev.Event:
+    """One release of ``name`` with ``params``, in units of the query's sensitivity: the
+    Gaussian at ``l2``, the Laplace at ``l1``, a shape family's noise at ``linf``."""
+    if name == "gaussian":
+        return ev.Gaussian(params["sigma"] / query.sensitivity.resolve("l2")[0])
+    if name == "laplace":
+        return ev.Laplace(params["scale"] / query.sensitivity.resolve("l1")[0])
+    linf, _ = query.sensitivity.resolve("linf")
+    return ev.Noise(name, {k: v / linf for k, v in params.items()})
 
 
 def no_noise_add_bound(epsilon, sampling_rate: float, uses: int) -> np.ndarray:
@@ -156,11 +212,6 @@ def _require_noise(name: str, epsilon, delta, query: Query) -> None:
         )
 
 
-def _uses(step, uses: int):
-    """``uses`` compositions of ``step`` (the event itself for one)."""
-    return ev.SelfComposed(step, uses) if uses > 1 else step
-
-
 def _shape_then_event(mech: Mechanism, epsilon, delta, query: Query) -> Calibration:
     """A shape family under Poisson subsampling and ``query.relation``: the shape of the
     add-or-remove calibration, the scale re-searched on the certified profile of the events
@@ -169,7 +220,7 @@ def _shape_then_event(mech: Mechanism, epsilon, delta, query: Query) -> Calibrat
     base = mech.calibrate_certified(epsilon, delta, plain)
     scale_name, other = _SHAPE_EVENT_FAMILIES[mech.name]
     linf, _ = query.sensitivity.resolve("linf")
-    q, uses, relation = float(query.sampling_rate), query.compositions, query.relation
+    relation = query.relation
     scale, along = np.broadcast_arrays(*(np.asarray(base.params[n], np.float64)
                                          for n in (scale_name, other)))
     eps = np.broadcast_to(np.asarray(epsilon, np.float64), scale.shape)
@@ -179,9 +230,8 @@ def _shape_then_event(mech: Mechanism, epsilon, delta, query: Query) -> Calibrat
         shape = float(along[i] / scale[i])
 
         def build(s, shape=shape):
-            s = float(s) / linf
-            noise = ev.Noise(mech.name, {other: shape * s, scale_name: s})
-            return _uses(ev.PoissonSampled(q, noise), uses)
+            s = float(s)
+            return ledger(_release(mech.name, {other: shape * s, scale_name: s}, query), query)
 
         guess = (2.0 if relation == "replace_one" else 1.0) * float(scale[i])
         new_scale[i], delta_at[i] = calibrate_event_scale(
@@ -211,11 +261,10 @@ def _event_calibration(mech: Mechanism, epsilon, delta, query: Query) -> Calibra
     if gaussian and np.any(np.asarray(delta) == 0):
         raise InfeasibleTargetError(
             "gaussian: delta = 0 is infeasible (every Gaussian mechanism has delta(eps) > 0)")
-    leaf = ev.Gaussian if gaussian else ev.Laplace
+    name = "sigma" if gaussian else "scale"
 
     def build(scale):
-        step = ev.PoissonSampled(q, leaf(float(scale) / sens))
-        return ev.SelfComposed(step, uses) if uses > 1 else step
+        return ledger(_release(mech.name, {name: float(scale)}, query), query)
 
     # a start: the un-subsampled pure/closed-form scale (subsampling never hurts)
     shift = 2.0 if query.relation == "replace_one" else 1.0
@@ -234,7 +283,7 @@ def _event_calibration(mech: Mechanism, epsilon, delta, query: Query) -> Calibra
         "the events (pessimistic connect-the-dots), bisection on the scale",
     )
     variance = scale**2 if gaussian else 2.0 * scale**2
-    params = {"sigma": scale} if gaussian else {"scale": scale}
+    params = {name: scale}
     return calibration(
         mech.name, query, params=params, variance=variance, epsilon=epsilon, delta=delta,
         delta_at_params=delta_at, sensitivity={norm: sens}, notes=notes,

@@ -200,8 +200,9 @@ def account(
 
     ``mechanism`` may instead be an event of :mod:`dpjax.accounting.events` (or a
     dp_accounting ``DpEvent``): it is then accounted by
-    :class:`dpjax.accounting.PLDAccountant` under ``relation`` (``params``, ``compositions``,
-    ``sampling_rate`` and the sensitivities are not used: the event carries them).
+    :class:`dpjax.accounting.PLDAccountant` under ``relation``; the event carries its uses,
+    sampling and sensitivities, so ``params``, ``compositions``, ``sampling_rate``, ``dim``
+    and the sensitivities must be left at their defaults (``ValueError`` otherwise).
 
     Give exactly one of ``delta`` (returns the least certified
     ``epsilon = min{eps : delta(eps) <= delta}``, re-checked at the boundary) or
@@ -253,6 +254,7 @@ def account(
         if not bracket:
             raise ValueError("epsilon_error sets the width of the bracket: give bracket=True")
     if not isinstance(mechanism, str):
+        _refuse_query_arguments(params, compositions, sampling_rate, dim, l1, l2, linf)
         acc = PLDAccountant(relation).compose(mechanism)
         if bracket:
             dlt = _validate.delta(delta)
@@ -288,6 +290,20 @@ def account(
                 return _bracket(mech, params, dlt, query)
             return _refined(lambda: _bracket(mech, params, dlt, query), err)
         return _output(mech.profile(params, _validate.epsilon(epsilon), query), "delta")
+
+
+def _refuse_query_arguments(params, compositions, sampling_rate, dim, l1, l2, linf) -> None:
+    """Raise where an event comes with a query's arguments: the event carries its uses, rate
+    and sensitivities, and accounting it as given while ignoring them would fail open."""
+    given = [n for n, v in (("params", params), ("sampling_rate", sampling_rate), ("l1", l1),
+                            ("l2", l2), ("linf", linf)) if v is not None]
+    given += [n for n, v in (("compositions", compositions), ("dim", dim))
+              if not (np.ndim(v) == 0 and v == 1)]
+    if given:
+        raise ValueError(
+            f"an event carries its uses, sampling and sensitivities: {', '.join(given)} "
+            "apply to a registry mechanism (compose the event instead, e.g. "
+            "SelfComposed(PoissonSampled(q, event), T))")
 
 
 def _refined_ledger(event, relation, dlt, epsilon_error: float) -> EpsilonBracket:

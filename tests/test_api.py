@@ -87,6 +87,16 @@ def test_account_inverts_profile_with_a_certificate():
     assert back == dpjax.profile("gaussian", {"sigma": 1.5}, epsilon=eps, compositions=4, l2=1.0)
 
 
+@pytest.mark.parametrize("kw", [dict(compositions=100), dict(sampling_rate=0.01),
+                                dict(l2=2.0), dict(dim=3), dict(params={"sigma": 1.0})])
+def test_an_event_with_a_query_argument_is_refused_not_accounted_as_one_use(kw):
+    # the event carries its uses: T = 100 would otherwise be silently the one-use epsilon
+    from dpjax.accounting import events as ev
+
+    with pytest.raises(ValueError, match=f"event carries its uses.*{next(iter(kw))}"):
+        dpjax.account(ev.Gaussian(1.0), delta=1e-6, **kw)
+
+
 def test_x64_is_scoped_to_the_call():
     with jax.enable_x64(False):
         cal = dpjax.calibrate("laplace", epsilon=[0.5, 1.0], delta=1e-8, l1=1.0)

@@ -67,6 +67,14 @@ def run(args) -> None:
                              "smaller --bin-width)")
         if args.mechanism is not None:
             raise ValueError("give either a MECHANISM or --events FILE, not both")
+        given = [flag for flag, unset in (
+            ("--param", not args.param), ("--compositions", args.compositions == 1),
+            ("--sampling-rate", args.sampling_rate is None), ("--dim", args.dim == 1),
+            ("--l1", args.l1 is None), ("--l2", args.l2 is None),
+            ("--linf", args.linf is None)) if not unset]
+        if given:
+            raise ValueError(f"{', '.join(given)}: the events carry their uses, sampling and "
+                             "sensitivities (compose them in the file instead)")
         _run_events(args)
         return
     if args.mechanism is None:

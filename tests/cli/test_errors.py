@@ -67,6 +67,9 @@ SILENT_BEFORE = [
     (["account", "gaussian", "--param", "sigma=1", "--delta", "-.5"], "delta must lie in"),
     (_TP + ["--delta", "1e-5", "--epsilon", "-inf"], "epsilon must be finite and > 0, got -inf"),
     (["design", "--linf", "-1E+2"], "linf must be finite and > 0, got -100.0"),
+    # ignored: the events carry their uses (T = 100 was accounted as one use)
+    (["account", "--events", "e.json", "--delta", "1e-5", "--compositions", "100"],
+     "--compositions: the events carry their uses"),
     # ignored: a profile sets dim and the sensitivities
     (["design", "--profile", "1,2", "--l2", "3"], "give either a sensitivity profile or --l2"),
     (_INID + ["--dim", "5"], "--dim 5 goes with --profile-kind only"),

@@ -277,10 +277,11 @@ def account(
     mech = get(mechanism)
     params = mech.validate_params(params)
     use = _use(dim, l1, l2, linf, compositions, sampling_rate) | {"relation": relation}
-    query = accounted_under(mech, params, make_query(mech, use, "exact", True))
-    if isinstance(query, Event):
-        return account(query, epsilon=epsilon, delta=delta, relation=relation, bracket=bracket,
+    route = accounted_under(mech, params, make_query(mech, use, "exact", True))
+    if isinstance(route, Event):
+        return account(route, epsilon=epsilon, delta=delta, relation=relation, bracket=bracket,
                        epsilon_error=epsilon_error)
+    query = route
     with jax.enable_x64(True):
         if delta is not None:
             dlt = _validate.delta(delta)

@@ -128,11 +128,18 @@ def calibrate_under(mech: Mechanism, epsilon, delta, query: Query) -> Calibratio
 
 
 def accounted_under(mech: Mechanism, params: dict, query: Query) -> Query | ev.Event:
-    """What :func:`dpjax.profile` and :func:`dpjax.account` evaluate for ``params`` under
+    r"""What :func:`dpjax.profile` and :func:`dpjax.account` evaluate for ``params`` under
     ``query.relation``: a query at which ``mech``'s own profile is the relation's
     (:func:`equivalent_query`), or else the ledger of events (``T`` uses of
     ``PoissonSampled(q, release)``, the release in sensitivity units) that
-    :class:`~dpjax.accounting.PLDAccountant` accounts under the relation.
+    :class:`~dpjax.accounting.PLDAccountant` accounts under the relation.  Without
+    subsampling, for symmetric additive noise,
+
+    .. math:: \delta_{\text{add}} = \delta_{\text{remove}} = \delta_{\text{add\_remove}}
+              \big|_{\Delta}, \qquad \delta_{\text{replace\_one}} =
+              \delta_{\text{add\_remove}}\big|_{2 \Delta}
+
+    (one record replaced moves the query by at most ``2 Delta``; dp_accounting's ``REPLACE``).
 
     Args:
       mech: the mechanism.
@@ -148,11 +155,10 @@ def accounted_under(mech: Mechanism, params: dict, query: Query) -> Query | ev.E
         return same
     if mech.name not in _EVENT_FAMILIES and mech.name not in _SHAPE_EVENT_FAMILIES:
         raise _unsupported_relation(mech, query.relation)
-    values = {k: np.asarray(v, np.float64) for k, v in params.items()}
-    if any(v.ndim for v in values.values()):
+    if any(np.ndim(v) for v in params.values()):
         raise ValueError(f"{mech.name}: under relation {query.relation!r} with Poisson "
                          "subsampling, give one parameter set at a time")
-    return ledger(_release(mech.name, {k: float(v) for k, v in values.items()}, query), query)
+    return ledger(_release(mech.name, {k: float(v) for k, v in params.items()}, query), query)
 
 
 def _release(name: str, params: dict, query: Query) -> ev.Event:

@@ -759,7 +759,7 @@ def compose_table(table, relation: str):
     parts: dict[str, list[PLD]] = {d: [] for d in DIRECTIONS[relation]}
     for plds, count in table:
         for d, pld in plds.items():
-            if count > 1:  # FFT lengths rounded up to powers of two: few compiles
+            if count > 1:  # FFT lengths: powers of two, at least MIN_LEDGER_GRID: few compiles
                 pld = self_compose(pld, count,
                                    ledger_size(self_compose_size(pld, count), ceil_pow2))
             parts[d].append(pld)

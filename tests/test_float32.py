@@ -261,7 +261,7 @@ _EXEMPT = {
     "dpjax.spherical.mechanism.check_use": "host check of a use's arguments, no privacy value",
     "dpjax.spherical.calibrate.default_shells": "host shell count of the design grid (an int), "
     "no privacy value",
-    "dpjax.accounting.events.plds.ledger_size": "integer sizing of a ledger grid or FFT "
+    "dpjax.accounting.pld.compose.floored_size": "integer sizing of a PLD grid or FFT "
     "(the least compiled length >= n), no privacy value",
     "dpjax.accounting.events.plds.staircase_as_pure_dp": (
         "host rewrite of a leaf event in exact rational arithmetic (no arrays)"

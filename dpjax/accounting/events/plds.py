@@ -42,7 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import logsumexp as jax_logsumexp
 
-from dpjax._batching import ladder, pad, padded_size
+from dpjax._batching import pad, padded_size
 from dpjax.accounting import events as ev
 from dpjax.accounting.pld import PLD, amplification, finite_pairs, mixture
 from dpjax.accounting.pld._pld import make
@@ -50,6 +50,7 @@ from dpjax.accounting.pld.atoms import from_atoms
 from dpjax.accounting.pld.compose import (
     ceil_pow2,
     compose,
+    floored_size,
     max_grid_points,
     self_compose,
     self_compose_size,
@@ -81,37 +82,6 @@ DIRECTIONS = {
 _ONE_ORDER = ("add_remove", "remove", "add")
 #: Profile-bound PLDs stop where the bound is below this (the rest goes to ``+infinity``).
 _PROFILE_FLOOR = 1e-40
-#: The least grid and FFT length of the ledger's PLDs (:func:`ledger_size`).
-MIN_LEDGER_GRID = 2**14
-
-
-def ledger_size(n: float, rounded=ladder) -> int:
-    r"""The length of a ledger grid or FFT that needs ``n`` points: ``rounded(max(n, N_0))``,
-    ``N_0 =`` :data:`MIN_LEDGER_GRID`, ``rounded`` the size ladder
-    (:func:`dpjax._batching.ladder`, for grids) or the next power of two
-    (:func:`~dpjax.accounting.pld.compose.ceil_pow2`, for FFT lengths).
-
-    A small event's PLD is discretised and composed at ``N_0`` points at least, so that the
-    small events of a ledger, and the steps of a search over an event's scale
-    (:mod:`dpjax.calibration.event_scale`), share compiled programs; at that length running a
-    program costs far less than compiling another.  The extra points are exact padding: the
-    grid reaches further (carrying the exact, vanishing, masses there) and the FFT window
-    cuts less tail.
-
-    Args:
-      n: the points needed.
-      rounded: the rounding of ``max(n, N_0)`` to a compiled length.
-
-    Returns:
-      A host integer ``>= max(n, N_0)``.
-
-    Example:
-      >>> ledger_size(100), ledger_size(20_000), ledger_size(20_000, ceil_pow2)
-      (16384, 24576, 32768)
-    """
-    return rounded(max(n, MIN_LEDGER_GRID))
-
-
 class UnsupportedEventError(ValueError):
     """An event (or an event under a relation) that dpjax cannot account."""
 
@@ -399,7 +369,7 @@ def _noise_pld(noise, shift: float, h: float, pessimistic: bool, tail: float = T
     extra points carry the exact, vanishing, masses): few compiles across events."""
     lower, size = _sized(lambda: noise_grid(noise, shift, h, tail))
     f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
-    pld = discretise_noise(noise, f64(shift), f64(h), lower, ledger_size(size), pessimistic,
+    pld = discretise_noise(noise, f64(shift), f64(h), lower, floored_size(size), pessimistic,
                            tail)
     return charge_underflow(pld, tail)
 
@@ -411,7 +381,7 @@ def _subsampled_plds(noise, q, h, pessimistic: bool, directions, tail: float = T
     return {
         d: charge_underflow(
             discretise_subsampled(
-                noise, f64(1.0), f64(q), d, f64(h), grids[d][0], ledger_size(grids[d][1]),
+                noise, f64(1.0), f64(q), d, f64(h), grids[d][0], floored_size(grids[d][1]),
                 pessimistic, tail,
             ),
             tail,
@@ -759,14 +729,14 @@ def compose_table(table, relation: str):
     parts: dict[str, list[PLD]] = {d: [] for d in DIRECTIONS[relation]}
     for plds, count in table:
         for d, pld in plds.items():
-            if count > 1:  # FFT lengths: powers of two, at least MIN_LEDGER_GRID: few compiles
+            if count > 1:  # FFT lengths: powers of two, at least MIN_GRID_POINTS: few compiles
                 pld = self_compose(pld, count,
-                                   ledger_size(self_compose_size(pld, count), ceil_pow2))
+                                   floored_size(self_compose_size(pld, count), ceil_pow2))
             parts[d].append(pld)
 
     def product(ps):
         log_mgf = np.asarray(sum(p.log_mgf for p in ps))
-        return compose(ps, ledger_size(window_size(log_mgf, float(ps[0].bin_width)), ceil_pow2))
+        return compose(ps, floored_size(window_size(log_mgf, float(ps[0].bin_width)), ceil_pow2))
 
     composed = {d: (product(ps) if len(ps) > 1 else ps[0] if ps else None)
                 for d, ps in parts.items()}
@@ -837,7 +807,7 @@ def _mix(parts, pessimistic: bool) -> PLD:
     u = 2.0**-53
     lo = min(int(p.lower) for _, p in parts)
     hi = max(int(p.lower) + p.size for _, p in parts)
-    size = ledger_size(hi - lo)
+    size = floored_size(hi - lo)
     pmf = sum(
         w * jnp.pad(p.pmf, (int(p.lower) - lo, size - (int(p.lower) - lo) - p.size))
         for w, p in parts

@@ -35,6 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from dpjax._batching import ladder
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import PLD
 from dpjax.numerics import float64_kernel
@@ -137,6 +138,40 @@ def floor_pow2(n: float) -> int:
 def ceil_pow2(n: int) -> int:
     """The least power of two ``>= n`` (at least 2): FFT lengths in few buckets, few compiles."""
     return 1 << max(int(n) - 1, 1).bit_length()
+
+
+#: The least length of a grid or FFT that the host-side PLD builders make
+#: (:func:`floored_size`): the ledger's PLDs (:mod:`dpjax.accounting.events.plds`),
+#: :func:`.discretise.from_noise` and the shift mixtures of :mod:`.mixture`.
+MIN_GRID_POINTS = 2**14
+
+
+def floored_size(n: float, rounded=ladder) -> int:
+    r"""The length of a grid or FFT that needs ``n`` points: ``rounded(max(n, N_0))``,
+    ``N_0 = min(``:data:`MIN_GRID_POINTS`, :func:`max_grid_points` ``)``, ``rounded`` the
+    size ladder (:func:`dpjax._batching.ladder`, for grids) or the next power of two
+    (:func:`ceil_pow2`, for FFT lengths).
+
+    A small PLD is discretised and composed at ``N_0`` points at least, so that small
+    events of a ledger, the steps of a search over an event's scale
+    (:mod:`dpjax.calibration.event_scale`) and PLDs built one by one share compiled
+    programs; at that length running a program costs far less than compiling another.  The
+    extra points are exact padding: the grid reaches further (carrying the exact, vanishing,
+    masses there) and the FFT window cuts less tail.  The floor never exceeds the engine's
+    cap (a user's ``DPJAX_MAX_GRID_POINTS`` below it lowers it).
+
+    Args:
+      n: the points needed.
+      rounded: the rounding of ``max(n, N_0)`` to a compiled length.
+
+    Returns:
+      A host integer ``>= n``.
+
+    Example:
+      >>> floored_size(100), floored_size(20_000), floored_size(20_000, ceil_pow2)
+      (16384, 24576, 32768)
+    """
+    return rounded(max(n, min(MIN_GRID_POINTS, max_grid_points())))
 
 
 @float64_kernel

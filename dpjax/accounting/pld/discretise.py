@@ -58,6 +58,7 @@ import jax.numpy as jnp
 from jax import Array
 
 from dpjax.accounting.pld._pld import PLD, make
+from dpjax.accounting.pld.compose import floored_size
 from dpjax.noise.gaussian import Gaussian
 from dpjax.noise.laplace import Laplace
 from dpjax.noise.privacy_loss import privacy_loss_inverse, tail_point
@@ -453,7 +454,7 @@ def from_noise(
         jnp.asarray(sensitivity, jnp.float64),
         jnp.asarray(bin_width, jnp.float64),
         lower,
-        size,
+        floored_size(size),  # few compiles: the ladder, at least MIN_GRID_POINTS (padding)
         pessimistic,
     )
 

@@ -27,9 +27,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dpjax._batching import ladder, pad, padded_size
+from dpjax._batching import pad, padded_size
 from dpjax.accounting.pld._pld import PLD
-from dpjax.accounting.pld.compose import max_grid_points
+from dpjax.accounting.pld.compose import floored_size, max_grid_points
 from dpjax.accounting.pld.discretise import TAIL, MonotonePair, discretise_pair
 from dpjax.accounting.pld.underflow import charge_underflow
 from dpjax.noise.gaussian import Gaussian
@@ -218,9 +218,9 @@ def _discretise(noise, a, lw, b, lv, h, lower, size, pessimistic, tail):
 
 
 def _mixture_pld(noise, p_shifts, p_weights, q_shifts, q_weights, h, pessimistic, tail) -> PLD:
-    """Jitted connect-the-dots of a shift-mixture pair on a grid of the size ladder
-    (:func:`dpjax._batching.ladder`: few compiles; the tail level is data), charged what a
-    deep grid may lose to underflow (:mod:`.underflow`)."""
+    """Jitted connect-the-dots of a shift-mixture pair on a grid of the size ladder, at least
+    :data:`.compose.MIN_GRID_POINTS` long (:func:`.compose.floored_size`: few compiles; the
+    tail level is data), charged what a deep grid may lose to underflow (:mod:`.underflow`)."""
     check_shifts(p_shifts, q_shifts)
     # both sides padded to one power-of-two count of components (at least 2): the padding
     # repeats a shift with weight 0 (log-weight -inf adds an exact 0 to each sum), so
@@ -240,7 +240,7 @@ def _mixture_pld(noise, p_shifts, p_weights, q_shifts, q_weights, h, pessimistic
     points = math.ceil(hi / h) + 1 - lower + 1
     if points > max_grid_points():
         raise OverflowError(f"a shift-mixture grid of {points} points exceeds the engine's cap")
-    size = ladder(points)
+    size = floored_size(points)  # the ladder, at least MIN_GRID_POINTS (exact padding)
     pld = _discretise(noise, *args, jnp.asarray(h, jnp.float64), lower, size, pessimistic, level)
     return charge_underflow(pld, tail)
 

@@ -149,20 +149,14 @@ def test_directions_share_one_length_and_padding_keeps_the_law():
 
 
 def test_small_events_share_one_ledger_grid():
-    """A small event's PLD is discretised on :data:`~plds.MIN_LEDGER_GRID` points at least
-    (:func:`~plds.ledger_size`): three flipped Huber scales, each needing at most 8192 points
+    """A small event's PLD is discretised on :data:`.compose.MIN_GRID_POINTS` points at least
+    (:func:`.compose.floored_size`): three flipped Huber scales, each needing at most 8192 points
     at this bin width (three sizes of the ladder without the floor), share one compiled
     discretisation, and each answer stays an upper bound of the exact profile (eq. (13), up
     to its kernel's documented error ``ERROR`` on ``log delta``)."""
-    from dpjax._batching import ladder
-    from dpjax.accounting.events import plds
     from dpjax.accounting.flipped_huber import ERROR, log_delta_flipped_huber
-    from dpjax.accounting.pld.compose import ceil_pow2
     from dpjax.accounting.pld.discretise import discretise_noise
 
-    for n in (1, 100, plds.MIN_LEDGER_GRID, plds.MIN_LEDGER_GRID + 1, 10**6):
-        assert plds.ledger_size(n) == ladder(max(n, plds.MIN_LEDGER_GRID))
-        assert plds.ledger_size(n, ceil_pow2) == ceil_pow2(max(n, plds.MIN_LEDGER_GRID))
     core = inspect.unwrap(discretise_noise, stop=lambda f: hasattr(f, "_cache_size"))
     before = core._cache_size()
     for g in (2.0, 4.0, 8.0):

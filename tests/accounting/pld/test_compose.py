@@ -150,3 +150,35 @@ def test_reduced_phase_keeps_cos_and_sin_to_a_few_ulps():
             for a, c, s in zip(v.tolist(), cos.tolist(), sin.tolist(), strict=True)
         )
     assert float(worst) <= (power_rounding(0.0) - 4.0) * 2.0**-53
+
+
+def test_floored_size_is_the_ladder_above_its_floor_and_below_the_cap(monkeypatch):
+    """:func:`.compose.floored_size`: the size ladder (or the next power of two) of
+    ``max(n, N_0)``, ``N_0 = min(MIN_GRID_POINTS, cap)``: a cap set below the floor lowers it."""
+    from dpjax._batching import ladder
+    from dpjax.accounting.pld.compose import MIN_GRID_POINTS, ceil_pow2, floored_size
+
+    for n in (1, 100, MIN_GRID_POINTS, MIN_GRID_POINTS + 1, 10**6):
+        assert floored_size(n) == ladder(max(n, MIN_GRID_POINTS)) >= n
+        assert floored_size(n, ceil_pow2) == ceil_pow2(max(n, MIN_GRID_POINTS))
+    monkeypatch.setenv("DPJAX_MAX_GRID_POINTS", "4096")
+    assert floored_size(100) == 4096 and floored_size(5000) == ladder(5000)
+
+
+def test_small_noise_plds_share_one_program_and_stay_certified():
+    """:func:`.discretise.from_noise` of three Laplace scales (grids of three lengths of the
+    ladder without the floor) share one compiled discretisation; each profile is at or above
+    the exact one, ``delta(eps) = 1 - e^{(eps - 1/b)/2}`` (Laplace, shift 1), and within a
+    bin's worth of it."""
+    import inspect
+
+    from dpjax.accounting.pld.discretise import discretise_noise
+
+    core = inspect.unwrap(discretise_noise, stop=lambda f: hasattr(f, "_cache_size"))
+    before = core._cache_size()
+    eps = 0.25
+    for b in (0.6, 1.2, 2.4):
+        got = float(delta_for_epsilon(from_laplace(b, 1.0, H), eps))
+        exact = -np.expm1((eps - 1.0 / b) / 2.0)
+        assert exact <= got <= exact + 2 * H
+    assert core._cache_size() - before <= 1

@@ -82,6 +82,8 @@ DIRECTIONS = {
 _ONE_ORDER = ("add_remove", "remove", "add")
 #: Profile-bound PLDs stop where the bound is below this (the rest goes to ``+infinity``).
 _PROFILE_FLOOR = 1e-40
+
+
 class UnsupportedEventError(ValueError):
     """An event (or an event under a relation) that dpjax cannot account."""
 
@@ -365,8 +367,8 @@ def randomized_response_special_pair(noise_parameter: float, num_buckets: int):
 
 
 def _noise_pld(noise, shift: float, h: float, pessimistic: bool, tail: float = TAIL) -> PLD:
-    """Connect-the-dots PLD of ``(T, T - shift)`` on a grid rounded up to a few sizes (the
-    extra points carry the exact, vanishing, masses): few compiles across events."""
+    """Connect-the-dots PLD of ``(T, T - shift)`` on a grid of :func:`.pld.compose.floored_size`
+    (the extra points carry the exact, vanishing, masses): few compiles across events."""
     lower, size = _sized(lambda: noise_grid(noise, shift, h, tail))
     f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
     pld = discretise_noise(noise, f64(shift), f64(h), lower, floored_size(size), pessimistic,
@@ -375,7 +377,8 @@ def _noise_pld(noise, shift: float, h: float, pessimistic: bool, tail: float = T
 
 
 def _subsampled_plds(noise, q, h, pessimistic: bool, directions, tail: float = TAIL) -> dict:
-    """Poisson-subsampled PLDs per direction (:mod:`.pld.subsample`), grids on the size ladder."""
+    """Poisson-subsampled PLDs per direction (:mod:`.pld.subsample`), grids of
+    :func:`.pld.compose.floored_size`."""
     grids = _sized_all(lambda: subsampled_grid(noise, 1.0, q, h, tail), directions)
     f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
     return {

@@ -80,7 +80,8 @@ def test_off_when_dpjax_cache_is_not_in_use(monkeypatch):
     assert export_cache.export_dir() is None
 
 
-def _engine_kernel_call(wrapper):
+def _engine_kernel_call(composed, queries):
+    """The PLD engine's two programs, ``composed`` then ``queries`` on its fields."""
     from dpjax.accounting.pld import engine
     from dpjax.accounting.pld.plan import Sizes
     from dpjax.noise.gaussian import Gaussian
@@ -88,28 +89,33 @@ def _engine_kernel_call(wrapper):
     with jax.enable_x64(True):
         args = engine.scalar_args(2.0, 0.0, 1.0, 0.3, 5)
         x = np.array([1e-3, 1e-5])
-        out = wrapper(*args, x, noise_fn=Gaussian.from_scale, bin_width=np.float64(1e-2),
-                      sizes=Sizes(grid=1024, fft=2048), subsampled=True)
-        return jax.tree.map(np.asarray, out)
+        fields = composed(*args, noise_fn=Gaussian.from_scale, bin_width=np.float64(1e-2),
+                          sizes=Sizes(grid=1024, fft=2048), subsampled=True)
+        return jax.tree.map(np.asarray, queries(*fields, x))
 
 
 def test_static_arguments_are_part_of_the_key_and_loaded_bit_identical(folder, monkeypatch):
-    """The PLD engine's kernel (static family, sizes, adjacency flag; a traced keyword bin
-    width; named-tuple results) through the cache: the same bits as the kernel, and a fresh
-    wrapper loads the entry without tracing."""
+    """The PLD engine's kernels (static family, sizes, adjacency flag and a traced keyword bin
+    width; array fields in, named-tuple results out) through the cache: the same bits as the
+    kernels, and fresh wrappers load the entries without tracing."""
     from dpjax.accounting.pld import engine
 
-    kernel = engine._profile_and_epsilon_kernel
-    ref = _engine_kernel_call(kernel)
-    fresh = lambda: export_cache._CachedJit(kernel, engine.STATIC_ARGNAMES)  # noqa: E731
-    first = _engine_kernel_call(fresh())
-    (entry,) = folder.glob("*.jaxexport")
+    kernels = (engine._composed_kernel, engine._queries_kernel)
+    ref = _engine_kernel_call(*kernels)
+
+    def fresh():
+        return (export_cache._CachedJit(kernels[0], engine.STATIC_ARGNAMES),
+                export_cache._CachedJit(kernels[1]))
+
+    first = _engine_kernel_call(*fresh())
+    entries = sorted(folder.glob("*.jaxexport"))
+    assert len(entries) == 2
     monkeypatch.setattr(jax.export, "export", _no_export)
-    second = _engine_kernel_call(fresh())
+    second = _engine_kernel_call(*fresh())
     for got in (first, second):
         assert type(got) is type(ref)
         jax.tree.map(np.testing.assert_array_equal, got, ref)
-    assert np.all(np.isfinite(ref[0].epsilon)) and entry.exists()
+    assert np.all(np.isfinite(ref[0].epsilon)) and all(e.exists() for e in entries)
 
 
 def test_static_argument_without_a_stable_repr_takes_the_jit_path(folder):

@@ -9,9 +9,11 @@ symmetric) the pessimistic PLD is built (:mod:`.discretise`,
 (:mod:`.query`); the worse adjacency is reported.  All of it is one jitted
 kernel of the *scale* (traced) with static grid and FFT sizes, so a calibration
 (:mod:`dpjax.calibration.scale_search`) is a root search on ``log scale`` inside ``jit``
-that vmaps over targets or noise shapes.  :func:`profile` and :func:`epsilon` share one
-compiled program (both queries of one composition), so certifying an epsilon by the
-profile at it compiles nothing more.
+that vmaps over targets or noise shapes.  :func:`profile` and :func:`epsilon` share their
+compiled programs (both queries of one composition), so certifying an epsilon by the
+profile at it compiles nothing more; they run as two programs, the composition (one per
+family and sizes) and the queries (one per FFT length and number of adjacencies, whatever
+the family: most of the compiling).
 
 ``noise_fn(scale, shape)`` builds the family (``shape`` a traced array, e.g.
 ``alpha / gamma`` of flipped Huber; ignored by one-parameter families): the family's
@@ -41,6 +43,7 @@ from dpjax._batching import SMALL_BATCH, pad, padded_size
 from dpjax._warnings import warn_user
 from dpjax.accounting.pld import query as _query
 from dpjax.accounting.pld import tail_bounds
+from dpjax.accounting.pld._pld import PLD
 from dpjax.accounting.pld.compose import grid_index, max_grid_points, moments_only, self_compose
 from dpjax.accounting.pld.discretise import discretise_pair
 from dpjax.accounting.pld.plan import EngineNote, plan, refinement, tilt_level, tilted_sizes
@@ -167,32 +170,99 @@ epsilon_kernel = _worse_adjacency(
 )
 
 
+#: The array fields of a :class:`.PLD` (its pytree leaves, in order), how
+#: :func:`_composed_kernel` hands the composed PLDs to :func:`_queries_kernel`.
+_PLD_FIELDS = tuple(
+    f.name for f in dataclasses.fields(PLD) if not f.metadata.get("static")
+)
+
+
 @functools.partial(jax.jit, static_argnames=STATIC_ARGNAMES)
 @float64_kernel
+def _composed_kernel(
+    scale, shape, sensitivity, sampling_rate, compositions, *, noise_fn, bin_width, sizes,
+    subsampled,
+):
+    """Every adjacency's pessimistic ``K``-fold PLD (:func:`stacked_plds`), as the tuple of
+    its array fields (:data:`_PLD_FIELDS`, each with a leading adjacency axis): the first
+    half of :func:`_profile_and_epsilon_kernel`, one program per family and sizes."""
+    plds = stacked_plds(
+        noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, sizes,
+        subsampled,
+    )
+    return tuple(getattr(plds, name) for name in _PLD_FIELDS)
+
+
+_composed_kernel.__doc__ += (
+    _KERNEL_ARGS.replace("  x: array of {x}.\n", "")
+    .replace("{ret}, shape of ``x``", "the composed PLDs' fields (:data:`_PLD_FIELDS`)")
+)
+
+
+@jax.jit
+@float64_kernel
+def _queries_kernel(*arrays):
+    """Both queries of stacked composed PLDs, and their profile at the epsilon answered.
+
+    The second half of :func:`_profile_and_epsilon_kernel`: it sees arrays only (the
+    composed PLDs' fields, then ``x``), so every family whose composition has the same
+    FFT length and number of adjacencies shares its compiled program.  Each adjacency's
+    :func:`.query.both_queries` (``x``: ``epsilon`` / ``delta``), the worse adjacency's
+    entry by entry, then each adjacency's :func:`.query.certificate` at that epsilon (the
+    worse adjacency's again).
+
+    Args:
+      *arrays: the fields of :data:`_PLD_FIELDS` (leading adjacency axis), then ``x``.
+
+    Returns:
+      ``(Queries at x, Certificate at epsilon(x))`` (:class:`.query.Queries`,
+      :class:`.query.Certificate`; each the worse adjacency's, entry by entry).
+    """
+    *fields, x = arrays
+    plds = PLD(**dict(zip(_PLD_FIELDS, fields, strict=True)))
+
+    def queried(pld):
+        prof = _query.profile_arrays(pld)
+        return _query.both_queries(pld, x, prof), prof
+
+    both, profs = _per_adjacency(queried, plds)
+    worse = functools.partial(jax.tree.map, lambda v: jnp.max(v, axis=0))
+    both = worse(both)
+    at = _per_adjacency(lambda pld, prof: _query.certificate(pld, both.epsilon, prof),
+                        plds, profs)
+    return both, worse(at)
+
+
+def _per_adjacency(fn, *stacked):
+    """``fn`` of each adjacency's entry of ``stacked`` (pytrees with a leading adjacency
+    axis), stacked again: vmapped over two adjacencies, called on the one entry otherwise
+    (the program :func:`.subsample.map_adjacencies` traces for it)."""
+    if jax.tree.leaves(stacked)[0].shape[0] == 1:
+        return jax.tree.map(lambda v: v[None], fn(*jax.tree.map(lambda v: v[0], stacked)))
+    return jax.vmap(fn)(*stacked)
+
+
 def _profile_and_epsilon_kernel(
     scale, shape, sensitivity, sampling_rate, compositions, x, *, noise_fn, bin_width, sizes,
     subsampled,
 ):
     """Both queries of one composition, and its profile at the epsilon it answers.
 
-    One compiled program for :func:`profile` and :func:`epsilon`; the unused query costs a
+    :func:`_composed_kernel` then :func:`_queries_kernel` (each through the export cache,
+    :func:`.export_cache.call_cached`; the composed PLDs stay on the device between them):
+    one composition for :func:`profile` and :func:`epsilon`; the unused query costs a
     small part of a composition.  The second part, the profile at ``epsilon(x)`` (the worse
     adjacency's; :func:`.query.certificate`), is what :func:`dpjax.account` certifies that
     epsilon by, read off the same composed PLDs and suffix sums (:func:`_evaluate_once` keeps
-    it for that re-check: no second composition).
+    it for that re-check: no second composition).  Two programs, not one: the queries,
+    most of the compiling, depend on the FFT length alone, not on the family.
     """
-    def queried(pld):
-        prof = _query.profile_arrays(pld)
-        return _query.both_queries(pld, x, prof), (pld, prof)
-
-    both, (plds, profs) = stacked_plds(
-        noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, sizes,
-        subsampled, then=queried,
+    fields = call_cached(
+        _composed_kernel, scale, shape, sensitivity, sampling_rate, compositions,
+        static_argnames=STATIC_ARGNAMES, noise_fn=noise_fn, bin_width=bin_width, sizes=sizes,
+        subsampled=subsampled,
     )
-    worse = functools.partial(jax.tree.map, lambda v: jnp.max(v, axis=0))
-    both = worse(both)
-    at = jax.vmap(lambda pld, prof: _query.certificate(pld, both.epsilon, prof))(plds, profs)
-    return both, worse(at)
+    return call_cached(_queries_kernel, *fields, x)
 
 
 _profile_and_epsilon_kernel.__doc__ += _KERNEL_ARGS.format(
@@ -320,11 +390,9 @@ def _evaluate_once(
     out = np.full(np.shape(x), fallback)
     floored = np.zeros(np.shape(x), bool)
     for bin_width, sizes in runs:
-        both, at = map(cut, call_cached(  # a warm process loads its program (export cache)
-            _profile_and_epsilon_kernel,
+        both, at = map(cut, _profile_and_epsilon_kernel(  # export cache: warm loads
             *args,
             x_padded,
-            static_argnames=STATIC_ARGNAMES,
             noise_fn=noise_fn,
             bin_width=bin_width,
             sizes=sizes,

@@ -198,15 +198,57 @@ def test_new_compositions_and_scales_in_one_ladder_bucket_compile_once():
         grid, fft, _ = pld_plan._needs(pld_plan.extents(gaussian, scale, 0.0, 1.0, None, uses), h)
         old.add((bucket(grid), fast_size(fft)))
     assert len(old) == 3
-    kernel = engine._profile_and_epsilon_kernel
-    before = kernel._cache_size()
+    before = _engine_programs()
     for scale, uses in cases:
         got = engine.profile(gaussian, scale, 0.0, 1.0, eps, compositions=uses, bin_width=h)
         with mpmath.workdps(50):
             exact = np.array([float(gaussian_delta(e, scale, 1.0, uses)) for e in eps])
         assert np.all(got >= exact)
         np.testing.assert_allclose(got, exact, rtol=1e-3)
-    assert kernel._cache_size() <= before + 1
+    assert all(n <= b + 1 for n, b in zip(_engine_programs(), before, strict=True))
+
+
+def _engine_programs() -> tuple[int, int]:
+    """Compiled programs of the engine's two kernels: ``(composition, queries)``."""
+    return engine._composed_kernel._cache_size(), engine._queries_kernel._cache_size()
+
+
+def test_families_with_one_fft_length_share_the_queries_program():
+    """The queries (most of the compiling) see arrays only: a Gaussian and a Laplace
+    composed on the same grid and FFT lengths compile two compositions and one queries
+    program.  Each answer is the one-program composition-and-query's (:func:`.stacked_plds`
+    then :func:`.query.both_queries` in one ``jit``; within the certified round-off term
+    where that term decides), and the Gaussian's ``delta`` is above its closed form
+    (50-digit mpmath)."""
+    import jax
+
+    from dpjax.accounting.pld import query
+
+    sizes, eps = pld_plan.Sizes(grid=1024, fft=4096), np.linspace(0.5, 2.0, 16)
+    args = engine.scalar_args(2.0, 0.0, 1.0, None, 3)
+    before = _engine_programs()
+    for noise_fn in (gaussian, _one_parameter(Laplace)):
+        both, _ = engine._profile_and_epsilon_kernel(
+            *args, eps, noise_fn=noise_fn, bin_width=2e-3, sizes=sizes, subsampled=False
+        )
+        fused = jax.jit(lambda *a, f=noise_fn: engine.stacked_plds(
+            f, *a, 2e-3, sizes, False, then=lambda pld: query.both_queries(pld, eps)
+        ))(*args)
+        got, ref = np.asarray(both.log_delta), np.asarray(fused.log_delta[0])
+        # where the certified round-off term decides (Laplace's top loss, 1.5), the two
+        # programs' round-off differs, within that term
+        exact_part = np.asarray(both.log_roundoff) < got + np.log(1e-6)
+        np.testing.assert_allclose(got[exact_part], ref[exact_part], rtol=1e-12)
+        assert np.all(np.abs(np.exp(got) - np.exp(ref)) <= 2 * np.exp(both.log_roundoff))
+        np.testing.assert_allclose(both.epsilon, fused.epsilon[0], rtol=1e-12)
+    with mpmath.workdps(50):
+        exact = np.array([float(gaussian_delta(e, 2.0, 1.0, 3)) for e in eps])
+    gauss, _ = engine._profile_and_epsilon_kernel(
+        *args, eps, noise_fn=gaussian, bin_width=2e-3, sizes=sizes, subsampled=False
+    )
+    assert np.all(np.exp(np.asarray(gauss.log_delta)) >= exact)
+    after = _engine_programs()
+    assert (after[0] - before[0], after[1] - before[1]) == (2, 1)
 
 
 def test_profile_and_epsilon_share_one_compiled_program():
@@ -214,8 +256,7 @@ def test_profile_and_epsilon_share_one_compiled_program():
     certify an epsilon) run one compiled kernel, and the planner one sizing program; so do
     other numbers of targets (padded: a scalar and up to 16 targets share the program), each
     entry answered as it is alone."""
-    kernel = engine._profile_and_epsilon_kernel
-    before, sizing = kernel._cache_size(), pld_plan._sizing._cache_size()
+    before, sizing = _engine_programs(), pld_plan._sizing._cache_size()
     eps = engine.epsilon(gaussian, 2.5, 0.0, 1.0, 1e-5, compositions=7, bin_width=2e-3)
     delta = engine.profile(gaussian, 2.5, 0.0, 1.0, eps, compositions=7, bin_width=2e-3)
     deltas = engine.profile(
@@ -223,7 +264,7 @@ def test_profile_and_epsilon_share_one_compiled_program():
     )
     epsilons = engine.epsilon(gaussian, 2.5, 0.0, 1.0, [1e-2, 1e-5], compositions=7,
                               bin_width=2e-3)
-    assert kernel._cache_size() == before + 1
+    assert _engine_programs() == (before[0] + 1, before[1] + 1)
     assert deltas.shape == (1, 3) and epsilons.shape == (2,)
     assert epsilons[1] == eps and np.all(np.diff(deltas) < 0)
     assert deltas[0, 1] == engine.profile(gaussian, 2.5, 0.0, 1.0, 1.0, compositions=7,

@@ -48,7 +48,6 @@ from dpjax.accounting.flipped_huber_kdim import epsilon_from_zcdp_shifted, zcdp_
 from dpjax.accounting.gaussian import (
     a_of_mu,
     a_of_sigma,
-    epsilon_gaussian,
     log_delta_from_a,
     tail_step_args,
 )
@@ -286,7 +285,11 @@ def epsilon_flipped_huber(
     keeping the end where :func:`log_delta_flipped_huber` is ``<= delta (1 - MARGIN)``:
     ``0`` where it holds at 0, ``inf`` (no certificate) where it fails at the upper end.
 
-    * ``eps_N``: the Gaussian epsilon at ``sigma = gamma`` (the FH tails);
+    * ``eps_N = mu sqrt(2 log(1/delta)) + mu^2 / 2`` with ``mu = Delta / gamma``: the
+      Chernoff bound on the Gaussian epsilon at ``sigma = gamma`` (the FH tails;
+      ``delta_N(eps_N) <= Q(sqrt(2 log(1/delta))) <= delta / 2``), in closed form: a bracket
+      end only needs to be large enough, and a nested Gaussian search here doubled the
+      compiled program;
     * ``eps_Z``: the epsilon of Theorem 9's ``(xi, eta)``-zCDP bound
       (:func:`dpjax.accounting.flipped_huber_kdim.zcdp_flipped_huber`), which reaches the
       Laplace end (large ``alpha / gamma``), where the Laplace centre's losses exceed
@@ -313,7 +316,9 @@ def epsilon_flipped_huber(
     consts = shape_constants(b)
     xi, eta = zcdp_flipped_huber(alpha, gamma, d)
     laplace_end = epsilon_from_zcdp_shifted(xi, eta, delta * (1.0 - 2.0 * MARGIN))
-    hi = jnp.maximum(2.0 * epsilon_gaussian(delta, gamma, d) + 1.0, laplace_end * (1 + 1e-9))
+    log_inv = jnp.maximum(-jnp.log(jnp.where(delta > 0, delta, 1.0)), 0.0)
+    eps_n = D * jnp.sqrt(2.0 * log_inv) + 0.5 * D * D  # D = Delta / gamma: the tails' mu
+    hi = jnp.maximum(2.0 * eps_n + 1.0, laplace_end * (1 + 1e-9))
 
     def ok(e):
         a = a_of_sigma(e, gamma, d)

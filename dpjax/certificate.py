@@ -302,7 +302,8 @@ def certify_scale(
 
     (one ulp, then doubling: the scale a boundary needs is found to within a factor 2 of the
     rounding it has to absorb, up to ``2^{max_nudges - 53}`` relative; privacy is monotone
-    in the scale).  The loop only runs while some point fails.
+    in the scale).  The loop only runs while some point fails; its first pass evaluates
+    ``s_0`` itself, so the compiled program holds one copy of the profile, not two.
 
     Args:
       log_delta_at: ``scale -> log delta`` (arrays), the certified profile at the target.
@@ -315,7 +316,6 @@ def certify_scale(
       scale ``>= TINY`` (the smallest normal float64).
     """
     scale0 = jnp.asarray(scale)
-    log_delta = log_delta_at(scale0)
 
     def good(s, ld):
         return scale_is_certified(s, ld, level)
@@ -325,14 +325,18 @@ def certify_scale(
         return (k < max_nudges) & jnp.any(~good(s, ld))
 
     def body(carry):
+        # pass k = -1 evaluates s_0 (every point starts failing, log delta = inf), pass k
+        # the k-th nudge of the points still failing
         k, s, ld = carry
         ok = good(s, ld)
         step = 2.0 ** (k.astype(scale0.dtype) - 52.0)
-        trial = jnp.maximum(jnp.nextafter(scale0, jnp.inf), scale0 * (1.0 + step))
-        s = jnp.where(ok, s, trial)
+        nudged = jnp.maximum(jnp.nextafter(scale0, jnp.inf), scale0 * (1.0 + step))
+        s = jnp.where(ok, s, jnp.where(k < 0, scale0, nudged))
         return k + 1, s, jnp.where(ok, ld, log_delta_at(s))
 
-    _, scale, log_delta = jax.lax.while_loop(cond, body, (0, scale0, log_delta))
+    out = jax.eval_shape(log_delta_at, scale0)
+    start = (jnp.asarray(-1, jnp.int32), scale0, jnp.full(out.shape, jnp.inf, out.dtype))
+    _, scale, log_delta = jax.lax.while_loop(cond, body, start)
     return scale, log_delta, good(scale, log_delta)
 
 

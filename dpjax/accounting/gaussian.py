@@ -24,8 +24,8 @@ from scipy import special
 from dpjax.certificate import MARGIN, TINY, fail_closed, kernel_error, log_target, reported_delta
 from dpjax.numerics import (
     Q_inv,
-    bisect_monotone,
     float64_kernel,
+    least_feasible,
     log1mexp,
     log_mills,
     log_mills_step,
@@ -375,10 +375,7 @@ def epsilon_gaussian(
     def ok(e):
         return log_delta_gaussian(e, sigma, sensitivity) <= level
 
-    res = bisect_monotone(ok, good=hi, bad=jnp.zeros_like(hi), num_iterations=num_iterations)
-    at_zero = ok(jnp.zeros_like(hi))
-    eps = jnp.where(at_zero, 0.0, jnp.where(res.status == 0, res.good, jnp.inf))
-    return jnp.where(delta > 0, eps, jnp.inf)
+    return jnp.where(delta > 0, least_feasible(ok, hi, num_iterations), jnp.inf)
 
 
 @float64_kernel

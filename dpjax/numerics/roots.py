@@ -134,6 +134,8 @@ def bisect_monotone(
 
     :func:`bisect_bracket` (same formula) after checking both ends; the ``good`` end is
     returned, so the answer always satisfies the predicate (for calibration: private).
+    The end checks are the loop's first two passes (then its halvings), so the compiled
+    program holds the predicate once.
 
     Args:
       predicate: elementwise monotone boolean function (traceable).
@@ -156,22 +158,32 @@ def bisect_monotone(
       ['OPTIMAL', 'INFEASIBLE']
     """
     good, bad = jnp.broadcast_arrays(jnp.asarray(good), jnp.asarray(bad))
-    ok_good = predicate(good)
-    ok_bad = predicate(bad)
+
+    def body(i, carry):
+        # pass 0 checks good, pass 1 bad, then the halvings of bisect_bracket
+        g, b, ok_good, ok_bad = carry
+        mid = 0.5 * (g + b)
+        ok = jnp.asarray(predicate(jnp.where(i == 0, good, jnp.where(i == 1, bad, mid))), bool)
+        halve = i >= 2
+        return (jnp.where(halve & ok, mid, g), jnp.where(halve & ~ok, mid, b),
+                jnp.where(i == 0, ok, ok_good), jnp.where(i == 1, ok, ok_bad))
+
+    unchecked = jnp.zeros(good.shape, bool)
+    g, b, ok_good, ok_bad = jax.lax.fori_loop(
+        0, num_iterations + 2, body, (good, bad, unchecked, unchecked))
     status = jnp.where(
         ~ok_good,
         Status.INFEASIBLE,
         jnp.where(ok_bad, Status.BRACKET_TOO_SMALL, Status.OPTIMAL),
     ).astype(jnp.int32)
-    loop = bisect_bracket(predicate, good, bad, num_iterations)
-    g, b = loop.good, loop.bad
     valid = status == Status.OPTIMAL
     g = jnp.where(valid, g, good)
     b = jnp.where(valid, b, bad)
     has_nan = jnp.isnan(g) | jnp.isnan(b)
     status = jnp.where(has_nan & valid, Status.FAILED, status)
-    return loop._replace(good=g, bad=b, status=status.astype(jnp.int32),
-                         evaluations=loop.evaluations + 2)
+    return Root(good=g, aux=None, bad=b, slope=jnp.full_like(g, jnp.nan),
+                status=status.astype(jnp.int32),
+                evaluations=jnp.asarray(num_iterations + 2, jnp.int32))
 
 
 def least_feasible(

@@ -51,8 +51,9 @@ PUBLIC = {
         'epsilon_from_zcdp_bun_steinke', 'family_log_moments', 'family_rdp_delta',
         'family_rdp_epsilon', 'gaussian_fractional_log_moments', 'gaussian_log_moments',
         'gaussian_moment_bounds', 'gaussian_rdp_epsilon', 'gaussian_rdp_log_delta',
-        'gaussian_rdp_sigma', 'laplace_log_moments', 'laplace_rdp_epsilon',
-        'laplace_rdp_log_delta', 'laplace_rdp_scale', 'ledger_rdp_delta', 'ledger_rdp_epsilon',
+        'gaussian_rdp_sigma', 'laplace_log_moments', 'laplace_log_moments_lower',
+        'laplace_rdp_epsilon', 'laplace_rdp_log_delta', 'laplace_rdp_scale', 'ledger_rdp_delta',
+        'ledger_rdp_delta_exceeds', 'ledger_rdp_epsilon', 'ledger_rdp_epsilon_exceeds',
         'log_delta_from_zcdp', 'rdp_epsilon', 'rdp_log_delta'
     ],
     "dpjax.apps": [

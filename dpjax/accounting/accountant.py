@@ -64,7 +64,12 @@ from dpjax.accounting.pld.discretise import TAIL
 from dpjax.accounting.pld.engine import TILT_BELOW
 from dpjax.accounting.pld.plan import tilt_level
 from dpjax.accounting.pld.query import delta_for_epsilon, epsilon_for_delta
-from dpjax.accounting.rdp.ledger import ledger_rdp_delta, ledger_rdp_epsilon
+from dpjax.accounting.rdp.ledger import (
+    ledger_rdp_delta,
+    ledger_rdp_delta_exceeds,
+    ledger_rdp_epsilon,
+    ledger_rdp_epsilon_exceeds,
+)
 from dpjax.certificate import TINY, certify_epsilon, reported_delta
 from dpjax.errors import CertificationError
 
@@ -459,6 +464,10 @@ class PLDAccountant:
         answer at most ``target`` is then returned as soon as one is found, without the
         tilted refinement and the RDP bound (which could only lower it further): still an
         upper bound on the true ``delta``, possibly above the tightest one dpjax certifies.
+        The RDP bound is skipped where cheap lower bounds on its moments already put it
+        above the PLDs' answer (:func:`~dpjax.accounting.rdp.ledger.ledger_rdp_delta_exceeds`:
+        it could not lower the answer), so the answer is the same without its fine
+        quadratures.
 
         Args:
           epsilon: ``epsilon >= 0``.
@@ -478,7 +487,8 @@ class PLDAccountant:
             return 1.0 if math.isnan(out) else min(out, 1.0)
         out = self._pld_delta(eps, enough)
         leaves = self._leaves()
-        if out > enough and leaves:
+        if out > enough and leaves and not ledger_rdp_delta_exceeds(
+                leaves, self.relation, eps, out):
             out = min(out, ledger_rdp_delta(leaves, self.relation, eps))
         return out
 
@@ -493,8 +503,10 @@ class PLDAccountant:
         against their own profile; tilted below ``delta = 1e-7``), the basic composition
         ``E`` when the ledger is ``(E, D)``-DP and ``delta >= D`` (:meth:`_pld_epsilon`),
         and, when every event has exact moments, the RDP bound of the ledger
-        (:func:`~dpjax.accounting.rdp.ledger.ledger_rdp_epsilon`).  Runs in float64 whatever
-        the caller's x64 setting.
+        (:func:`~dpjax.accounting.rdp.ledger.ledger_rdp_epsilon`; skipped where cheap lower
+        bounds on its moments already put it above the PLDs' answer,
+        :func:`~dpjax.accounting.rdp.ledger.ledger_rdp_epsilon_exceeds`).  Runs in float64
+        whatever the caller's x64 setting.
 
         Args:
           delta: ``delta`` in ``[0, 1)``.
@@ -515,7 +527,8 @@ class PLDAccountant:
                 "PLDAccountant", lambda e: _delta_gaussian(e, sigma, sens), eps, dlt))
         out = self._pld_epsilon(dlt)
         leaves = self._leaves()
-        if out > 0.0 and dlt > 0.0 and leaves:
+        if out > 0.0 and dlt > 0.0 and leaves and not ledger_rdp_epsilon_exceeds(
+                leaves, self.relation, dlt, out):
             out = min(out, ledger_rdp_epsilon(leaves, self.relation, dlt))
         return out
 

@@ -389,3 +389,26 @@ def test_tilted_path_without_a_deep_grid_keeps_the_plain_answer(monkeypatch):
     assert acc._tilted(1.0, False, math.log(1e-50)) != acc._tilted(1.0, False, math.log(1e-50))
     d = acc.get_delta(1.0)
     assert 0.0 <= d < 1e-40
+
+
+def test_rdp_moments_only_where_they_could_lower_the_answer(monkeypatch):
+    """A subsampled Laplace ledger's exact RDP bound takes a fine quadrature of its moments:
+    the accountant runs it only where cheap lower bounds on that bound do not already put it
+    above the PLD answer (``ledger_rdp_delta_exceeds`` / ``ledger_rdp_epsilon_exceeds``).
+    Here the PLD wins: no quadrature for a decision query, the tightest delta or an epsilon,
+    and the answers are the minimum over both as before.  (Where the RDP bound wins it is
+    computed and taken: ``tests/accounting/rdp/test_ledger.py``.)"""
+    from dpjax.accounting.rdp import laplace
+    from dpjax.accounting.rdp.ledger import ledger_rdp_delta, ledger_rdp_epsilon
+
+    calls = []
+    quadrature = laplace._log_integrals
+    monkeypatch.setattr(laplace, "_log_integrals", lambda *a: calls.append(a) or quadrature(*a))
+    leaves = [(ev.PoissonSampled(0.2, ev.Laplace(1.2345)), 4)]  # a scale no other test uses
+    acc = PLDAccountant(bin_width=1e-3).compose(*leaves[0])
+    decided = acc.get_delta(0.5, target=1e-6)
+    delta, eps = acc.get_delta(0.5), acc.get_epsilon(1e-8)
+    assert not calls and decided == delta > 1e-6
+    assert delta == min(acc._pld_delta(0.5, 0.0), ledger_rdp_delta(leaves, "add_remove", 0.5))
+    assert eps == min(acc._pld_epsilon(1e-8), ledger_rdp_epsilon(leaves, "add_remove", 1e-8))
+    assert calls  # the exact bounds, computed by the test itself

@@ -12,6 +12,7 @@ converts ``rho``-zCDP to ``(epsilon, delta)``.
 from dpjax.accounting.rdp.families import family_log_moments
 from dpjax.accounting.rdp.laplace import (
     laplace_log_moments,
+    laplace_log_moments_lower,
     laplace_rdp_epsilon,
     laplace_rdp_log_delta,
     laplace_rdp_scale,
@@ -20,7 +21,9 @@ from dpjax.accounting.rdp.ledger import (
     family_rdp_delta,
     family_rdp_epsilon,
     ledger_rdp_delta,
+    ledger_rdp_delta_exceeds,
     ledger_rdp_epsilon,
+    ledger_rdp_epsilon_exceeds,
 )
 from dpjax.accounting.rdp.subsampled_gaussian import (
     FRACTIONAL_ORDERS,
@@ -57,11 +60,14 @@ __all__ = [
     "gaussian_rdp_log_delta",
     "gaussian_rdp_sigma",
     "laplace_log_moments",
+    "laplace_log_moments_lower",
     "laplace_rdp_epsilon",
     "laplace_rdp_log_delta",
     "laplace_rdp_scale",
     "ledger_rdp_delta",
+    "ledger_rdp_delta_exceeds",
     "ledger_rdp_epsilon",
+    "ledger_rdp_epsilon_exceeds",
     "log_delta_from_zcdp",
     "rdp_epsilon",
     "rdp_log_delta",

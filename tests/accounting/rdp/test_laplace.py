@@ -13,6 +13,7 @@ import dpjax
 from dpjax.accounting.rdp.laplace import (
     ORDERS,
     laplace_log_moments,
+    laplace_log_moments_lower,
     laplace_rdp_epsilon,
     laplace_rdp_scale,
 )
@@ -66,10 +67,26 @@ def test_subsampled_moments_are_tight_upper_bounds(b, q):
     """Above the exact moment of *both* directions (mpmath in ``x``, not the module's change of
     variable), by at most ~1e-9 relative (the panel bound's target) plus rounding."""
     lam, log_a = laplace_log_moments(b, q)
+    _, low = laplace_log_moments_lower(b, q)
     for alpha in (1.1, 2.0, 5.5, 32.0, 256.0):
-        got = float(log_a[np.flatnonzero(ORDERS == alpha)[0]])
+        i = np.flatnonzero(ORDERS == alpha)[0]
+        got = float(log_a[i])
         want = max(_mp_log_moment(b, q, alpha, True), _mp_log_moment(b, q, alpha, False))
         assert want <= got <= want + 5e-9 * (1 + abs(want)), (alpha, got, want)
+        # the cheap lower bound (512 coarse panels): below, within 1e-5 relative here
+        assert want - 1e-5 * (1 + abs(want)) <= low[i] <= want, (alpha, low[i], want)
+
+
+@pytest.mark.parametrize("b", [0.05, 1.0, 40.0])
+def test_lower_bounds_are_below_the_upper_ones_at_every_order(b):
+    """Every order, both directions' maximum, with and without subsampling; a scale
+    (``a = 20``) whose coarse panels are wide stays below, only looser."""
+    for q in (None, 1e-3, 0.3, 0.99):
+        _, up = laplace_log_moments(b, q)
+        _, low = laplace_log_moments_lower(b, q)
+        assert np.all(low >= 0.0) and np.all(low <= up), (b, q)
+        if q is None:
+            np.testing.assert_allclose(low, up, rtol=1e-12, atol=1e-13)  # the pads
 
 
 def test_subsampling_never_increases_the_moments():

@@ -9,7 +9,13 @@ from dp_accounting.rdp import RdpAccountant
 
 from dpjax.accounting import events as ev
 from dpjax.accounting.rdp.laplace import laplace_rdp_epsilon
-from dpjax.accounting.rdp.ledger import ledger_log_moments, ledger_rdp_delta, ledger_rdp_epsilon
+from dpjax.accounting.rdp.ledger import (
+    ledger_log_moments,
+    ledger_rdp_delta,
+    ledger_rdp_delta_exceeds,
+    ledger_rdp_epsilon,
+    ledger_rdp_epsilon_exceeds,
+)
 
 LEDGERS = [
     # (dpjax leaves, the same ledger as a dp_accounting event)
@@ -52,6 +58,35 @@ def test_subsampled_laplace_and_unsupported_leaves():
     assert ledger_rdp_delta(other, "add_remove", 1.0) == 1.0
     sampled = [(ev.PoissonSampled(0.2, ev.Gaussian(1.0)), 3)]
     assert ledger_log_moments(sampled, "replace_one") is None
+
+
+@pytest.mark.parametrize("relation", ["add_remove", "replace_one"])
+def test_exceeds_only_where_the_rdp_bound_misses(relation):
+    """The cheap decisions are ``True`` only where :func:`ledger_rdp_delta` /
+    :func:`ledger_rdp_epsilon` are above the value, and (the lower bounds being tight) already
+    at ``0.999`` times them for ledgers of Laplace, Gaussian and zCDP leaves; a leaf without
+    cheap bounds (a noise family, which counts as ``0``) only weakens them."""
+    fh = ev.Noise("flipped-huber", {"alpha": 0.5, "gamma": 1.0})
+    ledgers = [
+        [(ev.PoissonSampled(0.2, ev.Laplace(2.0)), 10)],
+        [(ev.PoissonSampled(0.05, ev.Laplace(0.7)), 40), (ev.Gaussian(8.0), 3),
+         (ev.ZCDP(0.01), 2), (ev.Laplace(20.0), 5)],
+        [(ev.PoissonSampled(0.2, ev.Laplace(2.0)), 10), (fh, 2)],
+    ]
+    for leaves in ledgers:
+        cheap = all(not isinstance(leaf, ev.Noise) for leaf, _ in leaves)
+        sampled = any(isinstance(leaf, ev.PoissonSampled) for leaf, _ in leaves)
+        bounded = cheap and not (sampled and relation == "replace_one")  # else no RDP bound
+        for x in (0.3, 2.0):
+            for exact_fn, exceeds in ((ledger_rdp_delta, ledger_rdp_delta_exceeds),
+                                      (ledger_rdp_epsilon, ledger_rdp_epsilon_exceeds)):
+                arg = x if exact_fn is ledger_rdp_delta else 10.0 ** (-3 * x)  # epsilon, delta
+                exact = exact_fn(leaves, relation, arg)
+                for factor in (1e-3, 0.999, 1.0, 1.5):
+                    if exceeds(leaves, relation, arg, factor * exact):
+                        assert exact > factor * exact, (leaves, arg, factor)
+                if bounded and 0.0 < exact < (1.0 if exact_fn is ledger_rdp_delta else 1e300):
+                    assert exceeds(leaves, relation, arg, 0.999 * exact), (leaves, arg)
 
 
 def test_pld_accountant_takes_the_rdp_bound():

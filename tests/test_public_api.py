@@ -104,9 +104,9 @@ PUBLIC = {
         'integrate_panels', 'least_feasible', 'least_integer_host', 'log1mexp',
         'log1mexp_host', 'log_Q', 'log_Q_inv', 'log_expm1', 'log_expm1_host',
         'log_hockey_stick', 'log_hockey_stick_straddle', 'log_mills', 'log_mills_step',
-        'logaddexp', 'logsubexp', 'newton_host', 'quotient', 'require_float64', 'sum3',
-        'two_product', 'two_sum', 'warm_bracket', 'x64_enabled', 'zoom_minimize',
-        'zoom_minimize_array'
+        'logaddexp', 'logsubexp', 'logsumexp_host', 'newton_host', 'quotient',
+        'require_float64', 'sum3', 'two_product', 'two_sum', 'warm_bracket', 'x64_enabled',
+        'zoom_minimize', 'zoom_minimize_array'
     ],
     "dpjax.spherical": [
         'Coefficients', 'SphericalMechanism', 'calibrate_spherical', 'design_geometric',

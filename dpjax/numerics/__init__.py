@@ -15,6 +15,7 @@ from dpjax.numerics._logspace import (
     log_expm1_host,
     logaddexp,
     logsubexp,
+    logsumexp_host,
 )
 from dpjax.numerics._normal import (
     Q_inv,
@@ -80,6 +81,7 @@ __all__ = [
     "log_mills_step",
     "logaddexp",
     "logsubexp",
+    "logsumexp_host",
     "quotient",
     "sum3",
     "two_product",

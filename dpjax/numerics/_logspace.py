@@ -18,6 +18,45 @@ from jax.typing import ArrayLike
 from dpjax.numerics.constants import LOG_2, LOG_HALF
 
 
+def logsumexp_host(x, axis: int = -1, keepdims: bool = False) -> np.ndarray:
+    r"""``log sum_i e^{x_i}`` along ``axis`` in NumPy, shifted by the largest term.
+
+    .. math:: \log\sum_i e^{x_i} = m + \log c + \operatorname{log1p}\Big(\frac1c
+              \sum_{x_i < m} e^{x_i - m}\Big),\qquad m = \max_i x_i
+
+    (``c`` the number of terms equal to ``m``): the algorithm of
+    ``scipy.special.logsumexp`` for real input without weights, and its answers, without
+    its general-purpose handling of weights, signs, complex input and array namespaces:
+    several times faster on the large host arrays of the RDP moments.  ``-inf`` terms add
+    nothing; a slice of ``-inf`` only gives ``-inf``; a ``+inf`` term gives ``+inf``.
+
+    Args:
+      x: float64 array-like.
+      axis: the axis summed over.
+      keepdims: keep ``axis`` with length 1 (for broadcasting back against ``x``).
+
+    Returns:
+      NumPy float64, ``x``'s shape without ``axis`` (or with it of length 1).
+
+    Example:
+      >>> import numpy as np
+      >>> float(logsumexp_host([1000.0, 1000.0])) == 1000.0 + float(np.log(2.0))
+      True
+      >>> logsumexp_host([[-np.inf, -np.inf], [0.0, -np.inf]]).tolist()
+      [-inf, 0.0]
+    """
+    x = np.asarray(x, np.float64)
+    top = np.max(x, axis=axis, keepdims=True)
+    at_top = x == top
+    count = np.sum(at_top, axis=axis, keepdims=True, dtype=np.float64)
+    with np.errstate(invalid="ignore"):  # inf - inf in a slice whose top is +-inf
+        rest = np.sum(np.where(at_top, 0.0, np.exp(x - top)), axis=axis, keepdims=True)
+    with np.errstate(divide="ignore"):
+        out = np.log1p(rest / count) + np.log(count) + top
+    out = np.where(np.isinf(top), top, out)
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
 @jax.jit  # eagerly, every primitive compiles at each new shape: one program instead
 def log1mexp(x: ArrayLike) -> Array:
     r"""``log(1 - exp(x))`` for ``x <= 0``, accurate over the whole range.

@@ -36,13 +36,13 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy.special import gammaln, logsumexp
+from scipy.special import gammaln
 
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.rdp.subsampled_gaussian import RDP_ORDERS
 from dpjax.certificate import log_target
 from dpjax.noise.flipped_huber import standard_variance
-from dpjax.numerics import bisect_host
+from dpjax.numerics import bisect_host, logsumexp_host
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
 _epsilon_chernoff = jax.jit(tail_bounds.epsilon_chernoff)
@@ -105,7 +105,7 @@ def subsampled_log_moments(xi, eta, sampling_rate: float, orders=RDP_ORDERS):
     second = np.log(a2 * (a2 - 1.0) / 2.0) + 2 * lq + (a2 - 2.0) * l1q + (xi + 2.0 * eta)
     allt = np.concatenate([first, np.broadcast_to(second, first.shape), terms], axis=-1)
     mag = np.abs(np.where(np.isfinite(allt), allt, 0.0)).max(axis=-1)
-    log_a = logsumexp(allt, axis=-1) + 256 * _U * (mag + 1.0) + math.log1p(1024 * _U)
+    log_a = logsumexp_host(allt, axis=-1) + 256 * _U * (mag + 1.0) + math.log1p(1024 * _U)
     return a - 1.0, np.minimum(log_a, base)
 
 

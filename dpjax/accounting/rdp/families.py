@@ -56,7 +56,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from scipy.special import log_ndtr, logsumexp
+from scipy.special import log_ndtr
 
 from dpjax.accounting.rdp.laplace import (
     MAX_PANELS,
@@ -66,7 +66,7 @@ from dpjax.accounting.rdp.laplace import (
     log_sinhc,
 )
 from dpjax.noise.flipped_huber.standard import log_normaliser
-from dpjax.numerics import float64_kernel, log1mexp_host
+from dpjax.numerics import float64_kernel, log1mexp_host, logsumexp_host
 from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
@@ -173,7 +173,7 @@ def _quadratic_family(shape: _Shape, delta: float, log_z: float) -> np.ndarray:
         kappa = kap_piece[:, piece]
         t0, t1 = nodes[:-1], nodes[1:]
         coarse = _panels(shape, alpha, kappa, t0, t1, delta)
-        total = logsumexp(np.concatenate([coarse, tail_r[:, None], tail_l[:, None]], 1), 1)
+        total = logsumexp_host(np.concatenate([coarse, tail_r[:, None], tail_l[:, None]], 1), 1)
         w = t1 - t0
         with np.errstate(divide="ignore"):
             lc = (coarse - total[:, None] + np.log(w * w * np.abs(kappa) / 8.0)) / 3.0
@@ -204,7 +204,7 @@ def _quadratic_family(shape: _Shape, delta: float, log_z: float) -> np.ndarray:
         count = np.diff(np.append(starts, order.size))
         inner = top + np.log(sums) + np.log1p(4.0 * (count + 16) * _U)
         parts = np.stack([inner, tail_r, tail_l], axis=1)
-    log_int = logsumexp(parts, axis=1) + 8.0 * _U * 3
+    log_int = logsumexp_host(parts, axis=1) + 8.0 * _U * 3
     return log_int - log_z + 8.0 * _U * (np.abs(log_int) + abs(log_z) + 1.0)
 
 
@@ -259,7 +259,7 @@ def _staircase_sum(lo: Fraction, hi: Fraction, d: Fraction, g: Fraction, decay: 
     expo = l2[None, :] + diff
     terms = np.log(lens)[None, :] - decay * expo
     pad = 8.0 * _U * (decay * (np.abs(diff) + np.abs(l2) + np.abs(expo)) + 1.0)
-    return logsumexp(terms + pad, axis=1) + np.log1p(4.0 * (len(lens) + 4) * _U)
+    return logsumexp_host(terms + pad, axis=1) + np.log1p(4.0 * (len(lens) + 4) * _U)
 
 
 def _staircase(decay: float, width: float, gamma: float, delta: float) -> np.ndarray:
@@ -285,7 +285,7 @@ def _staircase(decay: float, width: float, gamma: float, delta: float) -> np.nda
         parts.append(_staircase_sum(zero, rem, d, g, decay) - n * ratio)
     stacked = np.stack(parts, axis=1)
     pad = 16.0 * _U * (np.abs(stacked) + n * ratio[:, None] + 1.0)
-    return log_a + logsumexp(stacked + pad, axis=1) + 8.0 * _U * (abs(log_a) + 4.0)
+    return log_a + logsumexp_host(stacked + pad, axis=1) + 8.0 * _U * (abs(log_a) + 4.0)
 
 
 def _scalar(value, name: str, lo: float, lo_open: bool, hi: float = math.inf) -> float:

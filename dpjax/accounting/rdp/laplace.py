@@ -40,7 +40,6 @@ import functools
 import math
 
 import numpy as np
-from scipy.special import logsumexp
 
 from dpjax.accounting.rdp.subsampled_gaussian import (
     FRACTIONAL_ORDERS,
@@ -48,7 +47,7 @@ from dpjax.accounting.rdp.subsampled_gaussian import (
     rdp_epsilon,
     rdp_log_delta,
 )
-from dpjax.numerics import bisect_host, float64_kernel
+from dpjax.numerics import bisect_host, float64_kernel, logsumexp_host
 from dpjax.numerics.constants import LOG_2
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
@@ -121,7 +120,7 @@ def _log_integrals_lower(a: float, betas: np.ndarray, lq: float, l1q: float) -> 
     (the midpoint tangent of a convex ``phi``, the chord of a concave one), so below by at
     most ``|beta| w^2 / 32`` relative, ``w = 2 a / 512`` (``|phi''| <= |beta| / 4``)."""
     nodes, low = _coarse_panels(a, betas, lq, l1q, lower=True)
-    return logsumexp(low, axis=1) - _sum_pad(nodes.size)
+    return logsumexp_host(low, axis=1) - _sum_pad(nodes.size)
 
 
 def _log_integrals(a: float, betas: np.ndarray, lq: float, l1q: float) -> np.ndarray:
@@ -137,7 +136,7 @@ def _log_integrals(a: float, betas: np.ndarray, lq: float, l1q: float) -> np.nda
     nodes, coarse = _coarse_panels(a, betas, lq, l1q)
     b = betas[:, None]
     w = np.diff(nodes)
-    rel = coarse - logsumexp(coarse, axis=1, keepdims=True)
+    rel = coarse - logsumexp_host(coarse, axis=1, keepdims=True)
     # |phi''| <= |beta| kappa on a panel: kappa = q (1 - q) e^t / g(t)^2 at the t nearest
     # to its peak log((1 - q) / q) (value 1/4)
     tc = np.clip(l1q - lq, nodes[:-1], nodes[1:])
@@ -151,7 +150,7 @@ def _log_integrals(a: float, betas: np.ndarray, lq: float, l1q: float) -> np.nda
         first = np.repeat(np.cumsum(k[r]) - k[r], k[r])
         j = np.arange(first.size) - first
         t = np.append(np.repeat(nodes[:-1], k[r]) + np.repeat(w / k[r], k[r]) * j, a)
-        out[r] = logsumexp(_panel_bounds(t, beta, lq, l1q)) + _sum_pad(t.size)
+        out[r] = logsumexp_host(_panel_bounds(t, beta, lq, l1q)) + _sum_pad(t.size)
     return out
 
 
@@ -169,7 +168,7 @@ def _log_moments(a: float, q: float, betas: np.ndarray, lower: bool = False) -> 
     )
     mag = np.abs(parts) + np.abs(betas) * (abs(lq) + abs(l1q) + a) + a
     sign = -1.0 if lower else 1.0
-    return (logsumexp(parts + sign * 64.0 * _U * mag, axis=0)
+    return (logsumexp_host(parts + sign * 64.0 * _U * mag, axis=0)
             + sign * 8.0 * _U * (1.0 + np.max(mag, axis=0)))
 
 

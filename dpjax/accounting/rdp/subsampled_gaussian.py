@@ -42,11 +42,11 @@ import math
 
 import jax
 import numpy as np
-from scipy.special import gammaln, log_ndtr, logsumexp
+from scipy.special import gammaln, log_ndtr
 
 from dpjax.accounting.pld import tail_bounds
 from dpjax.certificate import log_target
-from dpjax.numerics import float64_kernel, illinois_host, log_expm1_host
+from dpjax.numerics import float64_kernel, illinois_host, log_expm1_host, logsumexp_host
 from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
@@ -119,7 +119,7 @@ def gaussian_log_moments(sigma, sampling_rate, sensitivity=1.0, orders=RDP_ORDER
     mag = np.abs(logc) + np.where(np.isfinite(t_rest), np.abs(t_rest), 0.0) + np.abs(t_q)
     quad = ((k * k - k) / 2.0)[None] * mu2.reshape(-1, 1, 1)
     terms = base[None] + quad + 64.0 * _U * (mag[None] + quad + 1.0)
-    log_a = logsumexp(terms, axis=-1) + math.log1p(1024.0 * _U)
+    log_a = logsumexp_host(terms, axis=-1) + math.log1p(1024.0 * _U)
     log_a = np.minimum(log_a, _log1p_of_excess(base, mag, quad, k >= 2.0))
     return a[:, 0] - 1.0, log_a.reshape(np.shape(mu2) + (a.shape[0],))
 
@@ -149,7 +149,7 @@ def _log1p_of_excess(base, mag, quad, keep):
         log_em1 = log_expm1_host(quad)
         pad = 64.0 * _U * (mag[None] + quad + np.abs(np.where(keep, log_em1, 0.0)) + 1.0)
         terms = np.where(keep & np.isfinite(base)[None], base[None] + log_em1 + pad, -np.inf)
-        log_excess = logsumexp(terms, axis=-1) + math.log1p(4096.0 * _U)
+        log_excess = logsumexp_host(terms, axis=-1) + math.log1p(4096.0 * _U)
     return np.logaddexp(0.0, log_excess) * (1.0 + 8.0 * _U) + 5e-324
 
 

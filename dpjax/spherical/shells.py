@@ -19,8 +19,8 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy.special import logsumexp
 
+from dpjax.numerics import logsumexp_host
 from dpjax.numerics.constants import LOG_2
 
 
@@ -125,7 +125,7 @@ def log_radial_cost_at(m: int, n: int, i, radial_cost: Callable, order: int = 16
     with np.errstate(divide="ignore"):
         lc = np.log(np.asarray(radial_cost(rho), np.float64))
     terms = lc + (m - 1) * np.log(rho) + np.log(0.5 * wq / n)[None, :]
-    return math.log(m) + log_unit_ball_volume(m) + logsumexp(terms, axis=1)
+    return math.log(m) + log_unit_ball_volume(m) + logsumexp_host(terms, axis=1)
 
 
 def log_cost_coefficients(

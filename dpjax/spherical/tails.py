@@ -14,8 +14,8 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy.special import logsumexp
 
+from dpjax.numerics import logsumexp_host
 from dpjax.spherical.shells import log_diff_powers, log_shell_volume_at
 
 
@@ -46,7 +46,7 @@ def log_tail_sum(log_terms_fn: Callable, log_r: float, start: int, log_rel_tol: 
     while t0 < max_terms:
         t = np.arange(t0, t0 + chunk)
         lt = t * log_r + log_terms_fn(start + t)
-        total = np.logaddexp(total, logsumexp(lt))
+        total = np.logaddexp(total, logsumexp_host(lt))
         if lt[-1] < lt[0] and lt.max() - total < log_rel_tol:
             return float(total), int(t0 + chunk - 1)
         t0 += chunk

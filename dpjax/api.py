@@ -293,13 +293,20 @@ def account(
         return _output(mech.profile(params, _validate.epsilon(epsilon), query), "delta")
 
 
+def query_arguments_given(params, compositions, sampling_rate, dim, l1, l2, linf) -> list[str]:
+    """The names of the query's arguments given a value other than their default (``None``,
+    or one for ``compositions`` and ``dim``): what an event, which carries its own uses, rate
+    and sensitivities, must not be given (here and in ``dpjax account --events``)."""
+    given = [n for n, v in (("params", params), ("sampling_rate", sampling_rate), ("l1", l1),
+                            ("l2", l2), ("linf", linf)) if v is not None]
+    return given + [n for n, v in (("compositions", compositions), ("dim", dim))
+                    if not (np.ndim(v) == 0 and v == 1)]
+
+
 def _refuse_query_arguments(params, compositions, sampling_rate, dim, l1, l2, linf) -> None:
     """Raise where an event comes with a query's arguments: the event carries its uses, rate
     and sensitivities, and accounting it as given while ignoring them would fail open."""
-    given = [n for n, v in (("params", params), ("sampling_rate", sampling_rate), ("l1", l1),
-                            ("l2", l2), ("linf", linf)) if v is not None]
-    given += [n for n, v in (("compositions", compositions), ("dim", dim))
-              if not (np.ndim(v) == 0 and v == 1)]
+    given = query_arguments_given(params, compositions, sampling_rate, dim, l1, l2, linf)
     if given:
         raise ValueError(
             f"an event carries its uses, sampling and sensitivities: {', '.join(given)} "

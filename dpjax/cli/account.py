@@ -7,6 +7,7 @@ import json
 import dpjax
 from dpjax.accounting import PLDAccountant
 from dpjax.accounting.events.json_form import event_from_json, event_to_json
+from dpjax.api import query_arguments_given
 from dpjax.cli import _common as c
 from dpjax.mechanisms import names, parameter_help
 
@@ -67,11 +68,10 @@ def run(args) -> None:
                              "smaller --bin-width)")
         if args.mechanism is not None:
             raise ValueError("give either a MECHANISM or --events FILE, not both")
-        given = [flag for flag, unset in (
-            ("--param", not args.param), ("--compositions", args.compositions == 1),
-            ("--sampling-rate", args.sampling_rate is None), ("--dim", args.dim == 1),
-            ("--l1", args.l1 is None), ("--l2", args.l2 is None),
-            ("--linf", args.linf is None)) if not unset]
+        given = [f"--{'param' if n == 'params' else n.replace('_', '-')}"
+                 for n in query_arguments_given(args.param or None, args.compositions,
+                                                args.sampling_rate, args.dim, args.l1,
+                                                args.l2, args.linf)]
         if given:
             raise ValueError(f"{', '.join(given)}: the events carry their uses, sampling and "
                              "sensitivities (compose them in the file instead)")

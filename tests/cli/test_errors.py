@@ -70,6 +70,8 @@ SILENT_BEFORE = [
     # ignored: the events carry their uses (T = 100 was accounted as one use)
     (["account", "--events", "e.json", "--delta", "1e-5", "--compositions", "100"],
      "--compositions: the events carry their uses"),
+    (["account", "--events", "e.json", "--delta", "1e-5", "--param", "sigma=1", "--sampling-rate",
+      "0.1", "--dim", "3"], "--param, --sampling-rate, --dim: the events carry their uses"),
     # ignored: a profile sets dim and the sensitivities
     (["design", "--profile", "1,2", "--l2", "3"], "give either a sensitivity profile or --l2"),
     (_INID + ["--dim", "5"], "--dim 5 goes with --profile-kind only"),

@@ -296,7 +296,18 @@ def account(
 def query_arguments_given(params, compositions, sampling_rate, dim, l1, l2, linf) -> list[str]:
     """The names of the query's arguments given a value other than their default (``None``,
     or one for ``compositions`` and ``dim``): what an event, which carries its own uses, rate
-    and sensitivities, must not be given (here and in ``dpjax account --events``)."""
+    and sensitivities, must not be given (here and in ``dpjax account --events``).
+
+    Args:
+      params, compositions, sampling_rate, dim, l1, l2, linf: as given to :func:`account`.
+
+    Returns:
+      The names given, in the order params, sampling_rate, l1, l2, linf, compositions, dim.
+
+    Example:
+      >>> query_arguments_given(None, 100, None, 1, 1.0, None, None)
+      ['l1', 'compositions']
+    """
     given = [n for n, v in (("params", params), ("sampling_rate", sampling_rate), ("l1", l1),
                             ("l2", l2), ("linf", linf)) if v is not None]
     return given + [n for n, v in (("compositions", compositions), ("dim", dim))

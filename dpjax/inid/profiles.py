@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpjax._validate import TINY, as_array, shown
+from dpjax.numerics import logsumexp_host
 
 KINDS = ("uniform", "linear", "quadratic", "power", "exponential", "one-hot")
 NORMS = ("l1", "l2")
@@ -141,15 +142,13 @@ def normalize(profile, norm: str = "l2") -> np.ndarray:
 
 
 def _from_log(log_lam: np.ndarray, norm: str | None) -> np.ndarray:
-    """``exp(log_lam)`` normalised in log space (the log of ``||.||_p^p`` as ``m + log sum
-    e^{p log_lam - m}``, ``m`` the largest term, a pairwise sum), so that no entry overflows;
-    every entry rounded up to at least the least normal float64 (none may underflow to 0: a
-    coordinate without noise)."""
+    """``exp(log_lam)`` normalised in log space (the log of ``||.||_p^p`` by
+    :func:`dpjax.numerics.logsumexp_host`, shifted by the largest term), so that no entry
+    overflows; every entry rounded up to at least the least normal float64 (none may
+    underflow to 0: a coordinate without noise)."""
     if norm is not None:
         power = 1.0 if norm == "l1" else 2.0
-        terms = power * log_lam
-        top = np.max(terms)
-        log_lam = log_lam - (top + np.log(np.sum(np.exp(terms - top)))) / power
+        log_lam = log_lam - logsumexp_host(power * log_lam) / power
     return np.maximum(np.exp(log_lam), TINY)
 
 

@@ -124,6 +124,21 @@ def add_use_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sampling-rate", type=float, help="Poisson subsampling rate q in (0, 1]")
 
 
+def add_relation_arg(p: argparse.ArgumentParser, choices: Sequence[str]) -> None:
+    """Add ``--relation`` (the neighbouring relation, default ``add_remove``) to a parser.
+
+    Args:
+      p: the subcommand's parser.
+      choices: the relations it takes (:data:`dpjax.mechanisms.RELATIONS`; passed in, so
+        that this module imports no mechanism).
+    """
+    p.add_argument(
+        "--relation", choices=tuple(choices), default="add_remove",
+        help="neighbouring relation (default add_remove: the worse of adding and removing a "
+        "record; replace_one without subsampling: twice the sensitivity)",
+    )
+
+
 def add_json_arg(p: argparse.ArgumentParser) -> None:
     """Add ``--json`` (exact JSON instead of a table) to a parser.
 

@@ -24,11 +24,7 @@ def add_parser(sub) -> None:
     c.add_sensitivity_args(p)
     c.add_use_args(p)
     p.add_argument("--condition", choices=("exact", "sufficient"), default="exact")
-    p.add_argument(
-        "--relation", choices=RELATIONS, default="add_remove",
-        help="neighbouring relation (default add_remove: the worse of adding and removing a "
-        "record; replace_one without subsampling: twice the sensitivity)",
-    )
+    c.add_relation_arg(p, RELATIONS)
     c.add_json_arg(p)
     p.set_defaults(func=run)
 

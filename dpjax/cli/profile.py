@@ -23,9 +23,7 @@ def add_parser(sub) -> None:
     p.add_argument("--epsilon", type=c.float_list, required=True, help="epsilons, comma-separated")
     c.add_sensitivity_args(p)
     c.add_use_args(p)
-    p.add_argument("--relation", choices=RELATIONS, default="add_remove",
-                   help="neighbouring relation (default add_remove: the worse of adding and "
-                        "removing a record)")
+    c.add_relation_arg(p, RELATIONS)
     c.add_json_arg(p)
     p.set_defaults(func=run)
 

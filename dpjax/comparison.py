@@ -17,10 +17,18 @@ mechanism's closed-form sufficient condition first where it has one (its exact
 ``K``-dim calibration runs the PLD engine, far more work), then the exact one.
 Mechanisms that need more dimensions than the query has (``spherical``: ``K >= 2``)
 are not part of the comparison.
+
+Neighbouring relation (``relation``, as for :func:`dpjax.calibrate`): each row is the
+mechanism's calibration under it (:func:`dpjax.mechanisms.calibrate_under`); a mechanism
+that cannot honour it under Poisson subsampling is skipped with that reason.  The
+i.n.i.d. designs (one release) take ``"add"`` and ``"remove"`` as ``"add_remove"``
+(symmetric noise) and ``"replace_one"`` at the doubled profile ``2 lambda`` (one record
+replaced moves coordinate ``i`` by up to ``2 lambda_i``, the convention of the i.i.d. rows).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,12 +39,15 @@ from dpjax import _progress, _validate
 from dpjax.calibration.result import Calibration
 from dpjax.errors import InfeasibleTargetError
 from dpjax.inid import gaussian_design, laplace_design, validate_profile
-from dpjax.mechanisms import Mechanism, get, make_query, names
+from dpjax.mechanisms import RELATIONS, Mechanism, calibrate_under, get, make_query, names
 
 #: Condition preferences: ``auto`` (module docstring), or one condition tried first.
 CONDITIONS = ("auto", "exact", "sufficient")
 #: Why the i.n.i.d. designs are left out of composed or subsampled queries.
 INID_SINGLE_RELEASE = "single release only (compose via the resource view, Sec. IV-B)"
+#: The note of an i.n.i.d. design under ``relation="replace_one"``.
+INID_REPLACE_ONE = ("relation replace_one: one record replaced moves coordinate i by up to "
+                    "2 lambda_i; designed for the doubled profile 2 lambda")
 
 
 #: What the spherical row optimised: its shape by the KL programme, its scale by the target.
@@ -140,8 +151,8 @@ class Design:
 
     Attributes:
       epsilon, delta: the target.
-      query: ``dim``, ``l1``, ``l2``, ``linf``, ``compositions``, ``sampling_rate`` as given
-        (with a profile: its size and norms).
+      query: ``dim``, ``l1``, ``l2``, ``linf``, ``compositions``, ``sampling_rate`` and
+        ``relation`` as given (with a profile: its size and norms).
       rows: the certified mechanisms, least total MSE first (i.i.d. and i.n.i.d.).
       skipped: the mechanisms left out, with the reason.
       profile: the sensitivity profile ``lambda``, or ``None``.
@@ -198,7 +209,8 @@ def compare(epsilon, delta, condition: str = "auto", **query) -> tuple[list, lis
     Args:
       epsilon, delta: the target (scalars).
       condition: ``auto``, ``exact`` or ``sufficient`` (module docstring).
-      **query: ``dim``, ``l1``, ``l2``, ``linf``, ``compositions``, ``sampling_rate``.
+      **query: ``dim``, ``l1``, ``l2``, ``linf``, ``compositions``, ``sampling_rate``,
+        ``relation``.
 
     Returns:
       ``(calibrations, skipped)``: certified :class:`~dpjax.Calibration` s, least total
@@ -222,7 +234,7 @@ def compare(epsilon, delta, condition: str = "auto", **query) -> tuple[list, lis
             q = make_query(mech, query, condition=cond)
             try:
                 with jax.enable_x64(True):
-                    results.append(mech.calibrate_certified(eps, dlt, q))
+                    results.append(calibrate_under(mech, eps, dlt, q))
                 break
             except (NotImplementedError, InfeasibleTargetError) as err:
                 errors.append(str(err))
@@ -265,6 +277,7 @@ def design(
     sampling_rate: float | None = None,
     condition: str = "auto",
     profile=None,
+    relation: str = "add_remove",
 ) -> Design:
     r"""Every mechanism dpjax has, calibrated to ``(epsilon, delta)``, certified and ranked.
 
@@ -284,6 +297,8 @@ def design(
       condition: ``auto`` (exact in 1-D, sufficient first in ``K`` dims), ``exact`` or
         ``sufficient``.
       profile: a sensitivity profile ``lambda`` (instead of ``dim``/``l1``/``l2``/``linf``).
+      relation: the neighbouring relation (:data:`dpjax.mechanisms.RELATIONS`; module
+        docstring): ``"add_remove"`` (default), ``"add"``, ``"remove"`` or ``"replace_one"``.
 
     Returns:
       A :class:`Design`: ``rows`` (best first), ``skipped`` (with reasons), ``to_json()``.
@@ -307,6 +322,8 @@ def design(
     eps, dlt = float(eps), float(dlt)
     if condition not in CONDITIONS:
         raise ValueError(f"condition must be one of {CONDITIONS}, got {condition!r}")
+    if not isinstance(relation, str) or relation not in RELATIONS:
+        raise ValueError(f"relation must be one of {', '.join(RELATIONS)}, got {relation!r}")
     lam = None
     if profile is None:
         sens = {"dim": 1 if dim is None else _validate.positive_int(dim, "dim"),
@@ -322,16 +339,20 @@ def design(
         sens = {"dim": int(lam.size), "l1": float(np.sum(lam)),
                 "l2": float(np.sqrt(np.sum(lam * lam))), "linf": float(np.max(lam))}
     rate = None if sampling_rate is None else _validate.probability(sampling_rate, "sampling_rate")
-    query = dict(sens, compositions=compositions, sampling_rate=rate)
+    query = dict(sens, compositions=compositions, sampling_rate=rate, relation=relation)
     results, skipped = compare(eps, dlt, condition=condition, **query)
     inid = []
     if lam is not None:
         if compositions == 1 and sampling_rate is None:
+            moved = 2.0 * lam if relation == "replace_one" else lam  # module docstring
             if dlt > 0:
-                inid.append(gaussian_design(lam, eps, dlt))
-            inid.append(laplace_design(lam, eps, 0.0))
+                inid.append(gaussian_design(moved, eps, dlt))
+            inid.append(laplace_design(moved, eps, 0.0))
             if dlt > 0:
-                inid.append(laplace_design(lam, eps, dlt))
+                inid.append(laplace_design(moved, eps, dlt))
+            if relation == "replace_one":
+                inid = [dataclasses.replace(d, notes=tuple(d.notes) + (INID_REPLACE_ONE,))
+                        for d in inid]
         else:
             skipped.append(("i.n.i.d.", INID_SINGLE_RELEASE))
     rows = [Row.of_calibration(c) for c in results] + [Row.of_inid(d) for d in inid]

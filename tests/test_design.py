@@ -52,7 +52,7 @@ def test_cli_prints_the_library_design(default, capsys):
     assert list(data) == ["epsilon", "delta", "query", "best", "results", "skipped"]
     assert data["best"] == default.best.mechanism == data["results"][0]["mechanism"]
     assert data["query"] == {"dim": 1, "l1": None, "l2": None, "linf": 1.0, "compositions": 1,
-                             "sampling_rate": None}
+                             "sampling_rate": None, "relation": "add_remove"}
     assert main(["design"]) == 0
     table = capsys.readouterr().out
     for r in default.rows:
@@ -104,7 +104,7 @@ def test_profile_adds_inid_designs_to_the_ranking(monkeypatch, capsys):
     monkeypatch.setattr(design_lib, "names", lambda: ("gaussian", "staircase"))
     d = dpjax.design(epsilon=0.5, delta=1e-6, profile=[3.0, 4.0])
     assert d.query == {"dim": 2, "l1": 7.0, "l2": 5.0, "linf": 4.0, "compositions": 1,
-                       "sampling_rate": None}
+                       "sampling_rate": None, "relation": "add_remove"}
     mses = [r.mse for r in d.rows]
     assert mses == sorted(mses) and len(d.rows) == 5
     inid = [r for r in d.rows if r.inid]
@@ -146,6 +146,7 @@ def test_profile_adds_inid_designs_to_the_ranking(monkeypatch, capsys):
         (dict(epsilon=1.0, delta=1e-6, linf=True), "linf must be a real number"),
         (dict(epsilon=1.0, delta=1e-6, l2=[1.0, 2.0]), "l2 must be a single number"),
         (dict(epsilon=1.0, delta=1e-6, linf=1.0, sampling_rate="0.1"), "sampling_rate must"),
+        (dict(epsilon=1.0, delta=1e-6, linf=1.0, relation="swap"), "relation must be one of"),
     ],
 )
 def test_bad_input_raises_value_error(kw, match):
@@ -159,3 +160,44 @@ def test_objective_names_the_use_and_the_spherical_shape():
     assert "(T=1)" in design_lib.objective("laplace")
     sph = design_lib.objective("spherical")
     assert "kl (large-T limit" in sph and "one release" in sph
+
+
+def test_relation_rows_are_the_facade_calibrations_under_it(monkeypatch, capsys):
+    """Each row is :func:`dpjax.calibrate` under the relation (replace_one without
+    subsampling: the doubled sensitivities); the i.n.i.d. designs are those of the doubled
+    profile, with the note; the CLI prints the same design."""
+    from dpjax.inid import gaussian_design
+
+    monkeypatch.setattr(design_lib, "names", lambda: ("gaussian", "laplace"))
+    d = dpjax.design(epsilon=0.5, delta=1e-6, linf=1.0, relation="replace_one")
+    assert d.query["relation"] == "replace_one" and len(d.rows) == 2
+    for r in d.rows:
+        cal = dpjax.calibrate(r.mechanism, epsilon=0.5, delta=1e-6, linf=1.0,
+                              relation="replace_one")
+        assert r.result.to_json() == cal.to_json()
+        assert any("replace_one" in n for n in r.notes)
+        plain = dpjax.calibrate(r.mechanism, epsilon=0.5, delta=1e-6, linf=1.0)
+        assert r.variance == pytest.approx(4.0 * float(plain.variance), rel=1e-9)
+    assert main(["design", "--epsilon", "0.5", "--relation", "replace_one", "--json"]) == 0
+    assert capsys.readouterr().out == _json_text(capsys, d.to_json())
+    assert main(["design", "--epsilon", "0.5", "--relation", "replace_one"]) == 0
+    assert "relation=replace_one" in capsys.readouterr().out
+
+    monkeypatch.setattr(design_lib, "names", lambda: ("gaussian",))
+    lam = np.array([3.0, 4.0])
+    d = dpjax.design(epsilon=0.5, delta=1e-6, profile=lam, relation="replace_one")
+    g_inid = next(x for x in d.inid if x.mechanism == "gaussian")
+    np.testing.assert_array_equal(g_inid.scales, gaussian_design(2.0 * lam, 0.5, 1e-6).scales)
+    assert all(design_lib.INID_REPLACE_ONE in x.notes for x in d.inid)
+    np.testing.assert_array_equal(d.profile, lam)  # the profile as given
+    # add and remove: one pair for symmetric noise in a single release (= add_remove)
+    same = dpjax.design(epsilon=0.5, delta=1e-6, profile=lam, relation="add")
+    base = dpjax.design(epsilon=0.5, delta=1e-6, profile=lam)
+    assert [r.mse for r in same.rows] == [r.mse for r in base.rows]
+
+
+def test_relation_add_with_a_target_that_needs_no_noise_says_so():
+    """Under add with Poisson rate q, delta >= 1 - e^eps (1 - q)^T holds for any noise: an
+    error that says so (every row would be the end of its search range)."""
+    with pytest.raises(dpjax.errors.TrivialTargetError):
+        dpjax.design(epsilon=1.0, delta=0.5, linf=1.0, sampling_rate=0.5, relation="add")

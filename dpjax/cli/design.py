@@ -12,6 +12,7 @@ import dpjax
 from dpjax import _progress
 from dpjax.cli import _common as c
 from dpjax.cli import inid as _inid_cli
+from dpjax.mechanisms import RELATIONS
 
 DEFAULTS = {"epsilon": 0.3, "delta": 1e-6, "dim": 1, "linf": 1.0}
 
@@ -37,6 +38,7 @@ def add_parser(sub) -> None:
         help="auto (default): exact in 1-D; in K dims a mechanism's sufficient condition "
         "where it has one (exact K-dim calibration runs the PLD engine and is slow)",
     )
+    c.add_relation_arg(p, RELATIONS)
     _inid_cli.add_profile_args(p, required=False)  # i.n.i.d. options when a profile is given
     c.add_json_arg(p)
     p.set_defaults(func=run)
@@ -63,7 +65,8 @@ def _design(args, **query) -> dpjax.comparison.Design:
     _progress.stages()  # a fresh list of stages
     d = dpjax.design(
         args.epsilon, args.delta, compositions=args.compositions,
-        sampling_rate=args.sampling_rate, condition=args.condition, **query,
+        sampling_rate=args.sampling_rate, condition=args.condition, relation=args.relation,
+        **query,
     )
     if _progress.enabled():
         print(_progress.summary("design"), file=sys.stderr)
@@ -98,7 +101,7 @@ def run(args) -> None:
         for r in d.rows
     ]
     title = (f"target epsilon={c.fmt(args.epsilon)}, delta={c.fmt(args.delta)}; "
-             + c.query_text(c.query_fields(args, sens)))
+             + c.query_text(c.query_fields(args, sens)) + c.relation_text(args.relation))
     c.print_table(
         ["mechanism", "params", "variance", "mse", "delta_at_params", "condition", "member"],
         rows,
@@ -152,10 +155,12 @@ def run_with_profile(args) -> None:
     c.print_table(["mechanism", "params", "mse", "delta_at_params", "condition"], rows,
                   title=f"target epsilon={c.fmt(args.epsilon)}, delta={c.fmt(args.delta)}; "
                   f"profile dim={q['dim']}, ||lambda||_1={c.fmt(q['l1'])}, "
-                  f"||lambda||_2={c.fmt(q['l2'])}")
+                  f"||lambda||_2={c.fmt(q['l2'])}{c.relation_text(args.relation)}")
     print(f"({c.COLUMNS})")
     for s in d.skipped:
         print(c.skipped_line(s.mechanism, s.reason))
     print("note: i.i.d. rows use Delta_p = ||lambda||_p (an upper bound, Remark 1)")
+    if args.relation == "replace_one" and d.inid:
+        print(f"note: {dpjax.comparison.INID_REPLACE_ONE}")
     if rows:
         print(f"best: {rows[0][0]} (mse {c.fmt(rows[0][2])})")

@@ -10,7 +10,8 @@ moves its minimiser along a flat valley: ``vartheta`` by 4e-6 relative, the vari
 its variance must not grow by more than 1e-12 relative and its certificate must hold.
 Each result has since gained one field, ``objective`` (what the row optimised, issue 35): it
 is checked to be :func:`dpjax.comparison.objective` of the row and left out of the
-comparison with the reference.
+comparison with the reference.  The query has since gained ``relation`` (``dpjax design
+--relation``): checked to be the default, ``add_remove``, and left out likewise.
 """
 
 import json
@@ -45,6 +46,7 @@ def test_design_json_unchanged_vs_main(capsys):
     ref = json.loads(REFERENCE.read_text())
     for res in got["results"]:
         assert res.pop("objective") == objective(res["mechanism"])
+    assert got["query"].pop("relation") == "add_remove"
     gaussian = [i for i, r in enumerate(ref["results"]) if r["mechanism"] == "gaussian"]
     assert len(gaussian) == 1
     g_got, g_ref = got["results"].pop(gaussian[0]), ref["results"].pop(gaussian[0])

@@ -39,7 +39,7 @@ from dpjax import _progress, _validate
 from dpjax.calibration.result import Calibration
 from dpjax.errors import InfeasibleTargetError
 from dpjax.inid import gaussian_design, laplace_design, validate_profile
-from dpjax.mechanisms import RELATIONS, Mechanism, calibrate_under, get, make_query, names
+from dpjax.mechanisms import Mechanism, calibrate_under, get, make_query, names
 
 #: Condition preferences: ``auto`` (module docstring), or one condition tried first.
 CONDITIONS = ("auto", "exact", "sufficient")
@@ -297,8 +297,9 @@ def design(
       condition: ``auto`` (exact in 1-D, sufficient first in ``K`` dims), ``exact`` or
         ``sufficient``.
       profile: a sensitivity profile ``lambda`` (instead of ``dim``/``l1``/``l2``/``linf``).
-      relation: the neighbouring relation (:data:`dpjax.mechanisms.RELATIONS`; module
-        docstring): ``"add_remove"`` (default), ``"add"``, ``"remove"`` or ``"replace_one"``.
+      relation: the neighbouring relation (:data:`dpjax.mechanisms.RELATIONS`, checked by
+        :func:`dpjax.mechanisms.make_query`; module docstring): ``"add_remove"`` (default),
+        ``"add"``, ``"remove"`` or ``"replace_one"``.
 
     Returns:
       A :class:`Design`: ``rows`` (best first), ``skipped`` (with reasons), ``to_json()``.
@@ -322,8 +323,6 @@ def design(
     eps, dlt = float(eps), float(dlt)
     if condition not in CONDITIONS:
         raise ValueError(f"condition must be one of {CONDITIONS}, got {condition!r}")
-    if not isinstance(relation, str) or relation not in RELATIONS:
-        raise ValueError(f"relation must be one of {', '.join(RELATIONS)}, got {relation!r}")
     lam = None
     if profile is None:
         sens = {"dim": 1 if dim is None else _validate.positive_int(dim, "dim"),

@@ -41,12 +41,13 @@ import numpy as np
 
 from dpjax import _batching
 from dpjax._batching import call_padded, padded_size
-from dpjax.accounting.pld.engine import scalar_args
+from dpjax.accounting.pld.engine import STATIC_ARGNAMES, scalar_args
 from dpjax.accounting.pld.plan import Sizes, sizes_for
 from dpjax.calibration import scale_tilted
 from dpjax.calibration.scale_kernels import search_kernel, warm_kernel
 from dpjax.certificate import log_target
 from dpjax.numerics import Root, Status, float64_kernel
+from dpjax.numerics.export_cache import call_cached
 
 #: Relative margin on delta of the engine's search level (see :func:`calibrate_scale`).
 SEARCH_MARGIN = 1e-6
@@ -157,8 +158,9 @@ def _run(kernel, rows: _Rows, index, a, b, h, tol, sizes: Sizes, pad_to: int = 0
         rows.shape[index], rows.eps[index], rows.search_level[index], a[index], b[index],
         use_devices=rows.shard,
     )
-    out = kernel(
-        batch[0], *rows.scalars, batch[1], batch[2], batch[3], batch[4], tol,
+    out = call_cached(  # export cache: a warm process loads the traced search
+        kernel, batch[0], *rows.scalars, batch[1], batch[2], batch[3], batch[4], tol,
+        static_argnames=STATIC_ARGNAMES,
         noise_fn=rows.noise_fn,
         bin_width=h,
         sizes=sizes,

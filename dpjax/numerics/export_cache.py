@@ -64,10 +64,13 @@ def export_dir() -> Path | None:
 
 
 def _signature(args) -> tuple | None:
-    """(shape, dtype, weak_type) per argument, or ``None`` when one is not a concrete array."""
+    """(shape, dtype, weak_type) per argument, or ``None`` when one is not a concrete array
+    or is spread over several devices (an exported program is lowered for one device)."""
     sig = []
     for a in args:
         if isinstance(a, jax.core.Tracer):
+            return None
+        if isinstance(a, jax.Array) and len(a.sharding.device_set) > 1:
             return None
         if isinstance(a, (jax.Array, np.ndarray, np.generic)):
             sig.append((tuple(a.shape), str(a.dtype), bool(getattr(a, "weak_type", False))))

@@ -134,3 +134,22 @@ def test_a_widened_search_pads_to_the_first_batch_unless_execution_bound(
         rows, np.arange(15), lo, hi, 1e-4, 1e-7, sizes=lambda *a: Sizes(4096, fft))
     assert pads == [(15, 16), (2, retry_pad)]
     assert np.all(root.status == Status.OPTIMAL) and lo2[1] == lo2[2] == 0.25
+
+
+def test_search_loads_its_traced_kernel_from_the_export_cache(tmp_path, monkeypatch):
+    """The batched search kernel goes through the export cache as the engine's kernels do: a
+    warm process loads it untraced (a warm ``dpjax calibrate`` traced it before) and returns
+    the same scale, bit for bit."""
+    from _helpers import loaded_from_export_cache
+
+    def call():
+        engine._ANSWERS.clear()
+        return scale_search.calibrate_scale(
+            Gaussian.from_scale, 0.0, 1.0, np.array([0.8]), 2e-5, 4, None, 2e-3, upper=30.0,
+            lower=1.0,
+        )
+
+    first, second = loaded_from_export_cache(call, tmp_path, monkeypatch, "kernel")
+    np.testing.assert_array_equal(second.scale, first.scale)
+    np.testing.assert_array_equal(second.delta_at, first.delta_at)
+    assert np.all(first.certified) and np.all(first.delta_at <= 2e-5)

@@ -280,24 +280,16 @@ def test_lower_end_loads_its_traced_program_from_the_export_cache(tmp_path, monk
     """The lower end's kernel goes through the export cache as the engine's does: a fresh
     process (a fresh wrapper) loads the traced program, untraced, and gives the same bits
     (the train accountant's first ``report()`` in a warm process)."""
-    import jax
+    from _helpers import loaded_from_export_cache
 
     from dpjax.accounting.bracket import optimistic
     from dpjax.noise import Gaussian
-    from dpjax.numerics import export_cache
 
-    monkeypatch.setattr(export_cache, "export_dir", lambda: tmp_path)
-    monkeypatch.setattr(export_cache, "_WRAPPERS", {})
-    call = lambda: optimistic.epsilon_lower(  # noqa: E731
-        Gaussian.from_scale, 1.0, 0.0, 1.0, 1e-5, compositions=1000, sampling_rate=0.01
-    )
-    first = call()
-    assert list(tmp_path.glob("_lower_kernel-*.jaxexport"))  # the lower end's own program
+    def call():
+        return optimistic.epsilon_lower(
+            Gaussian.from_scale, 1.0, 0.0, 1.0, 1e-5, compositions=1000, sampling_rate=0.01
+        )
 
-    def traced_again(*a, **k):
-        raise AssertionError("traced again: the exported program was not used")
-
-    monkeypatch.setattr(export_cache, "_WRAPPERS", {})  # as in a fresh process
-    monkeypatch.setattr(jax.export, "export", traced_again)
-    np.testing.assert_array_equal(call(), first)
+    first, second = loaded_from_export_cache(call, tmp_path, monkeypatch, "_lower_kernel")
+    np.testing.assert_array_equal(second, first)
     assert 1.77 < float(first) <= 1.8282

@@ -71,12 +71,17 @@ _SHARD_SCRIPT = textwrap.dedent(
     import numpy as np
     from dpjax.noise.gaussian import Gaussian
     from dpjax.calibration import scale_search
+    import pathlib, tempfile
+    from dpjax.numerics import export_cache
+    folder = pathlib.Path(tempfile.mkdtemp())
+    export_cache.export_dir = lambda: folder  # the export cache on, as for users
     out = {"n": jax.device_count()}
     for shard in (True, False):
         r = scale_search.calibrate_scale(Gaussian.from_scale, 0.0, 1.0, np.linspace(0.5, 2.0, 5),
                                          1e-6, 3, None, 1e-3, upper=20.0, lower=1.0, shard=shard)
         out[str(shard)] = [r.scale.tolist(), r.certified.tolist()]
-    print(json.dumps(out))
+        out["exported", shard] = sorted(p.name.split("-")[0] for p in folder.iterdir())
+    print(json.dumps({str(k): v for k, v in out.items()}))
     """
 )
 
@@ -112,3 +117,7 @@ def test_sharded_grid_equals_unsharded():
     # one-stage search (no warm settle) follows the last ulps of the profile: agreement is
     # far inside the search's contract (tolerance 1e-7 relative), not bit for bit
     np.testing.assert_allclose(sharded, single, rtol=1e-10)
+    # the sharded search kernel took the jit path (an exported program is lowered for one
+    # device); the single-device run loaded its own through the export cache
+    assert "kernel" not in out["('exported', True)"]
+    assert "kernel" in out["('exported', False)"]

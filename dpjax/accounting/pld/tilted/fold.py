@@ -68,6 +68,7 @@ from dpjax.accounting.pld.query import (
 from dpjax.certificate import MARGIN
 from dpjax.numerics import float64_kernel
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
+from dpjax.numerics.export_cache import call_cached
 
 
 class Tilted(NamedTuple):
@@ -438,7 +439,9 @@ def tilted_kernel(
     x = jnp.asarray(x, jnp.float64)
     if log_levels is None:
         log_levels = jnp.log(x) if by_delta else jnp.full(x.shape, -jnp.inf)
-    return traced_tail(_tilted_kernel)(
+    # through the export cache (a warm process loads the traced program: no re-tracing)
+    cached = functools.partial(call_cached, _tilted_kernel, static_argnames=_STATIC)
+    return traced_tail(cached)(
         scale, shape, sensitivity, sampling_rate, compositions, x,
         jnp.asarray(log_levels, jnp.float64), noise_fn=noise_fn, bin_width=bin_width,
         sizes=sizes, subsampled=subsampled, by_delta=by_delta,

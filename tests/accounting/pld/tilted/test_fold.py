@@ -189,3 +189,27 @@ def test_placed_pair_cuts_a_heavy_tail_only(one_use):
     # no level (an epsilon query the engine sized without one): nothing is cut
     placed = tilted.placed_pair(heavy, k, 1.0, -np.inf, False)
     assert np.array_equal(np.asarray(placed.pmf), np.asarray(heavy.pmf))
+
+
+def test_engine_loads_the_tilted_kernel_from_the_export_cache(tmp_path, monkeypatch):
+    """An epsilon query below ``TILT_BELOW`` runs the tilted kernel twice (the epsilon, then
+    its certificate's re-check at that level): a warm process loads both programs, untraced,
+    and gives the same bits (a warm ``dpjax account --delta 1e-8`` traced them before)."""
+    from _helpers import loaded_from_export_cache
+
+    from dpjax.accounting.pld import engine
+
+    def call():
+        engine._ANSWERS.clear()
+        return engine.epsilon(Gaussian.from_scale, 2.0, 0.0, 1.0, 1e-9, 3, None, 1e-2)
+
+    first, second = loaded_from_export_cache(call, tmp_path, monkeypatch, "_tilted_kernel")
+    np.testing.assert_array_equal(second, first)
+    # the tilted answer: below the plain grid's, above the exact 3-fold Gaussian's
+    engine._ANSWERS.clear()
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(engine, "TILT_BELOW", 1e-300)
+        plain = engine.epsilon(Gaussian.from_scale, 2.0, 0.0, 1.0, 1e-9, 3, None, 1e-2)
+    engine._ANSWERS.clear()
+    assert float(first) < float(plain)
+    assert gaussian_delta(float(first), 2.0, 1.0, 3) <= 1e-9

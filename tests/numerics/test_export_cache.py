@@ -35,11 +35,17 @@ def _no_export(*a, **k):
 
 
 def test_loaded_program_is_bit_identical_to_jit(folder, monkeypatch):
+    from _helpers import loaded_from_export_cache
+
+    def call():  # through the module's wrappers, emptied by the helper as in a new process
+        with jax.enable_x64(True):
+            return np.asarray(export_cache.cached_jit(log_delta_truncated_laplace)(*ARGS))
+
     ref = _reference()
-    first = _fresh_call()  # exports and writes the entry
+    # the first call exports and writes the entry; the second loads it, untraced
+    first, second = loaded_from_export_cache(
+        call, folder, monkeypatch, "log_delta_truncated_laplace")
     (entry,) = folder.glob("*.jaxexport")
-    monkeypatch.setattr(jax.export, "export", _no_export)
-    second = _fresh_call()  # loads it: no tracing
     assert np.isfinite(ref).all()
     np.testing.assert_array_equal(first, ref)
     np.testing.assert_array_equal(second, ref)
@@ -98,20 +104,20 @@ def test_static_arguments_are_part_of_the_key_and_loaded_bit_identical(folder, m
     """The PLD engine's kernels (static family, sizes, adjacency flag and a traced keyword bin
     width; array fields in, named-tuple results out) through the cache: the same bits as the
     kernels, and fresh wrappers load the entries without tracing."""
+    from _helpers import loaded_from_export_cache
+
     from dpjax.accounting.pld import engine
 
     kernels = (engine._composed_kernel, engine._queries_kernel)
     ref = _engine_kernel_call(*kernels)
 
-    def fresh():
-        return (export_cache._CachedJit(kernels[0], engine.STATIC_ARGNAMES),
-                export_cache._CachedJit(kernels[1]))
+    def call():  # the module's wrappers, emptied by the helper as in a new process
+        return _engine_kernel_call(export_cache.cached_jit(kernels[0], engine.STATIC_ARGNAMES),
+                                   export_cache.cached_jit(kernels[1]))
 
-    first = _engine_kernel_call(*fresh())
+    first, second = loaded_from_export_cache(call, folder, monkeypatch, "_queries_kernel")
     entries = sorted(folder.glob("*.jaxexport"))
     assert len(entries) == 2
-    monkeypatch.setattr(jax.export, "export", _no_export)
-    second = _engine_kernel_call(*fresh())
     for got in (first, second):
         assert type(got) is type(ref)
         jax.tree.map(np.testing.assert_array_equal, got, ref)

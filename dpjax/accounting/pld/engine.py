@@ -180,21 +180,26 @@ _PLD_FIELDS = tuple(
 @functools.partial(jax.jit, static_argnames=STATIC_ARGNAMES)
 @float64_kernel
 def _composed_kernel(
-    scale, shape, sensitivity, sampling_rate, compositions, *, noise_fn, bin_width, sizes,
-    subsampled,
+    scale, shape, sensitivity, sampling_rate, compositions, tail=None, *, noise_fn, bin_width,
+    sizes, subsampled,
 ):
     """Every adjacency's pessimistic ``K``-fold PLD (:func:`stacked_plds`), as the tuple of
     its array fields (:data:`_PLD_FIELDS`, each with a leading adjacency axis): the first
-    half of :func:`_profile_and_epsilon_kernel`, one program per family and sizes."""
+    half of :func:`_profile_and_epsilon_kernel`, one program per family and sizes.  With
+    ``sizes.fft = 0`` and ``tail`` traced (:func:`.plan.traced_tail`), the one-use pairs
+    the tilted composition folds (:func:`.tilted.fold.tilted_kernel`)."""
     plds = stacked_plds(
         noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width, sizes,
-        subsampled,
+        subsampled, tail=tail,
     )
     return tuple(getattr(plds, name) for name in _PLD_FIELDS)
 
 
 _composed_kernel.__doc__ += (
-    _KERNEL_ARGS.replace("  x: array of {x}.\n", "")
+    _KERNEL_ARGS.replace(
+        "  x: array of {x}.\n",
+        "  tail: the pairs' tail cut, traced (default ``None``: the static ``sizes.tail``).\n",
+    )
     .replace("{ret}, shape of ``x``", "the composed PLDs' fields (:data:`_PLD_FIELDS`)")
 )
 

@@ -14,7 +14,7 @@ from _references import gaussian_delta
 from dpjax.accounting.pld import engine
 from dpjax.accounting.pld import plan as pld_plan
 from dpjax.accounting.pld.tilted import fold as tilted
-from dpjax.noise import Gaussian
+from dpjax.noise import Gaussian, Laplace
 
 SIGMA, K, H = 10.0, 100, 1e-3  # mu = 1
 DELTAS = np.array([1e-20, 1e-50])
@@ -34,7 +34,7 @@ def test_two_tilt_levels_share_one_sizing_and_one_tilted_program():
     # the same lengths at both levels (the deeper level's; lengths decide tightness only)
     same = [s._replace(grid=sizes[1].grid, fft=sizes[1].fft) for s in sizes]
     args = engine.scalar_args(SIGMA, 0.0, 1.0, None, K)
-    before = tilted._tilted_kernel._cache_size()
+    before = tilted._tilted_answers._cache_size(), engine._composed_kernel._cache_size()
     got = [
         tilted.tilted_kernel(
             *args, DELTAS, noise_fn=_gaussian, bin_width=H, sizes=s, subsampled=False,
@@ -42,7 +42,9 @@ def test_two_tilt_levels_share_one_sizing_and_one_tilted_program():
         )
         for s in same
     ]
-    assert tilted._tilted_kernel._cache_size() == before + 1
+    # one program for the one-use pairs, one for the answers, at both levels
+    after = tilted._tilted_answers._cache_size(), engine._composed_kernel._cache_size()
+    assert after[0] == before[0] + 1 and after[1] <= before[1] + 1
     with mpmath.workdps(50):
         for eps in got:
             eps = np.asarray(eps)
@@ -70,3 +72,34 @@ def test_a_certificate_recheck_composes_once_at_the_epsilon_querys_level(monkeyp
     assert calls[0][1] == calls[1][1]  # the re-check saw the composition eps came from
     with mpmath.workdps(50):
         assert float(gaussian_delta(eps, SIGMA, 1.0, K)) <= 1e-30
+
+
+def _laplace(scale, shape):
+    del shape
+    return Laplace(scale)
+
+
+def test_two_families_share_the_tilted_answers_program():
+    """The answers half of the tilted kernel sees arrays only: a Laplace query on the
+    Gaussian's grid and FFT lengths reuses its compiled program (only the one-use pairs are
+    the family's own), and answers for Laplace, not for the Gaussian that compiled it: at
+    ``delta = 1e-6`` it agrees with the plain FFT engine's Laplace answer (another
+    composition of the same pair; the two differ by 4.9e-7 at 4.69, the Gaussian's is
+    4.89)."""
+    sizes = pld_plan.tilted_sizes(_gaussian, SIGMA, 0.0, 1.0, None, K, H, math.log(1e-20))
+    args = engine.scalar_args(SIGMA, 0.0, 1.0, None, K)
+
+    def run(noise_fn):
+        return np.asarray(tilted.tilted_kernel(
+            *args, np.array([1e-20, 1e-6]), noise_fn=noise_fn, bin_width=H, sizes=sizes,
+            subsampled=False, by_delta=True,
+        ))
+
+    run(_gaussian)
+    before = tilted._tilted_answers._cache_size(), engine._composed_kernel._cache_size()
+    eps = run(_laplace)
+    after = tilted._tilted_answers._cache_size(), engine._composed_kernel._cache_size()
+    assert after[0] == before[0] and after[1] <= before[1] + 1
+    plain = float(engine.epsilon(_laplace, SIGMA, 0.0, 1.0, 1e-6, K, None, H))
+    assert np.all(np.isfinite(eps)) and eps[0] > eps[1]
+    np.testing.assert_allclose(eps[1], plain, rtol=1e-6)

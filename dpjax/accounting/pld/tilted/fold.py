@@ -313,7 +313,7 @@ def saddle_lambdas(log_mgf, x, by_delta: bool):
     return jnp.asarray(LAMBDAS)[idx]
 
 
-_STATIC = ("noise_fn", "sizes", "subsampled", "by_delta")
+_STATIC = ("fft", "by_delta")
 
 #: Share of a query's ``delta`` that :func:`cut_top` may send to ``+infinity`` over all
 #: ``K`` uses, and the least improvement of the Chernoff answer (a factor) for which a
@@ -419,9 +419,12 @@ def tilted_kernel(
     (the least over the tilts ``lambda^*`` of :func:`saddle_lambdas`; answers of
     :func:`tilted_epsilon_for_delta` or :func:`tilted_log_delta_for_epsilon`; ``p_i`` the
     one-use pair, or the pair with its top tail cut where that places the tilts better,
-    :func:`placed_pair`).  Jitted with the sizes' tail level ``sizes.tail`` passed as data
-    (:func:`.plan.traced_tail`): one compiled program serves every level whose grid and FFT
-    lengths are the same.
+    :func:`placed_pair`).  Two programs, each through the export cache (a warm process
+    loads them untraced): the one-use pairs (:func:`.engine._composed_kernel` with no
+    composition and the sizes' tail level ``sizes.tail`` passed as data,
+    :func:`.plan.traced_tail`: one program per family and grid length, shared by the
+    ``delta`` and ``epsilon`` queries), then :func:`_tilted_answers`, which sees arrays
+    only (one program per grid and FFT length and query kind, shared by every family).
 
     Args:
       scale, shape, sensitivity, sampling_rate, compositions: as in
@@ -436,46 +439,48 @@ def tilted_kernel(
     Returns:
       Certified ``epsilon`` or ``log delta``, shape of ``x``.
     """
+    # cycle: dpjax.accounting.pld.tilted.fold <-> dpjax.accounting.pld.engine
+    from dpjax.accounting.pld.engine import STATIC_ARGNAMES, _composed_kernel
+
     x = jnp.asarray(x, jnp.float64)
     if log_levels is None:
         log_levels = jnp.log(x) if by_delta else jnp.full(x.shape, -jnp.inf)
-    # through the export cache (a warm process loads the traced program: no re-tracing)
-    cached = functools.partial(call_cached, _tilted_kernel, static_argnames=_STATIC)
-    return traced_tail(cached)(
-        scale, shape, sensitivity, sampling_rate, compositions, x,
-        jnp.asarray(log_levels, jnp.float64), noise_fn=noise_fn, bin_width=bin_width,
-        sizes=sizes, subsampled=subsampled, by_delta=by_delta,
+    pairs = functools.partial(call_cached, _composed_kernel, static_argnames=STATIC_ARGNAMES)
+    fields = traced_tail(pairs)(
+        scale, shape, sensitivity, sampling_rate, compositions, noise_fn=noise_fn,
+        bin_width=bin_width, sizes=sizes._replace(fft=0), subsampled=subsampled,
+    )
+    return call_cached(
+        _tilted_answers, *fields, jnp.asarray(compositions, jnp.float64), x,
+        jnp.asarray(log_levels, jnp.float64), static_argnames=_STATIC, fft=sizes.fft,
+        by_delta=by_delta,
     )
 
 
 @functools.partial(jax.jit, static_argnames=_STATIC)
 @float64_kernel
-def _tilted_kernel(
-    scale, shape, sensitivity, sampling_rate, compositions, x, log_levels, tail, *, noise_fn,
-    bin_width, sizes, subsampled, by_delta,
-):
-    """:func:`tilted_kernel` with the pairs' tail cut ``tail`` traced."""
+def _tilted_answers(*arrays, fft, by_delta):
+    """:func:`tilted_kernel`'s answers from its one-use pairs: ``arrays`` are the pairs'
+    fields (:data:`.engine._PLD_FIELDS`, a leading adjacency axis), then ``K``, ``x`` and
+    ``log_levels``; ``fft`` the static FFT length; the worse adjacency's answer."""
     # cycle: dpjax.accounting.pld.tilted.fold <-> dpjax.accounting.pld.engine
-    from dpjax.accounting.pld.engine import stacked_plds
+    from dpjax.accounting.pld.engine import _PLD_FIELDS, _per_adjacency
 
-    k = jnp.asarray(compositions, jnp.float64)
+    *fields, k, x, log_levels = arrays
+    plds = PLD(**dict(zip(_PLD_FIELDS, fields, strict=True)))
 
     def answer(p):
         def entry(xi, level):
             pi = placed_pair(p, k, xi, level, by_delta)
 
             def one(xj, lam):
-                return query(tilted_self_compose(pi, k, sizes.fft, lam), xj, by_delta)
+                return query(tilted_self_compose(pi, k, fft, lam), xj, by_delta)
 
             return least_over_tilts(one, k * pi.log_mgf, xi[None], by_delta)[0]
 
         return jax.vmap(entry)(x, log_levels)
 
-    answers = stacked_plds(
-        noise_fn, scale, shape, sensitivity, sampling_rate, compositions, bin_width,
-        sizes._replace(fft=0), subsampled, tail=tail, then=answer,
-    )
-    return jnp.max(answers, axis=0)
+    return jnp.max(_per_adjacency(answer, plds), axis=0)
 
 
 @float64_kernel

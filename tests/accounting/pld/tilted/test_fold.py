@@ -203,7 +203,7 @@ def test_engine_loads_the_tilted_kernel_from_the_export_cache(tmp_path, monkeypa
         engine._ANSWERS.clear()
         return engine.epsilon(Gaussian.from_scale, 2.0, 0.0, 1.0, 1e-9, 3, None, 1e-2)
 
-    first, second = loaded_from_export_cache(call, tmp_path, monkeypatch, "_tilted_kernel")
+    first, second = loaded_from_export_cache(call, tmp_path, monkeypatch, "_tilted_answers")
     np.testing.assert_array_equal(second, first)
     # the tilted answer: below the plain grid's, above the exact 3-fold Gaussian's
     engine._ANSWERS.clear()

@@ -89,10 +89,16 @@ _SIGMA = 'float(out.params["sigma"])'
 _DP_ACCOUNTING = "import dp_accounting"
 #: dp-accounting's PLD accountant at dpjax's bin width, after 1000 uses of a
 #: Poisson-subsampled N(0, 1) at rate 0.01
-_PEER_LEDGER = (
-    "dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4).compose("
-    "dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.0)), 1000)"
-)
+def _peer_ledger(sigma, sampling_rate, compositions) -> str:
+    """dp-accounting's PLD accountant (bin width 1e-4) after ``compositions`` Poisson-subsampled
+    Gaussian uses: the expression, the peer of every Gaussian ``account`` job here."""
+    event = (f"dp_accounting.PoissonSampledDpEvent({sampling_rate}, "
+             f"dp_accounting.GaussianDpEvent({sigma}))")
+    return ("dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4).compose("
+            f"{event}, {compositions})")
+
+
+_PEER_LEDGER = _peer_ledger(1.0, 0.01, 1000)
 
 ENTRY_POINTS = {
     "gaussian": _task('dpjax.calibrate("gaussian", epsilon=0.3, delta=1e-6, l2=1.0)', _SIGMA),
@@ -230,13 +236,8 @@ def _peer_account(argv: list[str]) -> dict:
     command ``argv`` (``sigma``, ``compositions``, ``sampling-rate``, ``delta``)."""
     opt = dict(zip(argv[2::2], argv[3::2], strict=True))
     sigma = opt["--param"].split("=")[1]
-    event = (f"dp_accounting.PoissonSampledDpEvent({opt['--sampling-rate']}, "
-             f"dp_accounting.GaussianDpEvent({sigma}))")
-    return _task(
-        "dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4).compose("
-        f"{event}, {opt['--compositions']}).get_epsilon({opt['--delta']})",
-        imports=_DP_ACCOUNTING,
-    )
+    ledger = _peer_ledger(sigma, opt["--sampling-rate"], opt["--compositions"])
+    return _task(f"{ledger}.get_epsilon({opt['--delta']})", imports=_DP_ACCOUNTING)
 
 #: Child: ``dpjax.account`` against its engine call (the mechanism's uncertified
 #: ``epsilon_for_delta``, the same arguments) in one warm process, the two calls

@@ -19,6 +19,15 @@ no tilted refinement or RDP bound below the target, which decides exactly as the
 answer does); the re-check asks for the tightest answer.  A host loop: one accountant query per
 step, for the event families whose accounting lives in the accountant (discrete noise,
 neighbouring relations other than add-or-remove under Poisson subsampling).
+
+Coarse to fine (``coarse > 1``): the whole search first runs at ``coarse * bin_width``, whose
+grids are ``coarse`` times shorter, and its answer ``s_c`` (certified at that width) starts
+a second search at ``bin_width`` with bracketing steps ``1 + rtol``, squared after each step.
+A connect-the-dots profile on the finer grid is about as tight or tighter, so ``s_c`` usually
+meets the target there too and ``s_c / (1 + rtol)`` usually misses it: two fine queries
+close the bracket, and the contract (a final bracket of relative width ``rtol`` at
+``bin_width``, re-checked) is the one search's.  Where the coarse answer is off, the growing
+steps reach the fine bracket in a few more queries.
 """
 
 from __future__ import annotations
@@ -31,11 +40,14 @@ import numpy as np
 from dpjax.accounting import PLDAccountant
 from dpjax.errors import CertificationError, InfeasibleTargetError
 
-__all__ = ["calibrate_event_scale", "event_answer", "event_delta", "least_event_scale"]
+__all__ = ["COARSE", "calibrate_event_scale", "event_answer", "event_delta", "least_event_scale"]
 
 #: Relative width of the final bracket (the returned scale exceeds the least certified one
 #: by at most this factor).
 RTOL = 1e-5
+#: The bin-width factor of the coarse first search that callers with long grids ask for
+#: (``coarse=COARSE``: Poisson-subsampled continuous noise under a relation).
+COARSE = 16.0
 
 
 def event_delta(event, epsilon: float, relation: str, bin_width: float = 1e-4,
@@ -85,7 +97,7 @@ def event_answer(event, what: str, x, relation: str, bin_width: float = 1e-4) ->
 def least_event_scale(build: Callable[[float], object], eps: float, dlt: float, relation: str,
                       guess: float, *, name: str, lo_limit: float = 1e-6,
                       hi_limit: float = 1e12, rtol: float = RTOL, bin_width: float = 1e-4,
-                      step: float = 4.0) -> tuple[float, float]:
+                      step: float = 4.0, coarse: float = 1.0) -> tuple[float, float]:
     """The bracket search of :func:`calibrate_event_scale` for one target, without its
     re-check: ``(scale, delta)``, the certified end of the final bracket and the accountant's
     delta there (a survey ranking candidates calls this; an answer is re-checked).
@@ -100,10 +112,20 @@ def least_event_scale(build: Callable[[float], object], eps: float, dlt: float, 
       rtol: relative width of the final bracket.
       bin_width: the accountant's loss-grid spacing.
       step: the factor of each bracketing step away from ``guess``.
+      coarse: ``> 1``: first the whole search at ``coarse * bin_width`` (cheap grids), then
+        at ``bin_width`` from its answer (module docstring); ``1``: one search.
 
     Raises:
       InfeasibleTargetError: no scale up to ``hi_limit`` meets the target.
     """
+    if coarse > 1.0:
+        guess, _ = least_event_scale(build, eps, dlt, relation, guess, name=name,
+                                     lo_limit=lo_limit, hi_limit=hi_limit, rtol=rtol,
+                                     bin_width=coarse * bin_width, step=step)
+        step, grow = 1.0 + rtol, True
+    else:
+        grow = False
+
     def ok(s):  # whether s meets the target: no refinement below it (the re-check has it)
         d = event_delta(build(s), eps, relation, bin_width, target=dlt)
         return d <= dlt, d
@@ -131,6 +153,7 @@ def least_event_scale(build: Callable[[float], object], eps: float, dlt: float, 
         lo, d_lo = hi, d_hi
         hi = min(step * hi, hi_limit)
         good, d_hi = ok(hi)
+        step = step**2 if grow else step
     while lo is None:
         if hi <= lo_limit:  # even the least scale searched meets the target
             return hi, d_hi
@@ -140,6 +163,7 @@ def least_event_scale(build: Callable[[float], object], eps: float, dlt: float, 
             hi, d_hi = cand, d
         else:
             lo, d_lo = cand, d
+        step = step**2 if grow else step
     # Illinois (regula falsi) on f(x) = log delta(e^x) - log delta_target, the certified end
     # kept; a bisection step where a value is infinite (pure DP: delta exactly 0)
     # a bisection step after three steps that did not halve the bracket (a profile that drops
@@ -183,6 +207,7 @@ def calibrate_event_scale(
     rtol: float = RTOL,
     bin_width: float = 1e-4,
     step: float = 4.0,
+    coarse: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     r"""Least certified scale ``s`` with ``delta_s(epsilon) <= delta``, per target (module doc).
 
@@ -197,6 +222,7 @@ def calibrate_event_scale(
       rtol: relative width of the final bracket.
       bin_width: the accountant's loss-grid spacing.
       step: the factor of each bracketing step away from ``guess``.
+      coarse: the bin width factor of a first, coarse search (:func:`least_event_scale`).
 
     Returns:
       ``(scale, delta_at)`` arrays shaped like the targets: ``delta_at`` is the certified
@@ -213,7 +239,7 @@ def calibrate_event_scale(
     for i in np.ndindex(eps.shape):
         s, _ = least_event_scale(build, float(eps[i]), float(dlt[i]), relation, float(g[i]),
                                  name=name, lo_limit=lo_limit, hi_limit=hi_limit, rtol=rtol,
-                                 bin_width=bin_width, step=step)
+                                 bin_width=bin_width, step=step, coarse=coarse)
         check = event_delta(build(s), float(eps[i]), relation, bin_width)  # re-check
         if not check <= dlt[i]:
             raise CertificationError(

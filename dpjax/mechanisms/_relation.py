@@ -44,7 +44,7 @@ import math
 import numpy as np
 
 from dpjax.accounting import events as ev
-from dpjax.calibration.event_scale import calibrate_event_scale
+from dpjax.calibration.event_scale import COARSE, calibrate_event_scale
 from dpjax.calibration.result import Calibration
 from dpjax.errors import InfeasibleTargetError, TrivialTargetError
 from dpjax.mechanisms._discrete import ledger
@@ -282,7 +282,7 @@ def _event_calibration(mech: Mechanism, epsilon, delta, query: Query) -> Calibra
         guess = shift * sens * uses / eps
     scale, delta_at = calibrate_event_scale(
         build, epsilon, delta, query.relation, q * guess, name=mech.name,
-        lo_limit=1e-6 * sens, hi_limit=1e12 * sens,
+        lo_limit=1e-6 * sens, hi_limit=1e12 * sens, coarse=COARSE,
     )
     notes += (
         f"{uses} Poisson-subsampled uses (q = {q}), relation {query.relation}: PLDAccountant of "

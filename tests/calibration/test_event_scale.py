@@ -83,3 +83,36 @@ def test_the_search_needs_few_accountant_queries(monkeypatch):
                                             name="gaussian", bin_width=H)
     assert float(delta_at) <= 1e-8
     assert len(asked) <= 10, len(asked)
+
+
+def test_coarse_first_search_keeps_the_fine_contract_in_few_fine_queries(monkeypatch):
+    """``coarse=16``: the whole search at 16x the bin width, then a few queries at the bin
+    width from its answer; the returned scale meets the target at the bin width and a scale
+    ``1 + 2 rtol`` smaller misses it there (the one search's contract), and it is the one
+    search's answer to within ``rtol``."""
+    from dpjax.calibration import event_scale
+
+    widths = []
+    real = event_scale.event_delta
+
+    def counted(event, eps, relation, bin_width=1e-4, target=0.0):
+        widths.append(bin_width)
+        return real(event, eps, relation, bin_width, target)
+
+    monkeypatch.setattr(event_scale, "event_delta", counted)
+
+    def build(s):
+        return ev.PoissonSampled(0.2, ev.Gaussian(s))
+
+    eps, dlt, rtol = 2.0, 1e-3, 1e-4
+    kw = {"name": "gaussian", "bin_width": H, "rtol": rtol}
+    scale, delta_at = calibrate_event_scale(build, eps, dlt, "replace_one", 0.3,
+                                            coarse=event_scale.COARSE, **kw)
+    fine = [w for w in widths if w == H]
+    assert len(widths) > len(fine) > 0  # both passes ran
+    assert len(fine) <= 4, widths  # two or three fine steps and the re-check
+    s = float(scale)
+    assert float(delta_at) == real(build(s), eps, "replace_one", H) <= dlt
+    assert real(build(s / (1 + 2 * rtol)), eps, "replace_one", H) > dlt
+    one, _ = calibrate_event_scale(build, eps, dlt, "replace_one", 0.3, **kw)
+    assert float(one) == pytest.approx(s, rel=rtol)

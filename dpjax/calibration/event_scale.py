@@ -32,6 +32,7 @@ steps reach the fine bracket in a few more queries.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 
@@ -94,6 +95,14 @@ def event_answer(event, what: str, x, relation: str, bin_width: float = 1e-4) ->
     return got
 
 
+def _squared_steps(step: float):
+    """The bracketing steps of the fine pass after a coarse one: ``step``, ``step^2``,
+    ``step^4``, ... (the coarse answer is close, so the first steps are small)."""
+    while True:
+        yield step
+        step *= step
+
+
 def least_event_scale(build: Callable[[float], object], eps: float, dlt: float, relation: str,
                       guess: float, *, name: str, lo_limit: float = 1e-6,
                       hi_limit: float = 1e12, rtol: float = RTOL, bin_width: float = 1e-4,
@@ -122,9 +131,9 @@ def least_event_scale(build: Callable[[float], object], eps: float, dlt: float, 
         guess, _ = least_event_scale(build, eps, dlt, relation, guess, name=name,
                                      lo_limit=lo_limit, hi_limit=hi_limit, rtol=rtol,
                                      bin_width=coarse * bin_width, step=step)
-        step, grow = 1.0 + rtol, True
+        steps = _squared_steps(1.0 + rtol)
     else:
-        grow = False
+        steps = itertools.repeat(step)
 
     def ok(s):  # whether s meets the target: no refinement below it (the re-check has it)
         d = event_delta(build(s), eps, relation, bin_width, target=dlt)
@@ -151,19 +160,17 @@ def least_event_scale(build: Callable[[float], object], eps: float, dlt: float, 
                 f"under relation {relation!r}"
             )
         lo, d_lo = hi, d_hi
-        hi = min(step * hi, hi_limit)
+        hi = min(next(steps) * hi, hi_limit)
         good, d_hi = ok(hi)
-        step = step**2 if grow else step
     while lo is None:
         if hi <= lo_limit:  # even the least scale searched meets the target
             return hi, d_hi
-        cand = max(hi / step, lo_limit)
+        cand = max(hi / next(steps), lo_limit)
         good, d = ok(cand)
         if good:
             hi, d_hi = cand, d
         else:
             lo, d_lo = cand, d
-        step = step**2 if grow else step
     # Illinois (regula falsi) on f(x) = log delta(e^x) - log delta_target, the certified end
     # kept; a bisection step where a value is infinite (pure DP: delta exactly 0)
     # a bisection step after three steps that did not halve the bracket (a profile that drops

@@ -177,6 +177,12 @@ _PLD_FIELDS = tuple(
 )
 
 
+def _pld_of_fields(fields) -> PLD:
+    """The :class:`.PLD` whose array fields are ``fields`` (in :data:`_PLD_FIELDS` order):
+    how the compiled programs that see arrays only rebuild the composed PLDs."""
+    return PLD(**dict(zip(_PLD_FIELDS, fields, strict=True)))
+
+
 @functools.partial(jax.jit, static_argnames=STATIC_ARGNAMES)
 @float64_kernel
 def _composed_kernel(
@@ -224,7 +230,7 @@ def _queries_kernel(*arrays):
       :class:`.query.Certificate`; each the worse adjacency's, entry by entry).
     """
     *fields, x = arrays
-    plds = PLD(**dict(zip(_PLD_FIELDS, fields, strict=True)))
+    plds = _pld_of_fields(fields)
 
     def queried(pld):
         prof = _query.profile_arrays(pld)

@@ -464,10 +464,10 @@ def _tilted_answers(*arrays, fft, by_delta):
     fields (:data:`.engine._PLD_FIELDS`, a leading adjacency axis), then ``K``, ``x`` and
     ``log_levels``; ``fft`` the static FFT length; the worse adjacency's answer."""
     # cycle: dpjax.accounting.pld.tilted.fold <-> dpjax.accounting.pld.engine
-    from dpjax.accounting.pld.engine import _PLD_FIELDS, _per_adjacency
+    from dpjax.accounting.pld.engine import _per_adjacency, _pld_of_fields
 
     *fields, k, x, log_levels = arrays
-    plds = PLD(**dict(zip(_PLD_FIELDS, fields, strict=True)))
+    plds = _pld_of_fields(fields)
 
     def answer(p):
         def entry(xi, level):

@@ -31,7 +31,6 @@ import numpy as np
 
 from dpjax.calibration.result import Calibration
 from dpjax.mechanisms._spec import About, Mechanism, Query
-from dpjax.spherical import calibrate as sph  # looked up per call (tests replace it)
 
 NAME = "spherical"
 #: What calibrating needs of a query, for the error messages.
@@ -79,6 +78,10 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     Returns:
       A :class:`Calibration` with ``params = {budget, n, N, r}``.
     """
+    # imported here, not at the top: the registry's metadata (``dpjax mechanisms``, the
+    # CLI's --param help) loads this module without the spherical solver stack
+    from dpjax.spherical import calibrate as sph
+
     l2, notes = _l2(query)
     q = query.sampling_rate
     relation = query.relation if q is not None and q < 1.0 else "add_remove"

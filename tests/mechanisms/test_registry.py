@@ -1,5 +1,10 @@
 """The mechanism registry: names, parameters, unknown names, the spherical and i.n.i.d. entries."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -29,6 +34,22 @@ def test_names_and_parameters():
     for name, params in PARAMS.items():
         mech = get(name)
         assert mech.name == name and mech.param_names == params and mech.summary
+
+
+def test_the_registry_metadata_loads_no_spherical_solver():
+    """Describing every mechanism (``dpjax mechanisms``, the CLI's ``--param`` help, which
+    every ``dpjax account`` / ``calibrate`` / ``profile`` run builds) imports the spherical
+    entry without :mod:`dpjax.spherical`: its calibration imports that on first use."""
+    probe = ("import sys; from dpjax.mechanisms import describe, parameter_help; "
+             "describe(); parameter_help(); "
+             "print(sorted(m for m in sys.modules if m.startswith('dpjax.spherical')))")
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root,
+                                                                     os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_one_dimensional_mechanisms_are_the_noise_families():

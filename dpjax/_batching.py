@@ -207,6 +207,32 @@ def padded(minimum: int = 1) -> Callable:
     return decorate
 
 
+def map_leading(fn: Callable, *stacked):
+    """``fn`` of each entry along the leading axis of the pytrees ``stacked``, stacked again.
+
+    :func:`jax.vmap` over that axis, or, when it has length 1, one direct call whose
+    outputs gain the axis: the same program without a batching trace, which roughly halves
+    the time to trace it (a scalar use, one adjacency, one query of a compiled kernel).
+
+    Args:
+      fn: ``(*entries) -> pytree of arrays`` (traceable).
+      *stacked: pytrees of arrays sharing a leading axis.
+
+    Returns:
+      ``fn``'s pytree with that leading axis.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> map_leading(lambda a, b: a * b, jnp.ones((1, 2)), jnp.full((1, 2), 3.0)).shape
+      (1, 2)
+      >>> map_leading(jnp.sum, jnp.arange(6.0).reshape(3, 2)).tolist()
+      [1.0, 5.0, 9.0]
+    """
+    if jax.tree.leaves(stacked)[0].shape[0] == 1:
+        return jax.tree.map(lambda v: v[None], fn(*jax.tree.map(lambda v: v[0], stacked)))
+    return jax.vmap(fn)(*stacked)
+
+
 def shard(*arrays, use_devices: bool = True) -> tuple[list, int]:
     """Flatten and pad broadcast host ``arrays``; with several devices, shard them.
 

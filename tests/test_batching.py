@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from dpjax._batching import call_padded, padded_elementwise, padded_size
+from dpjax._batching import call_padded, map_leading, padded_elementwise, padded_size
 
 
 def _pair(x, y):
@@ -92,3 +92,18 @@ def test_host_entry_points_compile_once_up_to_a_small_batch(
     assert kernel._cache_size() == 1
     for got in grids:
         np.testing.assert_array_equal(got, one[: got.size])
+
+
+def test_map_leading_is_vmap_on_any_leading_length():
+    """One entry takes the direct call, several the vmap: both give ``jax.vmap``'s pytree."""
+
+    def fn(a, pair):
+        return {"sum": a + pair[0], "prod": a * pair[1]}
+
+    for n in (1, 3):
+        a = jnp.arange(2.0 * n).reshape(n, 2)
+        pair = (jnp.full((n, 2), 2.0), jnp.arange(float(n))[:, None] + jnp.ones((n, 2)))
+        got, want = map_leading(fn, a, pair), jax.vmap(fn)(a, pair)
+        assert jax.tree.structure(got) == jax.tree.structure(want)
+        for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want), strict=True):
+            assert g.shape == w.shape and np.array_equal(g, w)

@@ -39,7 +39,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dpjax._batching import SMALL_BATCH, pad, padded_size
+from dpjax._batching import SMALL_BATCH, map_leading, pad, padded_size
 from dpjax._warnings import warn_user
 from dpjax.accounting.pld import query as _query
 from dpjax.accounting.pld import tail_bounds
@@ -236,21 +236,12 @@ def _queries_kernel(*arrays):
         prof = _query.profile_arrays(pld)
         return _query.both_queries(pld, x, prof), prof
 
-    both, profs = _per_adjacency(queried, plds)
+    both, profs = map_leading(queried, plds)
     worse = functools.partial(jax.tree.map, lambda v: jnp.max(v, axis=0))
     both = worse(both)
-    at = _per_adjacency(lambda pld, prof: _query.certificate(pld, both.epsilon, prof),
+    at = map_leading(lambda pld, prof: _query.certificate(pld, both.epsilon, prof),
                         plds, profs)
     return both, worse(at)
-
-
-def _per_adjacency(fn, *stacked):
-    """``fn`` of each adjacency's entry of ``stacked`` (pytrees with a leading adjacency
-    axis), stacked again: vmapped over two adjacencies, called on the one entry otherwise
-    (the program :func:`.subsample.map_adjacencies` traces for it)."""
-    if jax.tree.leaves(stacked)[0].shape[0] == 1:
-        return jax.tree.map(lambda v: v[None], fn(*jax.tree.map(lambda v: v[0], stacked)))
-    return jax.vmap(fn)(*stacked)
 
 
 def _profile_and_epsilon_kernel(

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
-from dpjax._batching import FINE_LADDER_ABOVE, ladder, padded_size
+from dpjax._batching import FINE_LADDER_ABOVE, ladder, map_leading, padded_size
 from dpjax._batching import rungs as _rungs
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld.compose import (  # noqa: F401  (cap names re-exported)
@@ -92,7 +92,7 @@ def _sizing(
         )
         return [tuple(v[i] for v in stacked) for i in range(2 if subsampled else 1)]
 
-    return jax.vmap(one)(scale, shape)
+    return map_leading(one, scale, shape)
 
 
 def loss_spread(pair) -> Array:

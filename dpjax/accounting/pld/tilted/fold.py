@@ -51,6 +51,7 @@ import numpy as np
 from jax import Array
 from jax.scipy.special import logsumexp
 
+from dpjax._batching import map_leading
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import LAMBDAS, PLD, log_mgf_grid
 from dpjax.accounting.pld.compose import fft_power, read_window, wrap_cyclic
@@ -464,7 +465,7 @@ def _tilted_answers(*arrays, fft, by_delta):
     fields (:data:`.engine._PLD_FIELDS`, a leading adjacency axis), then ``K``, ``x`` and
     ``log_levels``; ``fft`` the static FFT length; the worse adjacency's answer."""
     # cycle: dpjax.accounting.pld.tilted.fold <-> dpjax.accounting.pld.engine
-    from dpjax.accounting.pld.engine import _per_adjacency, _pld_of_fields
+    from dpjax.accounting.pld.engine import _pld_of_fields
 
     *fields, k, x, log_levels = arrays
     plds = _pld_of_fields(fields)
@@ -478,9 +479,9 @@ def _tilted_answers(*arrays, fft, by_delta):
 
             return least_over_tilts(one, k * pi.log_mgf, xi[None], by_delta)[0]
 
-        return jax.vmap(entry)(x, log_levels)
+        return map_leading(entry, x, log_levels)
 
-    return jnp.max(_per_adjacency(answer, plds), axis=0)
+    return jnp.max(map_leading(answer, plds), axis=0)
 
 
 @float64_kernel

@@ -78,8 +78,7 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
     Returns:
       A :class:`Calibration` with ``params = {budget, n, N, r}``.
     """
-    # imported here, not at the top: the registry's metadata (``dpjax mechanisms``, the
-    # CLI's --param help) loads this module without the spherical solver stack
+    # deferred: dpjax.spherical (its solver stack; the registry's metadata loads this module)
     from dpjax.spherical import calibrate as sph
 
     l2, notes = _l2(query)

@@ -43,9 +43,8 @@ def test_the_registry_metadata_loads_no_spherical_solver():
     probe = ("import sys; from dpjax.mechanisms import describe, parameter_help; "
              "describe(); parameter_help(); "
              "print(sorted(m for m in sys.modules if m.startswith('dpjax.spherical')))")
-    root = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root,
-                                                                     os.environ.get("PYTHONPATH")]))}
+    paths = [str(Path(__file__).resolve().parents[2]), os.environ.get("PYTHONPATH")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, paths))}
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]

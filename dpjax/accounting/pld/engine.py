@@ -240,7 +240,7 @@ def _queries_kernel(*arrays):
     worse = functools.partial(jax.tree.map, lambda v: jnp.max(v, axis=0))
     both = worse(both)
     at = map_leading(lambda pld, prof: _query.certificate(pld, both.epsilon, prof),
-                        plds, profs)
+                     plds, profs)
     return both, worse(at)
 
 

@@ -400,9 +400,11 @@ def main() -> None:
     ROOT = args.root.resolve()
 
     import jax
+    import ml_dtypes  # its version moves every process's import time (docs/benchmarks.md)
 
     print(
         f"# first-call bench: python {platform.python_version()}, jax {jax.__version__}, "
+        f"ml_dtypes {ml_dtypes.__version__}, "
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"load {os.getloadavg()[0]:.1f}; dpjax at {ROOT}"
     )

@@ -84,22 +84,23 @@ def tiered(default, *larger):
 
 def loaded_from_export_cache(call, folder, monkeypatch, entry):
     """``call()`` twice, as two fresh processes sharing dpjax's export cache in ``folder``
-    (dpjax/numerics/export_cache.py) would run it: the first exports its programs (``entry``,
-    a kernel's name, among them); the second, with exporting (tracing) banned, must load every
-    program it calls from ``folder``: no wrapper fell back to the jit path.  ``call`` clears
-    any memo of answers itself.  Returns ``(first, second)``."""
+    (dpjax/numerics/export_cache.py) would run it: the first compiles and writes its programs
+    (``entry``, a kernel's name, among them); the second, with compiling (tracing) banned,
+    must load every program it calls from ``folder``: no wrapper fell back to the jit path.
+    ``call`` clears any memo of answers itself.  Returns ``(first, second)``."""
     from dpjax.numerics import export_cache
 
     monkeypatch.setattr(export_cache, "export_dir", lambda: folder)
     monkeypatch.setattr(export_cache, "_WRAPPERS", {})
     first = call()
-    assert list(folder.glob(f"{entry}-*.jaxexport")), sorted(p.name for p in folder.iterdir())
+    assert list(folder.glob(f"{entry}-*{export_cache.SUFFIX}")), sorted(
+        p.name for p in folder.iterdir())
 
     def traced_again(*a, **k):
-        raise AssertionError("traced again: the exported program was not used")
+        raise AssertionError("traced again: the cached program was not used")
 
     monkeypatch.setattr(export_cache, "_WRAPPERS", {})  # as in a fresh process
-    monkeypatch.setattr(jax.export, "export", traced_again)
+    monkeypatch.setattr(export_cache, "compile_program", traced_again)
     second = call()
     fell_back = [w.fn.__name__ for w in export_cache._WRAPPERS.values()
                  if any(c is None for c in w.calls.values())]

@@ -158,7 +158,7 @@ def _run(kernel, rows: _Rows, index, a, b, h, tol, sizes: Sizes, pad_to: int = 0
         rows.shape[index], rows.eps[index], rows.search_level[index], a[index], b[index],
         use_devices=rows.shard,
     )
-    out = call_cached(  # export cache: a warm process loads the traced search
+    out = call_cached(  # export cache: a warm process loads the compiled search
         kernel, batch[0], *rows.scalars, batch[1], batch[2], batch[3], batch[4], tol,
         static_argnames=STATIC_ARGNAMES,
         noise_fn=rows.noise_fn,

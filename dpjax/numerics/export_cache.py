@@ -1,40 +1,48 @@
-"""Traced programs kept across processes with :mod:`jax.export`: warm starts skip tracing.
+"""Compiled programs kept across processes: warm starts skip tracing, lowering and compiling.
 
 JAX's persistent compilation cache (dpjax/_compilation_cache.py) stores the *compiled*
 binary, but its key is computed from the lowered program, so every process still traces
-and lowers each kernel before it can find the binary; for the certified profiles on the
-``dpjax design`` path (flipped Huber, OSGT, truncated Laplace) that re-tracing is most of
-a warm run.  :func:`cached_jit` wraps a function of array arguments like :func:`jax.jit`
-and, on a call with concrete arguments, looks for its exported (traced and lowered)
-program (:func:`jax.export.export`; the ``Exported`` record pickled: its own ``serialize``
-needs the optional flatbuffers package) in
-``$XDG_CACHE_HOME/dpjax/export``; a hit is deserialized and called, a miss is exported,
-written and called.  The exported program is the StableHLO the jit path lowers, so the
+and lowers each kernel before it can find the binary; for the PLD engine's kernels and the
+certified profiles on the ``dpjax design`` path (flipped Huber, OSGT, truncated Laplace)
+that re-tracing is most of a warm run.  :func:`cached_jit` wraps a function of array
+arguments like :func:`jax.jit` and, on a call with concrete arguments, looks for its
+compiled program under a key of its own in ``$XDG_CACHE_HOME/dpjax/export``: a hit is
+loaded (:func:`jax.experimental.serialize_executable.deserialize_and_load`) and called, no
+tracing; a miss is traced, lowered and compiled once (``jax.jit(fn).lower(...).compile()``),
+written (:func:`~jax.experimental.serialize_executable.serialize`, zlib-compressed) and
+called.  The program is the one ``jax.jit`` compiles for the same arguments, so the
 results are the same numbers (tests/numerics/test_export_cache.py checks bit equality).
 
-Fail safe: the key holds the jax and jaxlib versions, the backend, the x64 flag, the
-function's module and name, the argument shapes/dtypes/weak types and a hash of every
+Fail safe: the key holds the jax and jaxlib versions, the backend, its platform version
+and device kind, ``XLA_FLAGS`` (the codegen), the x64 flag, the function's module and
+name, the argument shapes/dtypes/weak types, the static arguments and a hash of every
 dpjax source file (an edited checkout never reuses a stale program); any error while
-loading, exporting or calling the cached program falls back to the plain :func:`jax.jit`
-path; tracers (calls inside ``jit``/``vmap``/``grad``) and non-array arguments always take
-the plain path.  The cache is used only where dpjax's own compilation cache is in use
-(not opted out with ``DPJAX_NO_COMPILATION_CACHE``, no folder configured by the user).
+loading, compiling, writing or calling the cached program falls back to the plain
+:func:`jax.jit` path (a program that cannot be serialized is used in its process and not
+written); tracers (calls inside ``jit``/``vmap``/``grad``), non-array arguments and
+arrays spread over several devices always take the plain path.  The cache is used only
+where dpjax's own compilation cache is in use (not opted out with
+``DPJAX_NO_COMPILATION_CACHE``, no folder configured by the user).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import os
 import pickle
+import zlib
 from functools import lru_cache
 from pathlib import Path
 
 import jax
 import jaxlib
 import numpy as np
+from jax.experimental import serialize_executable
 
 from dpjax import _compilation_cache
+
+#: Suffix of an entry: a zlib-compressed pickle of ``serialize_executable.serialize``.
+SUFFIX = ".xlaexe"
 
 
 @lru_cache(maxsize=1)
@@ -49,7 +57,7 @@ def _source_hash() -> str:
 
 
 def export_dir() -> Path | None:
-    """The folder of exported programs, or ``None`` when dpjax's own cache is not in use.
+    """The folder of cached programs, or ``None`` when dpjax's own cache is not in use.
 
     Returns:
       ``$XDG_CACHE_HOME/dpjax/export`` when JAX's compilation cache is dpjax's
@@ -65,7 +73,7 @@ def export_dir() -> Path | None:
 
 def _signature(args) -> tuple | None:
     """(shape, dtype, weak_type) per argument, or ``None`` when one is not a concrete array
-    or is spread over several devices (an exported program is lowered for one device)."""
+    or is spread over several devices (a cached program is compiled for one device)."""
     sig = []
     for a in args:
         if isinstance(a, jax.core.Tracer):
@@ -89,34 +97,34 @@ class _CachedJit:
         self.fn = fn
         self.static_argnames = tuple(static_argnames)
         self.jitted = jax.jit(fn, static_argnames=self.static_argnames)
-        self.calls: dict = {}  # signature -> jitted Exported.call (or None: use the jit path)
+        self.calls: dict = {}  # signature -> compiled program (or None: use the jit path)
 
     def _key(self, sig) -> str:
+        device = jax.devices()[0]
         parts = (jax.__version__, jaxlib.__version__, jax.default_backend(),
-                 str(jax.config.jax_enable_x64), self.fn.__module__, self.fn.__qualname__,
-                 repr(sig), _source_hash())
+                 device.client.platform_version, device.device_kind,
+                 os.environ.get("XLA_FLAGS", ""), str(jax.config.jax_enable_x64),
+                 self.fn.__module__, self.fn.__qualname__, repr(sig), _source_hash())
         digest = hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:32]
         return f"{self.fn.__name__}-{digest}"
 
-    def _load_or_export(self, folder: Path, sig, program):
-        path = folder / (self._key(sig) + ".jaxexport")
+    def _load_or_compile(self, folder: Path, sig, program):
+        path = folder / (self._key(sig) + SUFFIX)
         try:
-            exported = pickle.loads(path.read_bytes())
-            if not isinstance(exported, jax.export.Exported):
-                raise TypeError(path)
-        except Exception:  # missing or corrupt entry: export again
-            specs = [jax.ShapeDtypeStruct(s, d, weak_type=w) for s, d, w in sig[0]]
-            exported = jax.export.export(jax.jit(program))(*specs)
-            try:
-                folder.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".{os.getpid()}.tmp")
-                # jax's own Exported.serialize needs the optional flatbuffers package; a
-                # pickle of the dataclass (less its vjp closure, unused) needs nothing
-                tmp.write_bytes(pickle.dumps(dataclasses.replace(exported, _get_vjp=None)))
-                os.replace(tmp, path)
-            except OSError:
-                pass
-        return jax.jit(exported.call)
+            return _load(path.read_bytes())
+        except Exception:  # missing or corrupt entry: compile again
+            pass
+        specs = [jax.ShapeDtypeStruct(s, d, weak_type=w) for s, d, w in sig[0]]
+        # a name of its own for the XLA module, which prefixes JAX's own cache key: always a
+        # real compile, never a program JAX's cache loads (whose serialized copy can lack
+        # some of its functions: _Unproven)
+        program.__name__ = program.__qualname__ = f"{self.fn.__name__}_{os.urandom(6).hex()}"
+        compiled = compile_program(program, specs)
+        try:
+            data = zlib.compress(pickle.dumps(serialize_executable.serialize(compiled)), 1)
+            return _Unproven(compiled, _load(data), data, path)
+        except Exception:  # a program serialize cannot write: used here, not kept
+            return compiled
 
     def __call__(self, *args, **kwargs):
         folder = export_dir()
@@ -136,7 +144,7 @@ class _CachedJit:
                 return self.fn(*a[:n], **dict(zip(names, a[n:], strict=True)), **static)
 
             try:
-                call = self._load_or_export(folder, sig, program)
+                call = self._load_or_compile(folder, sig, program)
             except Exception:
                 call = None
             self.calls[sig] = call
@@ -146,6 +154,49 @@ class _CachedJit:
             except Exception:
                 self.calls[sig] = None
         return self.jitted(*args, **kwargs, **static)
+
+
+def _load(data: bytes):
+    """The program an entry's bytes hold, loaded for the default device."""
+    payload, in_tree, out_tree = pickle.loads(zlib.decompress(data))
+    return serialize_executable.deserialize_and_load(
+        payload, in_tree, out_tree, execution_devices=jax.devices()[:1])
+
+
+class _Unproven:
+    """A program just compiled and its copy loaded back from the entry's bytes: the first call
+    runs the copy, and only a copy that runs is written.  (A program JAX's persistent cache
+    handed back, loaded rather than compiled, can serialize without some of its functions:
+    its copy fails with ``NOT_FOUND``; the program itself answers and nothing is kept.)"""
+
+    def __init__(self, compiled, loaded, data: bytes, path: Path):
+        self.compiled, self.loaded, self.data, self.path = compiled, loaded, data, path
+        self.use = None
+
+    def __call__(self, *arrays):
+        if self.use is not None:
+            return self.use(*arrays)
+        try:
+            out = self.loaded(*arrays)
+        except Exception:  # the copy does not run: never written
+            self.use = self.compiled
+            return self.compiled(*arrays)
+        self.use = self.loaded
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(self.data)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass
+        return out
+
+
+def compile_program(program, specs):
+    """``jax.jit(program)`` traced, lowered and compiled for argument ``specs`` (a list of
+    :class:`jax.ShapeDtypeStruct`): the one place a cache miss compiles (tests ban it to
+    check that a warm call loads its program)."""
+    return jax.jit(program).lower(*specs).compile()
 
 
 def _static_key(static: dict) -> str | None:

@@ -30,8 +30,8 @@ def _fresh_call():
         return np.asarray(export_cache._CachedJit(log_delta_truncated_laplace)(*ARGS))
 
 
-def _no_export(*a, **k):
-    raise AssertionError("traced again: the cached program was not used")
+def _no_compile(*a, **k):
+    raise RuntimeError("compiling is broken here")
 
 
 def test_loaded_program_is_bit_identical_to_jit(folder, monkeypatch):
@@ -42,10 +42,10 @@ def test_loaded_program_is_bit_identical_to_jit(folder, monkeypatch):
             return np.asarray(export_cache.cached_jit(log_delta_truncated_laplace)(*ARGS))
 
     ref = _reference()
-    # the first call exports and writes the entry; the second loads it, untraced
+    # the first call compiles and writes the entry; the second loads it, untraced
     first, second = loaded_from_export_cache(
         call, folder, monkeypatch, "log_delta_truncated_laplace")
-    (entry,) = folder.glob("*.jaxexport")
+    (entry,) = folder.glob("*" + export_cache.SUFFIX)
     assert np.isfinite(ref).all()
     np.testing.assert_array_equal(first, ref)
     np.testing.assert_array_equal(second, ref)
@@ -56,17 +56,17 @@ def test_loaded_program_is_bit_identical_to_jit(folder, monkeypatch):
 def test_corrupt_entry_falls_back_and_is_rewritten(folder, content):
     ref = _reference()
     _fresh_call()
-    (entry,) = folder.glob("*.jaxexport")
+    (entry,) = folder.glob("*" + export_cache.SUFFIX)
     entry.write_bytes(content)
     np.testing.assert_array_equal(_fresh_call(), ref)
-    assert entry.read_bytes() != content  # exported again
+    assert entry.read_bytes() != content  # compiled and written again
 
 
-def test_missing_folder_or_failing_export_uses_jit(folder, monkeypatch):
+def test_failing_compile_uses_jit(folder, monkeypatch):
     ref = _reference()
-    monkeypatch.setattr(jax.export, "export", _no_export)  # export fails: the jit path
+    monkeypatch.setattr(export_cache, "compile_program", _no_compile)  # the jit path
     np.testing.assert_array_equal(_fresh_call(), ref)
-    assert not list(folder.glob("*.jaxexport"))
+    assert not list(folder.glob("*" + export_cache.SUFFIX))
 
 
 def test_tracers_take_the_jit_path(folder):
@@ -74,7 +74,7 @@ def test_tracers_take_the_jit_path(folder):
     with jax.enable_x64(True):
         inner = np.asarray(jax.jit(lambda *a: wrapper(*a))(*ARGS))
     np.testing.assert_array_equal(inner, _reference())
-    assert not list(folder.glob("*.jaxexport"))
+    assert not list(folder.glob("*" + export_cache.SUFFIX))
 
 
 def test_off_when_dpjax_cache_is_not_in_use(monkeypatch):
@@ -116,7 +116,7 @@ def test_static_arguments_are_part_of_the_key_and_loaded_bit_identical(folder, m
                                    export_cache.cached_jit(kernels[1]))
 
     first, second = loaded_from_export_cache(call, folder, monkeypatch, "_queries_kernel")
-    entries = sorted(folder.glob("*.jaxexport"))
+    entries = sorted(folder.glob("*" + export_cache.SUFFIX))
     assert len(entries) == 2
     for got in (first, second):
         assert type(got) is type(ref)
@@ -134,4 +134,21 @@ def test_static_argument_without_a_stable_repr_takes_the_jit_path(folder):
     wrapper = export_cache._CachedJit(scaled, ("factor",))
     with jax.enable_x64(True):
         assert float(wrapper(np.float64(2.0), factor=Factor())) == 6.0
-    assert not list(folder.glob("*.jaxexport"))
+    assert not list(folder.glob("*" + export_cache.SUFFIX))
+
+
+def test_copy_that_does_not_run_is_not_kept(folder, monkeypatch):
+    """A compiled program whose serialized copy fails when called (as one JAX's persistent
+    cache loaded can) answers itself, and no entry is written."""
+
+    class Broken:
+        def __call__(self, *arrays):
+            raise RuntimeError("NOT_FOUND: function not found")
+
+    monkeypatch.setattr(export_cache, "_load", lambda data: Broken())
+    wrapper = export_cache._CachedJit(log_delta_truncated_laplace)
+    with jax.enable_x64(True):
+        first, second = (np.asarray(wrapper(*ARGS)) for _ in range(2))
+    np.testing.assert_array_equal(first, _reference())
+    np.testing.assert_array_equal(second, first)
+    assert not list(folder.glob("*" + export_cache.SUFFIX))

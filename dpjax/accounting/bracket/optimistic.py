@@ -172,7 +172,7 @@ def epsilon_lower(
     x = jnp.asarray(delta, jnp.float64)
     if p.sizes is None or p.sizes.moments_only:  # no grid: no certified lower end
         return np.zeros(np.shape(x))
-    got = call_cached(  # a warm process loads its traced program (export cache)
+    got = call_cached(  # a warm process loads its compiled program (export cache)
         _lower_kernel,
         *engine.scalar_args(scale, shape, sensitivity, sampling_rate, compositions),
         x.reshape(-1),

@@ -188,7 +188,7 @@ def extents(
     # rows padded to a power of two (cycled): one compiled program per bucket of row counts
     n = scale.size
     pad = lambda x: np.resize(x.ravel(), padded_size(n))  # noqa: E731
-    plans = call_cached(  # a warm process loads its traced program (export cache)
+    plans = call_cached(  # a warm process loads its compiled program (export cache)
         _sizing, jnp.asarray(pad(scale)), jnp.asarray(pad(shape)), sens, q, jnp.float64(k),
         jnp.float64(tail), jnp.float64(window_log_tail),
         static_argnames=("noise_fn", "subsampled"), noise_fn=noise_fn, subsampled=subsampled,

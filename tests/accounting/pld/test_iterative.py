@@ -117,7 +117,7 @@ def test_sharded_grid_equals_unsharded():
     # one-stage search (no warm settle) follows the last ulps of the profile: agreement is
     # far inside the search's contract (tolerance 1e-7 relative), not bit for bit
     np.testing.assert_allclose(sharded, single, rtol=1e-10)
-    # the sharded search kernel took the jit path (an exported program is lowered for one
+    # the sharded search kernel took the jit path (a cached program is compiled for one
     # device); the single-device run loaded its own through the export cache
     assert "kernel" not in out["('exported', True)"]
     assert "kernel" in out["('exported', False)"]

@@ -421,7 +421,7 @@ def tilted_kernel(
     :func:`tilted_epsilon_for_delta` or :func:`tilted_log_delta_for_epsilon`; ``p_i`` the
     one-use pair, or the pair with its top tail cut where that places the tilts better,
     :func:`placed_pair`).  Two programs, each through the export cache (a warm process
-    loads them untraced): the one-use pairs (:func:`.engine._composed_kernel` with no
+    loads them compiled): the one-use pairs (:func:`.engine._composed_kernel` with no
     composition and the sizes' tail level ``sizes.tail`` passed as data,
     :func:`.plan.traced_tail`: one program per family and grid length, shared by the
     ``delta`` and ``epsilon`` queries), then :func:`_tilted_answers`, which sees arrays

@@ -98,6 +98,7 @@ class _CachedJit:
         self.static_argnames = tuple(static_argnames)
         self.jitted = jax.jit(fn, static_argnames=self.static_argnames)
         self.calls: dict = {}  # signature -> compiled program (or None: use the jit path)
+        self.entries: dict = {}  # signature -> the entry its program was loaded from
 
     def _key(self, sig) -> str:
         device = jax.devices()[0]
@@ -111,20 +112,26 @@ class _CachedJit:
     def _load_or_compile(self, folder: Path, sig, program):
         path = folder / (self._key(sig) + SUFFIX)
         try:
-            return _load(path.read_bytes())
+            loaded = _load(path.read_bytes())
+            self.entries[sig] = path
+            return loaded
         except Exception:  # missing or corrupt entry: compile again
             pass
         specs = [jax.ShapeDtypeStruct(s, d, weak_type=w) for s, d, w in sig[0]]
         # a name of its own for the XLA module, which prefixes JAX's own cache key: always a
-        # real compile, never a program JAX's cache loads (whose serialized copy can lack
-        # some of its functions: _Unproven)
+        # real compile, never a program JAX's cache loads (a loaded program's serialized
+        # copy can lack some of its functions and fail with NOT_FOUND when called)
         program.__name__ = program.__qualname__ = f"{self.fn.__name__}_{os.urandom(6).hex()}"
         compiled = compile_program(program, specs)
         try:
             data = zlib.compress(pickle.dumps(serialize_executable.serialize(compiled)), 1)
-            return _Unproven(compiled, _load(data), data, path)
-        except Exception:  # a program serialize cannot write: used here, not kept
-            return compiled
+            folder.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, path)
+        except Exception:  # no disk, or a program serialize cannot write: used, not kept
+            pass
+        return compiled
 
     def __call__(self, *args, **kwargs):
         folder = export_dir()
@@ -151,8 +158,9 @@ class _CachedJit:
         if call is not None:
             try:
                 return call(*arrays)
-            except Exception:
+            except Exception:  # an entry that loads but does not run is removed
                 self.calls[sig] = None
+                _remove(self.entries.pop(sig, None))
         return self.jitted(*args, **kwargs, **static)
 
 
@@ -163,33 +171,13 @@ def _load(data: bytes):
         payload, in_tree, out_tree, execution_devices=jax.devices()[:1])
 
 
-class _Unproven:
-    """A program just compiled and its copy loaded back from the entry's bytes: the first call
-    runs the copy, and only a copy that runs is written.  (A program JAX's persistent cache
-    handed back, loaded rather than compiled, can serialize without some of its functions:
-    its copy fails with ``NOT_FOUND``; the program itself answers and nothing is kept.)"""
-
-    def __init__(self, compiled, loaded, data: bytes, path: Path):
-        self.compiled, self.loaded, self.data, self.path = compiled, loaded, data, path
-        self.use = None
-
-    def __call__(self, *arrays):
-        if self.use is not None:
-            return self.use(*arrays)
+def _remove(path: Path | None) -> None:
+    """Delete a cache entry (``None``: nothing); a failure to delete is ignored."""
+    if path is not None:
         try:
-            out = self.loaded(*arrays)
-        except Exception:  # the copy does not run: never written
-            self.use = self.compiled
-            return self.compiled(*arrays)
-        self.use = self.loaded
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(self.data)
-            os.replace(tmp, self.path)
+            path.unlink(missing_ok=True)
         except OSError:
             pass
-        return out
 
 
 def compile_program(program, specs):

@@ -137,18 +137,21 @@ def test_static_argument_without_a_stable_repr_takes_the_jit_path(folder):
     assert not list(folder.glob("*" + export_cache.SUFFIX))
 
 
-def test_copy_that_does_not_run_is_not_kept(folder, monkeypatch):
-    """A compiled program whose serialized copy fails when called (as one JAX's persistent
-    cache loaded can) answers itself, and no entry is written."""
+def test_entry_that_does_not_run_is_removed_and_rewritten(folder, monkeypatch):
+    """An entry whose program loads but fails when called (as a serialized copy of a program
+    that JAX's persistent cache loaded can) falls back to the jit path and is removed; the
+    next process compiles and writes it again."""
 
     class Broken:
         def __call__(self, *arrays):
             raise RuntimeError("NOT_FOUND: function not found")
 
-    monkeypatch.setattr(export_cache, "_load", lambda data: Broken())
-    wrapper = export_cache._CachedJit(log_delta_truncated_laplace)
-    with jax.enable_x64(True):
-        first, second = (np.asarray(wrapper(*ARGS)) for _ in range(2))
-    np.testing.assert_array_equal(first, _reference())
-    np.testing.assert_array_equal(second, first)
-    assert not list(folder.glob("*" + export_cache.SUFFIX))
+    ref = _reference()
+    _fresh_call()
+    (entry,) = folder.glob("*" + export_cache.SUFFIX)
+    with monkeypatch.context() as m:
+        m.setattr(export_cache, "_load", lambda data: Broken())
+        np.testing.assert_array_equal(_fresh_call(), ref)
+    assert not entry.exists()
+    np.testing.assert_array_equal(_fresh_call(), ref)
+    assert entry.exists()

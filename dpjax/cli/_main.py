@@ -100,7 +100,7 @@ def add_xla_flags(flags: str, environ=os.environ) -> bool:
 
 
 def one_shot_codegen(environ=os.environ) -> bool:
-    """Set :data:`ONE_SHOT_XLA_FLAGS` in ``environ`` for a fresh ``dpjax`` process.
+    """Set :func:`one_shot_flags` in ``environ`` for a fresh ``dpjax`` process.
 
     Only where JAX is not imported yet (XLA reads ``XLA_FLAGS`` once, when its backend
     starts: a process that imported JAX, e.g. a caller of :func:`main`, keeps its own) and
@@ -117,7 +117,32 @@ def one_shot_codegen(environ=os.environ) -> bool:
       >>> one_shot_codegen(env), env["XLA_FLAGS"]
       (False, '--xla_cpu_use_fusion_emitters=true')
     """
-    return "jax" not in sys.modules and add_xla_flags(ONE_SHOT_XLA_FLAGS, environ)
+    return "jax" not in sys.modules and add_xla_flags(one_shot_flags(), environ)
+
+
+def one_shot_flags(cores: int | None = None) -> str:
+    """The ``dpjax`` command's XLA flags: :data:`ONE_SHOT_XLA_FLAGS` and each program's LLVM
+    module split into at most one piece per core.
+
+    XLA CPU splits a module into pieces (32 by default) that it compiles on one thread per
+    core; pieces beyond the cores cannot compile at the same time and each adds its own
+    setup, so the command asks for ``min(cores, 32)`` pieces (docs/development.md).
+
+    Args:
+      cores: CPU cores this process may run on (default: its affinity mask).
+
+    Returns:
+      Space-separated ``--name=value`` XLA flags.
+
+    Example:
+      >>> one_shot_flags(cores=2).split()[-1]
+      '--xla_cpu_parallel_codegen_split_count=2'
+    """
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+            os.cpu_count() or 1)
+    pieces = max(1, min(int(cores), 32))
+    return f"{ONE_SHOT_XLA_FLAGS} --xla_cpu_parallel_codegen_split_count={pieces}"
 
 
 def _cli_name(name: str) -> str:
@@ -166,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     x64 is enabled for the whole process (the command decides privacy: float64
     throughout) before the subcommand's module is imported; compiled programs are cached
     between runs (:mod:`dpjax._compilation_cache`); a fresh process compiles with
-    :data:`ONE_SHOT_XLA_FLAGS` (:func:`one_shot_codegen`).  Only the named subcommand's module is
+    :func:`one_shot_flags` (:func:`one_shot_codegen`).  Only the named subcommand's module is
     imported; ``--version``, ``--help`` and usage errors without a subcommand import none
     (and no JAX).
 

@@ -8,10 +8,12 @@ that re-tracing is most of a warm run.  :func:`cached_jit` wraps a function of a
 arguments like :func:`jax.jit` and, on a call with concrete arguments, looks for its
 compiled program under a key of its own in ``$XDG_CACHE_HOME/dpjax/export``: a hit is
 loaded (:func:`jax.experimental.serialize_executable.deserialize_and_load`) and called, no
-tracing; a miss is traced, lowered and compiled once (``jax.jit(fn).lower(...).compile()``),
-written (:func:`~jax.experimental.serialize_executable.serialize`, zlib-compressed) and
-called.  The program is the one ``jax.jit`` compiles for the same arguments, so the
-results are the same numbers (tests/numerics/test_export_cache.py checks bit equality).
+tracing; a miss is traced, lowered and compiled once (``jax.jit(fn).lower(...).compile()``,
+under an XLA module name of its own, so that JAX's persistent cache never hands back a
+program whose serialized copy can lack some of its functions), written
+(:func:`~jax.experimental.serialize_executable.serialize`, zlib-compressed) and called.
+The program is the one ``jax.jit`` compiles for the same arguments, so the results are
+the same numbers (tests/numerics/test_export_cache.py checks bit equality).
 
 Fail safe: the key holds the jax and jaxlib versions, the backend, its platform version
 and device kind, ``XLA_FLAGS`` (the codegen), the x64 flag, the function's module and
@@ -19,7 +21,8 @@ name, the argument shapes/dtypes/weak types, the static arguments and a hash of 
 dpjax source file (an edited checkout never reuses a stale program); any error while
 loading, compiling, writing or calling the cached program falls back to the plain
 :func:`jax.jit` path (a program that cannot be serialized is used in its process and not
-written); tracers (calls inside ``jit``/``vmap``/``grad``), non-array arguments and
+written; an entry that loads but fails when called is deleted, and the next process
+writes it again); tracers (calls inside ``jit``/``vmap``/``grad``), non-array arguments and
 arrays spread over several devices always take the plain path.  The cache is used only
 where dpjax's own compilation cache is in use (not opted out with
 ``DPJAX_NO_COMPILATION_CACHE``, no folder configured by the user).
@@ -27,6 +30,7 @@ where dpjax's own compilation cache is in use (not opted out with
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
@@ -160,7 +164,10 @@ class _CachedJit:
                 return call(*arrays)
             except Exception:  # an entry that loads but does not run is removed
                 self.calls[sig] = None
-                _remove(self.entries.pop(sig, None))
+                path = self.entries.pop(sig, None)
+                if path is not None:
+                    with contextlib.suppress(OSError):
+                        path.unlink(missing_ok=True)
         return self.jitted(*args, **kwargs, **static)
 
 
@@ -169,15 +176,6 @@ def _load(data: bytes):
     payload, in_tree, out_tree = pickle.loads(zlib.decompress(data))
     return serialize_executable.deserialize_and_load(
         payload, in_tree, out_tree, execution_devices=jax.devices()[:1])
-
-
-def _remove(path: Path | None) -> None:
-    """Delete a cache entry (``None``: nothing); a failure to delete is ignored."""
-    if path is not None:
-        try:
-            path.unlink(missing_ok=True)
-        except OSError:
-            pass
 
 
 def compile_program(program, specs):

@@ -95,9 +95,9 @@ def test_compilation_cache_set_when_jax_is_imported_after_dpjax(tmp_path):
 
 def test_a_fresh_command_compiles_with_the_one_shot_codegen():
     """A ``dpjax`` process sets the one-shot XLA flags before JAX starts, unless the user's
-    ``XLA_FLAGS`` name any of them (the emitters, the LLVM level); a process that imported
-    JAX keeps its own flags."""
-    from dpjax.cli._main import ONE_SHOT_XLA_FLAGS, one_shot_codegen
+    ``XLA_FLAGS`` name any of them (the emitters, the LLVM level, the module split); a
+    process that imported JAX keeps its own flags."""
+    from dpjax.cli._main import one_shot_codegen, one_shot_flags
 
     probe = ("import os; from dpjax.cli._main import main; main(['mechanisms']); "
              "import jax; jax.numpy.zeros(1).block_until_ready(); "
@@ -106,8 +106,10 @@ def test_a_fresh_command_compiles_with_the_one_shot_codegen():
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     mine, level = "--xla_cpu_use_fusion_emitters=true", "--xla_backend_optimization_level=2"
     other = "--xla_cpu_enable_fast_math=false"
-    for given, expected in ((None, ONE_SHOT_XLA_FLAGS), (mine, mine), (level, level),
-                            (other, f"{other} {ONE_SHOT_XLA_FLAGS}")):
+    pieces = "--xla_cpu_parallel_codegen_split_count=3"
+    flags = one_shot_flags()
+    for given, expected in ((None, flags), (mine, mine), (level, level), (pieces, pieces),
+                            (other, f"{other} {flags}")):
         child = dict(env) if given is None else {**env, "XLA_FLAGS": given}
         done = subprocess.run([sys.executable, "-c", probe], env=child, capture_output=True,
                               text=True, timeout=120)
@@ -115,3 +117,14 @@ def test_a_fresh_command_compiles_with_the_one_shot_codegen():
         assert done.stdout.strip().splitlines()[-1] == repr(expected)
     env = {}
     assert one_shot_codegen(env) is False and env == {}  # this process imported JAX
+
+
+def test_the_command_splits_each_module_into_at_most_one_piece_per_core():
+    """``one_shot_flags`` asks XLA for ``min(cores, 32)`` pieces per LLVM module (32 is
+    XLA's own split), by default for the cores this process may run on."""
+    from dpjax.cli._main import ONE_SHOT_XLA_FLAGS, one_shot_flags
+
+    flag = "--xla_cpu_parallel_codegen_split_count"
+    for cores, pieces in ((1, 1), (2, 2), (16, 16), (32, 32), (96, 32)):
+        assert one_shot_flags(cores) == f"{ONE_SHOT_XLA_FLAGS} {flag}={pieces}"
+    assert one_shot_flags() == one_shot_flags(len(os.sched_getaffinity(0)))

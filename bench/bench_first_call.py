@@ -16,14 +16,18 @@ imports, the call), and the same task by the peer a user would pick instead
 (``JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0``) so every compiled program is cached.
 
     python bench/bench_first_call.py [--only NAME ...] [--skip-peers] [--root CHECKOUT]
-    python bench/bench_first_call.py --targets [--skip-peers]
+    python bench/bench_first_call.py --targets [--skip-peers] [--repeats N] [--root CHECKOUT]
 
 ``--targets`` measures issue 36's fresh-process targets instead, each beside its peer:
 ``dpjax --version`` / ``--help`` (no JAX import), the ``dpjax account`` command against
 dp-accounting's fresh process (CPU seconds, empty and warm compile cache), ``dpjax.account``
 against its engine call in a warm process, the train accountant's ``epsilon`` / ``report``
 at step counts not seen before (seconds and XLA compiles, warm cache), and 1e7 float32
-draws of the Gaussian, Laplace and flipped Huber samplers against ``jax.random``.
+draws of the Gaussian, Laplace and flipped Huber samplers against ``jax.random``.  The
+``dpjax account`` rows run ``--repeats`` rounds (default 3), each a cold run, a warm run and
+the peer one after the other, and give the median and range of each and the ratios of the
+medians: on a shared 2-core host the peer's own process varied from 1.8 to 2.6 CPU s within
+one run of four single rounds (2026-12-06).
 
 ``--root`` times another checkout of dpjax (e.g. main, for a before/after table in the
 same run); the checkout's bytecode is written first (``compileall``), as an installed
@@ -60,6 +64,7 @@ import json
 import os
 import platform
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -347,23 +352,44 @@ def _child(code: str, cache: str | None) -> tuple[float, dict]:
     return _run([sys.executable, "-c", code], cache)
 
 
-def targets(skip_peers: bool) -> None:
-    """Issue 36's fresh-process targets, each beside its peer (CPU seconds: user + system)."""
+def _spread(xs: list[float]) -> str:
+    """``median [min-max]`` of ``xs`` (the median alone for one value)."""
+    mid = statistics.median(xs)
+    return f"{mid:.2f}" if len(xs) == 1 else f"{mid:.2f} [{min(xs):.2f}-{max(xs):.2f}]"
+
+
+def targets(skip_peers: bool, repeats: int = 1) -> None:
+    """Issue 36's fresh-process targets, each beside its peer (CPU seconds: user + system).
+
+    The ``dpjax account`` rows run ``repeats`` rounds, each a cold run (a new cache), a warm
+    run and the peer, interleaved so that a change in the host's state reaches all three;
+    they report the median and range of each and the ratios of the medians."""
     print("\n## issue 36 targets (fresh processes; cpu = the child's user + system seconds)")
     for argv in (["--version"], ["--help"]):
         wall, got = _cli(argv, None)
         print(f"dpjax {argv[0]:<9}  proc {wall:6.2f} s  cpu {got['cpu']:6.2f} s  (target <= 0.3 s)")
     for argv in (CLI_ACCOUNT, CLI_ACCOUNT_DEEP):
-        with tempfile.TemporaryDirectory(prefix="dpjax-bench-cache-") as cache:
-            cold_wall, cold = _cli(argv, cache)
-            warm_wall, warm = _cli(argv, cache)
-        line = (f"dpjax {' '.join(argv)}: cold proc {cold_wall:.2f} s cpu {cold['cpu']:.2f} s; "
-                f"warm proc {warm_wall:.2f} s cpu {warm['cpu']:.2f} s")
+        kinds = ("cold", "cold_cpu", "warm", "warm_cpu", "peer", "peer_cpu")
+        runs: dict[str, list[float]] = {k: [] for k in kinds}
+        for _ in range(repeats):
+            with tempfile.TemporaryDirectory(prefix="dpjax-bench-cache-") as cache:
+                for kind in ("cold", "warm"):
+                    wall, got = _cli(argv, cache)
+                    runs[kind].append(wall)
+                    runs[f"{kind}_cpu"].append(got["cpu"])
+            if not skip_peers:
+                wall, got = _python(_peer_account(argv), None)
+                runs["peer"].append(wall)
+                runs["peer_cpu"].append(got["cpu"])
+        line = (f"dpjax {' '.join(argv)} ({repeats} rounds; median [range]): cold proc "
+                f"{_spread(runs['cold'])} s cpu {_spread(runs['cold_cpu'])} s; warm proc "
+                f"{_spread(runs['warm'])} s cpu {_spread(runs['warm_cpu'])} s")
         if not skip_peers:
-            peer_wall, peer = _python(_peer_account(argv), None)
-            line += (f"; dp-accounting proc {peer_wall:.2f} s cpu {peer['cpu']:.2f} s; cpu "
-                     f"ratio cold {cold['cpu'] / peer['cpu']:.2f}x (target <= 3), "
-                     f"warm {warm['cpu'] / peer['cpu']:.2f}x (target <= 1.5)")
+            peer = statistics.median(runs["peer_cpu"])
+            line += (f"; dp-accounting proc {_spread(runs['peer'])} s cpu "
+                     f"{_spread(runs['peer_cpu'])} s; cpu ratio of medians cold "
+                     f"{statistics.median(runs['cold_cpu']) / peer:.2f}x (target <= 3), warm "
+                     f"{statistics.median(runs['warm_cpu']) / peer:.2f}x (target <= 1.5)")
         print(line, flush=True)
     with tempfile.TemporaryDirectory(prefix="dpjax-bench-cache-") as cache:
         _child(_FACADE, cache)  # fills the cache
@@ -409,6 +435,8 @@ def main() -> None:
     ap.add_argument("--root", type=Path, default=ROOT, help="checkout of dpjax to time")
     ap.add_argument("--targets", action="store_true",
                     help="only issue 36's targets (command, facade, train accountant, samplers)")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="rounds of the `dpjax account` targets (cold, warm, peer each round)")
     args = ap.parse_args()
     ROOT = args.root.resolve()
 
@@ -429,7 +457,7 @@ def main() -> None:
         f"{'peer call':>9} {'cold/peer':>9}  value"
     )
     if args.targets:
-        targets(args.skip_peers)
+        targets(args.skip_peers, max(1, args.repeats))
         return
     print(head)
     print("-" * len(head))

@@ -32,6 +32,7 @@ or window cuts goes to ``+infinity`` or is bounded and added).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 
@@ -210,6 +211,74 @@ _composed_kernel.__doc__ += (
 )
 
 
+#: The compositions of the query in progress (:func:`composed_fields`; ``None`` outside
+#: one, :func:`_one_query`): an epsilon query's certificate re-check composes the same PLDs
+#: as the query did (the plain grid, then the tilted pairs) and reads them here instead.
+_COMPOSED: dict | None = None
+
+
+@contextlib.contextmanager
+def _one_query():
+    """Keep the compositions of one engine query (:data:`_COMPOSED`) while it runs: opened
+    by the outermost :func:`_evaluate`, dropped when it returns (memory, and no test's
+    patched kernel meets another's composition)."""
+    global _COMPOSED
+    if _COMPOSED is not None:  # a nested query (the re-check) shares its caller's
+        yield
+        return
+    _COMPOSED = {}
+    try:
+        yield
+    finally:
+        _COMPOSED = None
+
+
+@float64_kernel
+def composed_fields(
+    scale, shape, sensitivity, sampling_rate, compositions, tail=None, *, noise_fn, bin_width,
+    sizes, subsampled,
+):
+    """:func:`_composed_kernel` through the export cache; within one engine query
+    (:func:`_one_query`) the same concrete arguments compose once (:data:`_COMPOSED`).
+
+    The kernel is a pure function of its arguments, so a kept composition is the one a
+    second call would compute, bit for bit; traced arguments (a calibration's search) are
+    never kept.
+
+    Args:
+      scale, shape, sensitivity, sampling_rate, compositions, tail, noise_fn, bin_width,
+        sizes, subsampled: as in :func:`_composed_kernel`.
+
+    Returns:
+      The composed PLDs' fields (:data:`_PLD_FIELDS`, a leading adjacency axis).
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> from dpjax.accounting.pld.plan import Sizes
+      >>> from dpjax.noise import Gaussian
+      >>> fields = composed_fields(1.0, 0.0, 1.0, 1.0, 4.0, noise_fn=Gaussian.from_scale,
+      ...                          bin_width=1e-2, sizes=Sizes(256, 1024, 1e-20, False),
+      ...                          subsampled=False)
+      >>> fields[_PLD_FIELDS.index("pmf")].shape  # one adjacency, the FFT length
+      (1, 1024)
+    """
+    arrays = (scale, shape, sensitivity, sampling_rate, compositions, tail, bin_width)
+    key = None
+    if _COMPOSED is not None and not any(isinstance(a, jax.core.Tracer) for a in arrays):
+        key = (noise_fn, sizes, subsampled, *(
+            None if a is None else np.asarray(a, np.float64).tobytes() for a in arrays))
+        if key in _COMPOSED:
+            return _COMPOSED[key]
+    args = arrays[:5] if tail is None else arrays[:6]
+    fields = call_cached(
+        _composed_kernel, *args, static_argnames=STATIC_ARGNAMES, noise_fn=noise_fn,
+        bin_width=bin_width, sizes=sizes, subsampled=subsampled,
+    )
+    if key is not None:
+        _COMPOSED[key] = fields
+    return fields
+
+
 @jax.jit
 @float64_kernel
 def _queries_kernel(*arrays):
@@ -259,10 +328,9 @@ def _profile_and_epsilon_kernel(
     it for that re-check: no second composition).  Two programs, not one: the queries,
     most of the compiling, depend on the FFT length alone, not on the family.
     """
-    fields = call_cached(
-        _composed_kernel, scale, shape, sensitivity, sampling_rate, compositions,
-        static_argnames=STATIC_ARGNAMES, noise_fn=noise_fn, bin_width=bin_width, sizes=sizes,
-        subsampled=subsampled,
+    fields = composed_fields(
+        scale, shape, sensitivity, sampling_rate, compositions, noise_fn=noise_fn,
+        bin_width=bin_width, sizes=sizes, subsampled=subsampled,
     )
     return call_cached(_queries_kernel, *fields, x)
 
@@ -314,10 +382,11 @@ def _evaluate(
         if hit[1] is not None:
             warn_user(hit[1], EngineNote)
         return hit[0].copy()
-    out, note = _evaluate_once(
-        kernel, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h, levels,
-        certificate_key=lambda eps: key_of(log_delta_kernel, eps, None),
-    )
+    with _one_query():
+        out, note = _evaluate_once(
+            kernel, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h,
+            levels, certificate_key=lambda eps: key_of(log_delta_kernel, eps, None),
+        )
     _remember(key, out, note)
     # a profile at a certificate's epsilon (asked without levels) reuses its re-check
     _ANSWERS.setdefault(key_of(kernel, x, None), _ANSWERS[key])

@@ -5,6 +5,7 @@ Reference: the closed form of ``K`` uses of ``N(0, sigma^2)`` (one use of
 every level, is certified (the exact delta at the returned epsilon is below the target).
 """
 
+import contextlib
 import math
 
 import mpmath
@@ -72,6 +73,35 @@ def test_a_certificate_recheck_composes_once_at_the_epsilon_querys_level(monkeyp
     assert calls[0][1] == calls[1][1]  # the re-check saw the composition eps came from
     with mpmath.workdps(50):
         assert float(gaussian_delta(eps, SIGMA, 1.0, K)) <= 1e-30
+
+
+def test_a_query_and_its_recheck_compose_each_pld_once(monkeypatch):
+    """The re-check of an epsilon query below ``TILT_BELOW`` reads the query's compositions
+    (the plain grid's, the tilted pairs'; :func:`engine.composed_fields`) instead of
+    composing them again, gives the bits of a run that composes them again, and nothing is
+    kept once the query has returned."""
+    calls = []
+    real = engine.call_cached
+
+    def counted(fn, *args, **kwargs):
+        if fn is engine._composed_kernel:
+            calls.append(kwargs["sizes"])
+        return real(fn, *args, **kwargs)
+
+    def query():
+        engine._ANSWERS.clear()
+        return engine.epsilon(_gaussian, SIGMA, 0.0, 1.0, 1e-30, compositions=K, bin_width=H)
+
+    monkeypatch.setattr(engine, "call_cached", counted)
+    kept = query()
+    assert len(calls) == len(set(calls)) == 2  # the plain grid, then the one-use pairs
+    assert calls[0].fft > 0 and calls[1].fft == 0
+    assert engine._COMPOSED is None
+    calls.clear()
+    monkeypatch.setattr(engine, "_one_query", contextlib.nullcontext)  # nothing kept
+    again = query()
+    assert len(calls) == 4 and sorted(set(calls)) == sorted(calls[:2])
+    np.testing.assert_array_equal(kept, again)
 
 
 def _laplace(scale, shape):

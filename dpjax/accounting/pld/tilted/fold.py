@@ -421,7 +421,7 @@ def tilted_kernel(
     :func:`tilted_epsilon_for_delta` or :func:`tilted_log_delta_for_epsilon`; ``p_i`` the
     one-use pair, or the pair with its top tail cut where that places the tilts better,
     :func:`placed_pair`).  Two programs, each through the export cache (a warm process
-    loads them compiled): the one-use pairs (:func:`.engine._composed_kernel` with no
+    loads them compiled): the one-use pairs (:func:`.engine.composed_fields` with no
     composition and the sizes' tail level ``sizes.tail`` passed as data,
     :func:`.plan.traced_tail`: one program per family and grid length, shared by the
     ``delta`` and ``epsilon`` queries), then :func:`_tilted_answers`, which sees arrays
@@ -441,13 +441,12 @@ def tilted_kernel(
       Certified ``epsilon`` or ``log delta``, shape of ``x``.
     """
     # cycle: dpjax.accounting.pld.tilted.fold <-> dpjax.accounting.pld.engine
-    from dpjax.accounting.pld.engine import STATIC_ARGNAMES, _composed_kernel
+    from dpjax.accounting.pld.engine import composed_fields
 
     x = jnp.asarray(x, jnp.float64)
     if log_levels is None:
         log_levels = jnp.log(x) if by_delta else jnp.full(x.shape, -jnp.inf)
-    pairs = functools.partial(call_cached, _composed_kernel, static_argnames=STATIC_ARGNAMES)
-    fields = traced_tail(pairs)(
+    fields = traced_tail(composed_fields)(
         scale, shape, sensitivity, sampling_rate, compositions, noise_fn=noise_fn,
         bin_width=bin_width, sizes=sizes._replace(fft=0), subsampled=subsampled,
     )

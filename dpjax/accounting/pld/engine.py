@@ -214,6 +214,8 @@ _composed_kernel.__doc__ += (
 #: The compositions of the query in progress (:func:`composed_fields`; ``None`` outside
 #: one, :func:`_one_query`): an epsilon query's certificate re-check composes the same PLDs
 #: as the query did (the plain grid, then the tilted pairs) and reads them here instead.
+#: Keeping the plain composition through the tilted part adds its pmf, 16 bytes an FFT
+#: point for two adjacencies, within the headroom of :data:`.compose.BYTES_PER_POINT`.
 _COMPOSED: dict | None = None
 
 

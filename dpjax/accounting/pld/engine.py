@@ -33,6 +33,7 @@ or window cuts goes to ``+infinity`` or is bounded and added).
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import functools
 
@@ -212,11 +213,12 @@ _composed_kernel.__doc__ += (
 
 
 #: The compositions of the query in progress (:func:`composed_fields`; ``None`` outside
-#: one, :func:`_one_query`): an epsilon query's certificate re-check composes the same PLDs
-#: as the query did (the plain grid, then the tilted pairs) and reads them here instead.
-#: Keeping the plain composition through the tilted part adds its pmf, 16 bytes an FFT
-#: point for two adjacencies, within the headroom of :data:`.compose.BYTES_PER_POINT`.
-_COMPOSED: dict | None = None
+#: one, :func:`_one_query`; one per thread, a context variable): an epsilon query's
+#: certificate re-check composes the same PLDs as the query did (the plain grid, then the
+#: tilted pairs) and reads them here instead.  Keeping the plain composition through the
+#: tilted part adds its pmf, 16 bytes an FFT point for two adjacencies, within the headroom
+#: of :data:`.compose.BYTES_PER_POINT`.
+_COMPOSED: contextvars.ContextVar = contextvars.ContextVar("dpjax_pld_composed", default=None)
 
 
 @contextlib.contextmanager
@@ -224,15 +226,14 @@ def _one_query():
     """Keep the compositions of one engine query (:data:`_COMPOSED`) while it runs: opened
     by the outermost :func:`_evaluate`, dropped when it returns (memory, and no test's
     patched kernel meets another's composition)."""
-    global _COMPOSED
-    if _COMPOSED is not None:  # a nested query (the re-check) shares its caller's
+    if _COMPOSED.get() is not None:  # a nested query (the re-check) shares its caller's
         yield
         return
-    _COMPOSED = {}
+    token = _COMPOSED.set({})
     try:
         yield
     finally:
-        _COMPOSED = None
+        _COMPOSED.reset(token)
 
 
 @float64_kernel
@@ -265,19 +266,19 @@ def composed_fields(
       (1, 1024)
     """
     arrays = (scale, shape, sensitivity, sampling_rate, compositions, tail, bin_width)
-    key = None
-    if _COMPOSED is not None and not any(isinstance(a, jax.core.Tracer) for a in arrays):
+    kept, key = _COMPOSED.get(), None
+    if kept is not None and not any(isinstance(a, jax.core.Tracer) for a in arrays):
         key = (noise_fn, sizes, subsampled, *(
             None if a is None else np.asarray(a, np.float64).tobytes() for a in arrays))
-        if key in _COMPOSED:
-            return _COMPOSED[key]
+        if key in kept:
+            return kept[key]
     args = arrays[:5] if tail is None else arrays[:6]
     fields = call_cached(
         _composed_kernel, *args, static_argnames=STATIC_ARGNAMES, noise_fn=noise_fn,
         bin_width=bin_width, sizes=sizes, subsampled=subsampled,
     )
     if key is not None:
-        _COMPOSED[key] = fields
+        kept[key] = fields
     return fields
 
 

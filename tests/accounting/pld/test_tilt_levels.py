@@ -5,6 +5,7 @@ Reference: the closed form of ``K`` uses of ``N(0, sigma^2)`` (one use of
 every level, is certified (the exact delta at the returned epsilon is below the target).
 """
 
+import concurrent.futures
 import contextlib
 import math
 
@@ -96,12 +97,31 @@ def test_a_query_and_its_recheck_compose_each_pld_once(monkeypatch):
     kept = query()
     assert len(calls) == len(set(calls)) == 2  # the plain grid, then the one-use pairs
     assert calls[0].fft > 0 and calls[1].fft == 0
-    assert engine._COMPOSED is None
+    assert engine._COMPOSED.get() is None
     calls.clear()
     monkeypatch.setattr(engine, "_one_query", contextlib.nullcontext)  # nothing kept
     again = query()
     assert len(calls) == 4 and sorted(set(calls)) == sorted(calls[:2])
     np.testing.assert_array_equal(kept, again)
+
+
+def test_queries_in_threads_keep_their_own_compositions():
+    """Two engine queries at once in two threads (each with its re-check): each thread keeps
+    its own compositions (a context variable), and each answer is the one the query gives
+    alone."""
+    def query(delta):
+        return float(engine.epsilon(_gaussian, SIGMA, 0.0, 1.0, delta, compositions=K,
+                                    bin_width=H))
+
+    deltas = (1e-30, 1e-20)
+    engine._ANSWERS.clear()
+    alone = [query(d) for d in deltas]
+    engine._ANSWERS.clear()
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        together = list(pool.map(query, deltas))
+    engine._ANSWERS.clear()
+    assert together == alone
+    assert engine._COMPOSED.get() is None
 
 
 def _laplace(scale, shape):

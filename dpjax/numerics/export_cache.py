@@ -10,7 +10,8 @@ compiled program under a key of its own in ``$XDG_CACHE_HOME/dpjax/export``: a h
 loaded (:func:`jax.experimental.serialize_executable.deserialize_and_load`) and called, no
 tracing; a miss is traced, lowered and compiled once (``jax.jit(fn).lower(...).compile()``,
 under an XLA module name of its own, so that JAX's persistent cache never hands back a
-program whose serialized copy can lack some of its functions), written
+program whose serialized copy can lack some of its functions, and not written there, where
+no lookup could find it), written here
 (:func:`~jax.experimental.serialize_executable.serialize`, zlib-compressed) and called.
 The program is the one ``jax.jit`` compiles for the same arguments, so the results are
 the same numbers (tests/numerics/test_export_cache.py checks bit equality).
@@ -32,8 +33,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import os
 import pickle
+import threading
 import zlib
 from functools import lru_cache
 from pathlib import Path
@@ -178,11 +181,32 @@ def _load(data: bytes):
         payload, in_tree, out_tree, execution_devices=jax.devices()[:1])
 
 
+#: Held while :func:`compile_program` compiles with JAX's persistent-cache threshold lifted:
+#: two dpjax threads never interleave lifting and restoring it.
+_COMPILE_LOCK = threading.Lock()
+
+
 def compile_program(program, specs):
     """``jax.jit(program)`` traced, lowered and compiled for argument ``specs`` (a list of
     :class:`jax.ShapeDtypeStruct`): the one place a cache miss compiles (tests ban it to
-    check that a warm call loads its program)."""
-    return jax.jit(program).lower(*specs).compile()
+    check that a warm call loads its program).
+
+    JAX's persistent cache does not keep this program: its module name is its own (a random
+    suffix, :meth:`_CachedJit._load_or_compile`), so no later lookup could find the entry,
+    which would only cost the time to serialize it and its disk space.  The threshold
+    ``jax_persistent_cache_min_compile_time_secs`` is lifted to ``inf`` while it compiles
+    and restored after (under :data:`_COMPILE_LOCK`); a program another thread compiles
+    meanwhile is then not written to JAX's cache either (a lost entry, never a wrong one).
+    """
+    lowered = jax.jit(program).lower(*specs)
+    name = "jax_persistent_cache_min_compile_time_secs"
+    with _COMPILE_LOCK:
+        floor = getattr(jax.config, name)
+        jax.config.update(name, math.inf)
+        try:
+            return lowered.compile()
+        finally:
+            jax.config.update(name, floor)
 
 
 def _static_key(static: dict) -> str | None:

@@ -1,7 +1,10 @@
 """The export cache (dpjax/numerics/export_cache.py): a program loaded from disk gives the
 jit path's numbers bit for bit, and a corrupt or missing entry falls back safely."""
 
+from pathlib import Path
+
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -67,6 +70,39 @@ def test_failing_compile_uses_jit(folder, monkeypatch):
     monkeypatch.setattr(export_cache, "compile_program", _no_compile)  # the jit path
     np.testing.assert_array_equal(_fresh_call(), ref)
     assert not list(folder.glob("*" + export_cache.SUFFIX))
+
+
+def _only_in_this_test(x):
+    return jnp.sin(x) * jnp.cos(x) + jnp.log1p(x * x)
+
+
+def _control_in_this_test(x):
+    return jnp.sin(x) * jnp.cos(x) + jnp.log1p(x * x)
+
+
+def test_a_compiled_miss_is_kept_here_not_in_jax_persistent_cache(folder):
+    """A miss compiles under a module name of its own, so JAX's persistent cache could never
+    find it again: it is not written there (a plain ``jax.jit`` of the same function is, the
+    control), and JAX's threshold is restored after the compile."""
+    jax_dir = jax.config.jax_compilation_cache_dir
+    if not jax_dir:
+        pytest.skip("JAX's persistent cache is off (the tests' conftest turns it on)")
+    name = "jax_persistent_cache_min_compile_time_secs"
+    floor = getattr(jax.config, name)
+    jax.config.update(name, 0.0)  # every compiled program is written, however quick
+    try:
+        with jax.enable_x64(True):
+            x = jnp.linspace(0.0, 1.0, 7)
+            got = np.asarray(export_cache._CachedJit(_only_in_this_test)(x))
+            ref = np.asarray(jax.jit(_control_in_this_test)(x))
+        assert getattr(jax.config, name) == 0.0  # restored
+    finally:
+        jax.config.update(name, floor)
+    np.testing.assert_array_equal(got, ref)
+    written = [f.name for f in Path(jax_dir).iterdir()]
+    assert any(n.startswith("jit__control_in_this_test-") for n in written)
+    assert not any(n.startswith("jit__only_in_this_test") for n in written)
+    assert len(list(folder.glob("*" + export_cache.SUFFIX))) == 1
 
 
 def test_tracers_take_the_jit_path(folder):

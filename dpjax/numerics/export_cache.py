@@ -181,8 +181,11 @@ def _load(data: bytes):
         payload, in_tree, out_tree, execution_devices=jax.devices()[:1])
 
 
-#: Held while :func:`compile_program` compiles with JAX's persistent-cache threshold lifted:
-#: two dpjax threads never interleave lifting and restoring it.
+#: JAX's persistent-cache threshold (seconds of compile time below which a program is not
+#: written there), which :func:`compile_program` lifts while it compiles.
+THRESHOLD = "jax_persistent_cache_min_compile_time_secs"
+#: Held while :func:`compile_program` compiles with :data:`THRESHOLD` lifted: two dpjax
+#: threads never interleave lifting and restoring it.
 _COMPILE_LOCK = threading.Lock()
 
 
@@ -194,19 +197,18 @@ def compile_program(program, specs):
     JAX's persistent cache does not keep this program: its module name is its own (a random
     suffix, :meth:`_CachedJit._load_or_compile`), so no later lookup could find the entry,
     which would only cost the time to serialize it and its disk space.  The threshold
-    ``jax_persistent_cache_min_compile_time_secs`` is lifted to ``inf`` while it compiles
-    and restored after (under :data:`_COMPILE_LOCK`); a program another thread compiles
-    meanwhile is then not written to JAX's cache either (a lost entry, never a wrong one).
+    :data:`THRESHOLD` is lifted to ``inf`` while it compiles and restored after (under
+    :data:`_COMPILE_LOCK`); a program another thread compiles meanwhile is then not written
+    to JAX's cache either (a lost entry, never a wrong one).
     """
     lowered = jax.jit(program).lower(*specs)
-    name = "jax_persistent_cache_min_compile_time_secs"
     with _COMPILE_LOCK:
-        floor = getattr(jax.config, name)
-        jax.config.update(name, math.inf)
+        floor = getattr(jax.config, THRESHOLD)
+        jax.config.update(THRESHOLD, math.inf)
         try:
             return lowered.compile()
         finally:
-            jax.config.update(name, floor)
+            jax.config.update(THRESHOLD, floor)
 
 
 def _static_key(static: dict) -> str | None:

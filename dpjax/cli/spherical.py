@@ -6,7 +6,6 @@ Mechanism files are written and read by :mod:`dpjax.spherical.io`.
 from __future__ import annotations
 
 import math
-import time
 from pathlib import Path
 
 import numpy as np
@@ -125,10 +124,8 @@ def run_design(args) -> None:
                 de.epsilon_criterion(args.auto_delta, args.auto_compositions,
                                      args.auto_sampling_rate, prefix="auto_"))
         mech, r, _ = de.search_r(coeffs, args.N, args.cost, crit, (4.0, 45.0), 7, args.loss_cap)
-    start = time.perf_counter()
     mech, prob, sol = de.design_mechanism(coeffs, args.N, r, args.cost, args.solver,
                                           args.loss_cap)
-    sec = time.perf_counter() - start
     monotone = bool(np.all(np.diff(mech.log_p) <= 1e-12))
     out = {
         "kl": mech.kl,
@@ -136,7 +133,6 @@ def run_design(args) -> None:
         "r": r,
         "residual": float(sol.residual.total),
         "monotone": monotone,
-        "solve_seconds": sec,
         "solver": args.solver,
         "dim": args.dim, "n": args.n, "N": args.N, "cost": args.cost,
         "cost_power": args.cost_power,
@@ -152,8 +148,8 @@ def _explicit_shell_solver(args) -> None:
     args.solver = "jax" if args.solver is None else args.solver
 
 
-def _timed_square_cost_design(args, refusal: str, design, *extra, solvers=("jax",), **options):
-    """``design(dim, cost, *extra, **options)`` timed: ``(mech, info, seconds)``.
+def _square_cost_design(args, refusal: str, design, *extra, solvers=("jax",), **options):
+    """``design(dim, cost, *extra, **options)`` for the square cost: ``(mech, info)``.
 
     Args:
       args: the parsed arguments (``--cost-power 2``, no ``--loss-cap``, a solver in
@@ -166,22 +162,20 @@ def _timed_square_cost_design(args, refusal: str, design, *extra, solvers=("jax"
     """
     if args.cost_power != 2.0 or args.loss_cap is not None or args.solver not in solvers:
         raise ValueError(refusal)
-    start = time.perf_counter()
-    mech, info = design(args.dim, args.cost, *extra, **options)
-    return mech, info, time.perf_counter() - start
+    return design(args.dim, args.cost, *extra, **options)
 
 
 def _run_slope_design(args) -> None:
     # deferred: dpjax.spherical (imports JAX; the CLI parser stays JAX-free)
     from dpjax.spherical.windowed import design_windowed
 
-    mech, info, sec = _timed_square_cost_design(
+    mech, info = _square_cost_design(
         args, "--r slope designs for --cost-power 2 with the jax solver and no --loss-cap; "
         "give a numeric --r or 'auto' otherwise", design_windowed, args.n, args.N)
     out = {"kl": mech.kl, "gaussian_kl": gaussian_kl(args.dim, args.cost, 2.0),
            "grid_gaussian_kl": info["grid_gaussian_kl"], "r": mech.r,
            "residual": info["residual"], "monotone": bool(np.all(np.diff(mech.log_p) <= 1e-12)),
-           "solve_seconds": sec, "solver": "jax", "dim": args.dim, "n": args.n, "N": mech.N,
+           "solver": "jax", "dim": args.dim, "n": args.n, "N": mech.N,
            "first": info["first"], "cost": args.cost, "cost_power": 2.0}
     _save_and_print(args, mech, out)
 
@@ -191,7 +185,7 @@ def _run_geometric_design(args) -> None:
     from dpjax.spherical.geometric import design_geometric
 
     args.solver = "host" if args.solver is None else args.solver
-    mech, info, sec = _timed_square_cost_design(
+    mech, info = _square_cost_design(
         args, "the geometric design is for --cost-power 2 with no --loss-cap and --solver host "
         "or jax (its banded barrier-Newton solver); give --n, or a numeric --r or 'auto' "
         "otherwise", design_geometric, solvers=("host", "jax"), solver=args.solver)
@@ -204,7 +198,6 @@ def _run_geometric_design(args) -> None:
            "verdict": info["verdict"],
            "r": mech.r, "residual": info["gap"], "monotone": bool(np.all(np.diff(mech.log_p)
                                                                          <= 1e-12)),
-           "solve_seconds": sec,
            "solver": "banded-newton" if args.solver == "host" else "banded-newton-jax",
            "dim": args.dim, "n": mech.n,
            "band": info["b"], "N": mech.N, "first": info["first"], "cost": args.cost,

@@ -11,7 +11,6 @@ equation); this module plots them and writes the report, one section per figure.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -362,7 +361,6 @@ def run(out_dir: Path, quick: bool = False) -> Path:
     Returns:
       The path of the report.
     """
-    t0 = time.perf_counter()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     eps_a = (
@@ -390,7 +388,6 @@ def run(out_dir: Path, quick: bool = False) -> Path:
         *_heatmap_section(h, eps_h, del_h),
         *_fig6_section(prof),
     ]
-    md.append(f"\n_Generated in {time.perf_counter() - t0:.0f} s._\n")
     report = out_dir / "flipped-huber.md"
     report.write_text("".join(md))
     return report

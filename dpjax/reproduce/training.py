@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from pathlib import Path
 
 import jax
@@ -179,7 +178,6 @@ def run(out_dir: Path, quick: bool = False) -> Path:
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
     data = _data()
     n = len(data[2])
     epochs = 15 if quick else 30
@@ -209,7 +207,7 @@ def run(out_dir: Path, quick: bool = False) -> Path:
     (out_dir / "summary.json").write_text(json.dumps(summary, indent=2))
     _figure(results, grid, baseline, out_dir / "training_accuracy_vs_epsilon.png")
     report = out_dir / "training.md"
-    report.write_text(_markdown(summary, results, grid, time.perf_counter() - t0))
+    report.write_text(_markdown(summary, results, grid))
     return report
 
 
@@ -257,7 +255,7 @@ def _figure(results, grid, baseline, path):
     save_figure(fig, path)
 
 
-def _markdown(summary, results, grid, seconds) -> str:
+def _markdown(summary, results, grid) -> str:
     rows = [
         [LABELS[m], f"{100 * summary['accuracy'][m]:.2f} ± {100 * summary['accuracy_sd'][m]:.2f}",
          summary["epsilon_spent"][m], _noise_line(summary["plans"][m])]
@@ -326,8 +324,7 @@ def _markdown(summary, results, grid, seconds) -> str:
         "the planned steps (Gaussian: the PLD engine through dpjax.account, the same "
         "schedule the noise was calibrated on; flipped Huber: the RDP accountant).  The "
         "accountant's `bracket` also gives a lower value (the optimistic PLD of the same "
-        "pair); it is not computed here, to keep the run short.\n\n"
-        f"Run time: {seconds:.0f} s.\n"
+        "pair); it is not computed here, to keep the run short.\n"
     )
 
 

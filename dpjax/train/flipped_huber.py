@@ -40,12 +40,10 @@ from scipy.special import gammaln
 
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.rdp.subsampled_gaussian import RDP_ORDERS
-from dpjax.certificate import log_target
+from dpjax.certificate import log_target_host
 from dpjax.noise.flipped_huber import standard_variance
 from dpjax.numerics import bisect_host, logsumexp_host
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
-
-_epsilon_chernoff = jax.jit(tail_bounds.epsilon_chernoff)
 
 
 def zcdp_parameters(alpha, gamma, dim: int, clip_norm: float = 1.0):
@@ -113,9 +111,9 @@ def _epsilons(alpha, gamma, dim, clip_norm, sampling_rate, steps, delta) -> np.n
     """:func:`dp_sgd_epsilon_flipped_huber` elementwise over arrays ``alpha``, ``gamma``."""
     xi, eta = zcdp_parameters(alpha, gamma, dim, clip_norm)
     lam, log_a = subsampled_log_moments(xi, eta, sampling_rate)
-    with jax.enable_x64(True):
-        eps = _epsilon_chernoff(float(steps) * log_a, float(log_target(delta)), lam)
-    eps = np.asarray(eps, np.float64)
+    with jax.enable_x64(True):  # the float64 guard of on_host
+        eps = tail_bounds.on_host(tail_bounds.epsilon_chernoff, float(steps) * log_a,
+                                  float(log_target_host(delta)), lam)
     return np.where(np.isnan(eps), np.inf, eps)
 
 

@@ -34,6 +34,7 @@ re-evaluated at the returned ``epsilon`` is ``<= delta``.
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
@@ -42,31 +43,32 @@ from dpjax.numerics import float64_kernel
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
 
-def split_by_sign(log_mgf, lambdas, positive: bool):
+def split_by_sign(log_mgf, lambdas, positive: bool, xp=jnp):
     """``(lambda, log M)`` with the entries of the other sign (and ``nan`` moments) read as
-    ``log M = +inf`` (uninformative); ``lambdas`` may be traced (default :data:`LAMBDAS`)."""
-    lam = jnp.asarray(LAMBDAS if lambdas is None else lambdas, jnp.float64)
+    ``log M = +inf`` (uninformative); ``lambdas`` may be traced (default :data:`LAMBDAS`);
+    ``xp``: the array namespace (``jax.numpy``, or ``numpy`` for a host caller)."""
+    lam = xp.asarray(LAMBDAS if lambdas is None else lambdas, xp.float64)
     use = lam > 0 if positive else lam < 0
-    lm = jnp.asarray(log_mgf)
-    lm = jnp.where(jnp.isnan(lm) | ~use, jnp.inf, lm)
-    return jnp.where(use, lam, 1.0 if positive else -1.0), lm
+    lm = xp.asarray(log_mgf)
+    lm = xp.where(xp.isnan(lm) | ~use, xp.inf, lm)
+    return xp.where(use, lam, 1.0 if positive else -1.0), lm
 
 
-def log_c_terms(lam):
+def log_c_terms(lam, xp=jnp):
     """``(log c(lambda), |terms|)``: ``lambda log lambda - (1 + lambda) log(1 + lambda)``
     (``lambda > 0``) and the sum of the magnitudes of its two terms (for rounding pads)."""
-    a, b = lam * jnp.log(lam), (1.0 + lam) * jnp.log1p(lam)
-    return a - b, jnp.abs(a) + jnp.abs(b)
+    a, b = lam * xp.log(lam), (1.0 + lam) * xp.log1p(lam)
+    return a - b, xp.abs(a) + xp.abs(b)
 
 
-def _mag(x):
+def _mag(x, xp=jnp):
     """``|x|`` where finite, else 0 (an infinite term needs no rounding pad)."""
-    return jnp.where(jnp.isfinite(x), jnp.abs(x), 0.0)
+    return xp.where(xp.isfinite(x), xp.abs(x), 0.0)
 
 
-def _nan_min(x, axis=-1):
+def _nan_min(x, axis=-1, xp=jnp):
     """``min`` along ``axis`` with ``nan`` read as ``+inf`` (an uninformative bound)."""
-    return jnp.min(jnp.where(jnp.isnan(x), jnp.inf, x), axis=axis)
+    return xp.min(xp.where(xp.isnan(x), xp.inf, x), axis=axis)
 
 
 @float64_kernel
@@ -151,7 +153,7 @@ def lower_edge(log_mgf: ArrayLike, log_tail: float, lambdas=None) -> Array:
 
 
 @float64_kernel
-def log_delta_chernoff(log_mgf: ArrayLike, epsilon: ArrayLike, lambdas=None) -> Array:
+def log_delta_chernoff(log_mgf: ArrayLike, epsilon: ArrayLike, lambdas=None, xp=jnp) -> Array:
     r"""``log`` of the Chernoff bound on the finite part of ``delta(epsilon)`` (see module).
 
     .. math:: \log\delta(\epsilon) \le \min_{\lambda > 0}\ \log M(\lambda) - \lambda\epsilon
@@ -166,6 +168,8 @@ def log_delta_chernoff(log_mgf: ArrayLike, epsilon: ArrayLike, lambdas=None) -> 
       epsilon: where to bound ``delta`` (any shape).
       lambdas: the ``lambda`` grid of ``log_mgf`` (default :data:`LAMBDAS`); only
         ``lambda > 0`` is used.
+      xp: the array namespace: ``jax.numpy`` (traced, the default) or ``numpy`` (a host
+        caller with concrete arrays: no compiled program).
 
     Returns:
       The log-bound, shape of ``epsilon`` (without the mass at infinity).
@@ -176,16 +180,16 @@ def log_delta_chernoff(log_mgf: ArrayLike, epsilon: ArrayLike, lambdas=None) -> 
       >>> round(float(log_delta_chernoff(lam * (lam + 1) / 2, 4.0, lambdas=lam)), 3)
       -8.502
     """
-    lam, lm = split_by_sign(log_mgf, lambdas, True)
-    log_c, mag_c = log_c_terms(lam)
-    eps = jnp.asarray(epsilon)[..., None]
+    lam, lm = split_by_sign(log_mgf, lambdas, True, xp)
+    log_c, mag_c = log_c_terms(lam, xp)
+    eps = xp.asarray(epsilon)[..., None]
     le = lam * eps
-    pad = 8.0 * _U * (_mag(lm) + _mag(le) + mag_c)
-    return _nan_min(lm - le + log_c + pad)
+    pad = 8.0 * _U * (_mag(lm, xp) + _mag(le, xp) + mag_c)
+    return _nan_min(lm - le + log_c + pad, xp=xp)
 
 
 @float64_kernel
-def epsilon_chernoff(log_mgf: ArrayLike, log_delta: ArrayLike, lambdas=None) -> Array:
+def epsilon_chernoff(log_mgf: ArrayLike, log_delta: ArrayLike, lambdas=None, xp=jnp) -> Array:
     r"""Least ``epsilon`` whose Chernoff bound on the finite part is ``<= e^{log_delta}``.
 
     .. math:: \epsilon = \min_{\lambda > 0} \frac{\log M(\lambda) + \log c(\lambda)
@@ -198,15 +202,45 @@ def epsilon_chernoff(log_mgf: ArrayLike, log_delta: ArrayLike, lambdas=None) -> 
       log_mgf: ``log M(lambda)`` on ``lambdas`` (last axis).
       log_delta: target ``log delta`` (any shape).
       lambdas: the ``lambda`` grid of ``log_mgf`` (default :data:`LAMBDAS`).
+      xp: the array namespace, as in :func:`log_delta_chernoff`.
 
     Returns:
       ``epsilon``, clipped at 0; ``+inf`` for ``log_delta = -inf`` and for ``nan``.
     """
-    lam, lm = split_by_sign(log_mgf, lambdas, True)
-    log_c, mag_c = log_c_terms(lam)
-    ld = jnp.asarray(log_delta)[..., None]
+    lam, lm = split_by_sign(log_mgf, lambdas, True, xp)
+    log_c, mag_c = log_c_terms(lam, xp)
+    ld = xp.asarray(log_delta)[..., None]
     num = lm + log_c - ld
-    pad = 32.0 * _U * (_mag(lm) + mag_c + _mag(ld))
-    eps = _nan_min((num + pad) / lam * (1.0 + 8.0 * _U))
-    eps = jnp.where(jnp.isnan(jnp.asarray(log_delta)), jnp.inf, eps)
-    return jnp.maximum(eps, 0.0)
+    pad = 32.0 * _U * (_mag(lm, xp) + mag_c + _mag(ld, xp))
+    eps = _nan_min((num + pad) / lam * (1.0 + 8.0 * _U), xp=xp)
+    eps = xp.where(xp.isnan(xp.asarray(log_delta)), xp.inf, eps)
+    return xp.maximum(eps, 0.0)
+
+
+@float64_kernel
+def on_host(bound, *args, **kwargs) -> np.ndarray:
+    """``bound(*args, **kwargs)`` evaluated with NumPy: for host callers with concrete arrays.
+
+    :func:`log_delta_chernoff` and :func:`epsilon_chernoff` on a few hundred orders are a
+    few microseconds of NumPy; through ``jax.jit`` each would compile a program of its own
+    in every fresh process.  NumPy's floating-point warnings are silenced: the bounds read a
+    ``nan`` or infinite term as uninformative themselves.  The rounding pads of the bounds
+    hold for any correctly rounded or faithful ``log`` / ``log1p``, so the NumPy value is
+    certified as the traced one is (the two may differ in their last bits).
+
+    Args:
+      bound: :func:`log_delta_chernoff` or :func:`epsilon_chernoff` (any function of this
+        module with an ``xp`` argument).
+      *args, **kwargs: its arguments (concrete arrays).
+
+    Returns:
+      Its value as a float64 NumPy array.
+
+    Example:
+      >>> import jax, numpy as np; jax.config.update("jax_enable_x64", True)
+      >>> lam = np.arange(1.0, 200.0)  # Gaussian, mu = 1: log M = lambda (lambda + 1) / 2
+      >>> round(float(on_host(log_delta_chernoff, lam * (lam + 1) / 2, 4.0, lambdas=lam)), 3)
+      -8.502
+    """
+    with np.errstate(all="ignore"):
+        return np.asarray(bound(*args, xp=np, **kwargs), np.float64)

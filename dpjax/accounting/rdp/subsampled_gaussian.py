@@ -40,12 +40,11 @@ from __future__ import annotations
 import functools
 import math
 
-import jax
 import numpy as np
 from scipy.special import gammaln, log_ndtr
 
 from dpjax.accounting.pld import tail_bounds
-from dpjax.certificate import log_target
+from dpjax.certificate import log_target_host
 from dpjax.numerics import float64_kernel, illinois_host, log_expm1_host, logsumexp_host
 from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
@@ -338,11 +337,6 @@ def _scalar_moment_bounds(sigma: float, sampling_rate: float, sensitivity: float
     return out
 
 
-#: The Chernoff conversions of :mod:`.tail_bounds`, jitted once for host callers.
-_epsilon_chernoff = jax.jit(tail_bounds.epsilon_chernoff)
-_log_delta_chernoff = jax.jit(tail_bounds.log_delta_chernoff)
-
-
 def _kl_bound(lam, total):
     """``min_alpha D_alpha`` of the composition, padded up: an upper bound on its KL."""
     return np.min(total / lam, axis=-1) * (1.0 + 64.0 * _U)
@@ -377,8 +371,8 @@ def rdp_epsilon(lambdas, total_log_moments, delta):
       4.753
     """
     lam, total = np.asarray(lambdas, np.float64), np.asarray(total_log_moments, np.float64)
-    log_delta = log_target(np.asarray(delta, np.float64))
-    eps = np.asarray(_epsilon_chernoff(total, log_delta, lam))
+    log_delta = log_target_host(np.asarray(delta, np.float64))
+    eps = tail_bounds.on_host(tail_bounds.epsilon_chernoff, total, log_delta, lam)
     zero = np.exp(2.0 * np.asarray(log_delta)) >= -np.expm1(-_kl_bound(lam, total)) * (
         1.0 + 64.0 * _U
     )
@@ -403,7 +397,7 @@ def rdp_log_delta(lambdas, total_log_moments, epsilon):
     """
     lam, total = np.asarray(lambdas, np.float64), np.asarray(total_log_moments, np.float64)
     eps = np.asarray(epsilon, np.float64)
-    chernoff = np.asarray(_log_delta_chernoff(total, eps, lam))
+    chernoff = tail_bounds.on_host(tail_bounds.log_delta_chernoff, total, eps, lam)
     with np.errstate(divide="ignore"):
         tv = 0.5 * np.log(-np.expm1(-_kl_bound(lam, total))) * (1.0 - 64.0 * _U) + 64.0 * _U
     return np.minimum(chernoff, tv)

@@ -229,6 +229,38 @@ def test_chernoff_ignores_nan_moments_and_fails_closed_when_all_are():
     assert math.isfinite(holes) and holes >= ok
     assert float(tail_bounds.log_delta_chernoff(np.full_like(lm, np.nan), 3.0)) == np.inf
     assert float(tail_bounds.epsilon_chernoff(np.full_like(lm, np.nan), math.log(1e-5))) == np.inf
+    for bound, x in ((tail_bounds.log_delta_chernoff, 3.0),
+                     (tail_bounds.epsilon_chernoff, math.log(1e-5))):  # the host path too
+        assert float(tail_bounds.on_host(bound, np.full_like(lm, np.nan), x)) == np.inf
+        assert float(tail_bounds.on_host(bound, part, x)) >= float(bound(lm, x))
+
+
+def test_chernoff_on_host_is_the_traced_bound_without_a_program(caplog):
+    # NumPy evaluation for host callers (RDP conversions, the DP-SGD accountant): no compiled
+    # program, and the traced bound's value to a few units in the last place
+    import logging
+
+    import jax
+
+    from dpjax.accounting.pld import tail_bounds
+
+    lm = np.asarray(from_gaussian(0.7, 1.0, 1e-2).log_mgf) * 50.0  # 50 uses
+    eps = np.array([0.0, 0.5, 3.0, 20.0, np.inf, np.nan])
+    log_d = np.array([math.log(0.5), math.log(1e-5), math.log(1e-30), math.log(1e-300), -np.inf])
+    with jax.log_compiles(True), caplog.at_level(logging.WARNING):
+        host_d = tail_bounds.on_host(tail_bounds.log_delta_chernoff, lm, eps)
+        host_e = tail_bounds.on_host(tail_bounds.epsilon_chernoff, lm, log_d)
+    assert not [r for r in caplog.records if "ompil" in r.getMessage()]
+    assert isinstance(host_d, np.ndarray) and isinstance(host_e, np.ndarray)
+    traced_d = np.asarray(tail_bounds.log_delta_chernoff(lm, eps))
+    traced_e = np.asarray(tail_bounds.epsilon_chernoff(lm, log_d))
+    np.testing.assert_array_equal(np.isfinite(host_d), np.isfinite(traced_d))
+    np.testing.assert_array_equal(np.isfinite(host_e), np.isfinite(traced_e))
+    fin = np.isfinite(traced_d)
+    np.testing.assert_allclose(host_d[fin], traced_d[fin], rtol=1e-14, atol=1e-300)
+    fin = np.isfinite(traced_e)
+    np.testing.assert_allclose(host_e[fin], traced_e[fin], rtol=1e-14, atol=1e-300)
+    assert host_e[-1] == np.inf and np.all(host_e[:-1] > 0)
 
 
 # ------------------------------------------------------------------- discretisation, q -> 1

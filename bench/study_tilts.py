@@ -1,0 +1,88 @@
+"""How much each tilt of a tilted engine query decides (issue 36: the deep command's cost).
+
+A tilted query (``dpjax.accounting.pld.tilted.fold``) answers the least over a few tilts
+``lambda`` around the Chernoff minimiser (``fold.OFFSETS``); each costs a full FFT
+composition.  For each setting this runs ``dpjax.account`` once, captures the engine's
+tilted queries, and re-evaluates every tilt of every adjacency alone on the same pairs and
+FFT length, then reports each tilt's answer relative to the least (the engine's answer for
+that adjacency) and which offset won.  It measures a design input; nothing in dpjax uses it.
+
+    python bench/study_tilts.py
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import dpjax
+from dpjax.accounting.pld import engine
+from dpjax.accounting.pld.tilted import fold
+
+jax.config.update("jax_enable_x64", True)
+
+#: (mechanism, params, compositions, sampling rate, delta)
+SETTINGS = [
+    ("gaussian", {"sigma": 2.0}, 100, 0.1, 1e-8),
+    ("gaussian", {"sigma": 1.0}, 1000, 0.01, 1e-10),
+    ("gaussian", {"sigma": 0.8}, 10_000, 0.004, 1e-10),
+    ("gaussian", {"sigma": 1.0}, 10, None, 1e-30),
+    ("laplace", {"scale": 3.0}, 50, 0.05, 1e-9),
+    ("gaussian", {"sigma": 0.8}, 10_000_000, 1e-6, 1e-8),
+]
+
+
+def _tilts(call):
+    """Every tilt's answer per (adjacency, entry) of one captured tilted query."""
+    args, xs, more, static = call
+    sizes, by = static["sizes"], static["by_delta"]
+    fields = engine.composed_fields(
+        *args, tail=jnp.float64(sizes.tail), noise_fn=static["noise_fn"],
+        bin_width=static["bin_width"], sizes=sizes._replace(fft=0),
+        subsampled=static["subsampled"],
+    )
+    plds = engine._pld_of_fields(fields)
+    k = jnp.asarray(args[4], jnp.float64)
+    rows = []
+    for i, x in enumerate(np.asarray(xs, np.float64)):
+        level = float(more[0][i]) if more else (float(np.log(x)) if by else -np.inf)
+        for a in range(plds.pmf.shape[0]):
+            pair = jax.tree.map(lambda v, a=a: v[a], plds)
+            placed = fold.placed_pair(pair, k, jnp.float64(x), jnp.float64(level), by)
+            lams = np.asarray(fold.saddle_lambdas(k * placed.log_mgf, jnp.float64(x), by))
+            got = np.array([
+                float(fold.query(fold.tilted_self_compose(placed, k, sizes.fft, lam),
+                                 jnp.float64(x), by)) for lam in lams
+            ])
+            rows.append((by, a, x, lams, got))
+    return rows
+
+
+def main() -> None:
+    calls: list = []
+    run_padded = engine.run_padded
+
+    def spy(kernel, args, xs, *more, **static):
+        calls.append((args, xs, more, static))
+        return run_padded(kernel, args, xs, *more, **static)
+
+    engine.run_padded = spy
+    for name, params, k, q, delta in SETTINGS:
+        calls.clear()
+        eps = dpjax.account(name, params, compositions=k, sampling_rate=q, delta=delta)
+        print(f"{name} {params} K={k} q={q} delta={delta:g}: epsilon {float(eps)!r}, "
+              f"{len(calls)} tilted queries")
+        for call in list(calls):
+            for by, a, x, lams, got in _tilts(call):
+                best = int(np.argmin(got))
+                spread = np.abs(got - got[best]) / max(abs(got[best]), 1e-300)
+                offsets = fold.OFFSETS[by]
+                print(f"  {'epsilon' if by else 'log delta'} query at {x:.6g}, adjacency {a}: "
+                      f"tilts {np.round(lams, 3).tolist()}, least at offset {offsets[best]}, "
+                      f"others within {np.round(spread, 12).tolist()} relative")
+    engine.run_padded = run_padded
+
+
+if __name__ == "__main__":
+    main()

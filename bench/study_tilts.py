@@ -5,9 +5,12 @@ A tilted query (``dpjax.accounting.pld.tilted.fold``) answers the least over a f
 composition.  For each setting this runs ``dpjax.account`` once, captures the engine's
 tilted queries, and re-evaluates every tilt of every adjacency alone on the same pairs and
 FFT length, then reports each tilt's answer relative to the least (the engine's answer for
-that adjacency) and which offset won.  It measures a design input; nothing in dpjax uses it.
+that adjacency) and which offset won.  Then the same for the tilted products of two ledgers
+(``PLDAccountant``), read inside the compiled program with ``jax.debug.callback`` (run it
+with ``DPJAX_NO_COMPILATION_CACHE=1``: a program loaded from the export cache would not
+report).  It measures a design input; nothing in dpjax uses it.
 
-    python bench/study_tilts.py
+    DPJAX_NO_COMPILATION_CACHE=1 python bench/study_tilts.py
 """
 
 from __future__ import annotations
@@ -17,7 +20,10 @@ import jax.numpy as jnp
 import numpy as np
 
 import dpjax
+from dpjax.accounting import events as ev
+from dpjax.accounting.accountant import PLDAccountant
 from dpjax.accounting.pld import engine
+from dpjax.accounting.pld.tilted import compose as tilted_compose
 from dpjax.accounting.pld.tilted import fold
 
 jax.config.update("jax_enable_x64", True)
@@ -31,6 +37,53 @@ SETTINGS = [
     ("laplace", {"scale": 3.0}, 50, 0.05, 1e-9),
     ("gaussian", {"sigma": 0.8}, 10_000_000, 1e-6, 1e-8),
 ]
+
+
+#: (title, [(event, count), ...], delta) of the ledger part
+LEDGERS = [
+    ("subsampled Gaussian (1, 0.01) x 1000 + Laplace(20) x 10",
+     [(ev.PoissonSampled(0.01, ev.Gaussian(1.0)), 1000), (ev.Laplace(20.0), 10)], 1e-10),
+    ("subsampled Gaussians (0.8, 0.004) x 5000 + (1.5, 0.01) x 500",
+     [(ev.PoissonSampled(0.004, ev.Gaussian(0.8)), 5000),
+      (ev.PoissonSampled(0.01, ev.Gaussian(1.5)), 500)], 1e-12),
+]
+
+
+def _report(by, a, x, lams, got) -> None:
+    best = int(np.argmin(got))
+    spread = np.abs(got - got[best]) / max(abs(got[best]), 1e-300)
+    print(f"  {'epsilon' if by else 'log delta'} query at {x:.6g}, adjacency {a}: "
+          f"tilts {np.round(lams, 3).tolist()}, least at offset {fold.OFFSETS[by][best]}, "
+          f"others within {np.round(spread, 12).tolist()} relative")
+
+
+def _ledgers() -> None:
+    """Each tilt of the ledgers' tilted products, read inside the program."""
+    rows: list = []
+
+    def spy(answer, log_mgf, x, by_delta, combine=jnp.min, tilts=fold.saddle_lambdas):
+        lams = jax.vmap(lambda xi: tilts(log_mgf, xi, by_delta))(x)
+        xs = jnp.broadcast_to(x[:, None], lams.shape)
+        got = jax.vmap(answer)(xs.ravel(), lams.ravel()).reshape(lams.shape)
+        jax.debug.callback(
+            lambda xv, lv, gv: rows.append((by_delta, xv, lv, gv)), x, lams, got)
+        return combine(got, axis=1)
+
+    least = tilted_compose.least_over_tilts
+    tilted_compose.least_over_tilts = spy
+    try:
+        for title, ledger, delta in LEDGERS:
+            rows.clear()
+            acc = PLDAccountant()
+            for event, count in ledger:
+                acc.compose(event, count)
+            print(f"{title} at delta {delta:g}: epsilon {float(acc.get_epsilon(delta))!r}")
+            for by, xv, lv, gv in rows:
+                for i, (lams, got) in enumerate(zip(np.asarray(lv), np.asarray(gv),
+                                                    strict=True)):
+                    _report(by, "-", float(np.asarray(xv)[i]), lams, got)
+    finally:
+        tilted_compose.least_over_tilts = least
 
 
 def _tilts(call):
@@ -74,14 +127,10 @@ def main() -> None:
         print(f"{name} {params} K={k} q={q} delta={delta:g}: epsilon {float(eps)!r}, "
               f"{len(calls)} tilted queries")
         for call in list(calls):
-            for by, a, x, lams, got in _tilts(call):
-                best = int(np.argmin(got))
-                spread = np.abs(got - got[best]) / max(abs(got[best]), 1e-300)
-                offsets = fold.OFFSETS[by]
-                print(f"  {'epsilon' if by else 'log delta'} query at {x:.6g}, adjacency {a}: "
-                      f"tilts {np.round(lams, 3).tolist()}, least at offset {offsets[best]}, "
-                      f"others within {np.round(spread, 12).tolist()} relative")
+            for row in _tilts(call):
+                _report(*row)
     engine.run_padded = run_padded
+    _ledgers()
 
 
 if __name__ == "__main__":

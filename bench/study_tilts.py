@@ -3,12 +3,13 @@
 A tilted query (``dpjax.accounting.pld.tilted.fold``) answers the least over a few tilts
 ``lambda`` around the Chernoff minimiser (``fold.OFFSETS``); each costs a full FFT
 composition.  For each setting this runs ``dpjax.account`` once, captures the engine's
-tilted queries, and re-evaluates every tilt of every adjacency alone on the same pairs and
-FFT length, then reports each tilt's answer relative to the least (the engine's answer for
-that adjacency) and which offset won.  Then the same for the tilted products of two ledgers
-(``PLDAccountant``), read inside the compiled program with ``jax.debug.callback`` (run it
-with ``DPJAX_NO_COMPILATION_CACHE=1``: a program loaded from the export cache would not
-report).  It measures a design input; nothing in dpjax uses it.
+tilted queries, and re-evaluates every tilt of a wider ladder (:data:`LADDER`, the tilts
+the engine tried until 2026-12-06) for every adjacency alone on the same pairs and FFT
+length, then reports each tilt's answer relative to the least, which offset won and whether
+the engine's own tilts (``fold.OFFSETS``) include it.  Then the same for the tilted products
+of two ledgers (``PLDAccountant``), read inside the compiled program with
+``jax.debug.callback`` (run it with ``DPJAX_NO_COMPILATION_CACHE=1``: a program loaded
+from the export cache would not report).  It measures a design input; nothing in dpjax uses it.
 
     DPJAX_NO_COMPILATION_CACHE=1 python bench/study_tilts.py
 """
@@ -28,6 +29,9 @@ from dpjax.accounting.pld.tilted import fold
 
 jax.config.update("jax_enable_x64", True)
 
+#: The ladder studied, as offsets from the Chernoff minimiser per query kind (``by_delta``)
+LADDER = {True: (0, -1, -2, -3), False: (2, 1, 0, -1, -2)}
+
 #: (mechanism, params, compositions, sampling rate, delta)
 SETTINGS = [
     ("gaussian", {"sigma": 2.0}, 100, 0.1, 1e-8),
@@ -36,6 +40,9 @@ SETTINGS = [
     ("gaussian", {"sigma": 1.0}, 10, None, 1e-30),
     ("laplace", {"scale": 3.0}, 50, 0.05, 1e-9),
     ("gaussian", {"sigma": 0.8}, 10_000_000, 1e-6, 1e-8),
+    ("gaussian", {"sigma": 0.8}, 10_000, 1e-4, 1e-14),
+    ("flipped-huber", {"alpha": 2.0, "gamma": 1.0}, 200, 0.05, 1e-10),
+    ("laplace", {"scale": 1.0}, 20, None, 1e-12),
 ]
 
 
@@ -52,17 +59,20 @@ LEDGERS = [
 def _report(by, a, x, lams, got) -> None:
     best = int(np.argmin(got))
     spread = np.abs(got - got[best]) / max(abs(got[best]), 1e-300)
+    kept = [got[LADDER[by].index(o)] for o in fold.OFFSETS[by]]
     print(f"  {'epsilon' if by else 'log delta'} query at {x:.6g}, adjacency {a}: "
-          f"tilts {np.round(lams, 3).tolist()}, least at offset {fold.OFFSETS[by][best]}, "
-          f"others within {np.round(spread, 12).tolist()} relative")
+          f"tilts {np.round(lams, 3).tolist()}, least at offset {LADDER[by][best]}, "
+          f"others within {np.round(spread, 12).tolist()} relative; "
+          f"fold.OFFSETS {'has' if min(kept) == got[best] else 'MISSES'} the least")
 
 
 def _ledgers() -> None:
     """Each tilt of the ledgers' tilted products, read inside the program."""
     rows: list = []
 
-    def spy(answer, log_mgf, x, by_delta, combine=jnp.min, tilts=fold.saddle_lambdas):
-        lams = jax.vmap(lambda xi: tilts(log_mgf, xi, by_delta))(x)
+    def spy(answer, log_mgf, x, by_delta, combine=jnp.min, tilts=None):
+        lams = jax.vmap(
+            lambda xi: fold.saddle_lambdas(log_mgf, xi, by_delta, LADDER[by_delta]))(x)
         xs = jnp.broadcast_to(x[:, None], lams.shape)
         got = jax.vmap(answer)(xs.ravel(), lams.ravel()).reshape(lams.shape)
         jax.debug.callback(
@@ -103,7 +113,8 @@ def _tilts(call):
         for a in range(plds.pmf.shape[0]):
             pair = jax.tree.map(lambda v, a=a: v[a], plds)
             placed = fold.placed_pair(pair, k, jnp.float64(x), jnp.float64(level), by)
-            lams = np.asarray(fold.saddle_lambdas(k * placed.log_mgf, jnp.float64(x), by))
+            lams = np.asarray(fold.saddle_lambdas(
+                k * placed.log_mgf, jnp.float64(x), by, LADDER[by]))
             got = np.array([
                 float(fold.query(fold.tilted_self_compose(placed, k, sizes.fft, lam),
                                  jnp.float64(x), by)) for lam in lams

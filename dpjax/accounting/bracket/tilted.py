@@ -92,15 +92,18 @@ from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
 #: Moment points ``lambda' >= lambda`` (the next ones on :data:`.LAMBDAS`) tried for ``V``.
 _NEAR = 8
-#: Geometric fractions of the steps between the first three tilts of
-#: :func:`.pld.tilted.fold.saddle_lambdas` also tried by the lower end (:func:`lower_tilts`).
+#: The lower end's ladder on :data:`.LAMBDAS` from the Chernoff minimiser of
+#: :func:`.pld.tilted.fold.saddle_lambdas` (the upper end tries only the first two,
+#: :data:`.pld.tilted.fold.OFFSETS`), and geometric fractions of the steps between its first
+#: three also tried (:func:`lower_tilts`).
+_OFFSETS = (0, -1, -2, -3)
 _FRACTIONS = (1.0 / 3.0, 2.0 / 3.0)
 
 
 @float64_kernel
 def lower_tilts(log_mgf, delta, by_delta: bool = True) -> Array:
-    r"""The tilts of a lower end: :func:`.pld.tilted.fold.saddle_lambdas` and geometric points
-    between its first three.
+    r"""The tilts of a lower end: four of :func:`.pld.tilted.fold.saddle_lambdas` (the
+    minimiser and three smaller) and geometric points between the first three.
 
     .. math:: \Lambda = \{\lambda_0, \lambda_1, \lambda_2, \lambda_3\} \cup
               \{\lambda_i^{1 - f} \lambda_{i+1}^{f} :\ i \in \{0, 1\},\ f \in \{1/3, 2/3\}\}
@@ -121,7 +124,7 @@ def lower_tilts(log_mgf, delta, by_delta: bool = True) -> Array:
     Returns:
       ``(8,)`` tilts ``lambda > 0`` (traced).
     """
-    lam = saddle_lambdas(log_mgf, delta, by_delta)
+    lam = saddle_lambdas(log_mgf, delta, by_delta, _OFFSETS)
     hi, lo = jnp.log(lam[:2]), jnp.log(lam[1:3])
     between = [jnp.exp(hi + f * (lo - hi)) for f in _FRACTIONS]
     return jnp.concatenate([lam, *between])

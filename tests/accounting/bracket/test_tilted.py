@@ -151,16 +151,20 @@ def test_subsampled_lower_between_plain_and_upper(q, steps, h, deltas):
 
 
 def test_lower_tilts_refine_the_saddle_ladder():
-    """:func:`lower_tilts` keeps the upper end's four tilts and adds points between the first
-    three (geometric thirds), all inside their range."""
+    """:func:`lower_tilts` tries the upper end's two tilts, the next two smaller steps of
+    the ladder and points between the first three (geometric thirds), all inside their
+    range."""
     from dpjax.accounting.pld._pld import LAMBDAS
     from dpjax.accounting.pld.tilted.fold import saddle_lambdas
 
     log_mgf = 50.0 * jnp.asarray(LAMBDAS) * (jnp.asarray(LAMBDAS) + 1.0) / 2.0 * 0.01
-    base = np.asarray(saddle_lambdas(log_mgf, 1e-30, True))
+    upper = np.asarray(saddle_lambdas(log_mgf, 1e-30, True))
+    base = np.asarray(saddle_lambdas(log_mgf, 1e-30, True, (0, -1, -2, -3)))
     tilts = np.asarray(bracket.lower_tilts(log_mgf, 1e-30))
     assert tilts.shape == (8,)
     np.testing.assert_array_equal(tilts[:4], base)
+    np.testing.assert_array_equal(tilts[:2], upper)
+    assert np.all(np.diff(base) < 0)
     assert np.all((tilts[4:] < base[0]) & (tilts[4:] > base[2]))
 
 

@@ -276,15 +276,18 @@ def tilted_epsilon_for_delta(t: Tilted, delta) -> Array:
 
 #: Tilts tried per query, as offsets on :data:`.LAMBDAS` (ratio ~1.25 a step) from the
 #: Chernoff minimiser: for a ``delta`` query it puts the tilted mean at the Chernoff epsilon,
-#: above the true one (the bound lacks the ``1 / sqrt(2 pi K Var)`` prefactor), so smaller
-#: tilts are tried; for an ``epsilon`` query it is about the saddle point, and the tilts
-#: around it cover those a ``delta`` query at the same point picked.
-OFFSETS = {True: (0, -1, -2, -3), False: (2, 1, 0, -1, -2)}
+#: above the true one (the bound lacks the ``1 / sqrt(2 pi K Var)`` prefactor), and for an
+#: ``epsilon`` query about at the saddle point; the minimiser and the next smaller tilt are
+#: tried.  Each tilt costs a full FFT composition and every one gives a certified answer;
+#: over five settings and two ledgers (``bench/study_tilts.py``, docs/development.md) every
+#: query's least answer came from one of these two, of a ladder of four (``delta``) and
+#: five (``epsilon``: two larger) tilts tried before.
+OFFSETS = {True: (0, -1), False: (0, -1)}
 
 
-def saddle_lambdas(log_mgf, x, by_delta: bool):
+def saddle_lambdas(log_mgf, x, by_delta: bool, offsets=None):
     r"""The Chernoff minimiser on :data:`.LAMBDAS` (``lambda > 0``) and its neighbours
-    (:data:`OFFSETS`): the tilts of a query.
+    (:data:`OFFSETS`, or ``offsets``): the tilts of a query.
 
     .. math:: \lambda^* = \arg\min_{\lambda > 0} \frac{\log M_K(\lambda) + \log c(\lambda)
               - \log\delta}{\lambda}\ \ (\text{by delta}),\qquad
@@ -297,9 +300,11 @@ def saddle_lambdas(log_mgf, x, by_delta: bool):
       log_mgf: the composed ``log M_K`` on :data:`.LAMBDAS`.
       x: a ``delta`` (``by_delta``) or an ``epsilon`` (scalar).
       by_delta: which query ``x`` is.
+      offsets: steps on :data:`.LAMBDAS` from the minimiser (default
+        ``OFFSETS[by_delta]``).
 
     Returns:
-      ``(len(OFFSETS[by_delta]),)`` tilts ``lambda > 0`` (traced).
+      ``(len(offsets),)`` tilts ``lambda > 0`` (traced).
     """
     lam, lm = tail_bounds.split_by_sign(log_mgf, None, True)
     log_c, _ = tail_bounds.log_c_terms(lam)
@@ -309,7 +314,8 @@ def saddle_lambdas(log_mgf, x, by_delta: bool):
         obj = lm - lam * x + log_c
     obj = jnp.where(jnp.isnan(obj), jnp.inf, obj)
     first = int(np.argmax(LAMBDAS > 0))
-    idx = jnp.argmin(obj) + jnp.asarray(OFFSETS[by_delta])
+    steps = OFFSETS[by_delta] if offsets is None else offsets
+    idx = jnp.argmin(obj) + jnp.asarray(steps)
     idx = jnp.clip(idx, first, len(LAMBDAS) - 1)
     return jnp.asarray(LAMBDAS)[idx]
 

@@ -147,6 +147,36 @@ def test_subsampled_gaussian_below_rdp_and_near_pld():
     assert abs(got[0] / ref_pld - 1) < 5e-3
 
 
+@pytest.mark.parametrize(("x", "by_delta", "ladder"), [
+    (1e-10, True, (0, -1, -2, -3)),  # an epsilon query
+    (6.0, False, (2, 1, 0, -1, -2)),  # a log delta query (delta ~1e-9 there)
+])
+def test_the_kept_tilts_hold_the_least_of_a_wider_ladder(one_use, x, by_delta, ladder):
+    """A query tries the tilts of :data:`.fold.OFFSETS` (each certified, each a full FFT
+    composition); on K uses of N(0, 10^2) their least answer is the least of the wider
+    ladder around the Chernoff minimiser that the engine tried before (measured over more
+    settings by bench/study_tilts.py), and it is an upper bound of the closed form."""
+    from dpjax.accounting.pld.tilted.fold import OFFSETS, query, saddle_lambdas
+
+    size = self_compose_size(one_use, K)
+    log_mgf = K * one_use.log_mgf
+    lams = np.asarray(saddle_lambdas(log_mgf, x, by_delta, ladder))
+    kept = np.asarray(saddle_lambdas(log_mgf, x, by_delta))
+    assert set(OFFSETS[by_delta]) <= set(ladder)
+    np.testing.assert_array_equal(kept, [lams[ladder.index(o)] for o in OFFSETS[by_delta]])
+
+    answer = jax.jit(lambda lam: query(tilted.tilted_self_compose(one_use, K, size, lam),
+                                       jnp.float64(x), by_delta))
+    got = np.array([float(answer(lam)) for lam in lams])
+    assert np.all(np.isfinite(got))
+    least = got.min()
+    assert min(got[ladder.index(o)] for o in OFFSETS[by_delta]) == least, got
+    if by_delta:
+        assert float(gaussian_delta(least, SIGMA, 1.0, K)) <= x
+    else:
+        assert np.exp(least) >= float(gaussian_delta(x, SIGMA, 1.0, K))
+
+
 def test_cut_top_is_pessimistic_and_moves_what_it_says(one_use):
     """:func:`.fold.cut_top` moves the top tail (mass at most the budget) to ``+infinity``:
     the moved mass is at least the pmf's mass above the cut and at most the budget (plus

@@ -279,7 +279,7 @@ def tilted_epsilon_for_delta(t: Tilted, delta) -> Array:
 #: above the true one (the bound lacks the ``1 / sqrt(2 pi K Var)`` prefactor), and for an
 #: ``epsilon`` query about at the saddle point; the minimiser and the next smaller tilt are
 #: tried.  Each tilt costs a full FFT composition and every one gives a certified answer;
-#: over five settings and two ledgers (``bench/study_tilts.py``, docs/development.md) every
+#: over nine settings and two ledgers (``bench/study_tilts.py``, docs/development.md) every
 #: query's least answer came from one of these two, of a ladder of four (``delta``) and
 #: five (``epsilon``: two larger) tilts tried before.
 OFFSETS = {True: (0, -1), False: (0, -1)}

@@ -22,11 +22,20 @@ if "PYTEST_XDIST_WORKER" not in os.environ and "JAX_COMPILATION_CACHE_DIR" not i
     os.environ["JAX_COMPILATION_CACHE_DIR"] = _RUN_CACHE
     os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0.05")
 
+from dpjax.cli._main import (  # noqa: E402 (imports neither JAX nor NumPy)
+    ONE_SHOT_XLA_FLAGS,
+    add_xla_flags,
+    single_threaded_blas,
+)
+
+# OpenBLAS on one thread in the xdist workers and the CLI subprocesses (they inherit the
+# environment), as in a `dpjax` command: with one worker per core its spinning threads only
+# took CPU time from the other worker (docs/development.md)
+single_threaded_blas(os.environ)
+
 import jax  # noqa: E402
 import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
-
-from dpjax.cli._main import ONE_SHOT_XLA_FLAGS, add_xla_flags  # noqa: E402 (no backend)
 
 # test modules live in folders mirroring the package (imported in pytest's "importlib"
 # mode, pyproject.toml); the shared helpers (_helpers, _references) sit here

@@ -120,6 +120,42 @@ def one_shot_codegen(environ=os.environ) -> bool:
     return "jax" not in sys.modules and add_xla_flags(one_shot_flags(), environ)
 
 
+#: Environment variables by which a user chooses OpenBLAS's thread count (in the order it
+#: reads them); :func:`single_threaded_blas` leaves a process where any is set alone.
+BLAS_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")
+
+
+def single_threaded_blas(environ=os.environ) -> bool:
+    """Run the OpenBLAS of NumPy and SciPy on one thread in the processes that start with
+    ``environ``: ``OPENBLAS_NUM_THREADS=1`` unless the user set any of
+    :data:`BLAS_THREAD_VARS`.  OpenBLAS reads it when it loads, so a process that imported
+    NumPy already keeps its threads (:func:`main` calls this only before NumPy loads).
+
+    OpenBLAS starts one worker thread per core when it loads (NumPy and SciPy each bundle
+    one) and after each call its workers spin before they sleep; that spinning is CPU time
+    no answer needs where the arithmetic runs in XLA (whose CPU client has its own thread
+    pool) and the host's NumPy arrays are small, as in a ``dpjax`` command, and where every
+    core already runs a process of its own, as in the tests' xdist workers.  The commands'
+    printed answers are the same with one thread or two (docs/development.md has the
+    measurements).
+
+    Args:
+      environ: the environment to update (default ``os.environ``).
+
+    Returns:
+      Whether ``OPENBLAS_NUM_THREADS`` was set.
+
+    Example:
+      >>> env = {"OMP_NUM_THREADS": "4"}
+      >>> single_threaded_blas(env), env
+      (False, {'OMP_NUM_THREADS': '4'})
+    """
+    if any(name in environ for name in BLAS_THREAD_VARS):
+        return False
+    environ["OPENBLAS_NUM_THREADS"] = "1"
+    return True
+
+
 def one_shot_flags(cores: int | None = None) -> str:
     """The ``dpjax`` command's XLA flags: :data:`ONE_SHOT_XLA_FLAGS` and each program's LLVM
     module split into at most one piece per core.
@@ -191,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
     x64 is enabled for the whole process (the command decides privacy: float64
     throughout) before the subcommand's module is imported; compiled programs are cached
     between runs (:mod:`dpjax._compilation_cache`); a fresh process compiles with
-    :func:`one_shot_flags` (:func:`one_shot_codegen`).  Only the named subcommand's module is
+    :func:`one_shot_flags` (:func:`one_shot_codegen`) and OpenBLAS on one thread
+    (:func:`single_threaded_blas`).  Only the named subcommand's module is
     imported; ``--version``, ``--help`` and usage errors without a subcommand import none
     (and no JAX).
 
@@ -218,6 +255,8 @@ def main(argv: list[str] | None = None) -> int:
         names = ", ".join(sorted(_cli_name(name) for name in COMMANDS))
         parser.error(f"give a COMMAND, one of {names}")
     one_shot_codegen()  # before JAX starts its backend
+    if "numpy" not in sys.modules:  # a caller that imported NumPy keeps its threads
+        single_threaded_blas()
     import jax  # deferred: jax (`--version`, `--help` and usage errors import no JAX)
 
     jax.config.update("jax_enable_x64", True)  # the CLI decides privacy: float64 throughout

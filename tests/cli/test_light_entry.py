@@ -119,6 +119,37 @@ def test_a_fresh_command_compiles_with_the_one_shot_codegen():
     assert one_shot_codegen(env) is False and env == {}  # this process imported JAX
 
 
+def test_a_fresh_command_runs_openblas_on_one_thread_unless_the_user_chose():
+    """A ``dpjax`` process sets ``OPENBLAS_NUM_THREADS=1`` before NumPy loads, so the
+    OpenBLAS of NumPy and of SciPy each run one thread (as ``threadpoolctl`` reads them);
+    a thread count the user set (any of ``BLAS_THREAD_VARS``) wins."""
+    pytest.importorskip("threadpoolctl")
+    from dpjax.cli._main import BLAS_THREAD_VARS, single_threaded_blas
+
+    threads = ("import numpy, scipy.special, threadpoolctl; "
+               "print(sorted({i['num_threads'] for i in threadpoolctl.threadpool_info() "
+               "if i['internal_api'] == 'openblas'}))")
+    command = "from dpjax.cli._main import main; main(['mechanisms']); " + threads
+    env = {k: v for k, v in os.environ.items() if k not in BLAS_THREAD_VARS}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+
+    def openblas_threads(code, child):
+        done = subprocess.run([sys.executable, "-c", code], env=child, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.strip().splitlines()[-1]
+
+    assert openblas_threads(command, env) == "[1]"
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):  # as a process without dpjax
+        child = {**env, name: "2"}
+        assert openblas_threads(command, child) == openblas_threads(threads, child)
+    for name in BLAS_THREAD_VARS:
+        env = {name: "3"}
+        assert single_threaded_blas(env) is False and env == {name: "3"}
+    env = {}
+    assert single_threaded_blas(env) is True and env == {"OPENBLAS_NUM_THREADS": "1"}
+
+
 def test_the_command_splits_each_module_into_at_most_one_piece_per_core():
     """``one_shot_flags`` asks XLA for ``min(cores, 32)`` pieces per LLVM module (32 is
     XLA's own split), by default for the cores this process may run on."""

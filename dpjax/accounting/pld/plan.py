@@ -1,9 +1,10 @@
 r"""Planning the engine's grid: static sizes for a family after ``K`` uses, within a memory cap.
 
 The PLD kernels (:mod:`.engine`) take their loss-grid and FFT lengths as static
-arguments (one compile per size).  :func:`sizes_for` derives them from a fixed-size
-sizing grid and the Chernoff window of the ``K``-fold moments, both computed by one
-compiled program (:func:`_sizing`: one per family, whatever the bin width and ``K``);
+arguments (one compile per size).  :func:`sizes_for` derives them from one use's loss
+range and the Chernoff window of the ``K``-fold moments, both read off ``P`` on a fixed
+grid of ``t`` by one compiled program (:func:`_sizing`: one per family, whatever the bin
+width and ``K``);
 :func:`plan` decides what the engine can afford.  **Memory is bounded by a cap, not by
 ``K``**: grid and FFT lengths never exceed
 :func:`~dpjax.accounting.pld.compose.max_grid_points` (a share of the device's memory,
@@ -24,21 +25,22 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
+from jax.scipy.special import logsumexp
 
 from dpjax._batching import FINE_LADDER_ABOVE, ladder, map_leading, padded_size
 from dpjax._batching import rungs as _rungs
 from dpjax.accounting.pld import tail_bounds
+from dpjax.accounting.pld._pld import LAMBDAS
 from dpjax.accounting.pld.compose import (  # noqa: F401  (cap names re-exported)
     BYTES_PER_POINT,
     LOG_WINDOW_TAIL,
     MAX_POINTS_ENV,
     MEMORY_SHARE,
     floor_pow2,
-    grid_index,
     max_grid_points,
     moments_only,
 )
-from dpjax.accounting.pld.discretise import discretise_pair
+from dpjax.accounting.pld.discretise import intervals
 from dpjax.accounting.pld.subsample import map_adjacencies
 from dpjax.numerics import float64_kernel
 from dpjax.numerics.export_cache import call_cached
@@ -61,7 +63,7 @@ class Sizes(NamedTuple):
     moments_only: bool = False
 
 
-#: Points of the grid on which :func:`_sizing` discretises one use (any bin width).
+#: Points of the ``t`` grid on which :func:`_sizing` reads one use's moments (any bin width).
 _SIZING_POINTS = 4096
 
 
@@ -71,19 +73,24 @@ def _sizing(
     subsampled,
 ):
     """Per adjacency and row (1-D ``scale``, ``shape``): the one-use loss range
-    ``(L(t_lo), L(t_hi))`` and the Chernoff window ``(x_lo, x_hi)`` of the ``K``-fold sum,
-    from the ``log_mgf`` of the pessimistic PLD on :data:`_SIZING_POINTS` points spanning
-    that range (a traced bin width, ``K``, tail cut and window tail: one compiled program
-    per family and row count, whatever bin width, ``K`` and tail level the caller uses)."""
+    ``(L(t_lo), L(t_hi))``, the Chernoff window ``(x_lo, x_hi)`` of the ``K``-fold sum and
+    the one-use loss spread, all from ``P`` on :data:`_SIZING_POINTS` points of ``[t_lo,
+    t_hi]`` (the window from :func:`_log_mgf_on_t_grid`, the spread :func:`loss_spread`;
+    a traced ``K``, tail cut and window tail: one compiled program per family and row
+    count, whatever ``K`` and tail level the caller uses)."""
 
     def ranges(p):
         lo, hi = p.loss(p.t_lo), p.loss(p.t_hi)
-        h = jnp.maximum((hi - lo) / (_SIZING_POINTS - 3), 1e-12)
-        lower, _ = grid_index(jnp.floor(lo / h) - 1.0)
-        mgf = discretise_pair(p, h, lower, _SIZING_POINTS).log_mgf * compositions
+        t = jnp.linspace(p.t_lo, p.t_hi, _SIZING_POINTS)
+        # the pair's joint tails (one special-function call where it has one): a smaller
+        # sizing program than separate log_sf_p and log_cdf_p calls (Q's two are unused)
+        log_sf, log_cdf = p.all_tails(t)[:2]
+        mid = p.loss(0.5 * (t[:-1] + t[1:]))
+        mass, _, _ = intervals(log_sf, log_cdf)
+        mgf = _log_mgf_on_t_grid(mid, mass, log_cdf[0], lo) * compositions
         w_lo = tail_bounds.lower_edge(mgf, LOG_WINDOW_TAIL)
         w_hi = tail_bounds.upper_edge(mgf, window_log_tail)
-        return lo, hi, w_lo, w_hi, loss_spread(p)
+        return lo, hi, w_lo, w_hi, _spread(log_sf, log_cdf, mid)
 
     def one(scale, shape):
         # one traced program for both adjacencies, stacked on a leading axis
@@ -93,6 +100,37 @@ def _sizing(
         return [tuple(v[i] for v in stacked) for i in range(2 if subsampled else 1)]
 
     return map_leading(one, scale, shape)
+
+
+def _log_mgf_on_t_grid(mid_loss, mass, log_below, bottom) -> Array:
+    r"""``log E_P[e^{lambda L}; L < inf]`` on :data:`.LAMBDAS` by the midpoint rule in ``t``.
+
+    .. math:: \log M(\lambda) = \log\Big(P(T \le t_{lo})\, e^{\lambda L(t_{lo})}
+              + \sum_i P(t_i < T \le t_{i+1})\, e^{\lambda L((t_i + t_{i+1}) / 2)}\Big)
+
+    Each bin's mass sits at the loss of its midpoint, as in :func:`loss_spread`: no shift of
+    the mean, which ``K`` uses would add up (a loss rounded to a bin's end shifts each use
+    by up to half a bin, and the ``K``-fold window by ``K`` times that); mass above
+    ``t_hi`` or at an infinite loss is left out (the pessimistic PLD sends it to
+    ``+infinity``), mass below ``t_lo`` sits at ``L(t_lo)`` (the PLD lumps it onto its
+    bottom point).  Only a placement (the window of :func:`extents`): any moments size a
+    grid soundly, and what the composition's window leaves out is bounded by the composed
+    PLD's own moments and added (:func:`.compose.read_window`).
+
+    Args:
+      mid_loss: ``L`` at the midpoints of the ``t`` grid's bins.
+      mass: ``P`` of each bin (:func:`~dpjax.accounting.pld.discretise.intervals`).
+      log_below: ``log P(T <= t_lo)``.
+      bottom: ``L(t_lo)`` (finite).
+
+    Returns:
+      ``(len(LAMBDAS),)`` log moments.
+    """
+    lam = jnp.asarray(LAMBDAS)[:, None]
+    keep = (mass > 0.0) & jnp.isfinite(mid_loss)
+    log_mass = jnp.where(keep, jnp.log(jnp.where(keep, mass, 1.0)), -jnp.inf)
+    terms = log_mass[None, :] + lam * jnp.where(keep, mid_loss, 0.0)[None, :]
+    return jnp.logaddexp(logsumexp(terms, axis=1), log_below + lam[:, 0] * bottom)
 
 
 def loss_spread(pair) -> Array:
@@ -115,15 +153,17 @@ def loss_spread(pair) -> Array:
       ``s_1`` (``nan`` where no bin has finite loss and mass).
     """
     t = jnp.linspace(pair.t_lo, pair.t_hi, _SIZING_POINTS)
-    # the pair's joint tails (one special-function call where it has one): a smaller
-    # sizing program than separate log_sf_p and log_cdf_p calls (Q's two are unused)
-    log_sf, log_cdf = pair.all_tails(t)[:2]
+    return _spread(*pair.all_tails(t)[:2], pair.loss(0.5 * (t[:-1] + t[1:])))
+
+
+def _spread(log_sf, log_cdf, mid_loss) -> Array:
+    """:func:`loss_spread` from ``P``'s ``log sf`` and ``log cdf`` at the ``t`` grid's points
+    and the loss at its bins' midpoints."""
     upper = log_sf[:-1] < math.log(0.5)
     above = jnp.exp(log_sf[:-1]) - jnp.exp(log_sf[1:])
     mass = jnp.where(upper, above, jnp.exp(log_cdf[1:]) - jnp.exp(log_cdf[:-1]))
-    loss = pair.loss(0.5 * (t[:-1] + t[1:]))
-    mass = jnp.where(jnp.isfinite(loss) & (mass > 0.0), mass, 0.0)
-    loss = jnp.where(mass > 0.0, loss, 0.0)
+    mass = jnp.where(jnp.isfinite(mid_loss) & (mass > 0.0), mass, 0.0)
+    loss = jnp.where(mass > 0.0, mid_loss, 0.0)
     total = jnp.sum(mass)
     mean = jnp.sum(mass * loss) / total
     return jnp.sqrt(jnp.sum(mass * jnp.square(loss - mean)) / total)
@@ -140,7 +180,7 @@ class Extents(NamedTuple):
     Attributes:
       lo, hi: one-use loss range ``[L(t_lo), L(t_hi)]``.
       win_lo, win_hi: the Chernoff window of the ``K``-fold composition (tail 1e-30 each
-        side), from the sizing grid's ``log_mgf`` (``nan`` for ``K = 1``).
+        side), from one use's moments on the sizing ``t`` grid (``nan`` for ``K = 1``).
       compositions: ``K`` (float).
       spread: one use's loss standard deviation under ``P`` (:func:`loss_spread`).
     """
@@ -163,8 +203,9 @@ def extents(
     .. math:: [L(t_{lo}), L(t_{hi})],\qquad [x_{lo}, x_{hi}]:\ P(S_K \notin [x_{lo}, x_{hi}])
               \le 2 \cdot 10^{-30},\ \log M_{S_K} = K \log M_L
 
-    (the one-use loss range and the Chernoff window of the ``K``-fold sum, from the moments
-    of a pessimistic PLD on the sizing grid; Sommer, Meiser & Mohammadi 2019).
+    (the one-use loss range and the Chernoff window of the ``K``-fold sum, from one use's
+    moments on a grid of ``t`` by the midpoint rule, :func:`_log_mgf_on_t_grid`; Sommer,
+    Meiser & Mohammadi 2019).
 
     Args:
       noise_fn: ``(scale, shape) -> noise`` of the family (hashable: a jit static).
@@ -249,9 +290,9 @@ def sizes_for(
 
     (the one-use loss range and the Chernoff window of the ``K``-fold MGF, :func:`extents`),
     each on the :func:`~dpjax._batching.ladder` and clamped to :func:`max_grid_points`
-    (sound, possibly loose: :func:`plan` coarsens instead).  The window is taken from a
-    fixed-size sizing grid, a bit coarser than ``bin_width`` and so a bit wider: the length
-    only decides how much tail is cut, and what is cut is bounded and sent to ``+infinity``.
+    (sound, possibly loose: :func:`plan` coarsens instead).  The window is taken from one
+    use's moments on a fixed grid of ``t`` (the midpoint rule): the length only decides
+    how much tail is cut, and what is cut is bounded and sent to ``+infinity``.
     With arrays the sizes cover every row (and, for scale families, any larger scale).
 
     Args:

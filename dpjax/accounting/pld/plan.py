@@ -108,8 +108,10 @@ def _log_mgf_on_t_grid(mid_loss, mass, log_below, bottom) -> Array:
     .. math:: \log M(\lambda) = \log\Big(P(T \le t_{lo})\, e^{\lambda L(t_{lo})}
               + \sum_i P(t_i < T \le t_{i+1})\, e^{\lambda L((t_i + t_{i+1}) / 2)}\Big)
 
-    Each bin's mass sits at the loss of its midpoint, as in :func:`loss_spread`: no shift of
-    the mean, which ``K`` uses would add up (a loss rounded to a bin's end shifts each use
+    (the moment generating function of one use's privacy loss whose ``K``-th power places
+    the Chernoff window; Sommer, Meiser & Mohammadi 2019).  Each bin's mass sits at the
+    loss of its midpoint, as in :func:`loss_spread`: no shift of the mean, which ``K``
+    uses would add up (a loss rounded to a bin's end shifts each use
     by up to half a bin, and the ``K``-fold window by ``K`` times that); mass above
     ``t_hi`` or at an infinite loss is left out (the pessimistic PLD sends it to
     ``+infinity``), mass below ``t_lo`` sits at ``L(t_lo)`` (the PLD lumps it onto its

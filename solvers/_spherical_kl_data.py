@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import logsumexp
 
 #: ``log c`` of an inactive loss-cap row
 NO_CAP = 1e4
@@ -124,6 +123,8 @@ def reference_profile(shell_cbar, cbar, mass, log_v, budget, cap_slope):
     Raises:
       ValueError: the budget is not reachable on this grid.
     """
+    from scipy.special import logsumexp  # deferred: scipy.special costs ~0.3 s to import
+
     target = budget
     dc = np.diff(shell_cbar)
 

@@ -234,6 +234,23 @@ def test_cli_start_imports_no_jax_at_module_level():
     assert not bad, f"the CLI start would import JAX (import it in the command): {bad}"
 
 
+def module_level_scipy_imports(sources=SOURCES) -> list[str]:
+    """Module-level imports of SciPy anywhere in dpjax: SciPy is named through
+    :mod:`dpjax.numerics.lazy_scipy` (imported on first use, not on import)."""
+    bad = []
+    for name, source in sources.items():
+        for node in _module_level_imports(_parse(source).body):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [
+                node.module or ""]
+            bad += [f"{name}:{node.lineno} {n}" for n in names if n.split(".")[0] == "scipy"]
+    return bad
+
+
+def test_no_module_level_scipy_import():
+    bad = module_level_scipy_imports()
+    assert not bad, f"import SciPy through dpjax.numerics.lazy_scipy (0.3 s a process): {bad}"
+
+
 def test_no_module_level_import_cycle():
     cycle = import_cycle()
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
@@ -256,3 +273,5 @@ def test_the_checks_can_fail():
     assert import_cycle(cyclic) is not None
     light = {**SOURCES, "dpjax.cli._main": SOURCES["dpjax.cli._main"] + "import jax\n"}
     assert cli_start_heavy_imports(light)
+    eager = {"dpjax.m": "from scipy import special\nimport scipy.linalg\n"}
+    assert module_level_scipy_imports(eager) == ["dpjax.m:1 scipy", "dpjax.m:2 scipy.linalg"]

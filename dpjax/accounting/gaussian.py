@@ -19,7 +19,6 @@ import numpy as np
 from jax import Array
 from jax.scipy.special import erf
 from jax.typing import ArrayLike
-from scipy import special
 
 from dpjax.certificate import MARGIN, TINY, fail_closed, kernel_error, log_target, reported_delta
 from dpjax.numerics import (
@@ -35,6 +34,7 @@ from dpjax.numerics import (
 )
 from dpjax.numerics.constants import HALF_LOG_2PI
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
+from dpjax.numerics.lazy_scipy import special
 
 #: Documented error constant of :func:`log_delta_gaussian` / :func:`log_delta_gaussian_mu`:
 #: ``|log delta_computed - log delta_true| <= ERROR (1 + |log delta|)`` for every float64

@@ -37,9 +37,9 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
-from scipy import special as sps
 
 from dpjax.numerics import gauss_legendre
+from dpjax.numerics.lazy_scipy import special as sps
 
 #: fractions of a region's mass at which the knots sit (shared by every row)
 GRID = np.unique(np.concatenate([

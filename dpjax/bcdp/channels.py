@@ -39,10 +39,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
-from scipy import special as sps
 
 from dpjax.bcdp import _cap
 from dpjax.numerics.constants import LOG_2
+from dpjax.numerics.lazy_scipy import special as sps
 
 #: candidate fractions of the budget spent on the cap (PrivUnit2's split search)
 _SPLIT_GRID = np.linspace(0.02, 0.98, 49)

@@ -22,9 +22,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
-from scipy import special as sps
 
 from dpjax.bcdp import channels as ch
+from dpjax.numerics.lazy_scipy import special as sps
 
 
 class MeanPlan(NamedTuple):

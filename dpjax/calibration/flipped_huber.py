@@ -47,7 +47,6 @@ import functools
 import jax
 import numpy as np
 from jax.typing import ArrayLike
-from scipy import special
 
 from dpjax._batching import call_padded
 from dpjax.accounting.flipped_huber import (
@@ -65,6 +64,7 @@ from dpjax.noise.flipped_huber.standard import (
 from dpjax.numerics import float64_kernel, log1mexp_host
 from dpjax.numerics.constants import LOG_2
 from dpjax.numerics.export_cache import exported_jit
+from dpjax.numerics.lazy_scipy import special
 
 #: Shapes ``b = alpha / gamma`` searched: 0 (the Gaussian member) and log-spaced up to
 #: 1e9, where FH is the Laplace limit member to ~1e-8 in variance (a grid ending at 200

@@ -29,7 +29,6 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import erfinv
 from jax.typing import ArrayLike
-from scipy import special
 
 from dpjax._batching import SMALL_BATCH, pad, padded_elementwise, padded_size
 from dpjax.accounting.gaussian import (
@@ -50,6 +49,7 @@ from dpjax.certificate import (
 )
 from dpjax.numerics import Q_inv, Status, bisect_monotone, float64_kernel, newton_host
 from dpjax.numerics.constants import HALF_LOG_2PI
+from dpjax.numerics.lazy_scipy import special
 
 #: The bracket of the bisection fallback, on ``log mu``: ``mu in [e^-690, e^690]``.
 LOG_MU_MIN, LOG_MU_MAX = -690.0, 690.0

@@ -37,7 +37,6 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
-from scipy import special
 
 from dpjax._batching import call_padded
 from dpjax.accounting.osgt import ERROR, log_delta_osgt, log_delta_osgt_unit
@@ -49,6 +48,7 @@ from dpjax.noise.osgt import osgt_unit_variance_host as unit_variance
 from dpjax.numerics import bisect_bracket, float64_kernel
 from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 from dpjax.numerics.export_cache import exported_jit
+from dpjax.numerics.lazy_scipy import special
 
 _LOG_M_MIN, _LOG_M_MAX = -200.0, 40.0
 #: the host search's private end: ``m = e^-700 ~ 1e-304`` (the profile is below the total

@@ -9,9 +9,9 @@ import math
 from pathlib import Path
 
 import numpy as np
-from scipy.special import gammaln
 
 from dpjax.cli import _common as c
+from dpjax.numerics.lazy_scipy import special
 
 
 def gaussian_kl(dim: int, budget: float, power: float) -> float:
@@ -26,8 +26,8 @@ def gaussian_kl(dim: int, budget: float, power: float) -> float:
       budget: the cost budget ``C``.
       power: the cost exponent ``a``.
     """
-    log_s = (math.log(budget) - 0.5 * power * math.log(2.0) - gammaln((dim + power) / 2)
-             + gammaln(dim / 2)) / power
+    log_s = (math.log(budget) - 0.5 * power * math.log(2.0) - special.gammaln((dim + power) / 2)
+             + special.gammaln(dim / 2)) / power
     return 0.5 * math.exp(-2.0 * log_s)
 
 

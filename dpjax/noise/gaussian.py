@@ -24,12 +24,12 @@ import jax.numpy as jnp
 from jax import Array
 from jax.scipy.special import erfinv
 from jax.typing import ArrayLike
-from scipy.special import ndtri_exp
 
 from dpjax.noise import _shared
 from dpjax.noise._tail import erfinv_from_w, log_q_inv
 from dpjax.numerics import Q_inv, log_Q, log_Q_inv
 from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
+from dpjax.numerics.lazy_scipy import special
 
 _SQRT_2 = 1.4142135623730951
 
@@ -157,5 +157,5 @@ class Gaussian(NamedTuple):
         """
         if isinstance(tail, jax.core.Tracer):
             return jnp.asarray(self.sigma) * log_Q_inv(jnp.log(tail))
-        q = float(ndtri_exp(math.log(tail)))  # = -Q^{-1}(tail) < 0
+        q = float(special.ndtri_exp(math.log(tail)))  # = -Q^{-1}(tail) < 0
         return -jnp.asarray(self.sigma) * jnp.asarray(q)

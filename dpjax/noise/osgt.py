@@ -40,11 +40,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
-from scipy import special
 
 from dpjax.noise import _shared
 from dpjax.numerics import log_mills, log_mills_step, log_Q, log_Q_inv
 from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
+from dpjax.numerics.lazy_scipy import special
 
 K_SERIES = 3.0
 

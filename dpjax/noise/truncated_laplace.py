@@ -31,7 +31,6 @@ import numpy as np
 from jax import Array
 from jax.scipy.special import gammainc
 from jax.typing import ArrayLike
-from scipy import special
 
 from dpjax.noise import _shared
 from dpjax.noise._base import sample_dtype
@@ -43,6 +42,7 @@ from dpjax.noise._tail import (
 )
 from dpjax.numerics import log1mexp
 from dpjax.numerics.constants import LOG_2
+from dpjax.numerics.lazy_scipy import special
 
 
 def truncated_laplace_unit_variance(c: ArrayLike) -> Array:

@@ -11,6 +11,7 @@ from dpjax.numerics._exact import quotient, sum3, two_product, two_sum
 from dpjax.numerics._logspace import (
     log1mexp,
     log1mexp_host,
+    log_binomial_host,
     log_expm1,
     log_expm1_host,
     logaddexp,
@@ -71,6 +72,7 @@ __all__ = [
     "least_integer_host",
     "log1mexp",
     "log1mexp_host",
+    "log_binomial_host",
     "log_expm1",
     "log_expm1_host",
     "log_Q",

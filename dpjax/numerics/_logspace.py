@@ -16,6 +16,34 @@ from jax import Array
 from jax.typing import ArrayLike
 
 from dpjax.numerics.constants import LOG_2, LOG_HALF
+from dpjax.numerics.lazy_scipy import special
+
+
+def log_binomial_host(n, k) -> np.ndarray:
+    r"""``log C(n, k)`` in NumPy for real ``n >= 0`` and integers ``0 <= k`` (broadcast).
+
+    .. math:: \log\binom{n}{k} = \log\Gamma(n + 1) - \log\Gamma(k + 1)
+              - \log\Gamma(\max(n - k, 0) + 1)
+
+    by SciPy's ``gammaln`` (``k > n`` gives a finite value the caller masks: the binomial
+    expansions of the RDP moments, :mod:`dpjax.accounting.rdp.subsampled_gaussian` and
+    :mod:`dpjax.train.flipped_huber`, sum over ``k <= n`` only).
+
+    Args:
+      n: float64 array-like (an RDP order).
+      k: float64 array-like of integers.
+
+    Returns:
+      NumPy float64 of the broadcast shape.
+
+    Example:
+      >>> round(float(log_binomial_host(5.0, 2.0)), 12) == round(float(np.log(10.0)), 12)
+      True
+    """
+    n, k = np.asarray(n, np.float64), np.asarray(k, np.float64)
+    return special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(
+        np.maximum(n - k, 0) + 1
+    )
 
 
 def logsumexp_host(x, axis: int = -1, keepdims: bool = False) -> np.ndarray:

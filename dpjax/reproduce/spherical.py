@@ -18,11 +18,11 @@ from pathlib import Path
 
 import jax
 import numpy as np
-from scipy.special import gammaln
 
 from dpjax import _progress
 from dpjax.accounting.pld import engine
 from dpjax.noise import Gaussian
+from dpjax.numerics.lazy_scipy import special
 from dpjax.reproduce._report import markdown_table, new_figure, save_figure
 from dpjax.reproduce.spherical_map import map_section
 from dpjax.spherical import design as de
@@ -51,7 +51,7 @@ def gaussian_radial_pdf(rho, sigma=SIGMA, m=M_DIM):
     rho = np.asarray(rho, np.float64)
     with np.errstate(divide="ignore"):
         lg = ((m - 1) * np.log(rho) - rho**2 / (2 * sigma**2)
-              - (m / 2 - 1) * math.log(2) - m * math.log(sigma) - gammaln(m / 2))
+              - (m / 2 - 1) * math.log(2) - m * math.log(sigma) - special.gammaln(m / 2))
     return np.exp(lg)
 
 

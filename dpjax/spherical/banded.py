@@ -31,8 +31,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from scipy.linalg import solveh_banded
 
+from dpjax.numerics.lazy_scipy import linalg
 from dpjax.spherical._banded_newton import barrier, barrier_terms, close_direction, flows
 
 #: band entries evaluated together (rows per block ``= BLOCK_ENTRIES // (2b+1)``): the
@@ -242,7 +242,7 @@ def _solve(prob, y, weight, gap_tol, t, max_newton, wsum, mu_of, t_factor):
             A = np.stack([mu * prob.mass, mu * prob.cost])
             # ground node N (a nonsingular band), close with a 3x3 system (close_direction)
             h1 = _row_sums(ab_t)
-            X = solveh_banded(ab_t[:, :N], np.column_stack([-grad[:N], h1[:N], A[:, :N].T]),
+            X = linalg.solveh_banded(ab_t[:, :N], np.column_stack([-grad[:N], h1[:N], A[:, :N].T]),
                               check_finite=False)
             d = close_direction(grad, h1, A, X, prob.cost, prob.mass)
             dec = float(-grad @ d)

@@ -23,9 +23,9 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from scipy.special import betainc
 
 from dpjax.numerics.constants import LOG_2
+from dpjax.numerics.lazy_scipy import special
 from dpjax.spherical.cells_quadrature import unit_gauss_legendre
 from dpjax.spherical.shells import log_shell_volume_at
 
@@ -106,7 +106,7 @@ def _thin_columns(m: int, n: int, i: int, lo: int, width: int, most: int) -> tup
     rho = np.array([[i * h], [(i + 1.0) * h]])
     c = np.maximum((i + lo + np.arange(width + 1)[None, :]) * h, 0.0)
     y = np.clip((c - 1.0 + rho) * (c + 1.0 - rho) / (4.0 * rho), 0.0, 1.0)
-    tail = betainc(a, a, np.minimum(y, 1.0 - y))
+    tail = special.betainc(a, a, np.minimum(y, 1.0 - y))
     with np.errstate(divide="ignore", invalid="ignore"):
         change = np.abs(np.log(tail[1]) - np.log(tail[0]))
     change = np.where(np.all(tail == tail[:1], axis=0), 0.0, change)  # a constant edge
@@ -209,7 +209,7 @@ def log_cell_volumes_beta(m: int, n: int, rows: int, max_panels: int = 400, orde
         low = y[..., :-1] < 0.5  # lower edge below the median: difference of I, else of 1 - I
         # one incomplete beta per point: I_y where y < 1/2, else the complement side I_{1-y}
         side = y < 0.5
-        val = betainc(a, a, np.where(side, y, yb))
+        val = special.betainc(a, a, np.where(side, y, yb))
         g, gb = np.where(side, val, 1.0 - val), np.where(side, 1.0 - val, val)
         diff = np.where(low, g[..., 1:] - g[..., :-1], gb[..., :-1] - gb[..., 1:])
         return np.einsum("btd,t->bd", np.maximum(diff, 0.0), wt)

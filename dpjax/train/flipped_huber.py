@@ -36,13 +36,12 @@ import math
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy.special import gammaln
 
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.rdp.subsampled_gaussian import RDP_ORDERS
 from dpjax.certificate import log_target_host
 from dpjax.noise.flipped_huber import standard_variance
-from dpjax.numerics import bisect_host, logsumexp_host
+from dpjax.numerics import bisect_host, log_binomial_host, logsumexp_host
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
 
@@ -95,7 +94,7 @@ def subsampled_log_moments(xi, eta, sampling_rate: float, orders=RDP_ORDERS):
         return a - 1.0, base
     lq, l1q = math.log(q), math.log1p(-q)
     l = np.arange(int(a.max()) + 1, dtype=np.float64)[None, :]  # noqa: E741
-    logc = gammaln(a2 + 1) - gammaln(l + 1) - gammaln(np.maximum(a2 - l, 0) + 1)
+    logc = log_binomial_host(a2, l)
     weight = logc + l * lq + np.maximum(a2 - l, 0.0) * l1q
     m_l = np.maximum(math.log(3.0) + (l - 1.0) * (xi + l * eta), l * (xi + (l + 1.0) * eta))
     terms = np.where((l >= 3) & (l <= a2), weight + m_l, -np.inf)

@@ -56,7 +56,6 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from scipy.special import log_ndtr
 
 from dpjax.accounting.rdp.laplace import (
     MAX_PANELS,
@@ -69,6 +68,7 @@ from dpjax.noise.flipped_huber.standard import log_normaliser
 from dpjax.numerics import float64_kernel, log1mexp_host, logsumexp_host
 from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
+from dpjax.numerics.lazy_scipy import special
 
 #: Coarse panels per finite piece (the first pass, which places the others).
 _COARSE_PIECE = 64
@@ -140,7 +140,7 @@ def _log_tails(shape: _Shape, alpha, delta: float):
     pad_p = 8.0 * _U * ((alpha * am1 * delta * delta + c) / (2.0 * shape.s2) + 1.0)
     out = []
     for z in ((delta + h + o + am1 * delta) / s, (h + o - am1 * delta) / s):
-        v = log_ndtr(-z)
+        v = special.log_ndtr(-z)
         zmag = (delta + h + o + am1 * delta) / s
         pad = pad_p + 64.0 * _U * (np.abs(v) + 1.0) + 8.0 * _U * zmag * (np.abs(z) + 1.0)
         out.append(base + v + pad)
@@ -223,7 +223,7 @@ def _flipped_huber(a: float, gamma: float, delta: float) -> np.ndarray:
 def _osgt(vartheta: float, rho: float, delta: float) -> np.ndarray:
     """``O(vartheta, rho^2)``: ``log Z = log(2 rho sqrt(2 pi) Q(k))``, padded down."""
     k = vartheta / rho
-    lq = float(log_ndtr(-k))
+    lq = float(special.log_ndtr(-k))
     log_z = math.log(2.0 * rho) + HALF_LOG_2PI + lq
     # rounding of log Q and of k (|d log Q / dk| <= k + 1)
     log_z -= 64.0 * _U * (abs(log_z) + abs(lq) + 2.0) + 4.0 * _U * k * (k + 1.0)

@@ -41,13 +41,19 @@ import functools
 import math
 
 import numpy as np
-from scipy.special import gammaln, log_ndtr
 
 from dpjax.accounting.pld import tail_bounds
 from dpjax.certificate import log_target_host
-from dpjax.numerics import float64_kernel, illinois_host, log_expm1_host, logsumexp_host
+from dpjax.numerics import (
+    float64_kernel,
+    illinois_host,
+    log_binomial_host,
+    log_expm1_host,
+    logsumexp_host,
+)
 from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
+from dpjax.numerics.lazy_scipy import special
 
 #: Half-width (in standard deviations) of the truncated trapezoidal sum beyond the bulk.
 _R = 10.0
@@ -109,7 +115,7 @@ def gaussian_log_moments(sigma, sampling_rate, sensitivity=1.0, orders=RDP_ORDER
     a = np.asarray(orders, np.float64)[:, None]
     k = np.arange(int(a.max()) + 1, dtype=np.float64)[None, :]
     valid = k <= a
-    logc = np.where(valid, gammaln(a + 1) - gammaln(k + 1) - gammaln(np.maximum(a - k, 0) + 1), 0)
+    logc = np.where(valid, log_binomial_host(a, k), 0)
     rest = a - k
     with np.errstate(invalid="ignore"):
         t_rest = np.where(rest > 0, rest * l1q, 0.0)  # (1-q)^0 = 1 also at q = 1
@@ -154,7 +160,7 @@ def _log1p_of_excess(base, mag, quad, keep):
 
 def _log_q(x):
     """``log Q(x)`` (upper normal tail), padded up by ``1e-12 (1 + |log Q|)``."""
-    v = log_ndtr(-np.asarray(x, np.float64))
+    v = special.log_ndtr(-np.asarray(x, np.float64))
     return v + 1e-12 * (1.0 + np.abs(v))
 
 

@@ -39,11 +39,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
-from scipy import special
 
 from dpjax.noise._tail import erfinv_from_w, log1p_negative, log_q_inv
 from dpjax.numerics import log1mexp, log_mills, log_Q, log_Q_inv, logaddexp
 from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
+from dpjax.numerics.lazy_scipy import special
 
 _SQRT_2 = 1.4142135623730951
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import Array
@@ -128,6 +129,7 @@ def log_delta_laplace_host(epsilon, scale, sensitivity) -> np.ndarray:
 
 
 @float64_kernel
+@jax.jit
 def delta_laplace(epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) -> Array:
     r"""``delta(epsilon)`` of the 1-D Laplace mechanism, reported as a certified upper bound.
 
@@ -135,7 +137,8 @@ def delta_laplace(epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) 
               \right)\right]_+
 
     (App. F(b) of flipped-huber-mechanism) through
-    :func:`dpjax.certificate.reported_delta` with :data:`ERROR`.
+    :func:`dpjax.certificate.reported_delta` with :data:`ERROR`.  Jitted: one program (the
+    same bits as its operations one by one).
 
     Args:
       epsilon: ``epsilon >= 0``.
@@ -149,6 +152,7 @@ def delta_laplace(epsilon: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) 
 
 
 @float64_kernel
+@jax.jit
 def epsilon_laplace(delta: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) -> Array:
     r"""Least epsilon for the 1-D Laplace mechanism at ``delta (1 - MARGIN)``, rounded up.
 
@@ -157,7 +161,9 @@ def epsilon_laplace(delta: ArrayLike, scale: ArrayLike, sensitivity: ArrayLike) 
     (the inverse of App. F(b) of flipped-huber-mechanism), with ``Delta / b`` carried to
     ~2^-104 (:func:`dpjax.numerics.quotient`) and the sum rounded up by
     :data:`EPSILON_ERROR` (:func:`reported_epsilon`): at ``delta = 0`` this is the
-    pure-DP ``Delta / b`` rounded up, never down.
+    pure-DP ``Delta / b`` rounded up, never down.  Jitted: one program (the same bits as its
+    operations one by one; the two-product of the quotient is exact with or without a fused
+    multiply-add).
 
     Args:
       delta: target ``delta`` in ``[0, 1)``.
@@ -225,13 +231,15 @@ def log_delta_pure_dp(epsilon: ArrayLike, epsilon0: ArrayLike) -> Array:
 
 
 @float64_kernel
+@jax.jit
 def epsilon_pure_dp(delta: ArrayLike, epsilon0: ArrayLike) -> Array:
     r"""Least epsilon with :func:`log_delta_pure_dp` ``<= delta (1 - MARGIN)``, rounded up.
 
     .. math:: \epsilon = \max\big(0,\ \epsilon_0
               + \log(1 - \delta(1 - \text{MARGIN})(1 + e^{-\epsilon_0}))\big)
 
-    (the inverse of the randomized-response profile; Kairouz, Oh & Viswanath 2015).
+    (the inverse of the randomized-response profile; Kairouz, Oh & Viswanath 2015).  Jitted:
+    one program (the same bits as its operations one by one).
 
     Args:
       delta: target ``delta`` in ``[0, 1)``.

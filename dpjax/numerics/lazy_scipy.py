@@ -2,9 +2,9 @@
 
 dpjax's host paths call a few SciPy functions (``ndtri_exp``, ``log_ndtr``, ``gammaln``,
 ``betainc``, ``solveh_banded``, ...), most of them only in some paths (a calibration, the
-RDP bounds, the spherical design).  Importing :mod:`scipy.special` costs a process about
-0.3 CPU s after JAX (its array-API layer), which a ``dpjax account`` command that never
-calls it paid at import (issue 36, item 3).  Modules name SciPy through :data:`special` and
+RDP bounds, the spherical design).  Importing :mod:`scipy.special` is costly (its
+array-API layer; measured in docs/benchmarks.md), and a ``dpjax account`` command that never
+calls it paid that at import (issue 36, item 3).  Modules name SciPy through :data:`special` and
 :data:`linalg` instead: attribute access imports the module the first time and keeps the
 attribute, so a path that calls nothing from SciPy never imports it, and one that does pays
 the import once, as before.

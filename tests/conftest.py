@@ -5,6 +5,7 @@ user of the raw kernels must) and check float32 behaviour in one dedicated
 module (test_float32.py) that uses ``jax.enable_x64(False)``.
 """
 
+import gc
 import os
 import shutil
 import sys
@@ -74,7 +75,18 @@ def pytest_configure(config):
 
 
 def pytest_unconfigure(config):
-    """Remove this run's compilation cache (created by the controlling process only)."""
+    """Freeze the heap, then remove this run's compilation cache (created by the controlling
+    process only).
+
+    pytest's unraisable-exception plugin runs five full garbage collections after this hook,
+    at the end of every process's session; in an xdist worker they traverse the millions of
+    objects of JAX's caches, about 10 s per worker of the default tier
+    (``bench/pyspy_breakdown.py``, docs/development.md), while the controlling process
+    waits for the workers to exit.  :func:`gc.freeze` leaves them nothing to traverse; the
+    process exits right after (a ``__del__`` that would raise in garbage left at that point
+    is no longer reported; every test's own unraisable exceptions still are).
+    """
+    gc.freeze()
     if _RUN_CACHE is not None:
         shutil.rmtree(_RUN_CACHE, ignore_errors=True)
 

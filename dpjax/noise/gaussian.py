@@ -27,9 +27,8 @@ from jax.typing import ArrayLike
 
 from dpjax.noise import _shared
 from dpjax.noise._tail import erfinv_from_w, log_q_inv
-from dpjax.numerics import Q_inv, log_Q, log_Q_inv
+from dpjax.numerics import Q_inv, log_Q, log_Q_inv, log_Q_inv_host
 from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
-from dpjax.numerics.lazy_scipy import special
 
 _SQRT_2 = 1.4142135623730951
 
@@ -147,7 +146,8 @@ class Gaussian(NamedTuple):
     def tail_point(self, tail: ArrayLike) -> Array:
         r"""``t = sigma Q^{-1}(tail)``: ``log P(T > t) = log(tail)``.
 
-        A Python (or NumPy) float takes the host ``scipy`` quantile; a traced ``tail`` (the
+        A Python (or NumPy) float takes the host :func:`dpjax.numerics.log_Q_inv_host`
+        (nothing to compile, no SciPy to import); a traced ``tail`` (the
         tilted engine passes its tail level as data, one compiled program for every level)
         the Newton-polished :func:`dpjax.numerics.log_Q_inv`.  Either is only a placement
         of the grid's ends: the mass beyond them is evaluated exactly and sent to the ends.
@@ -157,5 +157,4 @@ class Gaussian(NamedTuple):
         """
         if isinstance(tail, jax.core.Tracer):
             return jnp.asarray(self.sigma) * log_Q_inv(jnp.log(tail))
-        q = float(special.ndtri_exp(math.log(tail)))  # = -Q^{-1}(tail) < 0
-        return -jnp.asarray(self.sigma) * jnp.asarray(q)
+        return jnp.asarray(self.sigma) * jnp.asarray(float(log_Q_inv_host(math.log(tail))))

@@ -14,6 +14,7 @@ from dpjax.numerics._logspace import (
     log_binomial_host,
     log_expm1,
     log_expm1_host,
+    log_gamma_host,
     logaddexp,
     logsubexp,
     logsumexp_host,
@@ -25,7 +26,9 @@ from dpjax.numerics._normal import (
     log_mills,
     log_mills_step,
     log_Q,
+    log_Q_host,
     log_Q_inv,
+    log_Q_inv_host,
 )
 from dpjax.numerics._quadrature import gauss_legendre, integrate_panels
 from dpjax.numerics._x64 import (
@@ -75,8 +78,11 @@ __all__ = [
     "log_binomial_host",
     "log_expm1",
     "log_expm1_host",
+    "log_gamma_host",
     "log_Q",
+    "log_Q_host",
     "log_Q_inv",
+    "log_Q_inv_host",
     "log_hockey_stick",
     "log_hockey_stick_straddle",
     "log_mills",

@@ -9,6 +9,8 @@ that is not taken is clamped to a harmless value, so ``log(0)`` or
 
 from __future__ import annotations
 
+import math
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -16,7 +18,41 @@ from jax import Array
 from jax.typing import ArrayLike
 
 from dpjax.numerics.constants import LOG_2, LOG_HALF
-from dpjax.numerics.lazy_scipy import special
+
+
+def log_gamma_host(x) -> np.ndarray:
+    r"""``log |Gamma(x)|`` in NumPy: :func:`math.lgamma` (the C library's ``lgamma``) of
+    each distinct value, broadcast back.
+
+    The host twin of ``scipy.special.gammaln`` for the few hundred distinct arguments of
+    the RDP binomial expansions, without importing SciPy (whose import costs a
+    ``dpjax account`` command more than the expansions themselves, issue 36).  The C
+    library's ``lgamma`` is within a few ulps of ``log Gamma``
+    (tests/numerics/test_special_functions.py checks it against mpmath); callers pad the
+    cancellation of several terms by their magnitudes.
+
+    Args:
+      x: float64 array-like, ``x > 0`` (poles give ``inf``).
+
+    Returns:
+      NumPy float64 of the shape of ``x``.
+
+    Example:
+      >>> round(float(log_gamma_host(5.0)), 12)  # log 4!
+      3.178053830348
+    """
+    x = np.asarray(x, np.float64)
+    values, inverse = np.unique(x, return_inverse=True)
+    logs = np.array([_lgamma(v) for v in values.tolist()], np.float64)
+    return logs[inverse].reshape(x.shape)
+
+
+def _lgamma(v: float) -> float:
+    """:func:`math.lgamma`, ``inf`` at its poles and ``nan`` for ``nan``."""
+    try:
+        return math.lgamma(v)
+    except ValueError:  # a pole (0, -1, ...)
+        return math.inf
 
 
 def log_binomial_host(n, k) -> np.ndarray:
@@ -25,9 +61,11 @@ def log_binomial_host(n, k) -> np.ndarray:
     .. math:: \log\binom{n}{k} = \log\Gamma(n + 1) - \log\Gamma(k + 1)
               - \log\Gamma(\max(n - k, 0) + 1)
 
-    by SciPy's ``gammaln`` (``k > n`` gives a finite value the caller masks: the binomial
+    by :func:`log_gamma_host` (``k > n`` gives a finite value the caller masks: the binomial
     expansions of the RDP moments, :mod:`dpjax.accounting.rdp.subsampled_gaussian` and
-    :mod:`dpjax.train.flipped_huber`, sum over ``k <= n`` only).
+    :mod:`dpjax.train.flipped_huber`, sum over ``k <= n`` only).  Its rounding is a few
+    ulps of the three terms' magnitudes, at most ``2 log Gamma(n + 1)`` for integers
+    ``k <= n``: the callers pad by that.
 
     Args:
       n: float64 array-like (an RDP order).
@@ -41,7 +79,7 @@ def log_binomial_host(n, k) -> np.ndarray:
       True
     """
     n, k = np.asarray(n, np.float64), np.asarray(k, np.float64)
-    return special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(
+    return log_gamma_host(n + 1) - log_gamma_host(k + 1) - log_gamma_host(
         np.maximum(n - k, 0) + 1
     )
 

@@ -13,9 +13,11 @@ evaluated through ``R`` so the ``x^2/2`` terms cancel exactly in closed form.
 from __future__ import annotations
 
 import functools
+import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 from jax.scipy.special import erf, erfcx, ndtri
 from jax.typing import ArrayLike
@@ -25,6 +27,9 @@ from dpjax.numerics._quadrature import legendre_nodes
 from dpjax.numerics.constants import HALF_LOG_2PI, LOG_HALF
 
 _LOG_SQRT_PI_OVER_2 = 0.22579135264472744  # log(sqrt(pi / 2))
+_LOG_2_SQRT_PI = 1.2655121234846454  # log(2 sqrt(pi))
+#: :func:`math.erfc` elementwise (NumPy has no ``erfc``)
+_ERFC_HOST = np.frompyfunc(math.erfc, 1, 1)
 _SQRT_HALF = 0.7071067811865476
 
 
@@ -135,6 +140,92 @@ def log_mills(x: ArrayLike) -> Array:
     right = _log_mills_nonneg(a)  # log R(|x|): one erfcx for both branches
     log_q = log1mexp(-0.5 * a * a - HALF_LOG_2PI + right)  # log Q(x) = log(1 - Q(|x|)), x < 0
     return jnp.where(pos, right, log_q + 0.5 * a * a + HALF_LOG_2PI)
+
+
+def log_Q_host(x) -> np.ndarray:
+    r"""``log Q(x)`` in NumPy: the host twin of :func:`log_Q` (same branches, no SciPy).
+
+    .. math:: \log Q(x) = \begin{cases}
+        \log(\tfrac12 \operatorname{erfc}(x/\sqrt2)) & 0 \le x \le 25\sqrt2 \\
+        -\tfrac{x^2}{2} - \log\tfrac{x}{\sqrt2} - \tfrac12\log\pi - \log 2
+        + \log S(x) & x > 25\sqrt2 \\
+        \operatorname{log1p}(-Q(-x)) & x < 0 \end{cases}
+
+    with the C library's ``erfc`` (:func:`math.erfc`, a few ulps; it does not underflow
+    below ``x = 25 sqrt 2``) and ``S`` the 9-term asymptotic series of ``erfcx`` of
+    :func:`log_Q` (Abramowitz & Stegun 7.1.23, error below 1e-17).  For the host bounds
+    whose SciPy ``log_ndtr`` cost a ``dpjax account`` command more than the bounds
+    themselves (issue 36): the RDP tails of
+    :mod:`dpjax.accounting.rdp.subsampled_gaussian`.
+
+    Args:
+      x: float64 array-like, any shape.
+
+    Returns:
+      ``log Q(x)``, NumPy float64 of the shape of ``x`` (``0`` at ``-inf``, ``-inf`` at
+      ``inf``).
+
+    Example:
+      >>> round(float(log_Q_host(40.0)), 6)  # as log_Q: Q(40) underflows, its log does not
+      -804.608442
+    """
+    x = np.asarray(x, np.float64)
+    a = np.abs(x)
+    z = a * _SQRT_HALF
+    big = z > 25.0
+    erfc = np.asarray(_ERFC_HOST(np.where(big, 25.0, z)), np.float64)
+    zb = np.where(big, z, 26.0)
+    w = 0.5 / (zb * zb)
+    series = 1.0
+    for k in (17, 15, 13, 11, 9, 7, 5, 3, 1):
+        series = 1.0 - k * w * series
+    with np.errstate(divide="ignore", invalid="ignore"):
+        far = -0.5 * a * a - np.log(zb) - _LOG_2_SQRT_PI + np.log(series)
+        right = np.where(big, far, np.log(0.5 * erfc))  # log Q(|x|)
+        return np.where(x >= 0, right, np.log1p(-np.exp(right)))
+
+
+def log_Q_inv_host(log_p, num_newton: int = 8) -> np.ndarray:
+    r"""``Q^{-1}(p)`` from ``log p`` in NumPy: the host twin of :func:`log_Q_inv` (and of
+    ``-scipy.special.ndtri_exp``), by Newton's method on :func:`log_Q_host`.
+
+    .. math:: x \leftarrow x + R(x)\,(\log Q(x) - \log p),\qquad
+              R(x) = e^{\log Q(x) + x^2/2}\sqrt{2\pi}
+
+    For ``p <= 1/2`` it starts at ``sqrt(max(2L - log 2L - log 2 pi, 0))``, ``L = -log p``
+    (the asymptotic inverse, left of the root); ``log Q`` is concave and decreasing, so
+    the first step lands right of the root and the next ones descend to it.  ``p > 1/2``
+    is ``-Q^{-1}(1 - p)``.  For the ends of a grid (:meth:`dpjax.noise.Gaussian.tail_point`),
+    where only the placement depends on it.
+
+    Args:
+      log_p: ``log p`` with ``p`` in ``(0, 1)``, any shape.
+      num_newton: Newton steps (8: to round-off from every start).
+
+    Returns:
+      NumPy float64 of the shape of ``log_p``: ``-inf`` at ``log_p = 0``, ``inf`` at
+      ``-inf``, ``nan`` above 0.
+
+    Example:
+      >>> round(float(log_Q_inv_host(log_Q_host(37.6))), 12)
+      37.6
+    """
+    log_p = np.asarray(log_p, np.float64)
+    upper = log_p > LOG_HALF
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # the lower half: log q = log p, or log(1 - p) for p > 1/2 (then x = -Q^{-1}(1 - p))
+        log_q = np.where(upper, np.log(-np.expm1(np.minimum(log_p, 0.0))), log_p)
+        safe = np.where(np.isfinite(log_q) & (log_q < 0), log_q, LOG_HALF)
+        two_l = -2.0 * safe
+        x = np.sqrt(np.maximum(two_l - np.log(two_l) - 2.0 * HALF_LOG_2PI, 0.0))
+        for _ in range(num_newton):
+            lq = log_Q_host(x)
+            step = np.exp(lq + 0.5 * x * x + HALF_LOG_2PI) * (lq - safe)
+            x = np.where(np.isfinite(step), x + step, x)
+    x = np.where(upper, -x, x)
+    x = np.where(log_p == 0, -np.inf, x)
+    x = np.where(log_p == -np.inf, np.inf, x)
+    return np.where((log_p > 0) | np.isnan(log_p), np.nan, x)
 
 
 @functools.partial(jax.jit, static_argnames="num_newton")  # eagerly: a new loop at each call

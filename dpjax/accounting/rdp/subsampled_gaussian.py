@@ -49,11 +49,12 @@ from dpjax.numerics import (
     illinois_host,
     log_binomial_host,
     log_expm1_host,
+    log_gamma_host,
+    log_Q_host,
     logsumexp_host,
 )
 from dpjax.numerics.constants import HALF_LOG_2PI, LOG_2
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
-from dpjax.numerics.lazy_scipy import special
 
 #: Half-width (in standard deviations) of the truncated trapezoidal sum beyond the bulk.
 _R = 10.0
@@ -95,7 +96,8 @@ def gaussian_log_moments(sigma, sampling_rate, sensitivity=1.0, orders=RDP_ORDER
     is ``(alpha - 1) D_alpha`` of the remove pair, i.e. ``log E_P[e^{lambda L}]`` at
     ``lambda = alpha - 1``; it also bounds the add pair's (ibid., Thm 5).  Evaluated in
     log space (``q = 1`` included: only ``k = alpha`` survives) and padded by the
-    rounding of every term (``64 u`` times the sum of the magnitudes of its parts) and
+    rounding of every term (``64 u`` times the sum of the magnitudes of its parts, the
+    ``log Gamma`` terms of the binomial included) and
     of the sum, so that :mod:`.tail_bounds` certifies ``delta(eps)`` from
     ``T log A`` (NumPy, host).
 
@@ -121,7 +123,10 @@ def gaussian_log_moments(sigma, sampling_rate, sensitivity=1.0, orders=RDP_ORDER
         t_rest = np.where(rest > 0, rest * l1q, 0.0)  # (1-q)^0 = 1 also at q = 1
     t_q = k * lq
     base = np.where(valid, logc + t_rest + t_q, -np.inf)
-    mag = np.abs(logc) + np.where(np.isfinite(t_rest), np.abs(t_rest), 0.0) + np.abs(t_q)
+    # log C(a, k) cancels log Gamma terms of up to 2 log Gamma(a + 1) in all (k <= a)
+    mag = np.abs(logc) + 2.0 * log_gamma_host(a + 1.0) + np.where(
+        np.isfinite(t_rest), np.abs(t_rest), 0.0
+    ) + np.abs(t_q)
     quad = ((k * k - k) / 2.0)[None] * mu2.reshape(-1, 1, 1)
     terms = base[None] + quad + 64.0 * _U * (mag[None] + quad + 1.0)
     log_a = logsumexp_host(terms, axis=-1) + math.log1p(1024.0 * _U)
@@ -159,8 +164,9 @@ def _log1p_of_excess(base, mag, quad, keep):
 
 
 def _log_q(x):
-    """``log Q(x)`` (upper normal tail), padded up by ``1e-12 (1 + |log Q|)``."""
-    v = special.log_ndtr(-np.asarray(x, np.float64))
+    """``log Q(x)`` (upper normal tail, :func:`dpjax.numerics.log_Q_host`: a few ulps),
+    padded up by ``1e-12 (1 + |log Q|)``."""
+    v = log_Q_host(x)
     return v + 1e-12 * (1.0 + np.abs(v))
 
 

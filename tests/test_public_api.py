@@ -103,8 +103,9 @@ PUBLIC = {
         'float64_kernel', 'gauss_legendre', 'golden_section', 'illinois', 'illinois_host',
         'integrate_panels', 'least_feasible', 'least_integer_host', 'log1mexp',
         'log1mexp_host', 'log_Q', 'log_Q_host', 'log_Q_inv', 'log_Q_inv_host',
-        'log_binomial_host', 'log_expm1', 'log_expm1_host', 'log_gamma_host', 'log_hockey_stick',
-        'log_hockey_stick_straddle', 'log_mills', 'log_mills_step',
+        'log_binomial_host', 'log_binomial_magnitude_host', 'log_expm1', 'log_expm1_host',
+        'log_gamma_host', 'log_hockey_stick', 'log_hockey_stick_straddle', 'log_mills',
+        'log_mills_step',
         'logaddexp', 'logsubexp', 'logsumexp_host', 'newton_host', 'quotient',
         'require_float64', 'sum3', 'two_product', 'two_sum', 'warm_bracket', 'x64_enabled',
         'zoom_minimize', 'zoom_minimize_array'

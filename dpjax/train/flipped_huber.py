@@ -41,7 +41,12 @@ from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.rdp.subsampled_gaussian import RDP_ORDERS
 from dpjax.certificate import log_target_host
 from dpjax.noise.flipped_huber import standard_variance
-from dpjax.numerics import bisect_host, log_binomial_host, log_gamma_host, logsumexp_host
+from dpjax.numerics import (
+    bisect_host,
+    log_binomial_host,
+    log_binomial_magnitude_host,
+    logsumexp_host,
+)
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
 
 
@@ -101,10 +106,8 @@ def subsampled_log_moments(xi, eta, sampling_rate: float, orders=RDP_ORDERS):
     first = np.broadcast_to((a2 - 1.0) * l1q + np.log1p((a2 - 1.0) * q), terms[..., :1].shape)
     second = np.log(a2 * (a2 - 1.0) / 2.0) + 2 * lq + (a2 - 2.0) * l1q + (xi + 2.0 * eta)
     allt = np.concatenate([first, np.broadcast_to(second, first.shape), terms], axis=-1)
-    # log C(a, l) cancels log Gamma terms of up to 2 log Gamma(a + 1) in all (l <= a)
-    mag = np.abs(np.where(np.isfinite(allt), allt, 0.0)).max(axis=-1) + 2.0 * log_gamma_host(
-        a + 1.0
-    )
+    mag = np.abs(np.where(np.isfinite(allt), allt, 0.0)).max(axis=-1)
+    mag = mag + log_binomial_magnitude_host(a)  # the log Gamma terms log C(a, l) cancels
     log_a = logsumexp_host(allt, axis=-1) + 256 * _U * (mag + 1.0) + math.log1p(1024 * _U)
     return a - 1.0, np.minimum(log_a, base)
 

@@ -255,6 +255,8 @@ def test_log_binomial_host_matches_mpmath_within_the_callers_pad():
         for ki in sorted({0, 1, 2, 3, ni // 3, ni // 2, ni - 1, ni} & set(range(ni + 1))):
             ref = float(mpmath.log(mpmath.binomial(ni, ki)))
             assert abs(got[row, ki] - ref) <= 8 * 2.0**-52 * pad[row, 0], (ni, ki)
+            terms = sum(abs(mpmath.loggamma(v + 1)) for v in (ni, ki, ni - ki))
+            assert float(terms) <= nm.log_binomial_magnitude_host(float(ni)) * (1 + 1e-15)
 
 
 def test_log_Q_host_matches_mpmath():

@@ -48,8 +48,8 @@ from dpjax.numerics import (
     float64_kernel,
     illinois_host,
     log_binomial_host,
+    log_binomial_magnitude_host,
     log_expm1_host,
-    log_gamma_host,
     log_Q_host,
     logsumexp_host,
 )
@@ -123,8 +123,7 @@ def gaussian_log_moments(sigma, sampling_rate, sensitivity=1.0, orders=RDP_ORDER
         t_rest = np.where(rest > 0, rest * l1q, 0.0)  # (1-q)^0 = 1 also at q = 1
     t_q = k * lq
     base = np.where(valid, logc + t_rest + t_q, -np.inf)
-    # log C(a, k) cancels log Gamma terms of up to 2 log Gamma(a + 1) in all (k <= a)
-    mag = np.abs(logc) + 2.0 * log_gamma_host(a + 1.0) + np.where(
+    mag = np.abs(logc) + log_binomial_magnitude_host(a) + np.where(
         np.isfinite(t_rest), np.abs(t_rest), 0.0
     ) + np.abs(t_q)
     quad = ((k * k - k) / 2.0)[None] * mu2.reshape(-1, 1, 1)

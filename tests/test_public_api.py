@@ -52,7 +52,8 @@ PUBLIC = {
         'family_rdp_epsilon', 'gaussian_fractional_log_moments', 'gaussian_log_moments',
         'gaussian_moment_bounds', 'gaussian_rdp_epsilon', 'gaussian_rdp_log_delta',
         'gaussian_rdp_sigma', 'laplace_log_moments', 'laplace_log_moments_lower',
-        'laplace_rdp_epsilon', 'laplace_rdp_log_delta', 'laplace_rdp_scale', 'ledger_rdp_delta',
+        'laplace_rdp_epsilon', 'laplace_rdp_log_delta', 'laplace_rdp_scale',
+        'least_with_laplace_rdp_delta', 'least_with_laplace_rdp_epsilon', 'ledger_rdp_delta',
         'ledger_rdp_delta_exceeds', 'ledger_rdp_epsilon', 'ledger_rdp_epsilon_exceeds',
         'log_delta_from_zcdp', 'rdp_epsilon', 'rdp_log_delta'
     ],

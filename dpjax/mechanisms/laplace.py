@@ -60,9 +60,10 @@ from dpjax.accounting import events as ev
 from dpjax.accounting.laplace import delta_laplace, epsilon_laplace, epsilon_pure_dp
 from dpjax.accounting.pld import engine as pld_engine
 from dpjax.accounting.rdp.laplace import (
-    laplace_rdp_epsilon,
     laplace_rdp_log_delta,
     laplace_rdp_scale,
+    least_with_laplace_rdp_delta,
+    least_with_laplace_rdp_epsilon,
 )
 from dpjax.calibration.event_scale import calibrate_event_scale, event_answer
 from dpjax.calibration.laplace import (
@@ -196,8 +197,7 @@ def _engine_profile(scale, epsilon, query: Query) -> np.ndarray:
         Laplace.from_scale, float(scale), 0.0, linf, epsilon, uses,
         query.sampling_rate, _bin_width(linf, scale),
     )
-    rdp = laplace_rdp_log_delta(scale, query.sampling_rate, uses, epsilon, linf)
-    engine = np.minimum(engine, np.exp(np.minimum(rdp, 0.0)))
+    engine = least_with_laplace_rdp_delta(engine, scale, query.sampling_rate, uses, epsilon, linf)
     return np.minimum(pure_dp_delta(epsilon, _pure_epsilon(scale, query)), engine)
 
 
@@ -211,7 +211,7 @@ def _engine_epsilon(scale, delta, query: Query) -> np.ndarray:
         Laplace.from_scale, float(scale), 0.0, linf, delta, uses,
         query.sampling_rate, _bin_width(linf, scale),
     )
-    engine = np.minimum(engine, laplace_rdp_epsilon(scale, query.sampling_rate, uses, delta, linf))
+    engine = least_with_laplace_rdp_epsilon(engine, scale, query.sampling_rate, uses, delta, linf)
     return np.minimum(np.asarray(epsilon_pure_dp(delta, _pure_epsilon(scale, query))), engine)
 
 

@@ -16,6 +16,8 @@ from dpjax.accounting.rdp.laplace import (
     laplace_rdp_epsilon,
     laplace_rdp_log_delta,
     laplace_rdp_scale,
+    least_with_laplace_rdp_delta,
+    least_with_laplace_rdp_epsilon,
 )
 from dpjax.accounting.rdp.ledger import (
     family_rdp_delta,
@@ -64,6 +66,8 @@ __all__ = [
     "laplace_rdp_epsilon",
     "laplace_rdp_log_delta",
     "laplace_rdp_scale",
+    "least_with_laplace_rdp_delta",
+    "least_with_laplace_rdp_epsilon",
     "ledger_rdp_delta",
     "ledger_rdp_delta_exceeds",
     "ledger_rdp_epsilon",

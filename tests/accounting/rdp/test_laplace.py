@@ -15,7 +15,10 @@ from dpjax.accounting.rdp.laplace import (
     laplace_log_moments,
     laplace_log_moments_lower,
     laplace_rdp_epsilon,
+    laplace_rdp_log_delta,
     laplace_rdp_scale,
+    least_with_laplace_rdp_delta,
+    least_with_laplace_rdp_epsilon,
 )
 
 
@@ -129,3 +132,47 @@ def test_mechanism_never_above_the_rdp_bound():
     got = float(dpjax.account("laplace", {"scale": 1.0}, compositions=10, sampling_rate=0.2,
                               delta=1e-6))
     assert math.isfinite(got) and got <= rdp * (1 + 1e-12)
+
+
+#: ``(b, q, T, target)`` of the tightening tests: subsampled (the panel quadrature) and not
+#: (the closed form); the target a delta for the epsilon side, an epsilon for the delta side
+_LEAST_CASES = [(1.0, 0.1, 100, 1e-6), (0.5, 0.2, 10, 1e-9), (4.0, None, 20, 1e-6)]
+
+
+@pytest.mark.parametrize("b,q,count,target", _LEAST_CASES)
+def test_least_with_the_rdp_bound_is_the_minimum_bit_for_bit(b, q, count, target):
+    """Answers below, at, just above and far above the RDP bound, NaN and infinity: the same
+    doubles as ``np.minimum`` with the bound of the certified moments, whether or not the
+    lower moments decided."""
+    rdp = laplace_rdp_epsilon(b, q, count, target)
+    eps = np.array([0.5 * rdp, rdp * (1 - 1e-6), rdp, rdp * (1 + 1e-12), rdp * (1 + 1e-6),
+                    3.0 * rdp, np.nan, np.inf])
+    want = np.minimum(eps, rdp)
+    for batch in [eps[:1], eps[:2], eps]:  # the first two are decided by the lower moments
+        got = least_with_laplace_rdp_epsilon(batch, b, q, count, target)
+        np.testing.assert_array_equal(got, want[: batch.size])
+    epsilon = 0.8 * rdp  # the delta side at an epsilon below the RDP epsilon
+    rdp_delta = np.exp(np.minimum(laplace_rdp_log_delta(b, q, count, epsilon), 0.0))
+    deltas = np.array([0.0, 0.5 * rdp_delta, rdp_delta, 2.0 * rdp_delta, 1.0, 2.0, np.nan])
+    for batch in [deltas[:2], deltas]:
+        got = least_with_laplace_rdp_delta(batch, b, q, count, epsilon)
+        np.testing.assert_array_equal(got, np.minimum(batch, rdp_delta))
+
+
+def test_the_certified_moments_are_skipped_only_where_the_lower_ones_decide(monkeypatch):
+    """An answer well below the lower moments' bound never computes the certified moments (a
+    PLD answer, the usual case: the costly quadrature skipped); one above the bound does."""
+    from dpjax.accounting.rdp import laplace as rdp_laplace
+
+    def refuse(*args):
+        raise AssertionError("the certified moments were computed")
+
+    rdp_laplace._cached.cache_clear()
+    monkeypatch.setattr(rdp_laplace, "_log_integrals", refuse)
+    try:
+        assert float(least_with_laplace_rdp_epsilon(4.0, 1.0, 0.1, 100, 1e-6)) == 4.0
+        assert float(least_with_laplace_rdp_delta(1e-9, 1.0, 0.1, 100, 4.0)) == 1e-9
+        with pytest.raises(AssertionError, match="certified moments"):
+            least_with_laplace_rdp_epsilon(6.0, 1.0, 0.1, 100, 1e-6)
+    finally:
+        rdp_laplace._cached.cache_clear()

@@ -21,7 +21,8 @@ imports, the call), and the same task by the peer a user would pick instead
 ``--targets`` measures issue 36's fresh-process targets instead, each beside its peer:
 ``dpjax --version`` / ``--help`` (no JAX import), the ``dpjax account`` command against
 dp-accounting's fresh process (CPU seconds, empty and warm compile cache; issue 36's command,
-a deeper delta that runs the tilted composition, and 100 uses of Laplace noise), ``dpjax.account``
+a deeper delta that runs the tilted composition, and 100 uses of Laplace noise, without and
+with Poisson subsampling), ``dpjax.account``
 against its engine call in a warm process, the train accountant's ``epsilon`` / ``report``
 at step counts not seen before (seconds and XLA compiles, warm cache), and 1e7 float32
 draws of the Gaussian, Laplace and flipped Huber samplers against ``jax.random``.  The
@@ -246,17 +247,24 @@ CLI_ACCOUNT_DEEP = ["account", "gaussian", "--param", "sigma=2", "--compositions
 #: Another family: 100 uses of Laplace noise (scale 1, sensitivity 1), no subsampling.
 CLI_ACCOUNT_LAPLACE = ["account", "laplace", "--param", "scale=1", "--compositions", "100",
                        "--delta", "1e-5"]
+#: Laplace noise under Poisson subsampling: 100 uses at rate 0.1 (scale 1, sensitivity 1).
+CLI_ACCOUNT_LAPLACE_SAMPLED = ["account", "laplace", "--param", "scale=1", "--compositions",
+                               "100", "--sampling-rate", "0.1", "--delta", "1e-6"]
 
 
 def _peer_account(argv: list[str]) -> dict:
     """dp-accounting's PLD accountant (bin width 1e-4) on the job of an ``account`` command
     ``argv``: Gaussian (``sigma``, ``compositions``, ``sampling-rate``, ``delta``) or Laplace
-    (``scale``, ``compositions``, ``delta``; no subsampling)."""
+    (``scale``, ``compositions``, ``delta``, and ``sampling-rate`` if given: Poisson
+    subsampling)."""
     opt = dict(zip(argv[2::2], argv[3::2], strict=True))
     value = opt["--param"].split("=")[1]
     if argv[1] == "laplace":
+        event = f"dp_accounting.LaplaceDpEvent({value})"
+        if "--sampling-rate" in opt:
+            event = f"dp_accounting.PoissonSampledDpEvent({opt['--sampling-rate']}, {event})"
         ledger = ("dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)"
-                  f".compose(dp_accounting.LaplaceDpEvent({value}), {opt['--compositions']})")
+                  f".compose({event}, {opt['--compositions']})")
     else:
         ledger = _peer_ledger(value, opt["--sampling-rate"], opt["--compositions"])
     return _task(f"{ledger}.get_epsilon({opt['--delta']})", imports=_DP_ACCOUNTING)
@@ -377,7 +385,7 @@ def targets(skip_peers: bool, repeats: int = 1) -> None:
     for argv in (["--version"], ["--help"]):
         wall, got = _cli(argv, None)
         print(f"dpjax {argv[0]:<9}  proc {wall:6.2f} s  cpu {got['cpu']:6.2f} s  (target <= 0.3 s)")
-    for argv in (CLI_ACCOUNT, CLI_ACCOUNT_DEEP, CLI_ACCOUNT_LAPLACE):
+    for argv in (CLI_ACCOUNT, CLI_ACCOUNT_DEEP, CLI_ACCOUNT_LAPLACE, CLI_ACCOUNT_LAPLACE_SAMPLED):
         kinds = ("cold", "cold_cpu", "warm", "warm_cpu", "peer", "peer_cpu")
         runs: dict[str, list[float]] = {k: [] for k in kinds}
         for _ in range(repeats):

@@ -738,7 +738,7 @@ def compose_table(table, relation: str):
             parts[d].append(pld)
 
     def product(ps):
-        log_mgf = np.asarray(sum(p.log_mgf for p in ps))
+        log_mgf = sum(np.asarray(p.log_mgf, np.float64) for p in ps)  # host: no programs
         return compose(ps, floored_size(window_size(log_mgf, float(ps[0].bin_width)), ceil_pow2))
 
     composed = {d: (product(ps) if len(ps) > 1 else ps[0] if ps else None)

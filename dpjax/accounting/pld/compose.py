@@ -193,8 +193,9 @@ def window_size(log_mgf, bin_width: float, log_tail: float = LOG_WINDOW_TAIL) ->
     Returns:
       The FFT length, a host integer.
     """
-    hi = float(tail_bounds.upper_edge(log_mgf, log_tail))
-    lo = float(tail_bounds.lower_edge(log_mgf, log_tail))
+    # NumPy (the same doubles: subtraction, division and a minimum), no program per process
+    hi = float(tail_bounds.on_host(tail_bounds.upper_edge, log_mgf, log_tail))
+    lo = float(tail_bounds.on_host(tail_bounds.lower_edge, log_mgf, log_tail))
     cap = max_grid_points()
     need = (hi - lo) / bin_width + 3.0
     if not need <= cap:  # also nan / inf
@@ -511,9 +512,19 @@ def compose(plds, size: int | None = None) -> PLD:
             raise ValueError(f"all PLDs must share one bin width, got {sorted(set(widths))}")
     except jax.errors.ConcretizationTypeError:
         pass
+    if size is None:  # the summed moments on the host (the same doubles as in the program)
+        log_mgf = sum(np.asarray(p.log_mgf, np.float64) for p in plds)
+        size = window_size(log_mgf, float(h))
+    return _product(tuple(plds), size)
+
+
+@functools.partial(jax.jit, static_argnames=("size",))
+def _product(plds: tuple, size: int) -> PLD:
+    """:func:`compose`'s FFT product on ``size`` points, one compiled program per number of
+    PLDs, their lengths and ``size`` (JAX's persistent cache keeps it: a warm process
+    traces it once, where ran eagerly it was some forty small programs)."""
+    h = plds[0].bin_width
     log_mgf = sum(p.log_mgf for p in plds)
-    if size is None:
-        size = window_size(np.asarray(log_mgf), float(h))
     c1 = fft_error_constant(size)
     prod = None
     err = 0.0

@@ -114,7 +114,7 @@ def log_lower_tail(log_mgf: ArrayLike, x: ArrayLike, lambdas=None) -> Array:
 
 
 @float64_kernel
-def upper_edge(log_mgf: ArrayLike, log_tail: float, lambdas=None) -> Array:
+def upper_edge(log_mgf: ArrayLike, log_tail: float, lambdas=None, xp=jnp) -> Array:
     r"""Least ``x`` certified by Chernoff to have ``P(S >= x) <= e^{log_tail}``.
 
     .. math:: x = \min_{\lambda > 0} \frac{\log M(\lambda) - \text{log\_tail}}{\lambda}
@@ -125,16 +125,17 @@ def upper_edge(log_mgf: ArrayLike, log_tail: float, lambdas=None) -> Array:
       log_mgf: ``log M(lambda)`` on ``lambdas`` (last axis).
       log_tail: log of the tail mass allowed above ``x``.
       lambdas: the ``lambda`` grid of ``log_mgf`` (default :data:`LAMBDAS`).
+      xp: the array namespace (``jax.numpy``; ``numpy`` through :func:`on_host`).
 
     Returns:
       The edge ``x``.
     """
-    lam, lm = split_by_sign(log_mgf, lambdas, True)
-    return _nan_min((lm - log_tail) / lam)
+    lam, lm = split_by_sign(log_mgf, lambdas, True, xp)
+    return _nan_min((lm - log_tail) / lam, xp=xp)
 
 
 @float64_kernel
-def lower_edge(log_mgf: ArrayLike, log_tail: float, lambdas=None) -> Array:
+def lower_edge(log_mgf: ArrayLike, log_tail: float, lambdas=None, xp=jnp) -> Array:
     r"""Largest ``x`` certified by Chernoff to have ``P(S <= x) <= e^{log_tail}``.
 
     .. math:: x = \max_{\lambda < 0} \frac{\log M(\lambda) - \text{log\_tail}}{\lambda}
@@ -142,14 +143,14 @@ def lower_edge(log_mgf: ArrayLike, log_tail: float, lambdas=None) -> Array:
     A placement (of an FFT window): soundness never depends on it.
 
     Args:
-      log_mgf, lambdas: as in :func:`upper_edge`.
+      log_mgf, lambdas, xp: as in :func:`upper_edge`.
       log_tail: log of the tail mass allowed below ``x``.
 
     Returns:
       The edge ``x``; ``-inf`` when no ``lambda < 0`` is informative.
     """
-    lam, lm = split_by_sign(log_mgf, lambdas, False)
-    return -_nan_min(-(lm - log_tail) / lam)
+    lam, lm = split_by_sign(log_mgf, lambdas, False, xp)
+    return -_nan_min(-(lm - log_tail) / lam, xp=xp)
 
 
 @float64_kernel

@@ -182,3 +182,38 @@ def test_small_noise_plds_share_one_program_and_stay_certified():
         exact = -np.expm1((eps - 1.0 / b) / 2.0)
         assert exact <= got <= exact + 2 * H
     assert core._cache_size() - before <= 1
+
+
+
+def test_concrete_compose_is_one_program_and_its_host_window_is_the_traced_one():
+    """A heterogeneous composition of concrete PLDs (the ledger's product) compiles one
+    program (JAX's compile events), not one per operation, and the window it sizes on the
+    host (NumPy Chernoff edges) is the one JAX's edges give op by op (how it was sized
+    before), to the last bit."""
+    import logging
+
+    from dpjax.accounting.pld import tail_bounds
+    from dpjax.accounting.pld.compose import LOG_WINDOW_TAIL
+
+    h = 2e-3  # a grid no other test composes: the programs are compiled here
+    parts = [from_gaussian(1.5, 1.0, h), from_laplace(2.0, 1.0, h)]
+    compiled = []
+
+    class Compiles(logging.Handler):
+        def emit(self, record):
+            if record.getMessage().startswith("Compiling "):
+                compiled.append(record.getMessage().split()[1])
+
+    handler = Compiles()
+    logging.getLogger("jax").addHandler(handler)
+    try:
+        with jax.log_compiles(True):
+            both = compose(parts)
+    finally:
+        logging.getLogger("jax").removeHandler(handler)
+    assert compiled == ["jit(_product)"], compiled
+    assert 0.0 < float(delta_for_epsilon(both, 1.0)) < 1.0
+    log_mgf = sum(np.asarray(p.log_mgf, np.float64) for p in parts)
+    for edge in (tail_bounds.upper_edge, tail_bounds.lower_edge):
+        host = float(tail_bounds.on_host(edge, log_mgf, LOG_WINDOW_TAIL))
+        assert host == float(edge(log_mgf, LOG_WINDOW_TAIL))  # op by op, as it was sized

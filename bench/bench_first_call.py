@@ -22,7 +22,7 @@ imports, the call), and the same task by the peer a user would pick instead
 ``dpjax --version`` / ``--help`` (no JAX import), the ``dpjax account`` command against
 dp-accounting's fresh process (CPU seconds, empty and warm compile cache; issue 36's command,
 a deeper delta that runs the tilted composition, and 100 uses of Laplace noise, without and
-with Poisson subsampling), ``dpjax.account``
+with Poisson subsampling, and a small event ledger, ``--events``), ``dpjax.account``
 against its engine call in a warm process, the train accountant's ``epsilon`` / ``report``
 at step counts not seen before (seconds and XLA compiles, warm cache), and 1e7 float32
 draws of the Gaussian, Laplace and flipped Huber samplers against ``jax.random``.  The
@@ -250,13 +250,25 @@ CLI_ACCOUNT_LAPLACE = ["account", "laplace", "--param", "scale=1", "--compositio
 #: Laplace noise under Poisson subsampling: 100 uses at rate 0.1 (scale 1, sensitivity 1).
 CLI_ACCOUNT_LAPLACE_SAMPLED = ["account", "laplace", "--param", "scale=1", "--compositions",
                                "100", "--sampling-rate", "0.1", "--delta", "1e-6"]
+#: A small event ledger (``dpjax account --events``, bench/events_small.json): one Laplace
+#: release (noise multiplier 2), then 100 Poisson-subsampled (rate 0.1) Laplace uses
+#: (multiplier 1); :data:`_PEER_EVENTS` composes the same events in dp-accounting.
+CLI_ACCOUNT_EVENTS = ["account", "--events", str(ROOT / "bench" / "events_small.json"),
+                      "--delta", "1e-6"]
+_PEER_EVENTS = (
+    "dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)"
+    ".compose(dp_accounting.LaplaceDpEvent(2.0))"
+    ".compose(dp_accounting.PoissonSampledDpEvent(0.1, dp_accounting.LaplaceDpEvent(1.0)), 100)"
+)
 
 
 def _peer_account(argv: list[str]) -> dict:
     """dp-accounting's PLD accountant (bin width 1e-4) on the job of an ``account`` command
-    ``argv``: Gaussian (``sigma``, ``compositions``, ``sampling-rate``, ``delta``) or Laplace
-    (``scale``, ``compositions``, ``delta``, and ``sampling-rate`` if given: Poisson
-    subsampling)."""
+    ``argv``: the event ledger of :data:`CLI_ACCOUNT_EVENTS`, Gaussian (``sigma``,
+    ``compositions``, ``sampling-rate``, ``delta``) or Laplace (``scale``, ``compositions``,
+    ``delta``, and ``sampling-rate`` if given: Poisson subsampling)."""
+    if argv[1] == "--events":  # the ledger of CLI_ACCOUNT_EVENTS
+        return _task(f"{_PEER_EVENTS}.get_epsilon({argv[-1]})", imports=_DP_ACCOUNTING)
     opt = dict(zip(argv[2::2], argv[3::2], strict=True))
     value = opt["--param"].split("=")[1]
     if argv[1] == "laplace":
@@ -385,7 +397,8 @@ def targets(skip_peers: bool, repeats: int = 1) -> None:
     for argv in (["--version"], ["--help"]):
         wall, got = _cli(argv, None)
         print(f"dpjax {argv[0]:<9}  proc {wall:6.2f} s  cpu {got['cpu']:6.2f} s  (target <= 0.3 s)")
-    for argv in (CLI_ACCOUNT, CLI_ACCOUNT_DEEP, CLI_ACCOUNT_LAPLACE, CLI_ACCOUNT_LAPLACE_SAMPLED):
+    for argv in (CLI_ACCOUNT, CLI_ACCOUNT_DEEP, CLI_ACCOUNT_LAPLACE, CLI_ACCOUNT_LAPLACE_SAMPLED,
+                 CLI_ACCOUNT_EVENTS):
         kinds = ("cold", "cold_cpu", "warm", "warm_cpu", "peer", "peer_cpu")
         runs: dict[str, list[float]] = {k: [] for k in kinds}
         for _ in range(repeats):

@@ -18,15 +18,16 @@ the same numbers (tests/numerics/test_export_cache.py checks bit equality).
 
 Fail safe: the key holds the jax and jaxlib versions, the backend, its platform version
 and device kind, ``XLA_FLAGS`` (the codegen), the x64 flag, the function's module and
-name, the argument shapes/dtypes/weak types, the static arguments and a hash of every
-dpjax source file (an edited checkout never reuses a stale program); any error while
-loading, compiling, writing or calling the cached program falls back to the plain
-:func:`jax.jit` path (a program that cannot be serialized is used in its process and not
-written; an entry that loads but fails when called is deleted, and the next process
-writes it again); tracers (calls inside ``jit``/``vmap``/``grad``), non-array arguments and
-arrays spread over several devices always take the plain path.  The cache is used only
-where dpjax's own compilation cache is in use (not opted out with
-``DPJAX_NO_COMPILATION_CACHE``, no folder configured by the user).
+name, the argument shapes/dtypes/weak types (the array leaves of pytree arguments, such as
+a PLD or a noise family, whose structure and node types, by module and qualified name, are
+part of the key too), the static arguments and a hash of every dpjax source file (an
+edited checkout never reuses a stale program); any error while loading, compiling, writing
+or calling the cached program falls back to the plain :func:`jax.jit` path (a program that
+cannot be serialized is used in its process and not written; an entry that loads but fails
+when called is deleted, and the next process writes it again); tracers (calls inside
+``jit``/``vmap``/``grad``), non-array leaves and arrays spread over several devices always
+take the plain path. The cache is used only where dpjax's own compilation cache is in use
+(not opted out with ``DPJAX_NO_COMPILATION_CACHE``, no folder configured by the user).
 """
 
 from __future__ import annotations
@@ -143,19 +144,20 @@ class _CachedJit:
     def __call__(self, *args, **kwargs):
         folder = export_dir()
         static = {k: kwargs.pop(k) for k in self.static_argnames if k in kwargs}
-        names = tuple(sorted(kwargs))  # array keyword arguments, passed positionally
-        arrays = (*args, *(kwargs[k] for k in names))
+        # the array leaves of the arguments (pytrees, e.g. a PLD or a noise, are flattened;
+        # their structure, node types included, is part of the key), passed positionally
+        arrays, tree = jax.tree.flatten((args, kwargs))
         sig = _signature(arrays) if folder is not None else None
         statics = _static_key(static)
         if sig is None or statics is None:
             return self.jitted(*args, **kwargs, **static)
-        sig = (sig, names, statics)
+        sig = (sig, _tree_key(tree), statics)
         call = self.calls.get(sig, False)
         if call is False:
-            n = len(args)
 
-            def program(*a):
-                return self.fn(*a[:n], **dict(zip(names, a[n:], strict=True)), **static)
+            def program(*leaves):
+                a, kw = jax.tree.unflatten(tree, leaves)
+                return self.fn(*a, **kw, **static)
 
             try:
                 call = self._load_or_compile(folder, sig, program)
@@ -172,6 +174,21 @@ class _CachedJit:
                     with contextlib.suppress(OSError):
                         path.unlink(missing_ok=True)
         return self.jitted(*args, **kwargs, **static)
+
+
+def _tree_key(tree) -> str:
+    """The structure of flattened arguments, each node named by its type's module and
+    qualified name and its auxiliary data (``repr`` of a tree names a namedtuple by its bare
+    class name: two families of one name must not share a program)."""
+    def node(t) -> str:
+        data = t.node_data()
+        if data is None:
+            return "*"
+        kind, aux = data
+        inner = ",".join(node(c) for c in t.children())
+        return f"{kind.__module__}.{kind.__qualname__}[{aux!r}]({inner})"
+
+    return node(tree)
 
 
 def _load(data: bytes):
@@ -225,10 +242,10 @@ def cached_jit(fn, static_argnames=()):
     """``jax.jit(fn, static_argnames=...)`` whose traced program is reused across processes.
 
     Args:
-      fn: a function of array arguments (positional or keyword), and of the static
-        arguments named in ``static_argnames`` (hashable, with a ``repr`` that names them
-        the same way in every process, e.g. a class's method or a named tuple of sizes:
-        they are part of the entry's key).
+      fn: a function of array arguments or pytrees of arrays (positional or keyword), and
+        of the static arguments named in ``static_argnames`` (hashable, with a ``repr``
+        that names them the same way in every process, e.g. a class's method or a named
+        tuple of sizes: they are part of the entry's key).
       static_argnames: names of ``fn``'s static keyword arguments.
 
     Returns:

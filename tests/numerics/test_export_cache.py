@@ -191,3 +191,47 @@ def test_entry_that_does_not_run_is_removed_and_rewritten(folder, monkeypatch):
     assert not entry.exists()
     np.testing.assert_array_equal(_fresh_call(), ref)
     assert entry.exists()
+
+
+def test_pytree_arguments_ledger_programs_loaded_bit_identical(folder, monkeypatch):
+    """The event ledger's programs take pytrees (a noise family, PLDs): their array leaves
+    are the program's arguments and their structure part of the key.  A Laplace release and
+    five Poisson-subsampled Laplace uses (discretisation, self-composition, the FFT product):
+    the same bits as with the cache off, and a fresh process loads every program."""
+    from _helpers import loaded_from_export_cache
+
+    from dpjax.accounting import PLDAccountant
+    from dpjax.accounting import events as ev
+
+    def ledger():
+        acc = PLDAccountant()
+        acc.compose(ev.Laplace(2.0))
+        acc.compose(ev.PoissonSampled(0.2, ev.Laplace(1.0)), 5)
+        return acc.get_epsilon(1e-6), acc.get_delta(1.0)
+
+    monkeypatch.setattr(export_cache, "export_dir", lambda: None)
+    ref = ledger()
+    first, second = loaded_from_export_cache(ledger, folder, monkeypatch, "_product")
+    names = {p.name.split("-")[0] for p in folder.glob("*" + export_cache.SUFFIX)}
+    assert {"discretise_noise", "discretise_subsampled", "self_compose", "_product"} <= names
+    assert first == ref and second == ref and 0.0 < ref[0] < 10.0
+
+
+def test_pytree_node_types_are_part_of_the_key(folder):
+    """Two namedtuple classes of one name and shape (in JAX's ``repr`` of a tree both are
+    ``namedtuple[Scale]``) never share a program."""
+    import collections
+
+    first = collections.namedtuple("Scale", ["value"])
+    second = collections.namedtuple("Scale", ["value"])
+    second.__qualname__ = "Other.Scale"
+
+    def times(s, x):
+        return x * (s.value if isinstance(s, first) else 2.0 * s.value)
+
+    wrapper = export_cache._CachedJit(times)
+    with jax.enable_x64(True):
+        a = float(wrapper(first(np.float64(3.0)), np.float64(1.0)))
+        b = float(export_cache._CachedJit(times)(second(np.float64(3.0)), np.float64(1.0)))
+    assert (a, b) == (3.0, 6.0)
+    assert len(list(folder.glob("*" + export_cache.SUFFIX))) == 2

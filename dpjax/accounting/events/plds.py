@@ -69,6 +69,7 @@ from dpjax.accounting.truncated_laplace import (
 from dpjax.certificate import TINY
 from dpjax.noise.gaussian import Gaussian
 from dpjax.numerics import float64_kernel
+from dpjax.numerics.export_cache import call_cached
 
 DIRECTIONS = {
     "add_remove": ("remove", "add"),
@@ -371,9 +372,16 @@ def _noise_pld(noise, shift: float, h: float, pessimistic: bool, tail: float = T
     (the extra points carry the exact, vanishing, masses): few compiles across events."""
     lower, size = _sized(lambda: noise_grid(noise, shift, h, tail))
     f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
-    pld = discretise_noise(noise, f64(shift), f64(h), lower, floored_size(size), pessimistic,
-                           tail)
+    pld = call_cached(  # a warm process loads its compiled program (export cache)
+        discretise_noise, noise, f64(shift), f64(h), lower, tail=tail,
+        static_argnames=("size", "pessimistic"), size=floored_size(size),
+        pessimistic=pessimistic,
+    )
     return charge_underflow(pld, tail)
+
+
+#: The static arguments of :func:`.pld.subsample.discretise_subsampled`.
+_SUBSAMPLED_STATIC = ("adjacency", "size", "pessimistic")
 
 
 def _subsampled_plds(noise, q, h, pessimistic: bool, directions, tail: float = TAIL) -> dict:
@@ -383,9 +391,10 @@ def _subsampled_plds(noise, q, h, pessimistic: bool, directions, tail: float = T
     f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
     return {
         d: charge_underflow(
-            discretise_subsampled(
-                noise, f64(1.0), f64(q), d, f64(h), grids[d][0], floored_size(grids[d][1]),
-                pessimistic, tail,
+            call_cached(
+                discretise_subsampled, noise, f64(1.0), f64(q), bin_width=f64(h),
+                lower=grids[d][0], tail=tail, static_argnames=_SUBSAMPLED_STATIC, adjacency=d,
+                size=floored_size(grids[d][1]), pessimistic=pessimistic,
             ),
             tail,
         )
@@ -733,8 +742,8 @@ def compose_table(table, relation: str):
     for plds, count in table:
         for d, pld in plds.items():
             if count > 1:  # FFT lengths: powers of two, at least MIN_GRID_POINTS: few compiles
-                pld = self_compose(pld, count,
-                                   floored_size(self_compose_size(pld, count), ceil_pow2))
+                size = floored_size(self_compose_size(pld, count), ceil_pow2)
+                pld = call_cached(self_compose, pld, count, static_argnames=("size",), size=size)
             parts[d].append(pld)
 
     def product(ps):

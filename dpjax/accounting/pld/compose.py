@@ -40,6 +40,7 @@ from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import PLD
 from dpjax.numerics import float64_kernel
 from dpjax.numerics.constants import UNIT_ROUNDOFF as _U
+from dpjax.numerics.export_cache import call_cached
 
 #: log of the tail mass each window edge may leave out (above: added to inf_mass).
 LOG_WINDOW_TAIL = math.log(1e-30)
@@ -515,7 +516,8 @@ def compose(plds, size: int | None = None) -> PLD:
     if size is None:  # the summed moments on the host (the same doubles as in the program)
         log_mgf = sum(np.asarray(p.log_mgf, np.float64) for p in plds)
         size = window_size(log_mgf, float(h))
-    return _product(tuple(plds), size)
+    # a warm process loads its compiled program (export cache); traced PLDs: nested jit
+    return call_cached(_product, tuple(plds), static_argnames=("size",), size=size)
 
 
 @functools.partial(jax.jit, static_argnames=("size",))

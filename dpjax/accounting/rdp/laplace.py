@@ -332,14 +332,20 @@ def _unless_beaten(answer, lower_bound, upper_bound):
     return np.minimum(answer, upper_bound())
 
 
-def _rdp_bound(convert, moments, scale, sampling_rate, compositions, target, sensitivity):
-    """``convert(lambdas, T log A, target)`` on the moments ``moments`` (upper or lower) of
-    ``T`` uses, deferred (a function of no arguments)."""
-    def bound():
-        lam, log_a = moments(scale, sampling_rate, sensitivity)
-        return convert(lam, float(compositions) * log_a, target)
+def _least_with_rdp(answer, convert, args):
+    """:func:`_unless_beaten` of ``answer`` and the RDP bound ``convert(lambdas, T log A,
+    target)``, ``args = (scale, sampling_rate, T, target, sensitivity)``: on the lower
+    moments first, on the certified ones where those do not decide."""
+    scale, sampling_rate, compositions, target, sensitivity = args
 
-    return bound
+    def bound(moments):
+        def at():
+            lam, log_a = moments(scale, sampling_rate, sensitivity)
+            return convert(lam, float(compositions) * log_a, target)
+
+        return at
+
+    return _unless_beaten(answer, bound(laplace_log_moments_lower), bound(laplace_log_moments))
 
 
 @float64_kernel
@@ -373,11 +379,8 @@ def least_with_laplace_rdp_epsilon(
       >>> float(least_with_laplace_rdp_epsilon(4.6622, 1.0, 0.1, 100, 1e-6))  # RDP: 5.0012
       4.6622
     """
-    args = (scale, sampling_rate, compositions, delta, sensitivity)
-    return _unless_beaten(
-        epsilon, _rdp_bound(rdp_epsilon, laplace_log_moments_lower, *args),
-        _rdp_bound(rdp_epsilon, laplace_log_moments, *args),
-    )
+    return _least_with_rdp(
+        epsilon, rdp_epsilon, (scale, sampling_rate, compositions, delta, sensitivity))
 
 
 def _rdp_delta(lam, total, epsilon):
@@ -412,11 +415,8 @@ def least_with_laplace_rdp_delta(
       >>> float(least_with_laplace_rdp_delta(1e-6, 1.0, 0.1, 100, 4.6622))
       1e-06
     """
-    args = (scale, sampling_rate, compositions, epsilon, sensitivity)
-    return _unless_beaten(
-        delta, _rdp_bound(_rdp_delta, laplace_log_moments_lower, *args),
-        _rdp_bound(_rdp_delta, laplace_log_moments, *args),
-    )
+    return _least_with_rdp(
+        delta, _rdp_delta, (scale, sampling_rate, compositions, epsilon, sensitivity))
 
 
 @float64_kernel

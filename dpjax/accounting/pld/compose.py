@@ -523,8 +523,9 @@ def compose(plds, size: int | None = None) -> PLD:
 @functools.partial(jax.jit, static_argnames=("size",))
 def _product(plds: tuple, size: int) -> PLD:
     """:func:`compose`'s FFT product on ``size`` points, one compiled program per number of
-    PLDs, their lengths and ``size`` (JAX's persistent cache keeps it: a warm process
-    traces it once, where ran eagerly it was some forty small programs)."""
+    PLDs, their lengths and ``size`` (called through the export cache, so a warm process
+    loads it compiled; run eagerly it was some forty small programs, each traced in every
+    process)."""
     h = plds[0].bin_width
     log_mgf = sum(p.log_mgf for p in plds)
     c1 = fft_error_constant(size)

@@ -359,8 +359,10 @@ def least_with_laplace_rdp_epsilon(
               \quad\text{if}\quad \epsilon_{RDP}(\underline{\log A}) > \epsilon\,
               (1 + 10^{-9})
 
-    (``epsilon_RDP``, :func:`.subsampled_gaussian.rdp_epsilon`, is increasing in the
-    moments, and :func:`laplace_log_moments_lower` is below :func:`laplace_log_moments`).
+    (``epsilon_RDP``, :func:`.subsampled_gaussian.rdp_epsilon`, the conversion of Canonne,
+    Kamath & Steinke 2020, is increasing in the moments, and
+    :func:`laplace_log_moments_lower` is below :func:`laplace_log_moments`, both of the
+    pairs of Zhu, Dong & Wang 2022, Thm 11).
     With subsampling the certified moments take millions of quadrature panels, the lower
     ones 512 per order; a PLD answer is usually well below the RDP bound, and then the
     lower ones decide.  The same doubles as ``np.minimum(epsilon, laplace_rdp_epsilon(scale,

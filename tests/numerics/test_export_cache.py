@@ -213,7 +213,7 @@ def test_pytree_arguments_ledger_programs_loaded_bit_identical(folder, monkeypat
     ref = ledger()
     first, second = loaded_from_export_cache(ledger, folder, monkeypatch, "_product")
     names = {p.name.split("-")[0] for p in folder.glob("*" + export_cache.SUFFIX)}
-    assert {"discretise_noise", "discretise_subsampled", "self_compose", "_product"} <= names
+    assert {"discretise_noise", "discretise_subsampled_pairs", "self_compose", "_product"} <= names
     assert first == ref and second == ref and 0.0 < ref[0] < 10.0
 
 

@@ -59,7 +59,12 @@ from dpjax.accounting.pld.compose import (
 from dpjax.accounting.pld.discretise import TAIL, discretise_noise, noise_grid
 from dpjax.accounting.pld.profile_pair import from_profile
 from dpjax.accounting.pld.query import delta_for_epsilon
-from dpjax.accounting.pld.subsample import discretise_subsampled, subsampled_grid
+from dpjax.accounting.pld.subsample import (
+    ADJACENCIES,
+    discretise_subsampled,
+    discretise_subsampled_pairs,
+    subsampled_grid,
+)
 from dpjax.accounting.pld.underflow import charge_underflow
 from dpjax.accounting.staircase import replace_one_poisson_atoms
 from dpjax.accounting.truncated_laplace import (
@@ -386,9 +391,23 @@ _SUBSAMPLED_STATIC = ("adjacency", "size", "pessimistic")
 
 def _subsampled_plds(noise, q, h, pessimistic: bool, directions, tail: float = TAIL) -> dict:
     """Poisson-subsampled PLDs per direction (:mod:`.pld.subsample`), grids of
-    :func:`.pld.compose.floored_size`."""
+    :func:`.pld.compose.floored_size`.  Upper bounds (``pessimistic``) of both directions
+    come from one program (:func:`.pld.subsample.discretise_subsampled_pairs`, the same
+    doubles as one program per direction) where their grids have one size (a symmetric
+    noise: the two loss ranges mirror each other); otherwise, and for lower bounds (whose
+    bin edges are placed by comparisons that a last-bit change can flip), one program per
+    direction."""
     grids = _sized_all(lambda: subsampled_grid(noise, 1.0, q, h, tail), directions)
     f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
+    sizes = {floored_size(grids[d][1]) for d in directions}
+    if pessimistic and set(directions) == set(ADJACENCIES) and len(sizes) == 1:
+        pair = call_cached(  # a warm process loads its compiled program (export cache)
+            discretise_subsampled_pairs, noise, f64(1.0), f64(q), bin_width=f64(h),
+            lowers=np.asarray([grids[d][0] for d in ADJACENCIES], np.int64), tail=tail,
+            static_argnames=("size", "pessimistic"), size=sizes.pop(),
+            pessimistic=pessimistic,
+        )
+        return {d: charge_underflow(pld, tail) for d, pld in zip(ADJACENCIES, pair, strict=True)}
     return {
         d: charge_underflow(
             call_cached(

@@ -290,8 +290,10 @@ def adjacency_pairs(noise, sensitivity, sampling_rate, subsampled: bool, tail: f
 
 
 @float64_kernel
-def map_adjacencies(fn, noise, sensitivity, sampling_rate, subsampled: bool, tail=1e-40):
-    """``fn(pair)`` for every pair of :func:`adjacency_pairs`, stacked on a leading axis.
+def map_adjacencies(
+    fn, noise, sensitivity, sampling_rate, subsampled: bool, tail=1e-40, per_adjacency=()
+):
+    """``fn(pair, *args)`` for every pair of :func:`adjacency_pairs`, stacked on a leading axis.
 
     Subsampled, the two adjacencies are one traced program: ``fn`` is vmapped over the
     pair of :func:`subsampled_pair` with a traced adjacency flag (remove, then add, the
@@ -299,14 +301,68 @@ def map_adjacencies(fn, noise, sensitivity, sampling_rate, subsampled: bool, tai
     composition, a query) is compiled once, not once per adjacency.
 
     Args:
-      fn: ``MonotonePair -> pytree of arrays`` (traceable).
+      fn: ``(MonotonePair, *args) -> pytree of arrays`` (traceable).
       noise, sensitivity, sampling_rate, subsampled, tail: as in :func:`adjacency_pairs`.
+      per_adjacency: arrays with a leading axis of one entry per pair (in the order of
+        :data:`ADJACENCIES` when subsampled), handed to ``fn`` entry by entry (default
+        none).
 
     Returns:
       ``fn``'s pytree with a leading axis of length 1 (not subsampled) or 2.
     """
     base = noise_pair(noise, sensitivity, tail)
+    per_adjacency = tuple(jnp.asarray(a) for a in per_adjacency)
     if not subsampled:
-        return jax.tree.map(lambda v: jnp.expand_dims(v, 0), fn(base))
+        got = fn(base, *(a[0] for a in per_adjacency))
+        return jax.tree.map(lambda v: jnp.expand_dims(v, 0), got)
     remove = jnp.asarray([adj == "remove" for adj in ADJACENCIES])
-    return jax.vmap(lambda r: fn(subsampled_pair(base, sampling_rate, r)))(remove)
+    return jax.vmap(lambda r, *a: fn(subsampled_pair(base, sampling_rate, r), *a))(
+        remove, *per_adjacency)
+
+
+@functools.partial(jax.jit, static_argnames=("size", "pessimistic"))
+@float64_kernel
+def discretise_subsampled_pairs(
+    noise, sensitivity, sampling_rate, bin_width, lowers, size: int, pessimistic: bool = True,
+    tail=TAIL,
+) -> tuple[PLD, ...]:
+    r""":func:`discretise_subsampled` of both adjacencies in one program (jitted; ``size``
+    static): the remove and add PLDs of one Poisson-subsampled use, each on its own grid
+    ``l_i = (lowers[j] + i) h`` of ``size`` points.
+
+    .. math:: L_{\text{remove}} = \log(1 - q + q e^{L_0}),\qquad
+              L_{\text{add}} = -\log(1 - q + q e^{-L_0})
+
+    (Zhu, Dong & Wang 2022, Thm 11), discretised by connect-the-dots (Doroshenko et al.
+    2022).  The two adjacencies are vmapped over a traced flag (:func:`map_adjacencies`):
+    an event ledger that needs both compiles one discretisation, not two.  Each PLD is the
+    one :func:`discretise_subsampled` gives for its adjacency (``tests/accounting/pld/
+    test_subsample.py`` compares them).
+
+    Args:
+      noise, sensitivity, sampling_rate: as in :func:`subsampled_noise_pair`.
+      bin_width: grid spacing ``h > 0``.
+      lowers: integer index of each grid's first point, in the order of
+        :data:`ADJACENCIES` (remove, add).
+      size: number of grid points of both grids (static).
+      pessimistic: round loss mass up (an upper bound) or down (static).
+      tail: the base pair's cut tail (traced).
+
+    Returns:
+      ``(remove PLD, add PLD)``.
+
+    Example:
+      >>> import jax; jax.config.update("jax_enable_x64", True)
+      >>> from dpjax.noise import Laplace
+      >>> grids = subsampled_grid(Laplace(1.0), 1.0, 0.1, 1e-3)
+      >>> size = max(s for _, s in grids.values())
+      >>> remove, add = discretise_subsampled_pairs(
+      ...     Laplace(1.0), 1.0, 0.1, 1e-3, [grids[a][0] for a in ADJACENCIES], size)
+      >>> remove.pmf.shape == add.pmf.shape == (size,)
+      True
+    """
+    stacked = map_adjacencies(
+        lambda pair, lower: discretise_pair(pair, bin_width, lower, size, pessimistic),
+        noise, sensitivity, sampling_rate, True, tail, per_adjacency=(lowers,),
+    )
+    return tuple(jax.tree.map(lambda v, i=i: v[i], stacked) for i in range(len(ADJACENCIES)))

@@ -165,3 +165,32 @@ def test_small_events_share_one_ledger_grid():
         log_exact = float(log_delta_flipped_huber(0.5, g, 2.0 * g, 1.0))
         assert log_exact - ERROR * (1 + abs(log_exact)) <= math.log(got) <= log_exact + 1e-2
     assert core._cache_size() - before <= 1
+
+
+def test_subsampled_leaf_discretises_both_directions_in_one_program():
+    """A Poisson-subsampled leaf under add/remove: both directions' upper-bound PLDs come
+    from one compiled discretisation (:func:`.pld.subsample.discretise_subsampled_pairs`),
+    none from the per-direction program; the ledger's answers are those of the
+    per-direction PLDs (composed and queried directly)."""
+    from dpjax.accounting.pld import epsilon_for_delta, self_compose
+    from dpjax.accounting.pld.compose import self_compose_size
+    from dpjax.accounting.pld.subsample import (
+        discretise_subsampled,
+        discretise_subsampled_pairs,
+        from_subsampled_noise,
+    )
+    from dpjax.noise.gaussian import Gaussian
+
+    single = inspect.unwrap(discretise_subsampled, stop=lambda f: hasattr(f, "_cache_size"))
+    pairs = inspect.unwrap(discretise_subsampled_pairs, stop=lambda f: hasattr(f, "_cache_size"))
+    before = single._cache_size(), pairs._cache_size()
+    acc = PLDAccountant(bin_width=2e-3).compose(ev.PoissonSampled(0.07, ev.Gaussian(1.3)), 1)
+    plds = acc._plds()
+    assert single._cache_size() == before[0] and pairs._cache_size() - before[1] <= 1
+    ref = from_subsampled_noise(Gaussian(1.3), 1.0, 0.07, 2e-3)
+    for d in ("remove", "add"):
+        # the ledger's grid is floored (compose.floored_size): the same law on more points
+        got = float(epsilon_for_delta(plds[d], 1e-5))
+        want = float(epsilon_for_delta(self_compose(ref[d], 1, self_compose_size(ref[d], 1)),
+                                       1e-5))
+        assert abs(got - want) <= 2e-3, (d, got, want)

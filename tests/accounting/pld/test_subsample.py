@@ -129,3 +129,36 @@ def test_facade_calibrate_dpsgd(coarse_engine):
         tol=1e-6,
     )
     assert sigma == pytest.approx(ref, rel=5e-4)
+
+
+@pytest.mark.parametrize("noise, q", [(Gaussian(1.0), 0.05), ("laplace", 0.1)])
+def test_both_adjacencies_in_one_program_are_the_per_adjacency_plds(noise, q):
+    """:func:`.subsample.discretise_subsampled_pairs` (both adjacencies vmapped over a
+    traced flag, each on its own grid) gives each adjacency's upper-bound PLD of
+    :func:`.subsample.discretise_subsampled` (the adjacency static) to the last bit."""
+    import dataclasses
+
+    import jax.numpy as jnp
+
+    from dpjax.accounting.pld.subsample import (
+        ADJACENCIES,
+        discretise_subsampled,
+        discretise_subsampled_pairs,
+        subsampled_grid,
+    )
+    from dpjax.noise.laplace import Laplace
+
+    noise = Laplace(1.0) if noise == "laplace" else noise
+    h = 2e-3
+    grids = subsampled_grid(noise, 1.0, q, h)
+    lowers = np.asarray([grids[a][0] for a in ADJACENCIES], np.int64)
+    assert lowers[0] != lowers[1]  # each adjacency on its own grid
+    size = max(s for _, s in grids.values())
+    pair = discretise_subsampled_pairs(noise, 1.0, q, h, lowers, size)
+    for adj, lower, got in zip(ADJACENCIES, lowers, pair, strict=True):
+        ref = discretise_subsampled(noise, jnp.float64(1.0), jnp.float64(q), adj,
+                                    jnp.float64(h), int(lower), size)
+        for field in dataclasses.fields(ref):
+            np.testing.assert_array_equal(
+                np.asarray(getattr(got, field.name)), np.asarray(getattr(ref, field.name)),
+                err_msg=f"{adj}: {field.name}")

@@ -210,9 +210,12 @@ def padded(minimum: int = 1) -> Callable:
 def map_leading(fn: Callable, *stacked):
     """``fn`` of each entry along the leading axis of the pytrees ``stacked``, stacked again.
 
-    :func:`jax.vmap` over that axis, or, when it has length 1, one direct call whose
-    outputs gain the axis: the same program without a batching trace, which roughly halves
-    the time to trace it (a scalar use, one adjacency, one query of a compiled kernel).
+    A loop over that axis (:func:`jax.lax.map`), or, when it has length 1, one direct call
+    whose outputs gain the axis.  Either way ``fn`` is traced once, on one entry, without a
+    batching trace: its callers map grid-sized work (a composition, a query of a PLD, one
+    use's moments) over few entries (two adjacencies, a handful of targets), where a batch
+    runs no faster than a loop and :func:`jax.vmap` would roughly double the time to trace
+    and lower the program (every jitted helper inside ``fn`` batched anew).
 
     Args:
       fn: ``(*entries) -> pytree of arrays`` (traceable).
@@ -230,7 +233,7 @@ def map_leading(fn: Callable, *stacked):
     """
     if jax.tree.leaves(stacked)[0].shape[0] == 1:
         return jax.tree.map(lambda v: v[None], fn(*jax.tree.map(lambda v: v[0], stacked)))
-    return jax.vmap(fn)(*stacked)
+    return jax.lax.map(lambda entry: fn(*entry), stacked)
 
 
 def shard(*arrays, use_devices: bool = True) -> tuple[list, int]:

@@ -95,15 +95,35 @@ def test_host_entry_points_compile_once_up_to_a_small_batch(
 
 
 def test_map_leading_is_vmap_on_any_leading_length():
-    """One entry takes the direct call, several the vmap: both give ``jax.vmap``'s pytree."""
+    """One entry takes the direct call, several a loop: both give ``jax.vmap``'s pytree."""
 
     def fn(a, pair):
         return {"sum": a + pair[0], "prod": a * pair[1]}
 
-    for n in (1, 3):
+    for n in (1, 2, 3):
         a = jnp.arange(2.0 * n).reshape(n, 2)
         pair = (jnp.full((n, 2), 2.0), jnp.arange(float(n))[:, None] + jnp.ones((n, 2)))
         got, want = map_leading(fn, a, pair), jax.vmap(fn)(a, pair)
         assert jax.tree.structure(got) == jax.tree.structure(want)
         for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want), strict=True):
             assert g.shape == w.shape and np.array_equal(g, w)
+
+
+def test_map_leading_traces_its_body_once_and_unbatched():
+    """Several entries are a loop whose body is ``fn`` on one entry: traced once, with no
+    batching trace (a jitted helper inside is not batched: one ``jit`` in the loop body,
+    of the unbatched shape)."""
+    seen = []
+    helper = jax.jit(lambda v: jnp.cumsum(v) * 2.0)
+
+    def fn(v):
+        seen.append(v.shape)
+        return helper(v)
+
+    x = jnp.arange(12.0).reshape(3, 4)
+    jaxpr = jax.make_jaxpr(lambda x: map_leading(fn, x))(x)
+    assert seen == [(4,)]
+    (loop,) = [e for e in jaxpr.jaxpr.eqns if e.primitive.name == "scan"]
+    inner = [e for e in loop.params["jaxpr"].jaxpr.eqns if e.primitive.name in ("jit", "pjit")]
+    assert [e.outvars[0].aval.shape for e in inner] == [(4,)]
+    assert np.array_equal(map_leading(fn, x), jax.vmap(helper)(x))

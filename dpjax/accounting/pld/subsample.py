@@ -25,6 +25,7 @@ import math
 import jax
 import jax.numpy as jnp
 
+from dpjax._batching import map_leading
 from dpjax.accounting.pld._pld import PLD
 from dpjax.accounting.pld.discretise import TAIL, MonotonePair, discretise_pair, noise_pair
 from dpjax.numerics import float64_kernel, logaddexp
@@ -61,7 +62,7 @@ def subsampled_pair(base: MonotonePair, sampling_rate, adjacency) -> MonotonePai
       adjacency: ``"remove"`` or ``"add"`` (static: only that adjacency's formulas are
         traced; anything else raises ``ValueError``), or a traced boolean, ``True`` for
         remove (both formulas are traced and selected elementwise, so that one program
-        vmapped over the two adjacencies serves both: :func:`stacked_adjacencies`).
+        mapped over the two adjacencies serves both: :func:`map_adjacencies`).
 
     Returns:
       The subsampled :class:`~dpjax.accounting.pld.discretise.MonotonePair`.
@@ -295,10 +296,11 @@ def map_adjacencies(
 ):
     """``fn(pair, *args)`` for every pair of :func:`adjacency_pairs`, stacked on a leading axis.
 
-    Subsampled, the two adjacencies are one traced program: ``fn`` is vmapped over the
-    pair of :func:`subsampled_pair` with a traced adjacency flag (remove, then add, the
-    order of :data:`ADJACENCIES`), so that what ``fn`` builds (a discretisation, a
-    composition, a query) is compiled once, not once per adjacency.
+    Subsampled, the two adjacencies are one traced program: ``fn`` is mapped (a loop,
+    :func:`~dpjax._batching.map_leading`) over the pair of :func:`subsampled_pair` with a
+    traced adjacency flag (remove, then add, the order of :data:`ADJACENCIES`), so that
+    what ``fn`` builds (a discretisation, a composition, a query) is traced and compiled
+    once, not once per adjacency.
 
     Args:
       fn: ``(MonotonePair, *args) -> pytree of arrays`` (traceable).
@@ -316,8 +318,9 @@ def map_adjacencies(
         got = fn(base, *(a[0] for a in per_adjacency))
         return jax.tree.map(lambda v: jnp.expand_dims(v, 0), got)
     remove = jnp.asarray([adj == "remove" for adj in ADJACENCIES])
-    return jax.vmap(lambda r, *a: fn(subsampled_pair(base, sampling_rate, r), *a))(
-        remove, *per_adjacency)
+    return map_leading(
+        lambda r, *a: fn(subsampled_pair(base, sampling_rate, r), *a), remove, *per_adjacency
+    )
 
 
 @functools.partial(jax.jit, static_argnames=("size", "pessimistic"))
@@ -334,7 +337,7 @@ def discretise_subsampled_pairs(
               L_{\text{add}} = -\log(1 - q + q e^{-L_0})
 
     (Zhu, Dong & Wang 2022, Thm 11), discretised by connect-the-dots (Doroshenko et al.
-    2022).  The two adjacencies are vmapped over a traced flag (:func:`map_adjacencies`):
+    2022).  The two adjacencies are mapped over a traced flag (:func:`map_adjacencies`):
     an event ledger that needs both compiles one discretisation, not two.  Each PLD is the
     one :func:`discretise_subsampled` gives for its adjacency (``tests/accounting/pld/
     test_subsample.py`` compares them).

@@ -133,7 +133,7 @@ def test_facade_calibrate_dpsgd(coarse_engine):
 
 @pytest.mark.parametrize("noise, q", [(Gaussian(1.0), 0.05), ("laplace", 0.1)])
 def test_both_adjacencies_in_one_program_are_the_per_adjacency_plds(noise, q):
-    """:func:`.subsample.discretise_subsampled_pairs` (both adjacencies vmapped over a
+    """:func:`.subsample.discretise_subsampled_pairs` (both adjacencies mapped over a
     traced flag, each on its own grid) gives each adjacency's upper-bound PLD of
     :func:`.subsample.discretise_subsampled` (the adjacency static) to the last bit."""
     import dataclasses

@@ -518,9 +518,9 @@ def least_over_tilts(
     Returns:
       The combined answer per entry, shape of ``x``.
     """
-    lams = jax.vmap(lambda xi: tilts(log_mgf, xi, by_delta))(x)
+    lams = map_leading(lambda xi: tilts(log_mgf, xi, by_delta), x)
     xs = jnp.broadcast_to(x[:, None], lams.shape)
-    got = jax.vmap(answer)(xs.ravel(), lams.ravel()).reshape(lams.shape)
+    got = map_leading(answer, xs.ravel(), lams.ravel()).reshape(lams.shape)
     return combine(got, axis=1)
 
 

@@ -379,16 +379,21 @@ class PLDAccountant:
         with jax.enable_x64(True):
             return ledger_tilted.log_chernoff(self._table(), self.relation, eps)
 
-    def _tilted(self, x: float, by_delta: bool, log_level: float) -> float:
+    def _tilted(
+        self, x: float, by_delta: bool, log_level: float, either_kind: bool = False
+    ) -> float:
         """:func:`~.events.tilted.tilted_answer` of the ledger (``nan``: the plain answer
         stands), its leaf tails sized for ``delta ~ e^{log_level}``; ``nan`` also where a leaf's
         loss cannot be put on a grid at that level (:meth:`_table` is ``None``: the plain
-        answer stands, certified)."""
+        answer stands, certified).  ``either_kind``: the program both query kinds share (an
+        epsilon and its certificate's re-check)."""
         table = self._table(log_level=log_level)
         if table is None:
             return math.nan
         with jax.enable_x64(True):
-            return ledger_tilted.tilted_answer(table, self.relation, x, by_delta, log_level)
+            return ledger_tilted.tilted_answer(
+                table, self.relation, x, by_delta, log_level, either_kind
+            )
 
     def _pld_epsilon(self, delta: float) -> float:
         """Least certified ``epsilon`` with ``delta(epsilon) <= delta`` from the PLDs and the cap.
@@ -423,12 +428,12 @@ class PLDAccountant:
             return max(float(delta_for_epsilon(p, float(e))) for p in live)
 
         if dlt < TILT_BELOW:
-            tilted = self._tilted(dlt, True, math.log(dlt))
+            tilted = self._tilted(dlt, True, math.log(dlt), either_kind=True)
             if tilted < min(eps, capped):
                 # re-checked by the profile a caller gets: the plain one, or the tilted
                 # composition at the same window (its own tilts at that epsilon)
                 def both(e):
-                    at = self._tilted(float(e), False, math.log(dlt))
+                    at = self._tilted(float(e), False, math.log(dlt), either_kind=True)
                     return min(profile(e), math.exp(at) if not math.isnan(at) else 1.0)
 
                 try:

@@ -61,7 +61,9 @@ def log_chernoff(table, relation: str, epsilon: float) -> float:
 
 
 @float64_kernel
-def tilted_answer(table, relation: str, x: float, by_delta: bool, log_level: float) -> float:
+def tilted_answer(
+    table, relation: str, x: float, by_delta: bool, log_level: float, either_kind: bool = False
+) -> float:
     """The worse direction's answer of the tilted heterogeneous composition.
 
     ``epsilon`` at ``delta = x`` (``by_delta``) or ``log delta`` at ``epsilon = x``, the
@@ -74,6 +76,8 @@ def tilted_answer(table, relation: str, x: float, by_delta: bool, log_level: flo
       x: the ``delta`` or the ``epsilon`` queried.
       by_delta: which one ``x`` is.
       log_level: ``log`` of the delta level the window resolves.
+      either_kind: run the program both query kinds share (an epsilon and its
+        certificate's re-check), as in ``tilted_product_answer``.
 
     Returns:
       The answer, or ``nan`` where the tilted path cannot run (the plain answer stands).
@@ -82,7 +86,7 @@ def tilted_answer(table, relation: str, x: float, by_delta: bool, log_level: flo
     for d in DIRECTIONS[relation]:
         ps, counts = _parts(table, d)
         if ps:
-            got = tilted_product_answer(ps, counts, [x], by_delta, log_level)
+            got = tilted_product_answer(ps, counts, [x], by_delta, log_level, either_kind)
             answers.append(float(got[0]))
     if not answers or any(math.isnan(a) for a in answers):
         return math.nan

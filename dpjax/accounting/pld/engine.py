@@ -522,7 +522,10 @@ def _tilted(
     :data:`TILT_BELOW`, or where the plain grid's round-off decides the answer (``floored``,
     :func:`_roundoff_decides`); the minimum of two certified answers is certified.  Each
     entry's sizes depend on that entry alone (its target, or its level), so an entry's
-    answer does not depend on the batch it came in."""
+    answer does not depend on the batch it came in.  An epsilon query and the ``log delta``
+    re-check of its certificate (the query asked with ``levels``, :func:`_evaluate_once`)
+    run one compiled program per sizes (``either_kind``); a profile compiles only its own
+    kind."""
     flat = np.asarray(x, np.float64).ravel()
     res = np.asarray(out, np.float64).ravel().copy()
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -537,13 +540,14 @@ def _tilted(
     if by_delta:
         sel &= np.isfinite(flat) & (flat > 0)
     q = float(sampling_rate) if sampling_rate is not None else None
+    either_kind = by_delta or levels is not None  # an epsilon, or its certificate's re-check
 
     def run(idx, levels):
         for sizes, grp in tilted_groups(noise_fn, args, q, bin_width, idx, levels).items():
             got = run_padded(
                 tilted_kernel, args, flat[grp], np.asarray(levels, np.float64)[grp],
                 noise_fn=noise_fn, bin_width=bin_width, sizes=sizes, subsampled=q is not None,
-                by_delta=by_delta,
+                by_delta=by_delta, either_kind=either_kind,
             )
             res[grp] = np.minimum(res[grp], np.where(np.isnan(got), res[grp], got))
 

@@ -76,6 +76,43 @@ def test_a_certificate_recheck_composes_once_at_the_epsilon_querys_level(monkeyp
         assert float(gaussian_delta(eps, SIGMA, 1.0, K)) <= 1e-30
 
 
+def test_an_epsilon_and_its_recheck_run_one_tilted_program_a_profile_its_own(monkeypatch):
+    """The tilted answers of an epsilon query and of its certificate's re-check (a ``log
+    delta`` query at the epsilon) are one program, the query kind a traced flag
+    (``by_delta=None``); a profile asked on its own compiles only the ``log delta`` kind.
+    The shared program's re-check gives the bits of the profile's own program, and the
+    epsilon the bits of an epsilon-only program."""
+    kinds = []
+    real = tilted.call_cached
+
+    def counted(fn, *args, **kwargs):
+        if fn is tilted._tilted_answers:
+            kinds.append(kwargs["by_delta"])
+        return real(fn, *args, **kwargs)
+
+    monkeypatch.setattr(tilted, "call_cached", counted)
+    engine._ANSWERS.clear()
+    eps = engine.epsilon(_gaussian, SIGMA, 0.0, 1.0, 1e-30, compositions=K, bin_width=H)
+    assert kinds == [None, None]
+    engine._ANSWERS.clear()
+    kinds.clear()
+    engine.profile(_gaussian, SIGMA, 0.0, 1.0, eps, compositions=K, bin_width=H)
+    assert kinds == [False]
+    # the same entry through both programs, each kind: the same doubles
+    args = engine.scalar_args(SIGMA, 0.0, 1.0, None, K)
+    sizes = pld_plan.tilted_sizes(_gaussian, SIGMA, 0.0, 1.0, None, K, H, math.log(1e-30))
+    for by_delta, x in ((True, 1e-30), (False, float(eps))):
+        got = [
+            np.asarray(tilted.tilted_kernel(
+                *args, np.array([x]), np.array([math.log(1e-30)]), noise_fn=_gaussian,
+                bin_width=H, sizes=sizes, subsampled=False, by_delta=by_delta,
+                either_kind=either,
+            ))
+            for either in (False, True)
+        ]
+        np.testing.assert_array_equal(got[0], got[1])
+
+
 def test_a_query_and_its_recheck_compose_each_pld_once(monkeypatch):
     """The re-check of an epsilon query below ``TILT_BELOW`` reads the query's compositions
     (the plain grid's, the tilted pairs'; :func:`engine.composed_fields`) instead of

@@ -113,7 +113,7 @@ def tilted_product(parts, counts, size: int, lam) -> Tilted:
 
 @functools.partial(jax.jit, static_argnames=("size", "by_delta"))
 @float64_kernel
-def tilted_product_kernel(parts, counts, x, *, size: int, by_delta: bool) -> Array:
+def tilted_product_kernel(parts, counts, x, kind=None, *, size: int, by_delta) -> Array:
     r"""Certified answers of the tilted heterogeneous composition, each query its own tilts.
 
     .. math:: a_i = \min_{\lambda \in \Lambda^*(x_i)} \text{answer}\big(\text{tilted\_product}
@@ -124,12 +124,17 @@ def tilted_product_kernel(parts, counts, x, *, size: int, by_delta: bool) -> Arr
     Args:
       parts, counts: as in :func:`tilted_product`.
       x: 1-D array of targets ``delta`` (``by_delta``) or of ``epsilon``.
+      kind: where ``by_delta`` is ``None``, the query kind as a traced boolean: one
+        program for both kinds (an epsilon and its certificate's ``log delta`` re-check).
       size: FFT length (static).
-      by_delta: ``x`` holds deltas (answer ``epsilon``) or epsilons (answer ``log delta``).
+      by_delta: ``x`` holds deltas (answer ``epsilon``) or epsilons (answer ``log delta``);
+        ``None``: ``kind`` says which.
 
     Returns:
       Certified ``epsilon`` or ``log delta``, shape of ``x``.
     """
+    if by_delta is None:
+        by_delta = kind
     pairs = zip(parts, counts, strict=True)
     log_mgf = sum(jnp.asarray(k, jnp.float64) * p.log_mgf for p, k in pairs)
 
@@ -169,7 +174,9 @@ def product_size(parts: list[PLD], counts, log_level: float) -> int | None:
 
 
 @float64_kernel
-def tilted_product_answer(parts, counts, x, by_delta: bool, log_level: float) -> np.ndarray:
+def tilted_product_answer(
+    parts, counts, x, by_delta: bool, log_level: float, either_kind: bool = False
+) -> np.ndarray:
     """Host driver of :func:`tilted_product_kernel`: ``nan`` where it cannot run.
 
     Args:
@@ -178,6 +185,9 @@ def tilted_product_answer(parts, counts, x, by_delta: bool, log_level: float) ->
       x: 1-D targets (deltas if ``by_delta``, else epsilons).
       by_delta: which query ``x`` holds.
       log_level: ``log`` of the least ``delta`` to resolve (sizes the window).
+      either_kind: run the program both query kinds share (the kind a traced flag: an
+        epsilon and its certificate's re-check compile one program); default ``False``,
+        the kind's own program.
 
     Returns:
       Certified ``epsilon`` or ``log delta`` (``nan``: no tilted answer; use the plain one).
@@ -190,8 +200,9 @@ def tilted_product_answer(parts, counts, x, by_delta: bool, log_level: float) ->
         tuple(parts),
         jnp.asarray(np.asarray(counts, np.float64)),
         jnp.asarray(x),
+        jnp.asarray(by_delta) if either_kind else None,
         size=size,
-        by_delta=by_delta,
+        by_delta=None if either_kind else by_delta,
     )
     return np.asarray(got, np.float64)
 

@@ -285,6 +285,23 @@ def tilted_epsilon_for_delta(t: Tilted, delta) -> Array:
 OFFSETS = {True: (0, -1), False: (0, -1)}
 
 
+def _static_kind(by_delta) -> bool:
+    """Whether a query kind ``by_delta`` is static (a Python or NumPy ``bool``), not a
+    traced boolean: a traced kind compiles both kinds' placement, tilts and query into one
+    program and selects the kind's (:func:`saddle_lambdas`, :func:`placed_pair`,
+    :func:`query`), so that an epsilon query and its certificate's ``log delta`` re-check
+    share the program's tilted compositions."""
+    return isinstance(by_delta, (bool, np.bool_))
+
+
+def _of_kind(fn, by_delta):
+    """``fn(by_delta)`` for a static kind; for a traced one both kinds' pytrees, selected
+    elementwise (a cheap placement computed twice)."""
+    if _static_kind(by_delta):
+        return fn(bool(by_delta))
+    return jax.tree.map(lambda u, v: jnp.where(by_delta, u, v), fn(True), fn(False))
+
+
 def saddle_lambdas(log_mgf, x, by_delta: bool, offsets=None):
     r"""The Chernoff minimiser on :data:`.LAMBDAS` (``lambda > 0``) and its neighbours
     (:data:`OFFSETS`, or ``offsets``): the tilts of a query.
@@ -299,13 +316,16 @@ def saddle_lambdas(log_mgf, x, by_delta: bool, offsets=None):
     Args:
       log_mgf: the composed ``log M_K`` on :data:`.LAMBDAS`.
       x: a ``delta`` (``by_delta``) or an ``epsilon`` (scalar).
-      by_delta: which query ``x`` is.
+      by_delta: which query ``x`` is (static; or a traced boolean: both kinds computed,
+        the kind's selected).
       offsets: steps on :data:`.LAMBDAS` from the minimiser (default
         ``OFFSETS[by_delta]``).
 
     Returns:
       ``(len(offsets),)`` tilts ``lambda > 0`` (traced).
     """
+    if not _static_kind(by_delta):
+        return _of_kind(lambda kind: saddle_lambdas(log_mgf, x, kind, offsets), by_delta)
     lam, lm = tail_bounds.split_by_sign(log_mgf, None, True)
     log_c, _ = tail_bounds.log_c_terms(lam)
     if by_delta:
@@ -319,8 +339,6 @@ def saddle_lambdas(log_mgf, x, by_delta: bool, offsets=None):
     idx = jnp.clip(idx, first, len(LAMBDAS) - 1)
     return jnp.asarray(LAMBDAS)[idx]
 
-
-_STATIC = ("fft", "by_delta")
 
 #: Share of a query's ``delta`` that :func:`cut_top` may send to ``+infinity`` over all
 #: ``K`` uses, and the least improvement of the Chernoff answer (a factor) for which a
@@ -388,11 +406,14 @@ def placed_pair(pld: PLD, k, x, log_level, by_delta: bool) -> PLD:
       x: the query's ``delta`` (``by_delta``) or ``epsilon``.
       log_level: ``log`` of the ``delta`` the query resolves (its target, or the level
         the engine sized the composition for).
-      by_delta: which query ``x`` is.
+      by_delta: which query ``x`` is (static; or a traced boolean: both kinds computed,
+        the kind's selected).
 
     Returns:
       The :class:`PLD` to tilt.
     """
+    if not _static_kind(by_delta):
+        return _of_kind(lambda kind: placed_pair(pld, k, x, log_level, kind), by_delta)
     budget = CUT_SHARE * jnp.exp(log_level) / k
     cut, moved = cut_top(pld, budget)
     spent = k * moved
@@ -416,7 +437,7 @@ def placed_pair(pld: PLD, k, x, log_level, by_delta: bool) -> PLD:
 @float64_kernel
 def tilted_kernel(
     scale, shape, sensitivity, sampling_rate, compositions, x, log_levels=None, *, noise_fn,
-    bin_width, sizes, subsampled, by_delta,
+    bin_width, sizes, subsampled, by_delta, either_kind=False,
 ):
     r"""Tilted engine answer after ``K`` uses: the worse adjacency, each query its own tilt.
 
@@ -431,7 +452,8 @@ def tilted_kernel(
     composition and the sizes' tail level ``sizes.tail`` passed as data,
     :func:`.plan.traced_tail`: one program per family and grid length, shared by the
     ``delta`` and ``epsilon`` queries), then :func:`_tilted_answers`, which sees arrays
-    only (one program per grid and FFT length and query kind, shared by every family).
+    only (one program per grid and FFT length, shared by every family; with
+    ``either_kind``, also by both query kinds).
 
     Args:
       scale, shape, sensitivity, sampling_rate, compositions: as in
@@ -442,6 +464,10 @@ def tilted_kernel(
       noise_fn, bin_width, subsampled: as in :data:`.engine.log_delta_kernel`.
       sizes: the static :class:`.plan.Sizes` (:func:`.plan.tilted_sizes`).
       by_delta: ``x`` holds deltas (answer epsilon) or epsilons (answer ``log delta``).
+      either_kind: the query kind travels as a traced flag, so that both kinds run one
+        compiled program (the engine's host path: an epsilon and the certificate's re-check
+        of it, a ``log delta`` query); default ``False``, the kind static (a kernel traced
+        into a larger program, e.g. a calibration, compiles only its own kind).
 
     Returns:
       Certified ``epsilon`` or ``log delta``, shape of ``x``.
@@ -456,22 +482,28 @@ def tilted_kernel(
         scale, shape, sensitivity, sampling_rate, compositions, noise_fn=noise_fn,
         bin_width=bin_width, sizes=sizes._replace(fft=0), subsampled=subsampled,
     )
+    kind = (jnp.asarray(by_delta),) if either_kind else ()
     return call_cached(
         _tilted_answers, *fields, jnp.asarray(compositions, jnp.float64), x,
-        jnp.asarray(log_levels, jnp.float64), static_argnames=_STATIC, fft=sizes.fft,
-        by_delta=by_delta,
+        jnp.asarray(log_levels, jnp.float64), *kind, static_argnames=("fft", "by_delta"),
+        fft=sizes.fft, by_delta=None if either_kind else by_delta,
     )
 
 
-@functools.partial(jax.jit, static_argnames=_STATIC)
+@functools.partial(jax.jit, static_argnames=("fft", "by_delta"))
 @float64_kernel
 def _tilted_answers(*arrays, fft, by_delta):
     """:func:`tilted_kernel`'s answers from its one-use pairs: ``arrays`` are the pairs'
     fields (:data:`.engine._PLD_FIELDS`, a leading adjacency axis), then ``K``, ``x`` and
-    ``log_levels``; ``fft`` the static FFT length; the worse adjacency's answer."""
+    ``log_levels``; ``fft`` the static FFT length; the worse adjacency's answer.
+    ``by_delta`` is the query kind, or ``None``: then the kind is a traced boolean, the last
+    of ``arrays``, so that the tilted compositions, most of the program, are
+    compiled once for both kinds."""
     # cycle: dpjax.accounting.pld.tilted.fold <-> dpjax.accounting.pld.engine
     from dpjax.accounting.pld.engine import _pld_of_fields
 
+    if by_delta is None:
+        *arrays, by_delta = arrays
     *fields, k, x, log_levels = arrays
     plds = _pld_of_fields(fields)
 
@@ -490,9 +522,13 @@ def _tilted_answers(*arrays, fft, by_delta):
 
 
 @float64_kernel
-def query(t: Tilted, x, by_delta: bool) -> Array:
+def query(t: Tilted, x, by_delta) -> Array:
     """:func:`tilted_epsilon_for_delta` (``x`` a delta, ``by_delta``) or
-    :func:`tilted_log_delta_for_epsilon`."""
+    :func:`tilted_log_delta_for_epsilon`; for a traced kind (a traced boolean) both are
+    compiled and ``lax.cond`` runs the kind's."""
+    if not _static_kind(by_delta):
+        return jax.lax.cond(by_delta, lambda: tilted_epsilon_for_delta(t, x),
+                            lambda: tilted_log_delta_for_epsilon(t, x))
     return tilted_epsilon_for_delta(t, x) if by_delta else tilted_log_delta_for_epsilon(t, x)
 
 
@@ -511,7 +547,7 @@ def least_over_tilts(
       answer: ``(x_i, lambda) -> certified answer`` (traced).
       log_mgf: the composed ``log M`` on :data:`.LAMBDAS` (places the tilts).
       x: 1-D array of targets ``delta`` (``by_delta``) or of ``epsilon``.
-      by_delta: which query ``x`` holds.
+      by_delta: which query ``x`` holds (static, or a traced boolean).
       combine: how the tilts' answers are combined (``jnp.min``, or ``jnp.max``).
       tilts: ``(log_mgf, x_i, by_delta) -> lambdas`` (default :func:`saddle_lambdas`).
 

@@ -53,6 +53,34 @@ def test_mixed_gaussians_against_closed_form(delta):
     assert log_d <= math.log(delta)
 
 
+def test_an_epsilon_and_its_recheck_share_one_program_with_the_same_bits(monkeypatch):
+    """``either_kind``: the epsilon query and the certificate's ``log delta`` re-check run
+    one compiled program (the kind a traced flag), each giving the bits of its kind's own
+    program; the accountant's epsilon below ``TILT_BELOW`` takes that shared program."""
+    from dpjax.accounting.pld.tilted import compose
+
+    parts, counts = _parts([(ev.Gaussian(2.0), 3), (ev.Gaussian(3.0), 5)])
+    level = math.log(1e-30)
+    for by_delta, x in ((True, 1e-30), (False, 9.0)):
+        own, shared = (
+            tilted_product_answer(parts, counts, [x], by_delta, level, either_kind=e)
+            for e in (False, True)
+        )
+        np.testing.assert_array_equal(own, shared)
+    kinds = []
+    real = compose.tilted_product_kernel
+
+    def counted(*args, **kwargs):
+        kinds.append(kwargs["by_delta"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(compose, "tilted_product_kernel", counted)
+    acc = PLDAccountant("add_remove", H).compose(ev.Composed([ev.Gaussian(2.0), ev.Laplace(9.0)]))
+    eps = acc.get_epsilon(1e-30)
+    assert len(kinds) >= 2 and set(kinds) == {None}  # the epsilon, then its re-check
+    assert acc.get_delta(eps) <= 1e-30
+
+
 def test_tilted_agrees_with_plain_where_both_are_valid():
     """At delta = 1e-6 the plain heterogeneous FFT is accurate: the two certified answers agree."""
     ledger = [(ev.PoissonSampled(0.05, ev.Gaussian(1.5)), 40), (ev.Laplace(20.0), 3)]

@@ -448,6 +448,14 @@ def _evaluate_once(
     p = plan(noise_fn, scale, shape, sensitivity, sampling_rate, compositions, h)
     args = scalar_args(scale, shape, sensitivity, sampling_rate, compositions)
     x = np.asarray(x, np.float64)
+    by_delta = kernel is epsilon_kernel
+    if _tilted_alone(p, x, by_delta, levels):
+        out = _tilted_only(
+            by_delta, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h,
+            p, levels,
+        )
+        if out is not None:
+            return out, p.note
     # the targets flattened and padded (few compiles: a scalar and up to SMALL_BATCH targets
     # share one program per grid); each query entry is its own, so the padding is inert
     x_padded = jnp.asarray(pad(x, padded_size(x.size, SMALL_BATCH)))
@@ -459,7 +467,6 @@ def _evaluate_once(
     if p.moments is not None:
         runs.append(p.moments)
     # nothing certifiable: log delta = 0 (delta = 1), epsilon = inf
-    by_delta = kernel is epsilon_kernel
     fallback = np.inf if by_delta else 0.0
     out = np.full(np.shape(x), fallback)
     floored = np.zeros(np.shape(x), bool)
@@ -497,6 +504,52 @@ def _evaluate_once(
             ok = back <= np.log(delta * (1.0 - MARGIN))
         out = np.where((out < plain) & ~ok, plain, out)
     return out, p.note
+
+
+def _tilted_alone(p, x, by_delta, levels) -> bool:
+    """Host helper: whether every entry is answered below :data:`TILT_BELOW` (an epsilon
+    query's target ``delta``, or a ``log delta`` query's given level: a certificate's
+    re-check), on one grid (no Chernoff-only run): there the tilted composition answers
+    alone (:func:`_tilted_only`)."""
+    if p.sizes is None or p.moments is not None or x.size == 0:
+        return False
+    if by_delta:
+        t = x
+    elif levels is None:
+        return False
+    else:
+        with np.errstate(over="ignore"):
+            t = np.exp(np.broadcast_to(np.asarray(levels, np.float64), x.shape))
+    return bool(np.all(np.isfinite(x)) and np.all((t > 0) & (t < TILT_BELOW)))
+
+
+def _tilted_only(
+    by_delta, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h, p,
+    levels,
+):
+    """Host helper: the answers of the tilted composition alone (:func:`_tilted`, no plain
+    grid), or ``None`` where the plain grid is needed: an entry the tilted composition does
+    not answer (no sizes, ``nan``: the fallback stays), or an epsilon whose certificate's
+    re-check fails.  Below :data:`TILT_BELOW` the plain grid's answer is the larger one
+    where both run (its round-off floor; at every entry of ``bench/study_tilted_alone.py``),
+    so it is composed only when needed; both answers are certified."""
+    args = scalar_args(scale, shape, sensitivity, sampling_rate, compositions)
+    fallback = np.inf if by_delta else 0.0
+    out = _tilted(
+        by_delta, noise_fn, args, x, np.full(x.shape, fallback), p.bin_width, sampling_rate,
+        False, levels,
+    )
+    if not np.all(out < fallback):
+        return None
+    if by_delta:  # the certificate's re-check, as in _evaluate_once
+        target = np.log(x)
+        back = _evaluate(
+            log_delta_kernel, noise_fn, scale, shape, sensitivity, out, compositions,
+            sampling_rate, h, levels=target,
+        )
+        if not np.all(back <= np.log(x * (1.0 - MARGIN))):
+            return None
+    return out
 
 
 def _roundoff_decides(queries, x, by_delta) -> np.ndarray:

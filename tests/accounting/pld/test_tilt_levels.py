@@ -11,6 +11,7 @@ import math
 
 import mpmath
 import numpy as np
+import pytest
 from _references import gaussian_delta
 
 from dpjax.accounting.pld import engine
@@ -115,9 +116,10 @@ def test_an_epsilon_and_its_recheck_run_one_tilted_program_a_profile_its_own(mon
 
 def test_a_query_and_its_recheck_compose_each_pld_once(monkeypatch):
     """The re-check of an epsilon query below ``TILT_BELOW`` reads the query's compositions
-    (the plain grid's, the tilted pairs'; :func:`engine.composed_fields`) instead of
-    composing them again, gives the bits of a run that composes them again, and nothing is
-    kept once the query has returned."""
+    (the tilted pairs'; :func:`engine.composed_fields`: below ``TILT_BELOW`` the plain grid
+    is not composed, :func:`engine._tilted_alone`) instead of composing them again, gives
+    the bits of a run that composes them again, and nothing is kept once the query has
+    returned."""
     calls = []
     real = engine.call_cached
 
@@ -132,14 +134,47 @@ def test_a_query_and_its_recheck_compose_each_pld_once(monkeypatch):
 
     monkeypatch.setattr(engine, "call_cached", counted)
     kept = query()
-    assert len(calls) == len(set(calls)) == 2  # the plain grid, then the one-use pairs
-    assert calls[0].fft > 0 and calls[1].fft == 0
+    assert len(calls) == len(set(calls)) == 1  # the one-use pairs only
+    assert calls[0].fft == 0
     assert engine._COMPOSED.get() is None
     calls.clear()
     monkeypatch.setattr(engine, "_one_query", contextlib.nullcontext)  # nothing kept
     again = query()
-    assert len(calls) == 4 and sorted(set(calls)) == sorted(calls[:2])
+    assert len(calls) == 2 and set(calls) == {calls[0]}
     np.testing.assert_array_equal(kept, again)
+
+
+@pytest.mark.parametrize("sampling_rate, compositions", [(None, K), (0.1, 30)])
+def test_below_tilt_below_the_tilted_composition_answers_alone(monkeypatch, sampling_rate,
+                                                               compositions):
+    """Every entry below ``TILT_BELOW``: the tilted composition alone gives the answers the
+    minimum with the plain grid gives (the plain grid's round-off floor makes it the larger
+    one), each certified by the 50-digit closed form where there is one; one use (nothing
+    to tilt) falls back to the plain grid."""
+    deltas = np.array([1e-8, 1e-12, 1e-30])
+
+    def both(alone):
+        engine._ANSWERS.clear()
+        with monkeypatch.context() as m:
+            if not alone:
+                m.setattr(engine, "_tilted_alone", lambda *a: False)
+            eps = engine.epsilon(_gaussian, SIGMA, 0.0, 1.0, deltas, compositions=compositions,
+                                 sampling_rate=sampling_rate, bin_width=H)
+            at = engine.profile(_gaussian, SIGMA, 0.0, 1.0, eps, compositions=compositions,
+                                sampling_rate=sampling_rate, bin_width=H)
+        return eps, at
+
+    alone, full = both(True), both(False)
+    np.testing.assert_array_equal(alone[0], full[0])
+    assert np.all(alone[1] <= deltas)
+    if sampling_rate is None:
+        with mpmath.workdps(50):
+            assert all(float(gaussian_delta(e, SIGMA, 1.0, K)) <= d
+                       for e, d in zip(alone[0], deltas, strict=True))
+    engine._ANSWERS.clear()
+    once = engine.epsilon(_gaussian, 1.0, 0.0, 1.0, 1e-12, compositions=1, bin_width=H)
+    with mpmath.workdps(50):
+        assert 0 < float(gaussian_delta(float(once), 1.0, 1.0, 1)) <= 1e-12
 
 
 def test_queries_in_threads_keep_their_own_compositions():
@@ -190,3 +225,19 @@ def test_two_families_share_the_tilted_answers_program():
     plain = float(engine.epsilon(_laplace, SIGMA, 0.0, 1.0, 1e-6, K, None, H))
     assert np.all(np.isfinite(eps)) and eps[0] > eps[1]
     np.testing.assert_allclose(eps[1], plain, rtol=1e-6)
+
+
+def test_a_tilted_epsilon_whose_recheck_fails_falls_back_to_the_plain_grid(monkeypatch):
+    """Where the certificate's re-check of a tilted epsilon fails (here forced: a margin of
+    the whole delta), the tilted-alone path gives way to the plain grid, and the answer is
+    the plain grid's."""
+    def query():
+        engine._ANSWERS.clear()
+        return engine.epsilon(_gaussian, SIGMA, 0.0, 1.0, 1e-9, compositions=K, bin_width=H)
+
+    tilted = query()
+    monkeypatch.setattr(engine, "MARGIN", 1.0)  # no re-check passes
+    fell_back = query()
+    monkeypatch.setattr(engine, "_tilted", lambda by_delta, noise_fn, args, x, out, *a: out)
+    plain = query()
+    assert fell_back == plain > tilted

@@ -1,0 +1,101 @@
+"""Below ``TILT_BELOW``, does the plain grid ever beat the tilted composition? (issue 36)
+
+Where every target ``delta`` of an engine query is below ``engine.TILT_BELOW`` (1e-7), the
+tilted composition answers alone and the plain grid is composed only where the tilted one
+cannot answer or its certificate's re-check fails (``engine._tilted_alone``).  Before, both
+ran and the smaller certified answer was kept.  For each setting this asks the engine three
+ways on fresh memos:
+
+* ``plain``: the plain grid only (the tilted step switched off);
+* ``full``: the plain grid and the tilted composition, the smaller kept (the former path);
+* ``alone``: what the engine does now;
+
+and reports the three epsilons per target, whether ``alone`` equals ``full`` bit for bit and
+how far above the tilted answer the plain one is.  A row where the plain answer is the
+smaller would be a looser answer now: the study counts them.  It measures a design input;
+nothing in dpjax uses it.
+
+    python bench/study_tilted_alone.py [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+
+import jax
+import numpy as np
+
+from dpjax.accounting.pld import engine
+from dpjax.noise import FlippedHuber, Gaussian, Laplace
+
+jax.config.update("jax_enable_x64", True)
+
+#: (family name, noise_fn, scale, shape)
+FAMILIES = [
+    ("gaussian", Gaussian.from_scale, 0.8, 0.0),
+    ("gaussian", Gaussian.from_scale, 2.0, 0.0),
+    ("gaussian", Gaussian.from_scale, 5.0, 0.0),
+    ("laplace", Laplace.from_scale, 1.0, 0.0),
+    ("laplace", Laplace.from_scale, 3.0, 0.0),
+    ("flipped-huber", FlippedHuber.from_scale, 2.0, 1.0),
+]
+
+#: (sampling rate, compositions)
+USES = [(None, 2), (None, 20), (None, 300), (0.1, 10), (0.1, 100), (0.01, 1000)]
+
+DELTAS = np.array([1e-8, 1e-10, 1e-12, 1e-30])
+
+
+def _ask(noise_fn, scale, shape, q, k, way):
+    """The engine's epsilons at :data:`DELTAS`, asked ``way`` on a fresh memo."""
+    engine._ANSWERS.clear()
+    saved = engine._tilted, engine._tilted_alone
+    try:
+        if way == "plain":
+            engine._tilted = lambda by_delta, noise_fn, args, x, out, *a, **kw: np.asarray(out)
+        if way in ("plain", "full"):
+            engine._tilted_alone = lambda *a: False
+        return np.asarray(engine.epsilon(noise_fn, scale, shape, 1.0, DELTAS, k, q), np.float64)
+    finally:
+        engine._tilted, engine._tilted_alone = saved
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", help="also write the report to this file")
+    args = parser.parse_args(argv)
+    lines = [
+        "# engine epsilons below TILT_BELOW: plain grid only / both (former path) / now",
+        f"# deltas {', '.join(f'{d:g}' for d in DELTAS)}; sensitivity 1; bin width 1e-4",
+    ]
+    looser = same = total = 0
+    worst = 0.0
+    for (name, noise_fn, scale, shape), (q, k) in itertools.product(FAMILIES, USES):
+        got = {w: _ask(noise_fn, scale, shape, q, k, w) for w in ("plain", "full", "alone")}
+        total += DELTAS.size
+        same += int(np.sum(got["alone"] == got["full"]))
+        looser += int(np.sum(got["plain"] < got["alone"]))
+        with np.errstate(invalid="ignore"):
+            gap = (got["plain"] - got["alone"]) / got["alone"]
+        worst = max(worst, float(np.nanmax(np.where(np.isfinite(gap), -gap, -math.inf))))
+        cells = " | ".join(
+            f"{p:.6g} {f:.6g} {a:.6g}" for p, f, a in zip(got["plain"], got["full"], got["alone"],
+                                                             strict=True)
+        )
+        lines.append(f"{name} scale {scale:g} shape {shape:g} q {q} K {k}: {cells}")
+        print(lines[-1], flush=True)
+    lines.append(
+        f"# {total} answers: now equals the former path bit for bit at {same}; the plain grid "
+        f"alone is smaller than now at {looser} (largest relative excess of now over it: "
+        f"{max(worst, 0.0):.3g})"
+    )
+    print(lines[-1])
+    if args.out:
+        with open(args.out, "w") as fh:
+            fh.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -106,3 +106,17 @@ def loaded_from_export_cache(call, folder, monkeypatch, entry):
                  if any(c is None for c in w.calls.values())]
     assert export_cache._WRAPPERS and not fell_back, fell_back
     return first, second
+
+
+def record_calls(monkeypatch, owner, name, of, take):
+    """Wrap ``owner.name`` (e.g. a module's ``call_cached``) for the test: every call whose
+    first argument is ``of`` appends ``take(*args, **kwargs)`` to the returned list."""
+    seen, real = [], getattr(owner, name)
+
+    def recording(*args, **kwargs):
+        if args and args[0] is of:
+            seen.append(take(*args, **kwargs))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, recording)
+    return seen

@@ -452,7 +452,7 @@ def _evaluate_once(
     if _tilted_alone(p, x, by_delta, levels):
         out = _tilted_only(
             by_delta, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h,
-            p, levels,
+            p, args, levels,
         )
         if out is not None:
             return out, p.note
@@ -490,18 +490,11 @@ def _evaluate_once(
     if by_delta and len(runs) == 1 and certificate_key is not None:
         _keep_certificate(certificate_key, out, got, plain, at, p.note)
     if kernel is epsilon_kernel and np.any(out < plain):
-        # the tilted epsilon's certificate, re-checked by the profile as the caller will
-        # (the tilts of a delta and of an epsilon query differ), its tilted composition
-        # resolving the target delta: where it fails, the plain one
-        delta = np.broadcast_to(np.asarray(x, np.float64), np.shape(out))
-        with np.errstate(divide="ignore"):
-            target = np.log(delta)
-        back = _evaluate(
-            log_delta_kernel, noise_fn, scale, shape, sensitivity, np.where(out < plain, out, 0.0),
-            compositions, sampling_rate, h, levels=target,
+        # where the tilted epsilon's certificate fails its re-check, the plain one
+        ok = _recheck_passes(
+            noise_fn, scale, shape, sensitivity, np.where(out < plain, out, 0.0),
+            np.broadcast_to(x, np.shape(out)), compositions, sampling_rate, h,
         )
-        with np.errstate(divide="ignore"):
-            ok = back <= np.log(delta * (1.0 - MARGIN))
         out = np.where((out < plain) & ~ok, plain, out)
     return out, p.note
 
@@ -523,9 +516,24 @@ def _tilted_alone(p, x, by_delta, levels) -> bool:
     return bool(np.all(np.isfinite(x)) and np.all((t > 0) & (t < TILT_BELOW)))
 
 
+def _recheck_passes(
+    noise_fn, scale, shape, sensitivity, epsilon, delta, compositions, sampling_rate, h
+) -> np.ndarray:
+    """Host helper: where a tilted ``epsilon``'s certificate holds, re-checked by the profile
+    as the caller will (the tilts of a delta and of an epsilon query differ), its tilted
+    composition resolving the target ``delta``: ``profile(epsilon) <= delta (1 - MARGIN)``."""
+    delta = np.asarray(delta, np.float64)
+    with np.errstate(divide="ignore"):
+        back = _evaluate(
+            log_delta_kernel, noise_fn, scale, shape, sensitivity, epsilon, compositions,
+            sampling_rate, h, levels=np.log(delta),
+        )
+        return back <= np.log(delta * (1.0 - MARGIN))
+
+
 def _tilted_only(
     by_delta, noise_fn, scale, shape, sensitivity, x, compositions, sampling_rate, h, p,
-    levels,
+    args, levels,
 ):
     """Host helper: the answers of the tilted composition alone (:func:`_tilted`, no plain
     grid), or ``None`` where the plain grid is needed: an entry the tilted composition does
@@ -533,7 +541,6 @@ def _tilted_only(
     re-check fails.  Below :data:`TILT_BELOW` the plain grid's answer is the larger one
     where both run (its round-off floor; at every entry of ``bench/study_tilted_alone.py``),
     so it is composed only when needed; both answers are certified."""
-    args = scalar_args(scale, shape, sensitivity, sampling_rate, compositions)
     fallback = np.inf if by_delta else 0.0
     out = _tilted(
         by_delta, noise_fn, args, x, np.full(x.shape, fallback), p.bin_width, sampling_rate,
@@ -541,14 +548,10 @@ def _tilted_only(
     )
     if not np.all(out < fallback):
         return None
-    if by_delta:  # the certificate's re-check, as in _evaluate_once
-        target = np.log(x)
-        back = _evaluate(
-            log_delta_kernel, noise_fn, scale, shape, sensitivity, out, compositions,
-            sampling_rate, h, levels=target,
-        )
-        if not np.all(back <= np.log(x * (1.0 - MARGIN))):
-            return None
+    if by_delta and not np.all(_recheck_passes(
+        noise_fn, scale, shape, sensitivity, out, x, compositions, sampling_rate, h
+    )):
+        return None
     return out
 
 

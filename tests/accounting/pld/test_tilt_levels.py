@@ -12,6 +12,7 @@ import math
 import mpmath
 import numpy as np
 import pytest
+from _helpers import record_calls
 from _references import gaussian_delta
 
 from dpjax.accounting.pld import engine
@@ -83,15 +84,8 @@ def test_an_epsilon_and_its_recheck_run_one_tilted_program_a_profile_its_own(mon
     (``by_delta=None``); a profile asked on its own compiles only the ``log delta`` kind.
     The shared program's re-check gives the bits of the profile's own program, and the
     epsilon the bits of an epsilon-only program."""
-    kinds = []
-    real = tilted.call_cached
-
-    def counted(fn, *args, **kwargs):
-        if fn is tilted._tilted_answers:
-            kinds.append(kwargs["by_delta"])
-        return real(fn, *args, **kwargs)
-
-    monkeypatch.setattr(tilted, "call_cached", counted)
+    kinds = record_calls(monkeypatch, tilted, "call_cached", tilted._tilted_answers,
+                         lambda *args, **kwargs: kwargs["by_delta"])
     engine._ANSWERS.clear()
     eps = engine.epsilon(_gaussian, SIGMA, 0.0, 1.0, 1e-30, compositions=K, bin_width=H)
     assert kinds == [None, None]
@@ -120,19 +114,12 @@ def test_a_query_and_its_recheck_compose_each_pld_once(monkeypatch):
     is not composed, :func:`engine._tilted_alone`) instead of composing them again, gives
     the bits of a run that composes them again, and nothing is kept once the query has
     returned."""
-    calls = []
-    real = engine.call_cached
-
-    def counted(fn, *args, **kwargs):
-        if fn is engine._composed_kernel:
-            calls.append(kwargs["sizes"])
-        return real(fn, *args, **kwargs)
-
     def query():
         engine._ANSWERS.clear()
         return engine.epsilon(_gaussian, SIGMA, 0.0, 1.0, 1e-30, compositions=K, bin_width=H)
 
-    monkeypatch.setattr(engine, "call_cached", counted)
+    calls = record_calls(monkeypatch, engine, "call_cached", engine._composed_kernel,
+                         lambda *args, **kwargs: kwargs["sizes"])
     kept = query()
     assert len(calls) == len(set(calls)) == 1  # the one-use pairs only
     assert calls[0].fft == 0

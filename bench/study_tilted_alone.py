@@ -1,13 +1,16 @@
-"""Below ``TILT_BELOW``, does the plain grid ever beat the tilted composition? (issue 36)
+"""At and below ``TILT_BELOW``, does the plain grid ever beat the tilted composition? (issue 36)
 
-Where every target ``delta`` of an engine query is below ``engine.TILT_BELOW`` (1e-7), the
-tilted composition answers alone and the plain grid is composed only where the tilted one
-cannot answer or its certificate's re-check fails (``engine._tilted_alone``).  Before, both
-ran and the smaller certified answer was kept.  For each setting this asks the engine three
-ways on fresh memos:
+Where every target ``delta`` of an engine epsilon query tilts (``engine._target_tilts``: the
+profile at its answer falls below ``engine.TILT_BELOW``, 1e-7, as it does for a target at
+1e-7 itself), the tilted composition answers alone and the plain grid is composed only where
+the tilted one cannot answer or its certificate's re-check fails (``engine._tilted_alone``).
+Before, below 1e-7 both ran and the smaller certified answer was kept, and at 1e-7 the plain
+grid answered alone (its certificate's profile then ran the tilted composition).  For each
+setting this asks the engine three ways on fresh memos:
 
-* ``plain``: the plain grid only (the tilted step switched off);
-* ``full``: the plain grid and the tilted composition, the smaller kept (the former path);
+* ``plain``: the plain grid only (the tilted step switched off; the former path at 1e-7);
+* ``full``: the plain grid and the tilted composition, the smaller kept (the former path
+  below 1e-7);
 * ``alone``: what the engine does now;
 
 and reports the three epsilons per target, whether ``alone`` equals ``full`` bit for bit and
@@ -45,7 +48,7 @@ FAMILIES = [
 #: (sampling rate, compositions)
 USES = [(None, 2), (None, 20), (None, 300), (0.1, 10), (0.1, 100), (0.01, 1000)]
 
-DELTAS = np.array([1e-8, 1e-10, 1e-12, 1e-30])
+DELTAS = np.array([1e-7, 1e-8, 1e-10, 1e-12, 1e-30])
 
 
 def _ask(noise_fn, scale, shape, q, k, way):
@@ -67,7 +70,7 @@ def main(argv=None) -> None:
     parser.add_argument("--out", help="also write the report to this file")
     args = parser.parse_args(argv)
     lines = [
-        "# engine epsilons below TILT_BELOW: plain grid only / both (former path) / now",
+        "# engine epsilons at and below TILT_BELOW: plain grid only / both / now",
         f"# deltas {', '.join(f'{d:g}' for d in DELTAS)}; sensitivity 1; bin width 1e-4",
     ]
     looser = same = total = 0
@@ -87,8 +90,9 @@ def main(argv=None) -> None:
         lines.append(f"{name} scale {scale:g} shape {shape:g} q {q} K {k}: {cells}")
         print(lines[-1], flush=True)
     lines.append(
-        f"# {total} answers: now equals the former path bit for bit at {same}; the plain grid "
-        f"alone is smaller than now at {looser} (largest relative excess of now over it: "
+        f"# {total} answers: now equals both (plain grid and tilted, the smaller kept) bit "
+        f"for bit at {same}; the plain grid alone is smaller than now at {looser} (largest "
+        f"relative excess of now over it: "
         f"{max(worst, 0.0):.3g})"
     )
     print(lines[-1])

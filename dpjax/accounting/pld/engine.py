@@ -56,10 +56,11 @@ from dpjax.certificate import MARGIN
 from dpjax.numerics import float64_kernel
 from dpjax.numerics.export_cache import call_cached
 
-#: Below this ``delta`` (asked for, or answered by the plain engine) the tilted composition
-#: (:mod:`.tilted`) is run too and the smaller certified answer kept: the plain FFT's
-#: round-off floor starts around ``1e-10 .. 1e-8`` (it grows with ``K``); above, the plain
-#: engine alone is as accurate and needs no second composition.
+#: Below this ``delta`` (answered by the plain engine; for an epsilon query, the level its
+#: certificate's re-check will ask, :func:`_target_tilts`) the tilted composition
+#: (:mod:`.tilted`) answers: the plain FFT's round-off floor starts around ``1e-10 .. 1e-8``
+#: (it grows with ``K``); above, the plain engine alone is as accurate and needs no second
+#: composition.
 TILT_BELOW = 1e-7
 #: Where the plain grid's certified round-off term is at least this share of an answer, the
 #: tilted composition is run too (whatever ``delta``): with very many compositions (``K ~
@@ -500,20 +501,34 @@ def _evaluate_once(
 
 
 def _tilted_alone(p, x, by_delta, levels) -> bool:
-    """Host helper: whether every entry is answered below :data:`TILT_BELOW` (an epsilon
+    """Host helper: whether every entry is answered by the tilted composition (an epsilon
     query's target ``delta``, or a ``log delta`` query's given level: a certificate's
-    re-check), on one grid (no Chernoff-only run): there the tilted composition answers
+    re-check; :func:`_target_tilts`), on one grid (no Chernoff-only run): there it answers
     alone (:func:`_tilted_only`)."""
     if p.sizes is None or p.moments is not None or x.size == 0:
         return False
     if by_delta:
-        t = x
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_t = np.log(x)
     elif levels is None:
         return False
     else:
-        with np.errstate(over="ignore"):
-            t = np.exp(np.broadcast_to(np.asarray(levels, np.float64), x.shape))
-    return bool(np.all(np.isfinite(x)) and np.all((t > 0) & (t < TILT_BELOW)))
+        log_t = np.broadcast_to(np.asarray(levels, np.float64), x.shape)
+    return bool(np.all(np.isfinite(x)) and np.all(np.isfinite(log_t) & _target_tilts(log_t)))
+
+
+def _target_tilts(log_target) -> np.ndarray:
+    """Host helper: where an epsilon query's target ``delta`` (its ``log``), or the level of
+    its certificate's re-check (the same target), is answered by the tilted composition: where
+    the profile at its answer falls below :data:`TILT_BELOW`.  That profile is at most
+    ``delta (1 - MARGIN)`` (the plain query solves for ``delta (1 - MARGIN - 4 REL)``,
+    :func:`.query.epsilon_for_delta`), and a profile there runs the tilted composition
+    (:func:`_tilted`): so does the query, ``delta (1 - MARGIN) <= TILT_BELOW``, and the
+    re-check then reads its compositions.  A target at ``TILT_BELOW`` itself would
+    otherwise compose the plain grid for the epsilon and the tilted pairs for its
+    certificate."""
+    with np.errstate(divide="ignore"):
+        return np.asarray(log_target, np.float64) + np.log1p(-MARGIN) <= np.log(TILT_BELOW)
 
 
 def _recheck_passes(
@@ -574,16 +589,17 @@ def _tilted(
     by_delta, noise_fn, args, x, out, bin_width, sampling_rate, floored=False, levels=None
 ):
     """``out`` improved by the tilted composition (:mod:`.tilted`) where the target
-    (``by_delta``) or the level (``log delta``: ``levels``, else the plain answer) is below
-    :data:`TILT_BELOW`, or where the plain grid's round-off decides the answer (``floored``,
-    :func:`_roundoff_decides`); the minimum of two certified answers is certified.  Each
-    entry's sizes depend on that entry alone (its target, or its level), so an entry's
-    answer does not depend on the batch it came in.  An epsilon query and the ``log delta``
-    re-check of its certificate (the query asked with ``levels``, :func:`_evaluate_once`)
-    run one compiled program per sizes (``either_kind``); a profile compiles only its own
-    kind."""
+    (``by_delta``) or the level (``log delta``: ``levels``) tilts (:func:`_target_tilts`),
+    where a profile's plain answer is below :data:`TILT_BELOW`, or where the plain grid's
+    round-off decides the answer (``floored``, :func:`_roundoff_decides`); the minimum of
+    two certified answers is certified.  Each entry's sizes depend on that entry alone (its
+    target, or its level), so an entry's answer does not depend on the batch it came in.
+    An epsilon query and the ``log delta`` re-check of its certificate (the query asked with
+    ``levels``, :func:`_evaluate_once`) run one compiled program per sizes
+    (``either_kind``); a profile compiles only its own kind."""
     flat = np.asarray(x, np.float64).ravel()
     res = np.asarray(out, np.float64).ravel().copy()
+    either_kind = by_delta or levels is not None  # an epsilon, or its certificate's re-check
     with np.errstate(divide="ignore", invalid="ignore"):
         if by_delta:
             log_t = np.log(flat)
@@ -591,12 +607,11 @@ def _tilted(
             log_t = np.broadcast_to(np.asarray(levels, np.float64), np.shape(out)).ravel().copy()
         else:
             log_t = res.copy()
-        low = log_t < np.log(TILT_BELOW)
+        low = _target_tilts(log_t) if either_kind else log_t < np.log(TILT_BELOW)
         sel = np.isfinite(log_t) & (low | np.broadcast_to(floored, np.shape(out)).ravel())
     if by_delta:
         sel &= np.isfinite(flat) & (flat > 0)
     q = float(sampling_rate) if sampling_rate is not None else None
-    either_kind = by_delta or levels is not None  # an epsilon, or its certificate's re-check
 
     def run(idx, levels):
         for sizes, grp in tilted_groups(noise_fn, args, q, bin_width, idx, levels).items():

@@ -332,12 +332,13 @@ def test_tiny_delta_composes_each_tilted_query_once_and_unpadded(monkeypatch):
 
 
 def test_roundoff_floor_of_very_many_uses_is_tilted_away(monkeypatch):
-    """10^6 uses of N(0, 1000^2) (one use of N(0, 1): mu = 1) at delta = 1e-7: the plain
-    FFT's certified round-off bound grows with K and decides the plain answer (1.3% above
-    the closed form, 50-digit mpmath), so the engine runs the tilted composition there too
+    """10^6 uses of N(0, 1000^2) (one use of N(0, 1): mu = 1) at delta = 2e-7 (above
+    ``TILT_BELOW``: the target alone would not tilt): the plain FFT's certified round-off
+    bound grows with K and decides the plain answer (0.6% above the closed form, 50-digit
+    mpmath; 1.3% at 1e-7), so the engine runs the tilted composition there too
     (:data:`.engine.ROUNDOFF_SHARE`; issue 39): within 0.05% of the closed form, never below
     it, and its certificate's profile at the answer stays below the target."""
-    sigma, uses, delta = 1000.0, 1e6, 1e-7
+    sigma, uses, delta = 1000.0, 1e6, 2e-7
 
     def exact(eps):
         with mpmath.workdps(50):
@@ -350,7 +351,7 @@ def test_roundoff_floor_of_very_many_uses_is_tilted_away(monkeypatch):
     monkeypatch.setattr(engine, "ROUNDOFF_SHARE", np.inf)  # the plain answer alone
     monkeypatch.setattr(engine, "_ANSWERS", {})
     plain = float(engine.epsilon(gaussian, sigma, 0.0, 1.0, delta, compositions=uses))
-    assert exact(plain / 1.01) <= delta
+    assert exact(plain / 1.005) <= delta
 
 
 def _dp_accounting_ctd(sigma, q, steps, delta, interval, pessimistic=True):

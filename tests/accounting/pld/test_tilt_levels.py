@@ -164,6 +164,33 @@ def test_below_tilt_below_the_tilted_composition_answers_alone(monkeypatch, samp
         assert 0 < float(gaussian_delta(float(once), 1.0, 1.0, 1)) <= 1e-12
 
 
+def test_an_epsilon_at_tilt_below_takes_the_tilted_path_its_certificate_takes(monkeypatch):
+    """A target at ``TILT_BELOW`` itself: the profile at the epsilon found lies below it, so
+    the certificate's re-check runs the tilted composition, and the query does too, alone
+    (:func:`engine._target_tilts`: the one-use pairs are all it composes); the profile at its
+    answer then reads the re-check's (nothing composed again).  The answer is at most the
+    plain grid's (the path before) and certified by the 50-digit closed form."""
+    delta = engine.TILT_BELOW
+
+    def query():
+        engine._ANSWERS.clear()
+        return float(engine.epsilon(_gaussian, SIGMA, 0.0, 1.0, delta, compositions=K,
+                                    bin_width=H))
+
+    calls = record_calls(monkeypatch, engine, "call_cached", engine._composed_kernel,
+                         lambda *args, **kwargs: kwargs["sizes"])
+    eps = query()
+    assert len(calls) == 1 and calls[0].fft == 0  # the one-use pairs only
+    calls.clear()
+    at = engine.profile(_gaussian, SIGMA, 0.0, 1.0, eps, compositions=K, bin_width=H)
+    assert not calls and at <= delta
+    monkeypatch.setattr(engine, "_tilted_alone", lambda *a: False)
+    monkeypatch.setattr(engine, "_tilted", lambda by_delta, noise_fn, args, x, out, *a: out)
+    assert eps <= query()  # the plain grid alone
+    with mpmath.workdps(50):
+        assert float(gaussian_delta(eps, SIGMA, 1.0, K)) <= delta
+
+
 def test_queries_in_threads_keep_their_own_compositions():
     """Two engine queries at once in two threads (each with its re-check): each thread keeps
     its own compositions (a context variable), and each answer is the one the query gives

@@ -62,6 +62,15 @@ from dpjax.numerics.export_cache import call_cached
 #: (it grows with ``K``); above, the plain engine alone is as accurate and needs no second
 #: composition.
 TILT_BELOW = 1e-7
+#: A profile (a ``log delta`` query without levels) runs the tilted composition where its
+#: plain answer is below this, twice :data:`TILT_BELOW`: at an epsilon the tilted
+#: composition answered (a target at most ``TILT_BELOW``, :func:`_target_tilts`) the plain
+#: grid's answer lies above the target (5e-4 relative above ``1e-7`` at 10^3 Gaussian uses
+#: subsampled at 0.01), and a profile that stayed on the plain grid there would contradict
+#: the epsilon it certifies (the façade's re-check failed for a target just below 1e-7
+#: asked beside another).  A plain grid floored by round-off tilts whatever its answer
+#: (:func:`_roundoff_decides`).
+PROFILE_TILT_BELOW = 2.0 * TILT_BELOW
 #: Where the plain grid's certified round-off term is at least this share of an answer, the
 #: tilted composition is run too (whatever ``delta``): with very many compositions (``K ~
 #: 10^7``) the plain FFT's error bound, which grows with ``K``, reaches ``delta ~ 1e-6``.
@@ -427,14 +436,14 @@ def _keep_certificate(key, epsilon, got, plain, at, note) -> None:
     off the same composition) as the answer of the re-check :func:`dpjax.account` runs, where
     that re-check would return exactly it: one grid run answered (``got``, no ``nan``), the
     tilted composition changed no answer, and at no entry would :func:`profile` run it (the
-    plain ``log delta`` at ``epsilon`` finite and below ``log TILT_BELOW``, or its round-off
+    plain ``log delta`` at ``epsilon`` finite and below ``log PROFILE_TILT_BELOW``, or its round-off
     deciding, :func:`_tilted`)."""
     log_d = np.asarray(at.log_delta, np.float64)
     if np.any(np.isnan(got)) or np.any(np.isnan(log_d)) or not np.array_equal(epsilon, plain):
         return
     with np.errstate(invalid="ignore"):
         tilts = np.isfinite(log_d) & (
-            (log_d < np.log(TILT_BELOW)) | _roundoff_decides(at, epsilon, False)
+            (log_d < np.log(PROFILE_TILT_BELOW)) | _roundoff_decides(at, epsilon, False)
         )
     if not np.any(tilts):
         _remember(key(epsilon), log_d, note)
@@ -590,7 +599,7 @@ def _tilted(
 ):
     """``out`` improved by the tilted composition (:mod:`.tilted`) where the target
     (``by_delta``) or the level (``log delta``: ``levels``) tilts (:func:`_target_tilts`),
-    where a profile's plain answer is below :data:`TILT_BELOW`, or where the plain grid's
+    where a profile's plain answer is below :data:`PROFILE_TILT_BELOW`, or where the plain grid's
     round-off decides the answer (``floored``, :func:`_roundoff_decides`); the minimum of
     two certified answers is certified.  Each entry's sizes depend on that entry alone (its
     target, or its level), so an entry's answer does not depend on the batch it came in.
@@ -607,7 +616,7 @@ def _tilted(
             log_t = np.broadcast_to(np.asarray(levels, np.float64), np.shape(out)).ravel().copy()
         else:
             log_t = res.copy()
-        low = _target_tilts(log_t) if either_kind else log_t < np.log(TILT_BELOW)
+        low = _target_tilts(log_t) if either_kind else log_t < np.log(PROFILE_TILT_BELOW)
         sel = np.isfinite(log_t) & (low | np.broadcast_to(floored, np.shape(out)).ravel())
     if by_delta:
         sel &= np.isfinite(flat) & (flat > 0)

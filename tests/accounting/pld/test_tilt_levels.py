@@ -191,6 +191,30 @@ def test_an_epsilon_at_tilt_below_takes_the_tilted_path_its_certificate_takes(mo
         assert float(gaussian_delta(eps, SIGMA, 1.0, K)) <= delta
 
 
+def test_a_profile_afresh_certifies_an_epsilon_tilted_near_tilt_below():
+    """Targets at and just below ``TILT_BELOW`` are answered by the tilted composition, and
+    the plain grid's answer at such an epsilon lies above the target (2e-5 relative here).
+    A profile asked there afresh (no memo: as the façade's re-check is when the target came
+    beside others) runs the tilted composition too (``PROFILE_TILT_BELOW``) and certifies
+    it; with the plain grid alone it did not, and the façade raised.  Asked beside a plain
+    target (1e-6), each answer is the bits of its own query."""
+    deltas = np.array([engine.TILT_BELOW, engine.TILT_BELOW * (1.0 - 1e-5), 1e-6])
+
+    def epsilon(delta):
+        engine._ANSWERS.clear()
+        return np.asarray(engine.epsilon(_gaussian, SIGMA, 0.0, 1.0, delta, compositions=K,
+                                         bin_width=H), np.float64)
+
+    alone = np.array([float(epsilon(d)) for d in deltas])
+    np.testing.assert_array_equal(epsilon(deltas), alone)
+    engine._ANSWERS.clear()
+    afresh = engine.profile(_gaussian, SIGMA, 0.0, 1.0, alone, compositions=K, bin_width=H)
+    assert np.all(afresh <= deltas)
+    with mpmath.workdps(50):
+        assert all(float(gaussian_delta(e, SIGMA, 1.0, K)) <= d
+                   for e, d in zip(alone, deltas, strict=True))
+
+
 def test_queries_in_threads_keep_their_own_compositions():
     """Two engine queries at once in two threads (each with its re-check): each thread keeps
     its own compositions (a context variable), and each answer is the one the query gives

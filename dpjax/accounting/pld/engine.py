@@ -436,15 +436,12 @@ def _keep_certificate(key, epsilon, got, plain, at, note) -> None:
     off the same composition) as the answer of the re-check :func:`dpjax.account` runs, where
     that re-check would return exactly it: one grid run answered (``got``, no ``nan``), the
     tilted composition changed no answer, and at no entry would :func:`profile` run it (the
-    plain ``log delta`` at ``epsilon`` finite and below ``log PROFILE_TILT_BELOW``, or its round-off
-    deciding, :func:`_tilted`)."""
+    plain ``log delta`` at ``epsilon`` finite and tilting, :func:`_profile_tilts`, or its
+    round-off deciding, :func:`_tilted`)."""
     log_d = np.asarray(at.log_delta, np.float64)
     if np.any(np.isnan(got)) or np.any(np.isnan(log_d)) or not np.array_equal(epsilon, plain):
         return
-    with np.errstate(invalid="ignore"):
-        tilts = np.isfinite(log_d) & (
-            (log_d < np.log(PROFILE_TILT_BELOW)) | _roundoff_decides(at, epsilon, False)
-        )
+    tilts = np.isfinite(log_d) & (_profile_tilts(log_d) | _roundoff_decides(at, epsilon, False))
     if not np.any(tilts):
         _remember(key(epsilon), log_d, note)
 
@@ -540,6 +537,15 @@ def _target_tilts(log_target) -> np.ndarray:
         return np.asarray(log_target, np.float64) + np.log1p(-MARGIN) <= np.log(TILT_BELOW)
 
 
+def _profile_tilts(log_delta) -> np.ndarray:
+    """Host helper: where a profile (a ``log delta`` query without levels) whose plain grid
+    answered ``log_delta`` runs the tilted composition: below :data:`PROFILE_TILT_BELOW`
+    (``nan`` does not tilt).  The rule of :func:`_tilted` and of the certificate an answer
+    keeps (:func:`_keep_certificate`), so that the two agree."""
+    with np.errstate(invalid="ignore"):
+        return np.asarray(log_delta, np.float64) < np.log(PROFILE_TILT_BELOW)
+
+
 def _recheck_passes(
     noise_fn, scale, shape, sensitivity, epsilon, delta, compositions, sampling_rate, h
 ) -> np.ndarray:
@@ -616,7 +622,7 @@ def _tilted(
             log_t = np.broadcast_to(np.asarray(levels, np.float64), np.shape(out)).ravel().copy()
         else:
             log_t = res.copy()
-        low = _target_tilts(log_t) if either_kind else log_t < np.log(PROFILE_TILT_BELOW)
+        low = _target_tilts(log_t) if either_kind else _profile_tilts(log_t)
         sel = np.isfinite(log_t) & (low | np.broadcast_to(floored, np.shape(out)).ravel())
     if by_delta:
         sel &= np.isfinite(flat) & (flat > 0)

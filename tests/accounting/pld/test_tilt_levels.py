@@ -215,6 +215,22 @@ def test_a_profile_afresh_certifies_an_epsilon_tilted_near_tilt_below():
                    for e, d in zip(alone, deltas, strict=True))
 
 
+def test_profile_and_target_tilt_rules_at_their_edges():
+    """The two host rules of where the tilted composition runs: a profile's plain answer
+    strictly below ``PROFILE_TILT_BELOW`` (the one rule of :func:`engine._tilted` and of the
+    certificate an answer keeps), a target (or a re-check level) at most ``TILT_BELOW``
+    after the margin; ``nan`` and ``+inf`` levels of a profile tilt neither."""
+    edge = math.log(engine.PROFILE_TILT_BELOW)
+    log_d = np.array([np.nextafter(edge, -np.inf), edge, np.nan, np.inf, -np.inf])
+    np.testing.assert_array_equal(engine._profile_tilts(log_d),
+                                  [True, False, False, False, True])
+    at = math.log(engine.TILT_BELOW) - math.log1p(-engine.MARGIN)
+    np.testing.assert_array_equal(
+        engine._target_tilts(np.array([at - 1e-12, at + 1e-9, math.log(engine.TILT_BELOW)])),
+        [True, False, True],
+    )
+
+
 def test_queries_in_threads_keep_their_own_compositions():
     """Two engine queries at once in two threads (each with its re-check): each thread keeps
     its own compositions (a context variable), and each answer is the one the query gives

@@ -30,6 +30,7 @@ import numpy as np
 from dpjax.accounting.pld import engine
 from dpjax.accounting.pld.plan import tilt_level, tilted_sizes
 from dpjax.calibration.scale_kernels import tilted_search_kernel
+from dpjax.certificate import MARGIN
 from dpjax.numerics import Status, float64_kernel
 
 #: Relative steps above a tilted root tried (after the root itself) when the profile does
@@ -64,16 +65,18 @@ def _tilted_sizes(level: int):
 
 def _certify(rows, i: int, scale: float, h: float):
     """``(scale, log delta)`` at the least of ``scale (1 + step)`` (steps ``0`` and
-    :data:`RETRY_STEPS`) that :func:`dpjax.accounting.pld.engine.profile` certifies at
-    row ``i``'s target, or ``None``."""
+    :data:`RETRY_STEPS`) that the profile certifies at row ``i``'s target, or ``None``.
+    The profile is :func:`dpjax.accounting.pld.engine.target_profile`: below ``TILT_BELOW``
+    the tilted composition alone, resolving the target (the plain grid, floored by its
+    round-off there, is not composed); :func:`dpjax.accounting.pld.engine.profile` at the
+    returned scale then reads it."""
+    delta = math.exp(rows.level[i] - math.log1p(-MARGIN))  # the target (the level's delta)
     for step in (0.0, *RETRY_STEPS):
         s = scale * (1.0 + step)
-        d = engine.profile(
-            rows.noise_fn, s, rows.shape[i], rows.sensitivity, rows.eps[i], rows.compositions,
-            rows.sampling_rate, h,
-        )
-        with np.errstate(divide="ignore"):
-            log_d = float(np.log(np.asarray(d, np.float64)))
+        log_d = float(engine.target_profile(
+            rows.noise_fn, s, rows.shape[i], rows.sensitivity, rows.eps[i], delta,
+            rows.compositions, rows.sampling_rate, h,
+        ))
         if log_d <= rows.level[i]:
             return s, log_d
     return None

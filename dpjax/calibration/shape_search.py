@@ -236,8 +236,9 @@ def _certified_best(mine, noise_fn, sensitivity, eps, delta, compositions, sampl
                     beat=np.inf):
     """The least-variance row ``(target, shape, scale, variance, delta_at, h, unchecked)`` of
     ``mine`` whose search evaluation certifies it (``unchecked = 0``) or, for a tilted root
-    the search did not re-check (``unchecked = 1``), that
-    :func:`dpjax.accounting.pld.engine.profile` certifies at its bin width
+    the search did not re-check (``unchecked = 1``), that the profile certifies at its bin
+    width (:func:`dpjax.accounting.pld.engine.target_profile`, below ``TILT_BELOW`` the
+    tilted composition alone)
     (``delta(eps) <= delta (1 - MARGIN)``, ``delta_at`` set to that re-evaluation), at its
     scale or one :data:`~dpjax.calibration.scale_tilted.RETRY_STEPS` above (the variance
     scaled with it, ``variance ∝ scale^2``); rows it does not certify are dropped (fail
@@ -252,13 +253,13 @@ def _certified_best(mine, noise_fn, sensitivity, eps, delta, compositions, sampl
             return row
         for step in (0.0, *RETRY_STEPS):
             scale = row[2] * (1.0 + step)
-            d = float(np.asarray(engine.profile(
-                noise_fn, scale, row[1], sensitivity, eps, compositions, sampling_rate, row[5]
+            log_d = float(np.asarray(engine.target_profile(
+                noise_fn, scale, row[1], sensitivity, eps, delta, compositions, sampling_rate,
+                row[5],
             )).reshape(-1)[0])
-            with np.errstate(divide="ignore", invalid="ignore"):
-                if np.log(d) <= level:
-                    var = row[3] * (1.0 + step) ** 2
-                    return np.array([row[0], row[1], scale, var, d, row[5], 0.0])
+            if log_d <= level:
+                var = row[3] * (1.0 + step) ** 2
+                return np.array([row[0], row[1], scale, var, np.exp(log_d), row[5], 0.0])
     out = mine[int(np.argmin(mine[:, 3]))].copy()
     out[3] = np.inf
     return out

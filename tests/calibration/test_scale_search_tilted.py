@@ -22,10 +22,12 @@ import dp_accounting
 import mpmath
 import numpy as np
 import pytest
+from _helpers import record_calls
 from _references import gaussian_delta
 from dp_accounting import rdp
 
 import dpjax
+from dpjax.accounting.pld import engine
 from dpjax.calibration.scale_search import calibrate_scale
 from dpjax.noise import Gaussian
 
@@ -58,14 +60,18 @@ def plain_t_fold(request):
     deltas = request.param
     e, d = np.meshgrid(EPS, deltas, indexing="ij")
     full = np.array([[exact_sigma(a, b, T) for b in deltas] for a in EPS])
-    res = calibrate_scale(
-        Gaussian.from_scale, 0.0, 1.0, e, d, T, None, H, upper=1.02 * full, lower=0.7 * full
-    )
-    return e, d, full, res
+    with pytest.MonkeyPatch.context() as patch:
+        fft_lengths = record_calls(patch, engine, "call_cached", engine._composed_kernel,
+                                   lambda *args, **kwargs: kwargs["sizes"].fft)
+        res = calibrate_scale(
+            Gaussian.from_scale, 0.0, 1.0, e, d, T, None, H, upper=1.02 * full,
+            lower=0.7 * full,
+        )
+    return e, d, full, res, fft_lengths
 
 
 def test_t_fold_gaussian_matches_the_closed_form_at_tiny_delta(plain_t_fold):
-    e, d, full, res = plain_t_fold
+    e, d, full, res, _ = plain_t_fold
     assert np.all(res.certified)
     assert np.all(res.delta_at <= d)
     # the exact profile at the calibrated sigma meets the target: never below sigma*
@@ -73,6 +79,14 @@ def test_t_fold_gaussian_matches_the_closed_form_at_tiny_delta(plain_t_fold):
     # and no larger than the pessimistic grid's worst case: sigma*(eps - T h)
     worst = np.array([[exact_sigma(a - T * H, b, T) for b in d[0]] for a in EPS])
     assert np.all(res.scale <= worst * (1 + 2e-6))
+
+
+def test_a_tilted_roots_certificate_composes_no_plain_grid(plain_t_fold):
+    # the re-check of a tilted root is the profile at its target (engine.target_profile):
+    # the tilted composition alone, whose one-use pairs (FFT length 0) are all the engine
+    # composes; the plain grid, floored by its round-off there, is not composed
+    *_, fft_lengths = plain_t_fold
+    assert fft_lengths and not any(fft_lengths)
 
 
 def rdp_sigma(q, steps, eps, delta):

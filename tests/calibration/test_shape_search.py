@@ -1,6 +1,7 @@
 """The shape search's final re-check (:func:`shape_search._certified_best`): the winner is the
-least-variance row that the engine's profile certifies; rows it does not certify are dropped,
-and nothing certified means an infinite variance (fail closed)."""
+least-variance row that the engine's profile at the target (``engine.target_profile``)
+certifies; rows it does not certify are dropped, and nothing certified means an infinite
+variance (fail closed)."""
 
 import numpy as np
 import pytest
@@ -19,23 +20,24 @@ ROWS = np.array([
 
 
 def _profile(verdicts):
-    """A stand-in for engine.profile: delta per scale from ``verdicts``, recording calls."""
+    """A stand-in for engine.target_profile: ``log delta`` per scale from ``verdicts``
+    (deltas), recording calls."""
     calls = []
 
-    def profile(noise_fn, scale, shape, sensitivity, eps, compositions, rate, h):
+    def target_profile(noise_fn, scale, shape, sensitivity, eps, delta, compositions, rate, h):
         calls.append((float(scale), float(shape), h))
-        return np.array([verdicts(float(scale))])
+        return np.log(np.array([verdicts(float(scale))]))
 
-    return profile, calls
+    return target_profile, calls
 
 
 def test_the_best_row_certified_by_the_profile_wins(monkeypatch):
     limit = float(np.exp(np.asarray(log_target(DELTA))))
     profile, calls = _profile(lambda s: 0.5 * limit)
-    monkeypatch.setattr(shape_search.engine, "profile", profile)
+    monkeypatch.setattr(shape_search.engine, "target_profile", profile)
     got = shape_search._certified_best(ROWS, None, 1.0, 1.0, DELTA, 5)
     assert got[1] == 1.0 and got[2] == 2.0 and got[3] == 10.0
-    assert got[4] == 0.5 * limit  # delta_at is the re-evaluation
+    assert got[4] == np.exp(np.log(0.5 * limit))  # delta_at is the re-evaluation
     assert calls == [(2.0, 1.0, 1e-4)]  # one re-check: the winner's
 
 
@@ -43,7 +45,7 @@ def test_rows_the_profile_rejects_are_dropped(monkeypatch):
     limit = float(np.exp(np.asarray(log_target(DELTA))))
     # the best row fails at its scale and at every retry step; the next one passes
     profile, _ = _profile(lambda s: 2 * limit if s < 2.5 else limit)
-    monkeypatch.setattr(shape_search.engine, "profile", profile)
+    monkeypatch.setattr(shape_search.engine, "target_profile", profile)
     got = shape_search._certified_best(ROWS, None, 1.0, 1.0, DELTA, 5)
     assert got[1] == 2.0 and got[3] == 20.0 and got[4] <= limit
 
@@ -51,7 +53,7 @@ def test_rows_the_profile_rejects_are_dropped(monkeypatch):
 def test_a_retry_step_above_the_root_is_taken_with_its_variance(monkeypatch):
     limit = float(np.exp(np.asarray(log_target(DELTA))))
     profile, _ = _profile(lambda s: limit if s > 2.0 else 1.01 * limit)
-    monkeypatch.setattr(shape_search.engine, "profile", profile)
+    monkeypatch.setattr(shape_search.engine, "target_profile", profile)
     got = shape_search._certified_best(ROWS, None, 1.0, 1.0, DELTA, 5)
     step = shape_search.RETRY_STEPS[0]
     assert got[2] == 2.0 * (1 + step) and got[3] == 10.0 * (1 + step) ** 2
@@ -59,14 +61,14 @@ def test_a_retry_step_above_the_root_is_taken_with_its_variance(monkeypatch):
 
 def test_nothing_certified_fails_closed(monkeypatch):
     profile, _ = _profile(lambda s: np.nan)
-    monkeypatch.setattr(shape_search.engine, "profile", profile)
+    monkeypatch.setattr(shape_search.engine, "target_profile", profile)
     got = shape_search._certified_best(ROWS, None, 1.0, 1.0, DELTA, 5)
     assert np.isinf(got[3])
 
 
 def test_a_root_the_search_certified_needs_no_recheck(monkeypatch):
     profile, calls = _profile(lambda s: np.nan)
-    monkeypatch.setattr(shape_search.engine, "profile", profile)
+    monkeypatch.setattr(shape_search.engine, "target_profile", profile)
     rows = ROWS.copy()
     rows[1, 6] = 0.0
     got = shape_search._certified_best(rows, None, 1.0, 1.0, DELTA, 5)
@@ -79,7 +81,7 @@ def test_rows_not_below_beat_are_neither_rechecked_nor_returned(monkeypatch):
     on them, and nothing at or above it comes back (``inf``: the caller's member wins)."""
     limit = float(np.exp(np.asarray(log_target(DELTA))))
     profile, calls = _profile(lambda s: 0.5 * limit)
-    monkeypatch.setattr(shape_search.engine, "profile", profile)
+    monkeypatch.setattr(shape_search.engine, "target_profile", profile)
     got = shape_search._certified_best(ROWS, None, 1.0, 1.0, DELTA, 5, beat=10.0)
     assert np.isinf(got[3]) and not calls
     rows = ROWS.copy()
@@ -114,7 +116,7 @@ def test_below_tilt_below_only_the_finalists_are_tilted_and_the_winner_rechecked
     limit = float(np.exp(np.asarray(log_target(1e-9))))
     profile, calls = _profile(lambda s: 0.5 * limit)
     monkeypatch.setattr(shape_search, "calibrate_scale", scales)
-    monkeypatch.setattr(shape_search.engine, "profile", profile)
+    monkeypatch.setattr(shape_search.engine, "target_profile", profile)
     got = shape_search.calibrate_shape_scale(
         None, lambda s, b: np.asarray(s) ** 2, (0.0, 1.0, 2.0, 1e4), 1.0, 1.0, 1e-9, 2000,
         upper_fn=lambda bs: 10.0 * np.ones_like(bs), coarsen=1, refine=3, finalists=finalists)
@@ -124,7 +126,7 @@ def test_below_tilt_below_only_the_finalists_are_tilted_and_the_winner_rechecked
         assert asked == [(True, False, 4), (True, False, 3)]
     assert calls == [(0.9, 0.0, 1e-4)]  # one re-check: the winner's
     assert float(got.shape) == 0.0 and float(got.scale) == 0.9
-    assert float(got.delta_at) == 0.5 * limit
+    assert float(got.delta_at) == np.exp(np.log(0.5 * limit))
 
 
 @pytest.mark.parametrize("ratio", [4.0, 2.0])

@@ -553,11 +553,10 @@ def _recheck_passes(
     as the caller will (the tilts of a delta and of an epsilon query differ), its tilted
     composition resolving the target ``delta``: ``profile(epsilon) <= delta (1 - MARGIN)``."""
     delta = np.asarray(delta, np.float64)
+    back = target_profile(
+        noise_fn, scale, shape, sensitivity, epsilon, delta, compositions, sampling_rate, h
+    )
     with np.errstate(divide="ignore"):
-        back = _evaluate(
-            log_delta_kernel, noise_fn, scale, shape, sensitivity, epsilon, compositions,
-            sampling_rate, h, levels=np.log(delta),
-        )
         return back <= np.log(delta * (1.0 - MARGIN))
 
 
@@ -731,6 +730,53 @@ def profile(
             log_delta_kernel, noise_fn, scale, shape, sensitivity, epsilon, compositions,
             sampling_rate, bin_width,
         )
+    )
+
+
+@float64_kernel
+def target_profile(
+    noise_fn, scale, shape, sensitivity, epsilon, delta, compositions=1, sampling_rate=None,
+    bin_width=1e-4,
+):
+    r"""``log delta(epsilon)`` (array) as the certificate of a target ``delta`` re-checks it:
+    :func:`profile`'s bound, its tilted composition sized for ``delta``.
+
+    .. math:: \log\hat\delta_K(\epsilon) \le \log\big(\delta\,(1 - \text{MARGIN})\big)
+              \iff \text{the parameters are certified at } (\epsilon, \delta)
+
+    (the hockey stick of :func:`profile`, eq. (2) of flipped-huber-mechanism).  Where the
+    target tilts (``delta (1 - MARGIN) <= TILT_BELOW``, :func:`_target_tilts`) the tilted
+    composition answers alone, resolving ``delta``: the plain grid, floored by its
+    round-off there, is not composed (an :func:`epsilon` query's re-check, a calibration's
+    certificate).  Elsewhere, or where the tilted composition does not answer, this is
+    :func:`profile`.  Either answer is certified; :func:`profile` asked at the same
+    arguments afterwards reads this one (the memo), so the caller's re-check agrees.
+
+    Args:
+      noise_fn, scale, shape, sensitivity, epsilon, compositions, sampling_rate, bin_width:
+        as in :func:`profile`.
+      delta: the target ``delta`` the answer is a certificate for (broadcast with
+        ``epsilon``).
+
+    Returns:
+      Certified upper bounds on ``log delta(epsilon)``, a NumPy array of ``epsilon``'s
+      shape.
+
+    Example:
+      >>> import jax, math; jax.config.update("jax_enable_x64", True)
+      >>> from dpjax.noise import Gaussian
+      >>> def gaussian(scale, shape):
+      ...     return Gaussian(scale)
+      >>> log_d = target_profile(gaussian, 2.0, 0.0, 1.0, 3.3, 1e-8, compositions=100,
+      ...                        sampling_rate=0.1)
+      >>> bool(log_d <= math.log(1e-8))
+      True
+    """
+    with np.errstate(divide="ignore"):
+        levels = np.log(np.asarray(delta, np.float64))
+    return _evaluate(
+        log_delta_kernel, noise_fn, scale, shape, sensitivity, epsilon, compositions,
+        sampling_rate, bin_width, levels=levels,
     )
 
 

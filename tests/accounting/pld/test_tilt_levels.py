@@ -231,6 +231,33 @@ def test_profile_and_target_tilt_rules_at_their_edges():
     )
 
 
+def test_target_profile_composes_the_one_use_pairs_alone_below_tilt_below(monkeypatch):
+    """A certificate's profile at a target below ``TILT_BELOW`` (``engine.target_profile``,
+    a calibration's re-check) is the tilted composition alone: the one-use pairs are all it
+    composes (no plain grid), the answer is at most the target and certified by the 50-digit
+    closed form, and :func:`engine.profile` asked afterwards reads it.  At a target above,
+    it is the profile's bits."""
+    eps, deep = 7.0, 1e-10  # the exact delta at epsilon 7 is 5.2e-12 (mu = 1)
+    engine._ANSWERS.clear()
+    calls = record_calls(monkeypatch, engine, "call_cached", engine._composed_kernel,
+                         lambda *args, **kwargs: kwargs["sizes"])
+    log_d = float(engine.target_profile(_gaussian, SIGMA, 0.0, 1.0, eps, deep,
+                                        compositions=K, bin_width=H))
+    assert calls and all(sizes.fft == 0 for sizes in calls)  # the one-use pairs only
+    assert log_d <= math.log(deep * (1.0 - engine.MARGIN))
+    with mpmath.workdps(50):
+        assert float(gaussian_delta(eps, SIGMA, 1.0, K)) <= math.exp(log_d)
+    calls.clear()
+    again = engine.profile(_gaussian, SIGMA, 0.0, 1.0, eps, compositions=K, bin_width=H)
+    assert not calls and float(again) == math.exp(log_d)
+    engine._ANSWERS.clear()
+    shallow = engine.target_profile(_gaussian, SIGMA, 0.0, 1.0, 1.0, 1e-3, compositions=K,
+                                    bin_width=H)
+    engine._ANSWERS.clear()
+    plain = engine.profile(_gaussian, SIGMA, 0.0, 1.0, 1.0, compositions=K, bin_width=H)
+    assert float(np.exp(shallow)) == float(plain)
+
+
 def test_queries_in_threads_keep_their_own_compositions():
     """Two engine queries at once in two threads (each with its re-check): each thread keeps
     its own compositions (a context variable), and each answer is the one the query gives

@@ -746,11 +746,14 @@ def target_profile(
 
     (the hockey stick of :func:`profile`, eq. (2) of flipped-huber-mechanism).  Where the
     target tilts (``delta (1 - MARGIN) <= TILT_BELOW``, :func:`_target_tilts`) the tilted
-    composition answers alone, resolving ``delta``: the plain grid, floored by its
+    composition answers alone, resolving ``delta``: the plain grid, mostly floored by its
     round-off there, is not composed (an :func:`epsilon` query's re-check, a calibration's
-    certificate).  Elsewhere, or where the tilted composition does not answer, this is
-    :func:`profile`.  Either answer is certified; :func:`profile` asked at the same
-    arguments afterwards reads this one (the memo), so the caller's re-check agrees.
+    certificate; where the plain answer would have been the smaller, this one is a little
+    looser, docs/accounting.md).  Elsewhere, or where the tilted composition does not
+    answer, the plain grid answers, tilted where its round-off decides; the target, not the
+    answer, sets the tilt (:func:`profile` also tilts a plain answer below
+    :data:`PROFILE_TILT_BELOW`).  Every answer is certified; :func:`profile` asked at the
+    same arguments afterwards reads this one (the memo, unless it answered them before).
 
     Args:
       noise_fn, scale, shape, sensitivity, epsilon, compositions, sampling_rate, bin_width:

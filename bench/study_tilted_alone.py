@@ -18,7 +18,15 @@ how far above the tilted answer the plain one is.  A row where the plain answer 
 smaller would be a looser answer now: the study counts them.  It measures a design input;
 nothing in dpjax uses it.
 
-    python bench/study_tilted_alone.py [--out FILE]
+``--profiles`` asks the same of a certificate: at each epsilon the engine answers now, the
+profile at its target (``engine.target_profile``, a calibration's re-check since 11bebb2:
+the tilted composition alone) against a fresh ``engine.profile`` (the plain grid and the
+tilted composition, the smaller kept; the re-check before), each on a fresh memo; it
+counts the certificates that are looser now and checks that every one is below its target.
+A flipped Huber row calibrated by ``dpjax.calibrate`` (8 uses at q 0.2, delta 1e-9, whose
+certificate was looser) is added in that mode.
+
+    python bench/study_tilted_alone.py [--profiles] [--out FILE]
 """
 
 from __future__ import annotations
@@ -68,7 +76,11 @@ def _ask(noise_fn, scale, shape, q, k, way):
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", help="also write the report to this file")
+    parser.add_argument("--profiles", action="store_true",
+                        help="compare the certificates at the answers instead")
     args = parser.parse_args(argv)
+    if args.profiles:
+        return _write(_profile_report(), args.out)
     lines = [
         "# engine epsilons at and below TILT_BELOW: plain grid only / both / now",
         f"# deltas {', '.join(f'{d:g}' for d in DELTAS)}; sensitivity 1; bin width 1e-4",
@@ -96,9 +108,60 @@ def main(argv=None) -> None:
         f"{max(worst, 0.0):.3g})"
     )
     print(lines[-1])
-    if args.out:
-        with open(args.out, "w") as fh:
+    _write(lines, args.out)
+
+
+def _write(lines, out) -> None:
+    """Write the report's ``lines`` to ``out`` (when given)."""
+    if out:
+        with open(out, "w") as fh:
             fh.write("\n".join(lines) + "\n")
+
+
+#: the flipped Huber a subsampled calibration returned (epsilon 1, delta 1e-9, linf 1, 8 uses
+#: at q 0.2): gamma and b = alpha / gamma
+CALIBRATED_FH = ("flipped-huber", FlippedHuber.from_scale, 6.271177001109118,
+                 20.06776640354918 / 6.271177001109118)
+
+
+def _profile_report() -> list[str]:
+    """The certificates at the engine's answers: ``target_profile`` against a fresh
+    ``profile`` (the report's lines)."""
+    lines = [
+        "# certificates at the engine's epsilons: log delta of target_profile (now) and of a "
+        "fresh profile (before)",
+        f"# deltas {', '.join(f'{d:g}' for d in DELTAS)}; sensitivity 1; bin width 1e-4",
+    ]
+    settings = [*itertools.product(FAMILIES, USES), (CALIBRATED_FH, (0.2, 8))]
+    looser = total = above = 0
+    worst = 0.0
+    for (name, noise_fn, scale, shape), (q, k) in settings:
+        jax.clear_caches()  # thousands of programs: past vm.max_map_count LLVM cannot map more
+        eps = _ask(noise_fn, scale, shape, q, k, "alone")
+        ok = np.isfinite(eps)
+        engine._ANSWERS.clear()
+        now = np.asarray(engine.target_profile(
+            noise_fn, scale, shape, 1.0, np.where(ok, eps, 0.0), DELTAS, k, q), np.float64)
+        engine._ANSWERS.clear()
+        with np.errstate(divide="ignore"):
+            before = np.log(np.asarray(engine.profile(
+                noise_fn, scale, shape, 1.0, np.where(ok, eps, 0.0), k, q), np.float64))
+        total += int(np.sum(ok))
+        looser += int(np.sum(ok & (now > before)))
+        above += int(np.sum(ok & ~(now <= np.log(DELTAS * (1.0 - engine.MARGIN)))))
+        worst = max(worst, float(np.max(np.where(ok, np.expm1(now - before), 0.0))))
+        cells = " | ".join(
+            f"{math.exp(b):.8g} {math.exp(n):.8g}" if o else "-"
+            for b, n, o in zip(before, now, ok, strict=True)
+        )
+        lines.append(f"{name} scale {scale:g} shape {shape:g} q {q} K {k}: {cells}")
+        print(lines[-1], flush=True)
+    lines.append(
+        f"# {total} certificates: now looser than before at {looser} (largest relative "
+        f"excess in delta {worst:.3g}); above its target at {above}"
+    )
+    print(lines[-1])
+    return lines
 
 
 if __name__ == "__main__":

@@ -92,7 +92,9 @@ def test_an_epsilon_and_its_recheck_run_one_tilted_program_a_profile_its_own(mon
     engine._ANSWERS.clear()
     kinds.clear()
     engine.profile(_gaussian, SIGMA, 0.0, 1.0, eps, compositions=K, bin_width=H)
-    assert kinds == [False]
+    # its own kind only: at the plain answer's level, then (the answer far below it) at the
+    # answer's own level, the same program
+    assert kinds == [False, False]
     # the same entry through both programs, each kind: the same doubles
     args = engine.scalar_args(SIGMA, 0.0, 1.0, None, K)
     sizes = pld_plan.tilted_sizes(_gaussian, SIGMA, 0.0, 1.0, None, K, H, math.log(1e-30))
@@ -322,3 +324,29 @@ def test_a_tilted_epsilon_whose_recheck_fails_falls_back_to_the_plain_grid(monke
     monkeypatch.setattr(engine, "_tilted", lambda by_delta, noise_fn, args, x, out, *a: out)
     plain = query()
     assert fell_back == plain > tilted
+
+
+def test_a_tilted_epsilon_whose_recheck_fails_is_stepped_up_not_dropped(monkeypatch):
+    """1000 Gaussian uses (sigma 2, q 0.01) at delta 1e-12: the profile at the tilted
+    epsilon (its tilts placed for a ``log delta`` query) lies 1e-3 above the target, and the
+    plain grid's epsilon, floored by round-off, is 5% above the tilted one.  The tilted
+    epsilon is stepped up (``RECHECK_STEPS``) until its re-check passes; a fresh profile at
+    the answer (no memo: the façade's re-check of several targets) certifies it too (its
+    tilted composition composed again at its answer's level, not only at the plain grid's);
+    asked beside a plain target, the answer is the bits of its own query."""
+    rate, uses, deltas = 0.01, 1000, np.array([1e-12, 1e-6])
+
+    def epsilon(delta):
+        engine._ANSWERS.clear()
+        return np.asarray(engine.epsilon(_gaussian, 2.0, 0.0, 1.0, delta, uses, rate),
+                          np.float64)
+
+    alone = np.array([float(epsilon(d)) for d in deltas])
+    np.testing.assert_array_equal(epsilon(deltas), alone)
+    engine._ANSWERS.clear()
+    afresh = engine.profile(_gaussian, 2.0, 0.0, 1.0, alone, uses, rate)
+    assert np.all(afresh <= deltas * (1.0 - engine.MARGIN))
+    monkeypatch.setattr(engine, "_tilted_alone", lambda *a: False)
+    monkeypatch.setattr(engine, "_tilted", lambda by_delta, noise_fn, args, x, out, *a: out)
+    plain = float(epsilon(deltas[0]))
+    assert alone[0] < plain / 1.04

@@ -63,23 +63,51 @@ def _tilted_sizes(level: int):
     return sizes
 
 
-def _certify(rows, i: int, scale: float, h: float):
-    """``(scale, log delta)`` at the least of ``scale (1 + step)`` (steps ``0`` and
-    :data:`RETRY_STEPS`) that the profile certifies at row ``i``'s target, or ``None``.
-    The profile is :func:`dpjax.accounting.pld.engine.target_profile`: below ``TILT_BELOW``
-    the tilted composition alone, resolving the target (the plain grid, floored by its
-    round-off there, is not composed); :func:`dpjax.accounting.pld.engine.profile` at the
-    returned scale then reads it."""
-    delta = math.exp(rows.level[i] - math.log1p(-MARGIN))  # the target (the level's delta)
+@float64_kernel
+def certified_step(
+    noise_fn, scale, shape, sensitivity, epsilon, delta, compositions, sampling_rate, h,
+    level,
+):
+    r"""``(step, scale (1 + step), log delta)`` at the least ``step`` of ``0`` and
+    :data:`RETRY_STEPS` at which the profile certifies ``scale``, or ``None``.
+
+    .. math:: s' = \min\{s (1 + t) : t \in \{0\} \cup \text{RETRY\_STEPS},\
+              \log\hat\delta_{s (1 + t)}(\epsilon) \le \text{level}\}
+
+    The profile is :func:`dpjax.accounting.pld.engine.target_profile` (below ``TILT_BELOW``
+    the tilted composition alone, resolving the target ``delta``; the plain grid, floored by
+    its round-off there, is not composed); :func:`dpjax.accounting.pld.engine.profile` at
+    the returned scale then reads it.  A tilted root's grid sizes follow the bracket's end
+    in the search and the exact scale here, so the root itself may miss by a hair.
+
+    Args:
+      noise_fn, scale, shape, sensitivity: the family, the root's scale, its shape and the
+        per-use sensitivity.
+      epsilon, delta: the target (``delta``: the tilted composition's level).
+      compositions, sampling_rate, h: ``K``, ``q`` (or ``None``) and the bin width.
+      level: the certified ``log delta`` to meet (``log(delta (1 - MARGIN))``).
+
+    Returns:
+      ``(step, scale, log delta)``, or ``None`` where no step certifies.
+    """
     for step in (0.0, *RETRY_STEPS):
         s = scale * (1.0 + step)
-        log_d = float(engine.target_profile(
-            rows.noise_fn, s, rows.shape[i], rows.sensitivity, rows.eps[i], delta,
-            rows.compositions, rows.sampling_rate, h,
-        ))
-        if log_d <= rows.level[i]:
-            return s, log_d
+        log_d = float(np.asarray(engine.target_profile(
+            noise_fn, s, shape, sensitivity, epsilon, delta, compositions, sampling_rate, h,
+        )).reshape(-1)[0])
+        if log_d <= level:
+            return step, s, log_d
     return None
+
+
+def _certify(rows, i: int, scale: float, h: float):
+    """``(scale, log delta)`` at row ``i``'s target by :func:`certified_step`, or ``None``."""
+    delta = math.exp(rows.level[i] - math.log1p(-MARGIN))  # the target (the level's delta)
+    got = certified_step(
+        rows.noise_fn, scale, rows.shape[i], rows.sensitivity, rows.eps[i], delta,
+        rows.compositions, rows.sampling_rate, h, rows.level[i],
+    )
+    return None if got is None else got[1:]
 
 
 @float64_kernel

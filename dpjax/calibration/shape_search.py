@@ -16,7 +16,7 @@ import numpy as np
 
 from dpjax.accounting.pld import engine
 from dpjax.calibration.scale_search import COARSEN, calibrate_scale
-from dpjax.calibration.scale_tilted import RETRY_STEPS
+from dpjax.calibration.scale_tilted import certified_step
 from dpjax.certificate import log_target
 from dpjax.numerics import float64_kernel
 
@@ -251,15 +251,12 @@ def _certified_best(mine, noise_fn, sensitivity, eps, delta, compositions, sampl
             break
         if not row[6]:
             return row
-        for step in (0.0, *RETRY_STEPS):
-            scale = row[2] * (1.0 + step)
-            log_d = float(np.asarray(engine.target_profile(
-                noise_fn, scale, row[1], sensitivity, eps, delta, compositions, sampling_rate,
-                row[5],
-            )).reshape(-1)[0])
-            if log_d <= level:
-                var = row[3] * (1.0 + step) ** 2
-                return np.array([row[0], row[1], scale, var, np.exp(log_d), row[5], 0.0])
+        got = certified_step(noise_fn, row[2], row[1], sensitivity, eps, delta, compositions,
+                             sampling_rate, row[5], level)
+        if got is not None:
+            step, scale, log_d = got
+            var = row[3] * (1.0 + step) ** 2
+            return np.array([row[0], row[1], scale, var, np.exp(log_d), row[5], 0.0])
     out = mine[int(np.argmin(mine[:, 3]))].copy()
     out[3] = np.inf
     return out

@@ -6,7 +6,7 @@ variance (fail closed)."""
 import numpy as np
 import pytest
 
-from dpjax.calibration import shape_search
+from dpjax.calibration import scale_tilted, shape_search
 from dpjax.certificate import log_target
 
 DELTA = 1e-8
@@ -55,7 +55,7 @@ def test_a_retry_step_above_the_root_is_taken_with_its_variance(monkeypatch):
     profile, _ = _profile(lambda s: limit if s > 2.0 else 1.01 * limit)
     monkeypatch.setattr(shape_search.engine, "target_profile", profile)
     got = shape_search._certified_best(ROWS, None, 1.0, 1.0, DELTA, 5)
-    step = shape_search.RETRY_STEPS[0]
+    step = scale_tilted.RETRY_STEPS[0]
     assert got[2] == 2.0 * (1 + step) and got[3] == 10.0 * (1 + step) ** 2
 
 
@@ -153,3 +153,20 @@ def test_the_survey_bracket_is_upper_over_lower_ratio(monkeypatch, ratio):
     for low, up, fallback in brackets:
         np.testing.assert_array_equal(low, up / ratio)
         np.testing.assert_array_equal(fallback, 3.0 * up)
+
+
+def test_certified_step_is_the_least_step_the_profile_certifies(monkeypatch):
+    # the re-check shared by the tilted scale search and the shape search
+    # (scale_tilted.certified_step): the root, then each retry step, the first that passes
+    limit = float(np.exp(np.asarray(log_target(DELTA))))
+    level = float(np.asarray(log_target(DELTA)))
+    steps = scale_tilted.RETRY_STEPS
+    profile, calls = _profile(lambda s: limit if s > 2.0 * (1 + steps[0]) else 1.01 * limit)
+    monkeypatch.setattr(shape_search.engine, "target_profile", profile)
+    got = scale_tilted.certified_step(None, 2.0, 1.0, 1.0, 1.0, DELTA, 5, None, 1e-4, level)
+    assert got == (steps[1], 2.0 * (1 + steps[1]), np.log(limit))
+    assert [c[0] for c in calls] == [2.0 * (1 + s) for s in (0.0, *steps)]
+    calls.clear()
+    assert scale_tilted.certified_step(None, 1.0, 1.0, 1.0, 1.0, DELTA, 5, None, 1e-4,
+                                       level) is None
+    assert len(calls) == 1 + len(steps)  # every step tried, none certified

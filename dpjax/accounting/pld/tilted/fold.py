@@ -236,7 +236,11 @@ def tilted_epsilon_for_delta(t: Tilted, delta) -> Array:
     Returns:
       Certified ``epsilon``, shape of ``delta`` (``+inf`` where none).
     """
-    sm = discounted_sums(t)
+    return _epsilon_for_delta(t, discounted_sums(t), delta)
+
+
+def _epsilon_for_delta(t: Tilted, sm: _Sums, delta):
+    """:func:`tilted_epsilon_for_delta` from the discounted sums ``sm`` of ``t``."""
     pld, lam = t.pld, t.lam
     n = sm.s.shape[-1] - 1
     h = jnp.asarray(pld.bin_width, jnp.float64)
@@ -412,25 +416,25 @@ def placed_pair(pld: PLD, k, x, log_level, by_delta: bool) -> PLD:
     Returns:
       The :class:`PLD` to tilt.
     """
-    if not _static_kind(by_delta):
-        return _of_kind(lambda kind: placed_pair(pld, k, x, log_level, kind), by_delta)
     budget = CUT_SHARE * jnp.exp(log_level) / k
-    cut, moved = cut_top(pld, budget)
+    cut, moved = cut_top(pld, budget)  # the cut pair: the same for both kinds
     spent = k * moved
-    if by_delta:
-        whole = tail_bounds.epsilon_chernoff(k * pld.log_mgf, jnp.log(x))
-        left = x - spent
-        part = tail_bounds.epsilon_chernoff(
-            k * cut.log_mgf, jnp.log(jnp.where(left > 0, left, 1.0))
-        )
-        better = (left > 0) & (part < CUT_GAIN * whole)
-    else:
+
+    def cut_is_better(by_delta: bool):
+        if by_delta:
+            whole = tail_bounds.epsilon_chernoff(k * pld.log_mgf, jnp.log(x))
+            left = x - spent
+            part = tail_bounds.epsilon_chernoff(
+                k * cut.log_mgf, jnp.log(jnp.where(left > 0, left, 1.0))
+            )
+            return (left > 0) & (part < CUT_GAIN * whole)
         whole = tail_bounds.log_delta_chernoff(k * pld.log_mgf, x)
         part = jnp.logaddexp(
             tail_bounds.log_delta_chernoff(k * cut.log_mgf, x), jnp.log(spent)
         )
-        better = part < whole + jnp.log(CUT_GAIN)
-    better = better & (budget > 0) & jnp.isfinite(budget)
+        return part < whole + jnp.log(CUT_GAIN)
+
+    better = _of_kind(cut_is_better, by_delta) & (budget > 0) & jnp.isfinite(budget)
     return jax.tree.map(lambda a, b: jnp.where(better, a, b), cut, pld)
 
 
@@ -527,8 +531,9 @@ def query(t: Tilted, x, by_delta) -> Array:
     :func:`tilted_log_delta_for_epsilon`; for a traced kind (a traced boolean) both are
     compiled and ``lax.cond`` runs the kind's."""
     if not _static_kind(by_delta):
-        return jax.lax.cond(by_delta, lambda: tilted_epsilon_for_delta(t, x),
-                            lambda: tilted_log_delta_for_epsilon(t, x))
+        sm = discounted_sums(t)  # both kinds' sums: computed (and compiled) once
+        return jax.lax.cond(by_delta, lambda: _epsilon_for_delta(t, sm, x),
+                            lambda: _log_delta(t, sm, x))
     return tilted_epsilon_for_delta(t, x) if by_delta else tilted_log_delta_for_epsilon(t, x)
 
 

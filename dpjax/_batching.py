@@ -102,6 +102,34 @@ def ladder(n: float) -> int:
     return next(m for m in rungs(p) if m >= n)
 
 
+def device_array(x, dtype=None):
+    """``jnp.asarray(x, dtype)`` of a host value, put on the default device directly.
+
+    ``jnp.asarray`` stages a NumPy array through a small compiled program (``lax.stage``;
+    a Python number given a ``dtype`` through ``convert_element_type``), one per shape and
+    dtype, which a fresh process compiles before its first answer; ``jax.device_put`` makes
+    the same array (dtype after JAX's canonicalisation, shape, not weakly typed) with no
+    program.  A JAX array or a tracer goes through ``jnp.asarray``.
+
+    Args:
+      x: a NumPy array, or a Python number with ``dtype`` given (without one, ``jnp.asarray``
+        makes a number weakly typed: use it there).
+      dtype: the dtype (default: ``x``'s).
+
+    Returns:
+      The JAX array.
+
+    Example:
+      >>> import numpy as np
+      >>> a = device_array(np.arange(3.0))
+      >>> a.shape, a.weak_type
+      ((3,), False)
+    """
+    if isinstance(x, (jax.Array, jax.core.Tracer)):
+        return jnp.asarray(x, dtype)
+    return jax.device_put(np.asarray(x, dtype))
+
+
 def pad(x, size: int, fill: float | None = None):
     """``x`` flattened and padded to ``size`` entries (NumPy in, NumPy out; JAX in, JAX out).
 
@@ -149,7 +177,7 @@ def _call_flat(kernel: Callable, arrays, minimum: int, convert: Callable):
     shape = arrays[0].shape
     n = int(np.prod(shape, dtype=np.int64))
     size = padded_size(n, minimum)
-    out = kernel(*(jnp.asarray(pad(a, size)) for a in arrays))
+    out = kernel(*(device_array(pad(a, size)) for a in arrays))
     single = not isinstance(out, tuple)
     outs = (out,) if single else out
     result = tuple(convert(o)[:n].reshape(shape) for o in outs)
@@ -183,24 +211,38 @@ def padded_elementwise(minimum: int = 1) -> Callable:
     return decorate
 
 
+def _host_if_concrete(out):
+    """``out`` as a NumPy array, or as it is where it is traced (a ``context`` of
+    :func:`padded` traced inside ``jit``)."""
+    return out if isinstance(out, jax.core.Tracer) else np.asarray(out)
+
+
 def padded(minimum: int = 1) -> Callable:
     """Decorator: ``fn(context, x)``, elementwise in ``x``, evaluated on a padded flat ``x``.
 
-    Traceable (the padding is JAX), so the decorated function also works inside ``jit``
-    and ``vmap``; the padded length is :func:`padded_size` of ``x.size``.
+    Traceable (a traced ``x`` is padded and cut by JAX), so the decorated function also
+    works inside ``jit`` and ``vmap``; the padded length is :func:`padded_size` of
+    ``x.size``.  A concrete ``x`` is padded on the host (NumPy) and a concrete result cut
+    there, so that a call compiles ``fn``'s program only, not also small programs that
+    reshape, pad and slice around it; the result is a device array (a tracer where
+    ``context`` is traced) either way.
 
     Args:
       minimum: least padded size.
 
     Returns:
-      The decorator; the decorated function returns an array shaped like ``x``.
+      The decorator; the decorated function returns an array (or a tuple of arrays, as
+      ``fn`` does) shaped like ``x``.
     """
 
     def decorate(fn: Callable) -> Callable:
         @functools.wraps(fn)
         def wrapper(context, x):
             flat = lambda v: fn(context, v)  # noqa: E731
-            return _call_flat(flat, [jnp.asarray(x, jnp.float64)], minimum, lambda o: o)
+            if isinstance(x, jax.core.Tracer):
+                return _call_flat(flat, [jnp.asarray(x, jnp.float64)], minimum, lambda o: o)
+            out = _call_flat(flat, [np.asarray(x, np.float64)], minimum, _host_if_concrete)
+            return jax.tree.map(device_array, out)
 
         return wrapper
 
@@ -257,7 +299,7 @@ def shard(*arrays, use_devices: bool = True) -> tuple[list, int]:
     n = flat[0].size
     m = padded_size(n)
     if len(devices) < 2 or n < 2:
-        return [jnp.asarray(pad(a, m)) for a in flat], n
+        return [device_array(pad(a, m)) for a in flat], n
     m = -(-m // len(devices)) * len(devices)
     mesh = Mesh(np.asarray(devices), ("grid",))
     sharding = NamedSharding(mesh, PartitionSpec("grid"))

@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from dpjax._batching import call_padded, map_leading, padded_elementwise, padded_size
+from dpjax._batching import call_padded, map_leading, padded, padded_elementwise, padded_size
 
 
 def _pair(x, y):
@@ -45,6 +45,41 @@ def test_padded_elementwise_compiles_once_per_bucket():
     assert core._cache_size() == 1
     wrapped(jnp.ones(5))  # bucket 8
     assert core._cache_size() == 2
+
+
+def _scaled_pair(c, x):
+    """A kernel of a context ``c`` and an elementwise ``x``, with two outputs."""
+    return x * c, jnp.exp(-x)
+
+
+def test_padded_on_a_concrete_x_lowers_only_its_kernel():
+    # a concrete x is padded and cut on the host: no reshape, pad or slice program is
+    # lowered beside the kernel's; the answers and the array type are the traced path's
+    wrapped = padded(minimum=4)(jax.jit(_scaled_pair))
+    x = np.array([[0.5, 1.0, 1.5]])
+    lowered = []
+
+    def listen(event, duration, **kwargs):
+        if event == "/jax/core/compile/jaxpr_to_mlir_module_duration":
+            lowered.append(kwargs.get("fun_name"))
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        with jax.enable_x64(True):
+            got = wrapped(2.0, x)
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)
+    assert lowered == ["jit(_scaled_pair)"]
+    with jax.enable_x64(True):
+        traced = jax.jit(lambda v: wrapped(2.0, v))(jnp.asarray(x))
+        scalar = wrapped(2.0, 0.5)
+    for g, t in zip(got, traced, strict=True):
+        assert isinstance(g, jax.Array) and g.shape == (1, 3) and g.dtype == jnp.float64
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(t))
+    assert scalar[0].shape == () and float(scalar[0]) == 1.0
+    with jax.enable_x64(True):  # a traced context, a concrete x: cut by JAX in the trace
+        in_trace = jax.jit(lambda c: wrapped(c, x))(2.0)
+    np.testing.assert_array_equal(np.asarray(in_trace[0]), np.asarray(got[0]))
 
 
 def test_call_padded_returns_numpy_of_the_broadcast_shape():

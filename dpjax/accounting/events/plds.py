@@ -42,7 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import logsumexp as jax_logsumexp
 
-from dpjax._batching import pad, padded_size
+from dpjax._batching import device_array, pad, padded_size
 from dpjax.accounting import events as ev
 from dpjax.accounting.pld import PLD, amplification, finite_pairs, mixture
 from dpjax.accounting.pld._pld import make
@@ -376,7 +376,7 @@ def _noise_pld(noise, shift: float, h: float, pessimistic: bool, tail: float = T
     """Connect-the-dots PLD of ``(T, T - shift)`` on a grid of :func:`.pld.compose.floored_size`
     (the extra points carry the exact, vanishing, masses): few compiles across events."""
     lower, size = _sized(lambda: noise_grid(noise, shift, h, tail))
-    f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
+    f64 = functools.partial(device_array, dtype=np.float64)
     pld = call_cached(  # a warm process loads its compiled program (export cache)
         discretise_noise, noise, f64(shift), f64(h), lower, tail=tail,
         static_argnames=("size", "pessimistic"), size=floored_size(size),
@@ -398,7 +398,7 @@ def _subsampled_plds(noise, q, h, pessimistic: bool, directions, tail: float = T
     bin edges are placed by comparisons that a last-bit change can flip), one program per
     direction."""
     grids = _sized_all(lambda: subsampled_grid(noise, 1.0, q, h, tail), directions)
-    f64 = functools.partial(jnp.asarray, dtype=jnp.float64)
+    f64 = functools.partial(device_array, dtype=np.float64)
     sizes = {floored_size(grids[d][1]) for d in directions}
     if pessimistic and set(directions) == set(ADJACENCIES) and len(sizes) == 1:
         pair = call_cached(  # a warm process loads its compiled program (export cache)
@@ -628,12 +628,12 @@ def _inner_profile(event, relation: str, h: float, tail: float):
         return (lambda e: np.zeros(np.shape(e))), h
     # zero mass at the top to a power of two, and the epsilons padded likewise: the queries
     # of a whole search (a new grid length per scale) share a few compiled programs
-    plds = [dataclasses.replace(p, pmf=jnp.asarray(pad(np.asarray(p.pmf), padded_size(p.size),
+    plds = [dataclasses.replace(p, pmf=device_array(pad(np.asarray(p.pmf), padded_size(p.size),
                                                        fill=0.0))) for p in plds]
 
     def profile(eps):
         eps = np.asarray(eps, np.float64)
-        wide = jnp.asarray(pad(eps, padded_size(eps.size)))
+        wide = device_array(pad(eps, padded_size(eps.size)))
         out = np.max([np.asarray(delta_for_epsilon(p, wide)) for p in plds], axis=0)
         return out[: eps.size].reshape(eps.shape)
 

@@ -61,10 +61,10 @@ import numbers
 from dataclasses import dataclass, field, fields
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from dpjax import noise
+from dpjax._batching import device_array
 from dpjax.numerics import float64_kernel
 
 __all__ = [
@@ -416,9 +416,9 @@ def noise_family(event: Event):
       ('Gaussian', None)
     """
     if isinstance(event, Gaussian):
-        return noise.Gaussian(jnp.asarray(float(event.noise_multiplier), jnp.float64))
+        return noise.Gaussian(device_array(float(event.noise_multiplier), np.float64))
     if isinstance(event, Laplace):
-        return noise.Laplace(jnp.asarray(float(event.noise_multiplier), jnp.float64))
+        return noise.Laplace(device_array(float(event.noise_multiplier), np.float64))
     if isinstance(event, Noise):
         return noise.make(event.mechanism, **{k: float(v) for k, v in event.params.items()})
     return None

@@ -55,8 +55,10 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import Array
 
+from dpjax._batching import device_array
 from dpjax.accounting.pld._pld import PLD, make
 from dpjax.accounting.pld.compose import floored_size
 from dpjax.noise.gaussian import Gaussian
@@ -426,7 +428,7 @@ def noise_grid(
       bin_width: the loss-grid width ``h``.
       tail: the pair's cut tail (:func:`noise_pair`; default :data:`TAIL`).
     """
-    d = jnp.asarray(sensitivity, jnp.float64)
+    d = device_array(sensitivity, np.float64)
     lo, hi = (float(v) for v in _noise_loss_range(noise, d, float(tail)))
     lower = math.floor(lo / bin_width) - 1
     return lower, math.ceil(hi / bin_width) + 1 - lower + 1

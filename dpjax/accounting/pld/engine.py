@@ -41,7 +41,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dpjax._batching import SMALL_BATCH, map_leading, pad, padded_size
+from dpjax._batching import SMALL_BATCH, device_array, map_leading, pad, padded_size
 from dpjax._warnings import warn_user
 from dpjax.accounting.pld import query as _query
 from dpjax.accounting.pld import tail_bounds
@@ -362,13 +362,10 @@ _profile_and_epsilon_kernel.__doc__ += _KERNEL_ARGS.format(
 
 
 def scalar_args(scale, shape, sensitivity, sampling_rate, compositions):
-    return (
-        jnp.asarray(scale, jnp.float64),
-        jnp.asarray(shape, jnp.float64),
-        jnp.asarray(sensitivity, jnp.float64),
-        jnp.asarray(1.0 if sampling_rate is None else sampling_rate, jnp.float64),
-        jnp.asarray(float(compositions), jnp.float64),  # float: K may exceed int64
-    )
+    return tuple(device_array(v, np.float64) for v in (
+        scale, shape, sensitivity, 1.0 if sampling_rate is None else sampling_rate,
+        float(compositions),  # float: K may exceed int64
+    ))
 
 
 #: Answers of :func:`_evaluate` already computed (a deterministic function of its
@@ -471,7 +468,7 @@ def _evaluate_once(
             return out, p.note
     # the targets flattened and padded (few compiles: a scalar and up to SMALL_BATCH targets
     # share one program per grid); each query entry is its own, so the padding is inert
-    x_padded = jnp.asarray(pad(x, padded_size(x.size, SMALL_BATCH)))
+    x_padded = device_array(pad(x, padded_size(x.size, SMALL_BATCH)))
 
     def cut(tree):
         return jax.tree.map(lambda v: np.asarray(v, np.float64)[: x.size].reshape(x.shape), tree)
@@ -747,7 +744,7 @@ def run_padded(kernel, args, xs, *more, **static) -> np.ndarray:
     padded to a bucketed length (few compiles), as a float64 NumPy array of ``xs``'s
     length."""
     size = padded_size(xs.size)
-    got = kernel(*args, *(jnp.asarray(pad(v, size)) for v in (xs, *more)), **static)
+    got = kernel(*args, *(device_array(pad(v, size)) for v in (xs, *more)), **static)
     return np.asarray(got, np.float64)[: xs.size]
 
 

@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dpjax._batching import pad, padded_size
+from dpjax._batching import device_array, pad, padded_size
 from dpjax.accounting.pld._pld import PLD
 from dpjax.accounting.pld.compose import floored_size, max_grid_points
 from dpjax.accounting.pld.discretise import TAIL, MonotonePair, discretise_pair
@@ -228,7 +228,7 @@ def _mixture_pld(noise, p_shifts, p_weights, q_shifts, q_weights, h, pessimistic
     size = padded_size(max(len(p_shifts), len(q_shifts)), 2)
     with np.errstate(divide="ignore"):
         args = [
-            jnp.asarray(pad(np.asarray(x, np.float64), size, fill))
+            device_array(pad(np.asarray(x, np.float64), size, fill))
             for x, fill in (
                 (p_shifts, p_shifts[0]), (np.log(p_weights), -np.inf),
                 (q_shifts, q_shifts[0]), (np.log(q_weights), -np.inf),

@@ -27,7 +27,7 @@ import numpy as np
 from jax import Array
 from jax.scipy.special import logsumexp
 
-from dpjax._batching import FINE_LADDER_ABOVE, ladder, map_leading, padded_size
+from dpjax._batching import FINE_LADDER_ABOVE, device_array, ladder, map_leading, padded_size
 from dpjax._batching import rungs as _rungs
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import LAMBDAS
@@ -225,15 +225,15 @@ def extents(
     """
     subsampled = sampling_rate is not None
     scale, shape = np.broadcast_arrays(np.asarray(scale, float), np.asarray(shape, float))
-    q = jnp.asarray(1.0 if sampling_rate is None else sampling_rate, jnp.float64)
-    sens = jnp.asarray(sensitivity, jnp.float64)
+    q = device_array(1.0 if sampling_rate is None else sampling_rate, np.float64)
+    sens = device_array(sensitivity, np.float64)
     k = float(compositions)
     # rows padded to a power of two (cycled): one compiled program per bucket of row counts
     n = scale.size
     pad = lambda x: np.resize(x.ravel(), padded_size(n))  # noqa: E731
     plans = call_cached(  # a warm process loads its compiled program (export cache)
-        _sizing, jnp.asarray(pad(scale)), jnp.asarray(pad(shape)), sens, q, jnp.float64(k),
-        jnp.float64(tail), jnp.float64(window_log_tail),
+        _sizing, device_array(pad(scale)), device_array(pad(shape)), sens, q,
+        *(device_array(v, np.float64) for v in (k, tail, window_log_tail)),
         static_argnames=("noise_fn", "subsampled"), noise_fn=noise_fn, subsampled=subsampled,
     )
     lo, hi, w_lo, w_hi, spread = (
@@ -629,7 +629,7 @@ def traced_tail(jitted):
     """
 
     def kernel(*args, sizes, **static):
-        tail = jnp.asarray(sizes.tail, jnp.float64)
+        tail = device_array(sizes.tail, np.float64)
         return jitted(*args, tail, sizes=sizes._replace(tail=0.0), **static)
 
     return kernel

@@ -379,6 +379,8 @@ def certificate(pld: PLD, epsilon: ArrayLike, prof: Profile) -> Certificate:
     return Certificate(_log_delta(pld, eps, prof), _log_roundoff(pld, prof, eps))
 
 
+@padded(minimum=16)  # as log_delta_for_epsilon, the exp in the same program
+@jax.jit
 @float64_kernel
 def delta_for_epsilon(pld: PLD, epsilon: ArrayLike) -> Array:
     r"""``delta(epsilon)`` of a PLD: ``exp`` of :func:`log_delta_for_epsilon`.
@@ -402,7 +404,7 @@ def delta_for_epsilon(pld: PLD, epsilon: ArrayLike) -> Array:
       >>> float(delta_for_epsilon(pld, 0.0))  # closed form 1 - e^{-1/2} = 0.393469...
       0.39346...
     """
-    return jnp.exp(log_delta_for_epsilon(pld, epsilon))
+    return jnp.exp(_log_delta(pld, jnp.asarray(epsilon, jnp.float64), profile_arrays(pld)))
 
 
 def first_ok(candidates: Array, ok: Array) -> Array:

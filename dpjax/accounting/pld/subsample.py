@@ -24,8 +24,9 @@ import math
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from dpjax._batching import map_leading
+from dpjax._batching import device_array, map_leading
 from dpjax.accounting.pld._pld import PLD
 from dpjax.accounting.pld.discretise import TAIL, MonotonePair, discretise_pair, noise_pair
 from dpjax.numerics import float64_kernel, logaddexp
@@ -174,8 +175,8 @@ def subsampled_grid(
     """
     ranges = _range(
         noise,
-        jnp.asarray(sensitivity, jnp.float64),
-        jnp.asarray(sampling_rate, jnp.float64),
+        device_array(sensitivity, np.float64),
+        device_array(sampling_rate, np.float64),
         float(tail),
     )
     grids = {}

@@ -39,6 +39,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import Array
 
+from dpjax._batching import device_array
 from dpjax.accounting.pld._pld import PLD
 from dpjax.accounting.pld.compose import (
     ceil_pow2,
@@ -198,9 +199,9 @@ def tilted_product_answer(
         return np.full(x.shape, np.nan)
     got = tilted_product_kernel(
         tuple(parts),
-        jnp.asarray(np.asarray(counts, np.float64)),
-        jnp.asarray(x),
-        jnp.asarray(by_delta) if either_kind else None,
+        device_array(np.asarray(counts, np.float64)),
+        device_array(x),
+        device_array(np.bool_(by_delta)) if either_kind else None,
         size=size,
         by_delta=None if either_kind else by_delta,
     )

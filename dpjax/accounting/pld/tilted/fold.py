@@ -51,7 +51,7 @@ import numpy as np
 from jax import Array
 from jax.scipy.special import logsumexp
 
-from dpjax._batching import map_leading
+from dpjax._batching import device_array, map_leading
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import LAMBDAS, PLD, log_mgf_grid
 from dpjax.accounting.pld.compose import fft_power, read_window, wrap_cyclic
@@ -486,7 +486,7 @@ def tilted_kernel(
         scale, shape, sensitivity, sampling_rate, compositions, noise_fn=noise_fn,
         bin_width=bin_width, sizes=sizes._replace(fft=0), subsampled=subsampled,
     )
-    kind = (jnp.asarray(by_delta),) if either_kind else ()
+    kind = (device_array(np.bool_(by_delta)),) if either_kind else ()
     return call_cached(
         _tilted_answers, *fields, jnp.asarray(compositions, jnp.float64), x,
         jnp.asarray(log_levels, jnp.float64), *kind, static_argnames=("fft", "by_delta"),

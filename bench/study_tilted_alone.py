@@ -169,6 +169,7 @@ def _profile_rows(settings) -> list[str]:
         lines.append(f"{name} scale {scale:g} shape {shape:g} q {q} K {k}: {cells}")
         print(lines[-1], flush=True)
     lines.append(f"# stats {total} {looser} {above} {worst!r}")
+    print(lines[-1], flush=True)  # read by the parent (_profile_report)
     return lines
 
 

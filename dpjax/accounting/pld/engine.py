@@ -41,7 +41,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from dpjax._batching import SMALL_BATCH, device_array, map_leading, pad, padded_size
+from dpjax._batching import SMALL_BATCH, device_array, pad, padded_size
 from dpjax._warnings import warn_user
 from dpjax.accounting.pld import query as _query
 from dpjax.accounting.pld import tail_bounds
@@ -305,10 +305,9 @@ def _queries_kernel(*arrays):
 
     The second half of :func:`_profile_and_epsilon_kernel`: it sees arrays only (the
     composed PLDs' fields, then ``x``), so every family whose composition has the same
-    FFT length and number of adjacencies shares its compiled program.  Each adjacency's
-    :func:`.query.both_queries` (``x``: ``epsilon`` / ``delta``), the worse adjacency's
-    entry by entry, then each adjacency's :func:`.query.certificate` at that epsilon (the
-    worse adjacency's again).
+    FFT length and number of adjacencies shares its compiled program:
+    :func:`.query.worse_queries` (``x``: ``epsilon`` / ``delta``; the worse adjacency's
+    answers, entry by entry, and its profile at the epsilon answered).
 
     Args:
       *arrays: the fields of :data:`_PLD_FIELDS` (leading adjacency axis), then ``x``.
@@ -318,18 +317,7 @@ def _queries_kernel(*arrays):
       :class:`.query.Certificate`; each the worse adjacency's, entry by entry).
     """
     *fields, x = arrays
-    plds = _pld_of_fields(fields)
-
-    def queried(pld):
-        prof = _query.profile_arrays(pld)
-        return _query.both_queries(pld, x, prof), prof
-
-    both, profs = map_leading(queried, plds)
-    worse = functools.partial(jax.tree.map, lambda v: jnp.max(v, axis=0))
-    both = worse(both)
-    at = map_leading(lambda pld, prof: _query.certificate(pld, both.epsilon, prof),
-                     plds, profs)
-    return both, worse(at)
+    return _query.worse_queries(_pld_of_fields(fields), x)
 
 
 def _profile_and_epsilon_kernel(

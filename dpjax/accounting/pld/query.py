@@ -72,7 +72,7 @@ import numpy as np
 from jax import Array
 from jax.typing import ArrayLike
 
-from dpjax._batching import padded
+from dpjax._batching import map_leading, padded
 from dpjax.accounting.pld import tail_bounds
 from dpjax.accounting.pld._pld import PLD
 from dpjax.certificate import MARGIN
@@ -338,10 +338,20 @@ def both_queries(pld: PLD, x: ArrayLike, prof: Profile | None = None) -> Queries
     x = jnp.asarray(x, jnp.float64)
     prof = profile_arrays(pld) if prof is None else prof
     eps = _epsilon(pld, x, prof)
-    return Queries(
-        _log_delta(pld, x, prof), eps, _log_roundoff(pld, prof, x),
-        _log_roundoff(pld, prof, jnp.where(jnp.isfinite(eps), eps, 0.0)),
-    )
+    return _queries_of(certificate(pld, _points(x, eps), prof), eps, x.shape[0])
+
+
+def _points(x: Array, epsilon: Array, *more: Array) -> Array:
+    """The points whose profile (:func:`certificate`) the queries read: ``x``, each
+    answered ``epsilon`` (``0`` where not finite), then ``more``: one evaluation of the
+    bound for all of them, so that a program traces and compiles it once."""
+    return jnp.concatenate([x, jnp.where(jnp.isfinite(epsilon), epsilon, 0.0), *more])
+
+
+def _queries_of(at: Certificate, epsilon: Array, n: int) -> Queries:
+    """The :class:`Queries` of the profile ``at`` :func:`_points` ``(x, epsilon, ...)``
+    (``n`` entries of ``x``)."""
+    return Queries(at.log_delta[:n], epsilon, at.log_roundoff[:n], at.log_roundoff[n:2 * n])
 
 
 class Certificate(NamedTuple):
@@ -377,6 +387,55 @@ def certificate(pld: PLD, epsilon: ArrayLike, prof: Profile) -> Certificate:
     """
     eps = jnp.asarray(epsilon, jnp.float64)
     return Certificate(_log_delta(pld, eps, prof), _log_roundoff(pld, prof, eps))
+
+
+@float64_kernel
+def worse_queries(plds: PLD, x: ArrayLike) -> tuple[Queries, Certificate]:
+    r"""Both queries of stacked PLDs (a leading adjacency axis), the worse adjacency's entry
+    by entry, and the profile at the epsilon answered: what certifies it.
+
+    .. math:: \epsilon(x_i) = \max_a \epsilon_a(x_i),\quad
+              \log\delta(\epsilon(x_i)) = \max_a \log\delta_a(\epsilon(x_i))
+
+    Each adjacency's :func:`profile_arrays` and ``epsilon(x)``, then one evaluation of its
+    bound (:func:`certificate`) at ``x``, at its own epsilon and at the worse adjacency's:
+    the :class:`Queries` of :func:`both_queries` (the worse adjacency's) and the
+    :class:`Certificate` at ``epsilon(x)``, with the grid and Chernoff bounds traced once,
+    not once per point set (the engine's queries program, :mod:`.pld.engine`).
+
+    Args:
+      plds: pessimistic :class:`PLD` s stacked on a leading adjacency axis.
+      x: 1-D array, read as ``epsilon`` by the first query and as ``delta`` by the second.
+
+    Returns:
+      ``(Queries at x, Certificate at epsilon(x))``, each the worse adjacency's, entry by
+      entry, of the shape of ``x``.
+
+    Example:
+      >>> import jax, numpy as np; jax.config.update("jax_enable_x64", True)
+      >>> from dpjax.accounting.pld import from_gaussian
+      >>> pld = from_gaussian(sigma=1.0, sensitivity=1.0, bin_width=1e-4)
+      >>> stacked = jax.tree.map(lambda v: v[None], pld)  # one adjacency
+      >>> both, at = worse_queries(stacked, np.array([1e-5]))
+      >>> float(both.epsilon[0])  # closed form 4.3772  # doctest: +ELLIPSIS
+      4.377...
+      >>> bool(at.log_delta[0] <= np.log(1e-5))  # the profile at it certifies it
+      True
+    """
+    x = jnp.asarray(x, jnp.float64)
+
+    def answered(pld):
+        prof = profile_arrays(pld)
+        return _epsilon(pld, x, prof), prof
+
+    eps, profs = map_leading(answered, plds)
+    worst = jnp.max(eps, axis=0)
+    at = map_leading(
+        lambda pld, prof, own: certificate(pld, _points(x, own, worst), prof), plds, profs, eps
+    )
+    at = jax.tree.map(lambda v: jnp.max(v, axis=0), at)
+    n = x.shape[0]
+    return _queries_of(at, worst, n), Certificate(at.log_delta[2 * n:], at.log_roundoff[2 * n:])
 
 
 @padded(minimum=16)  # as log_delta_for_epsilon, the exp in the same program
@@ -508,4 +567,5 @@ __all__ = [
     "epsilon_for_delta",
     "log_delta_for_epsilon",
     "profile_arrays",
+    "worse_queries",
 ]

@@ -48,6 +48,7 @@ import numpy as np
 from jax.experimental import serialize_executable
 
 from dpjax import _compilation_cache
+from dpjax.numerics.memory_maps import on_release, release_near_limit
 
 #: Suffix of an entry: a zlib-compressed pickle of ``serialize_executable.serialize``.
 SUFFIX = ".xlaexe"
@@ -159,6 +160,7 @@ class _CachedJit:
                 a, kw = jax.tree.unflatten(tree, leaves)
                 return self.fn(*a, **kw, **static)
 
+            release_near_limit()  # a new program: never past the process's map limit
             try:
                 call = self._load_or_compile(folder, sig, program)
             except Exception:
@@ -282,6 +284,16 @@ def call_cached(fn, *args, static_argnames=(), **kwargs):
         return fn(*args, **kwargs)
     return cached_jit(fn, static_argnames)(*args, **kwargs)
 
+
+def _release_loaded() -> None:
+    """Drop the programs every :func:`cached_jit` wrapper holds (the next call loads its
+    entry again): how :mod:`.memory_maps` frees their memory mappings."""
+    for wrapper in _WRAPPERS.values():
+        wrapper.calls.clear()
+        wrapper.entries.clear()
+
+
+on_release(_release_loaded)
 
 #: the name the design-path modules import
 exported_jit = cached_jit

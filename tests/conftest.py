@@ -10,6 +10,7 @@ import os
 import shutil
 import sys
 import tempfile
+import warnings
 
 # One persistent XLA compilation cache per test run, shared by the xdist workers and the
 # CLI subprocesses that the tests start (they inherit the environment): a kernel compiled
@@ -112,29 +113,6 @@ def mp():
         yield mpmath
 
 
-def _memory_maps() -> int:
-    """Number of memory mappings of this process (Linux; 0 elsewhere)."""
-    try:
-        with open("/proc/self/maps") as f:
-            return sum(1 for _ in f)
-    except OSError:
-        return 0
-
-
-def _max_map_count() -> int:
-    """The kernel's ``vm.max_map_count`` (Linux; 65530, its default, where unreadable)."""
-    try:
-        with open("/proc/sys/vm/max_map_count") as f:
-            return int(f.read())
-    except (OSError, ValueError):
-        return 65530
-
-
-#: Memory mappings a test module may add before the next module-end check: the most one
-#: default-tier module added in a worker was about 4,700 (2026-12-02, ``tests/test_doctests.py``).
-_MAPS_HEADROOM = 20000
-
-
 @pytest.fixture(autouse=True, scope="module")
 def _release_compiled_programs():
     """Drop JAX's compiled programs between test modules when the process holds many.
@@ -142,10 +120,16 @@ def _release_compiled_programs():
     Every compiled XLA CPU executable keeps memory mappings; the whole suite compiles
     thousands of programs, and past the kernel's ``vm.max_map_count`` (65530 by default)
     a new compilation's ``mmap`` fails and XLA crashes with a segmentation fault.
-    Clearing only within :data:`_MAPS_HEADROOM` of that limit keeps programs shared between
-    modules cached (a clear costs seconds, and every program used after it is compiled or
-    loaded again; at a fixed 30,000 each default-tier worker cleared once, near its end).
+    Clearing only within :data:`dpjax.numerics.memory_maps.HEADROOM` of that limit (the
+    library's own check, :func:`~dpjax.numerics.memory_maps.release_near_limit`) keeps
+    programs shared between modules cached (a clear costs seconds, and every program used
+    after it is compiled or loaded again; at a fixed 30,000 each default-tier worker cleared
+    once, near its end).  The most one default-tier module added in a worker was about 4,700
+    mappings (2026-12-02, ``tests/test_doctests.py``), well inside that headroom.
     """
     yield
-    if _memory_maps() > _max_map_count() - _MAPS_HEADROOM:
-        jax.clear_caches()
+    from dpjax.numerics import memory_maps  # what a long-lived user process gets too
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", memory_maps.ProgramsReleasedWarning)
+        memory_maps.release_near_limit()

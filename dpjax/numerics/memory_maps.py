@@ -43,8 +43,9 @@ _RELEASERS: list[Callable[[], None]] = []
 _warned = False
 
 
-class ProgramsReleasedWarning(ResourceWarning):
-    """dpjax dropped compiled programs because the process neared its memory-map limit."""
+class ProgramsReleasedWarning(RuntimeWarning):
+    """dpjax dropped compiled programs because the process neared its memory-map limit (a
+    :class:`RuntimeWarning`, shown by default, unlike a :class:`ResourceWarning`)."""
 
 
 def memory_maps() -> int | None:

@@ -49,7 +49,8 @@ def test_near_the_limit_programs_are_released_once_warned_and_unmapped(fresh_war
         assert memory_maps.release_near_limit(headroom=memory_maps.map_limit())
     assert all(p._cache_size() == 0 for p in programs)
     # a category Python shows by default (ResourceWarning and DeprecationWarning it hides)
-    assert not issubclass(memory_maps.ProgramsReleasedWarning, (ResourceWarning, DeprecationWarning))
+    hidden = (ResourceWarning, DeprecationWarning)
+    assert not issubclass(memory_maps.ProgramsReleasedWarning, hidden)
     assert memory_maps.memory_maps() < mapped  # their machine code was unmapped
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # once per process

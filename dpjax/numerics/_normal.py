@@ -268,11 +268,10 @@ def log_Q_inv(log_p: ArrayLike, num_newton: int = 4) -> Array:
     lp_rep = jnp.where(representable, log_p, -1.0)
     lp_far = jnp.where(representable, -1000.0, log_p)
     upper = lp_rep > LOG_HALF
-    guess_rep = jnp.where(
-        upper,
-        ndtri(-jnp.expm1(jnp.where(upper, lp_rep, -1.0))),
-        -ndtri(jnp.exp(jnp.where(upper, -1.0, lp_rep))),
-    )
+    # one ndtri for both halves (each entry's own argument): half the program of two
+    root = ndtri(jnp.where(upper, -jnp.expm1(jnp.where(upper, lp_rep, -1.0)),
+                           jnp.exp(jnp.where(upper, -1.0, lp_rep))))
+    guess_rep = jnp.where(upper, root, -root)
     two_l = -2.0 * lp_far
     guess_far = jnp.sqrt(two_l - jnp.log(two_l) - 2.0 * HALF_LOG_2PI)
     x = jnp.where(representable, guess_rep, guess_far)
@@ -317,9 +316,9 @@ def Q_inv(p: ArrayLike) -> Array:
     upper = p > 0.5
     p_lo = jnp.where(upper, 0.5, p)
     p_hi = jnp.where(upper, p, 0.5)
-    lo = log_Q_inv(jnp.log(p_lo))
-    hi = -log_Q_inv(jnp.log1p(-p_hi))
-    return jnp.where(upper, hi, lo)
+    # one log_Q_inv for both halves (each entry's own argument): half the program of two
+    x = log_Q_inv(jnp.where(upper, jnp.log1p(-p_hi), jnp.log(p_lo)))
+    return jnp.where(upper, -x, x)
 
 
 def _x_mills_minus_one(x: Array) -> Array:

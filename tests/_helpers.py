@@ -1,5 +1,7 @@
 """Helpers shared by several test modules (imported as ``_helpers``; not a test file)."""
 
+import contextlib
+
 import jax
 import numpy as np
 
@@ -120,3 +122,21 @@ def record_calls(monkeypatch, owner, name, of, take):
 
     monkeypatch.setattr(owner, name, recording)
     return seen
+
+
+@contextlib.contextmanager
+def jax_events(name: str):
+    """The ``fun_name`` of every JAX monitoring event ``name`` (e.g.
+    ``"/jax/core/compile/backend_compile_duration"``) recorded inside the block, in a list
+    the block receives (the listener is removed on exit)."""
+    seen = []
+
+    def listen(event, duration, **kwargs):
+        if event == name:
+            seen.append(kwargs.get("fun_name"))
+
+    jax.monitoring.register_event_duration_secs_listener(listen)
+    try:
+        yield seen
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listen)

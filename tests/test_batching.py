@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _helpers import jax_events
 
 from dpjax._batching import call_padded, map_leading, padded, padded_elementwise, padded_size
 
@@ -57,18 +58,9 @@ def test_padded_on_a_concrete_x_lowers_only_its_kernel():
     # lowered beside the kernel's; the answers and the array type are the traced path's
     wrapped = padded(minimum=4)(jax.jit(_scaled_pair))
     x = np.array([[0.5, 1.0, 1.5]])
-    lowered = []
-
-    def listen(event, duration, **kwargs):
-        if event == "/jax/core/compile/jaxpr_to_mlir_module_duration":
-            lowered.append(kwargs.get("fun_name"))
-
-    jax.monitoring.register_event_duration_secs_listener(listen)
-    try:
+    with jax_events("/jax/core/compile/jaxpr_to_mlir_module_duration") as lowered:
         with jax.enable_x64(True):
             got = wrapped(2.0, x)
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
     assert lowered == ["jit(_scaled_pair)"]
     with jax.enable_x64(True):
         traced = jax.jit(lambda v: wrapped(2.0, v))(jnp.asarray(x))

@@ -5,6 +5,7 @@ import math
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _helpers import jax_events
 
 import dpjax
 from dpjax.train import flat_per_layer, make_plan
@@ -173,24 +174,14 @@ def test_bracket_at_new_step_counts_compiles_nothing_and_matches_the_ledger(plan
     step count is bracketed, new ones in the same size bucket compile no program (counted
     by JAX's compile events); it agrees with the event ledger's optimistic lower end
     (``PLDAccountant.bracket``, another discretisation path) to a bin."""
-    import jax
 
     from dpjax.accounting import PLDAccountant
     from dpjax.accounting import events as ev
 
     acc = plan.accountant()
     first = acc.bracket(plan.steps)  # warm: the programs of this bucket
-    compiles = []
-
-    def listen(event, duration, **kwargs):
-        if event == "/jax/core/compile/backend_compile_duration":
-            compiles.append(kwargs.get("fun_name"))
-
-    jax.monitoring.register_event_duration_secs_listener(listen)
-    try:
+    with jax_events("/jax/core/compile/backend_compile_duration") as compiles:
         again = [acc.bracket(t) for t in (11, 16)]  # the bucket of plan.steps (test above)
-    finally:
-        jax.monitoring.unregister_event_duration_listener(listen)
     assert compiles == []
     for b in (first, again[0]):
         assert 0.0 < b.lower <= b.upper < b.lower * 1.001

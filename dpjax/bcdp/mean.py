@@ -215,7 +215,8 @@ def coordinate_second_moment(params: ch.ChannelParameters, hemisphere: bool) -> 
       params: the call's constants.
       hemisphere: ``True`` for Duchi's channel.
     """
-    norm2 = np.asarray(params.norm) ** 2
+    with np.errstate(over="ignore"):  # a norm past 1e154 (a coordinate delta of 1e-300): +inf
+        norm2 = np.asarray(params.norm) ** 2
     m = np.asarray(params.dim, dtype=np.float64)
     if hemisphere:
         return norm2 / m

@@ -75,7 +75,9 @@ def gaussian_limit_variance(epsilon, delta, l2) -> np.ndarray:
     Returns:
       The variance.
     """
-    return np.square(calibrate_sigma(epsilon, delta, l2)[0])
+    sigma = calibrate_sigma(epsilon, delta, l2)[0]
+    with np.errstate(over="ignore"):  # sigma past 1e154 (epsilon 0, delta 1e-300): +inf
+        return np.square(sigma)
 
 
 @float64_kernel

@@ -187,8 +187,10 @@ def _gaussian_end(eps, dlt, sens, level, found):
         lambda r: np.asarray(_exact_profile(eps, 0.0 * r, r, sens)), sigma, level
     )
     ok = ok & scale_is_certified(rho, log_d, level)
-    take = ok & (np.square(rho) < found[4])
-    gauss = (np.zeros_like(rho), rho, log_d, ok, np.square(rho))
+    with np.errstate(over="ignore"):  # rho past 1e154 (epsilon 0, delta 1e-300): +inf
+        variance = np.square(rho)
+    take = ok & (variance < found[4])
+    gauss = (np.zeros_like(rho), rho, log_d, ok, variance)
     return tuple(np.where(take, g, f) for g, f in zip(gauss, found, strict=True))
 
 
@@ -294,7 +296,8 @@ def osgt_least_variance(
         log_d = np.where(raised, log_delta_at(np.where(raised, floor, rho)), log_d)
         rho = np.where(raised, floor, rho)
     ok = ok & found.reshape(eps.shape) & scale_is_certified(rho, log_d, level)
-    variance = np.where(found.reshape(eps.shape), np.square(rho) * unit_variance(k), np.inf)
+    with np.errstate(over="ignore"):  # rho past 1e154: an infinite variance, as it is in float64
+        variance = np.where(found.reshape(eps.shape), np.square(rho) * unit_variance(k), np.inf)
     if constrained:
         ok = ok & (rho <= box[3]) & (k * rho <= box[1] * (1 + 1e-12))
     else:  # the Gaussian end k = 0 itself (the log-k grid stops at K_MIN), certified likewise

@@ -325,8 +325,10 @@ def calibrate(epsilon: np.ndarray, delta: np.ndarray, query: Query) -> Calibrati
             "pure DP with l1 budget"
             + (", the RDP bound of the exact moments (smaller here)" if rdp_won else ""),
         )
+    with np.errstate(over="ignore"):  # a scale past 1e154 (epsilon 0, delta 1e-300): +inf
+        variance = 2.0 * b**2
     return calibration(
-        NAME, query, params={"scale": b}, variance=2.0 * b**2, epsilon=epsilon, delta=delta,
+        NAME, query, params={"scale": b}, variance=variance, epsilon=epsilon, delta=delta,
         delta_at_params=np.broadcast_to(delta_at, np.shape(b)).copy(), sensitivity={"l1": l1},
         notes=notes, condition="exact" if exact else "sufficient",
     )

@@ -7,7 +7,8 @@ allowed, words for numbers, empty list items, unknown names) exits 2 with one li
 stderr that names the option and the bad value -- never a traceback, never exit 0.
 Bad input must be refused before any calibration runs: the calibrations are replaced by a
 stub that fails the test (a K-dim design that runs on bad input takes minutes).  The
-``slow`` test adds the spherical design and its accounting.
+``slow`` test adds the spherical design and its accounting.  A NumPy overflow warning
+(an infinite variance at a corner is the answer, not a warning) fails the test.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import numpy as np
 import pytest
 
 from dpjax.cli import main
+
+pytestmark = pytest.mark.filterwarnings("error:overflow encountered:RuntimeWarning")
 
 MECHS_1D = ("gaussian", "laplace", "flipped-huber", "osgt", "truncated-laplace", "staircase")
 #: each family at both ends of its shape, as --param lists

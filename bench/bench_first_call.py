@@ -107,13 +107,18 @@ _SIGMA = 'float(out.params["sigma"])'
 _DP_ACCOUNTING = "import dp_accounting"
 #: dp-accounting's PLD accountant at dpjax's bin width, after 1000 uses of a
 #: Poisson-subsampled N(0, 1) at rate 0.01
-def _peer_ledger(sigma, sampling_rate, compositions) -> str:
-    """dp-accounting's PLD accountant (bin width 1e-4) after ``compositions`` Poisson-subsampled
-    Gaussian uses: the expression, the peer of every Gaussian ``account`` job here."""
-    event = (f"dp_accounting.PoissonSampledDpEvent({sampling_rate}, "
-             f"dp_accounting.GaussianDpEvent({sigma}))")
+def _peer_composed(event: str, compositions) -> str:
+    """dp-accounting's PLD accountant (bin width 1e-4) after ``compositions`` uses of the
+    dp-accounting ``event`` (an expression): the expression."""
     return ("dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4).compose("
             f"{event}, {compositions})")
+
+
+def _peer_ledger(sigma, sampling_rate, compositions) -> str:
+    """dp-accounting's PLD accountant (bin width 1e-4) after ``compositions`` Poisson-subsampled
+    Gaussian uses: the expression, the peer of the Gaussian ``account`` jobs here."""
+    return _peer_composed(f"dp_accounting.PoissonSampledDpEvent({sampling_rate}, "
+                          f"dp_accounting.GaussianDpEvent({sigma}))", compositions)
 
 
 _PEER_LEDGER = _peer_ledger(1.0, 0.01, 1000)
@@ -285,14 +290,10 @@ def _peer_account(argv: list[str]) -> dict:
         return _task(f"{_PEER_EVENTS}.get_epsilon({argv[-1]})", imports=_DP_ACCOUNTING)
     opt = dict(zip(argv[2::2], argv[3::2], strict=True))
     value = opt["--param"].split("=")[1]
-    if argv[1] == "gaussian" and "--sampling-rate" in opt:
-        ledger = _peer_ledger(value, opt["--sampling-rate"], opt["--compositions"])
-    else:
-        event = f"dp_accounting.{'Laplace' if argv[1] == 'laplace' else 'Gaussian'}DpEvent({value})"
-        if "--sampling-rate" in opt:
-            event = f"dp_accounting.PoissonSampledDpEvent({opt['--sampling-rate']}, {event})"
-        ledger = ("dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-4)"
-                  f".compose({event}, {opt['--compositions']})")
+    event = f"dp_accounting.{'Laplace' if argv[1] == 'laplace' else 'Gaussian'}DpEvent({value})"
+    if "--sampling-rate" in opt:
+        event = f"dp_accounting.PoissonSampledDpEvent({opt['--sampling-rate']}, {event})"
+    ledger = _peer_composed(event, opt["--compositions"])
     return _task(f"{ledger}.get_epsilon({opt['--delta']})", imports=_DP_ACCOUNTING)
 
 #: Child: ``dpjax.account`` against its engine call (the mechanism's uncertified

@@ -344,6 +344,7 @@ _EXEMPT = {
             "dpjax.accounting.pld.discretise.materialise",
             "dpjax.accounting.pld.engine.stacked_plds",
             "dpjax.accounting.pld.query.first_ok",
+            "dpjax.accounting.pld.query.first_settled",
             "dpjax.accounting.pld.query.grid_segment",
             "dpjax.accounting.pld.tail_bounds.log_c_terms",
             "dpjax.accounting.pld.tail_bounds.split_by_sign",

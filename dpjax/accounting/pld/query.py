@@ -466,6 +466,33 @@ def delta_for_epsilon(pld: PLD, epsilon: ArrayLike) -> Array:
     return jnp.exp(_log_delta(pld, jnp.asarray(epsilon, jnp.float64), profile_arrays(pld)))
 
 
+def first_settled(values: Array, target) -> Array:
+    r"""The first index from which every value is ``<= target``: ``len(values)`` if the last
+    is above it.
+
+    .. math:: k = \min\{k : v_j \le \text{target}\ \forall j \ge k\}
+              = 1 + \max\{j : \lnot(v_j \le \text{target})\}\ (0 \text{ if none})
+
+    One comparison and one reduction (no running maximum and search, whose compiled
+    programs are larger); a ``nan`` value or target counts as above, so it can only move
+    ``k`` up (a larger, still certified ``epsilon``).
+
+    Args:
+      values: ``(n,)`` values, e.g. certified ``delta`` bounds at the grid's points.
+      target: scalar or array of levels.
+
+    Returns:
+      Integer ``k`` in ``[0, n]``, shape of ``target``.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> int(first_settled(jnp.array([3.0, 1.0, 2.0, 0.5]), 1.5))
+      3
+    """
+    above = ~(values <= jnp.asarray(target)[..., None])
+    return jnp.max(jnp.where(above, jnp.arange(1, values.shape[-1] + 1), 0), axis=-1)
+
+
 def first_ok(candidates: Array, ok: Array) -> Array:
     """The first candidate (last axis) whose certificate holds; ``+inf`` if none."""
     idx = jnp.argmax(ok, axis=-1)
@@ -480,9 +507,7 @@ def _grid_epsilon(pld: PLD, prof: Profile, target: Array) -> Array:
     lower = pld.lower.astype(jnp.float64)
     ks = jnp.arange(n + 1)
     # certified value at l_k approached from the left (count n - k): non-increasing in k
-    at = _certified(pld, prof, ks, prof.d)
-    at = jax.lax.cummax(at, axis=0, reverse=True)
-    k = jnp.searchsorted(-at, -target, side="left")  # first k with at[k] <= target
+    k = first_settled(_certified(pld, prof, ks, prof.d), target)
     kc = jnp.minimum(k, n)
     s, d = prof.s[kc], prof.d[kc]
     cnt = (n - kc).astype(jnp.float64)

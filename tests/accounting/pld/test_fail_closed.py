@@ -198,6 +198,22 @@ def test_discounted_suffix_is_an_upper_bound():
         assert np.all(rel >= -1e-16) and np.all(rel <= 1e-13)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from([-3.0, -2.0, -1.0, 0.0, 0.5, np.nan]), min_size=1, max_size=12),
+       st.sampled_from([-2.5, -2.0, 0.0, 1.0, np.nan]))
+def test_first_settled_is_the_search_on_the_running_maximum(values, target):
+    """``first_settled`` (one comparison and one reduction) is the first ``k`` with
+    ``max_{j >= k} v_j <= target`` (a brute-force reference), with ``nan`` counted as above:
+    never a smaller ``k`` than the running maximum's search it replaced."""
+    v = np.asarray(values)
+    got = int(Q.first_settled(jnp.asarray(v), target))
+    ref = next((k for k in range(len(v) + 1) if np.all(v[k:] <= target)), len(v))
+    assert got == ref
+    if not np.isnan(v).any():  # the replaced formula, where it is defined
+        run = jax.lax.cummax(jnp.asarray(v), reverse=True)
+        assert got == int(jnp.searchsorted(-run, -jnp.float64(target), side="left"))
+
+
 def test_query_fails_closed():
     pmf = np.full(100, 0.0099)
     good = make(1e-2, 0, pmf, 0.01)

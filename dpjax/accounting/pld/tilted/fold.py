@@ -63,6 +63,7 @@ from dpjax.accounting.pld.query import (
     UP,
     discounted_suffix,
     first_ok,
+    first_settled,
     grid_segment,
     suffix_levels,
 )
@@ -241,16 +242,26 @@ def tilted_epsilon_for_delta(t: Tilted, delta) -> Array:
 
 def _epsilon_for_delta(t: Tilted, sm: _Sums, delta):
     """:func:`tilted_epsilon_for_delta` from the discounted sums ``sm`` of ``t``."""
+    cands, k = _epsilon_candidates(t, sm, delta)
+    return _first_certified(cands, k, _log_delta(t, sm, cands), sm, delta)
+
+
+def _log_target(sm: _Sums, delta):
+    """``log`` of the level ``delta' = delta (1 - MARGIN - 4 REL)`` an epsilon's tilted
+    bound must meet (``nan`` where it is not positive)."""
+    target = jnp.asarray(delta, jnp.float64) * (1.0 - MARGIN - 4.0 * sm.rel)
+    return target, jnp.log(jnp.where(target > 0, target, jnp.nan))
+
+
+def _epsilon_candidates(t: Tilted, sm: _Sums, delta):
+    """The padded candidates (last axis) of :func:`tilted_epsilon_for_delta` and the
+    segment ``k`` they lie on (``n + 1``: none)."""
     pld, lam = t.pld, t.lam
     n = sm.s.shape[-1] - 1
     h = jnp.asarray(pld.bin_width, jnp.float64)
     lower = pld.lower.astype(jnp.float64)
-    dl = jnp.asarray(delta, jnp.float64)
-    target = dl * (1.0 - MARGIN - 4.0 * sm.rel)
-    log_target = jnp.log(jnp.where(target > 0, target, jnp.nan))
-    ks = jnp.arange(n + 1)
-    at = jax.lax.cummax(_log_certified(t, sm, ks, sm.d), axis=0, reverse=True)
-    k = jnp.searchsorted(-at, -log_target, side="left")
+    target, log_target = _log_target(sm, delta)
+    k = first_settled(_log_certified(t, sm, jnp.arange(n + 1), sm.d), log_target)
     kc = jnp.minimum(k, n)
     s, d = sm.s[kc], sm.d[kc]
     l_k = (lower + kc.astype(jnp.float64)) * h
@@ -271,9 +282,15 @@ def _epsilon_for_delta(t: Tilted, sm: _Sums, delta):
     scale = jnp.abs(l_k) + jnp.abs(lower) * h + h
     seg = eps[..., None] + jnp.asarray(PADS) * 64.0 * _U * scale[..., None]
     grid_pts = l_k[..., None] + h * jnp.arange(3.0)
-    cands = jnp.maximum(jnp.concatenate([seg, grid_pts], axis=-1), 0.0)
-    ok = _log_delta(t, sm, cands) <= log_target[..., None]
-    eps = jnp.where(k <= n, first_ok(cands, ok), jnp.inf)
+    return jnp.maximum(jnp.concatenate([seg, grid_pts], axis=-1), 0.0), k
+
+
+def _first_certified(cands, k, log_deltas, sm: _Sums, delta):
+    """The first candidate of :func:`_epsilon_candidates` whose tilted ``log delta``
+    (``log_deltas``) meets the target (``+inf`` if none); ``0`` for ``delta >= 1``."""
+    dl = jnp.asarray(delta, jnp.float64)
+    ok = log_deltas <= _log_target(sm, dl)[1][..., None]
+    eps = jnp.where(k <= sm.s.shape[-1] - 1, first_ok(cands, ok), jnp.inf)
     eps = jnp.where(dl >= 1.0, 0.0, eps)
     return jnp.where(~(dl > 0), jnp.inf, eps)
 
@@ -529,11 +546,21 @@ def _tilted_answers(*arrays, fft, by_delta):
 def query(t: Tilted, x, by_delta) -> Array:
     """:func:`tilted_epsilon_for_delta` (``x`` a delta, ``by_delta``) or
     :func:`tilted_log_delta_for_epsilon`; for a traced kind (a traced boolean) both are
-    compiled and ``lax.cond`` runs the kind's."""
+    compiled: ``lax.cond`` places the kind's points (an epsilon's candidates, or ``x``
+    itself) and one ``log delta`` evaluation serves both."""
     if not _static_kind(by_delta):
         sm = discounted_sums(t)  # both kinds' sums: computed (and compiled) once
-        return jax.lax.cond(by_delta, lambda: _epsilon_for_delta(t, sm, x),
-                            lambda: _log_delta(t, sm, x))
+        x = jnp.asarray(x, jnp.float64)
+        no_segment = jnp.zeros((), jnp.arange(1).dtype)  # first_settled's index type
+
+        def at_x():
+            return jnp.broadcast_to(x[..., None], x.shape + (len(PADS) + 3,)), no_segment
+
+        points, k = jax.lax.cond(by_delta, lambda: _epsilon_candidates(t, sm, x), at_x)
+        log_deltas = _log_delta(t, sm, points)
+        return jnp.where(
+            by_delta, _first_certified(points, k, log_deltas, sm, x), log_deltas[..., 0]
+        )
     return tilted_epsilon_for_delta(t, x) if by_delta else tilted_log_delta_for_epsilon(t, x)
 
 

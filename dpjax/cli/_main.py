@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import importlib
 import os
 import re
@@ -181,6 +183,38 @@ def one_shot_flags(cores: int | None = None) -> str:
     return f"{ONE_SHOT_XLA_FLAGS} --xla_cpu_parallel_codegen_split_count={pieces}"
 
 
+@contextlib.contextmanager
+def imports_uncollected(fresh: bool):
+    """Import without Python's cyclic garbage collector, then freeze what was imported.
+
+    In a fresh ``dpjax`` process the imports (JAX and the subcommand's modules: hundreds of
+    thousands of objects, none of them garbage) trigger the collector's full passes, and
+    every later full pass walks those objects again.  With ``fresh``, the collector is
+    paused for the block and the objects it allocated are moved to the permanent generation
+    (:func:`gc.freeze`) before it resumes: the command's own garbage is collected as usual,
+    the imported modules are not walked again.  Nothing computed changes.  A caller's
+    process (``fresh=False``, e.g. one that imported JAX before calling :func:`main`) keeps
+    its collector as it is; so does a process whose collector was off.
+
+    Args:
+      fresh: whether this is a fresh command process (JAX not imported yet).
+
+    Example:
+      >>> with imports_uncollected(fresh=False):
+      ...     gc.isenabled()
+      True
+    """
+    if not (fresh and gc.isenabled()):
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
+
+
 def _cli_name(name: str) -> str:
     return name.replace("_", "-")
 
@@ -227,8 +261,9 @@ def main(argv: list[str] | None = None) -> int:
     x64 is enabled for the whole process (the command decides privacy: float64
     throughout) before the subcommand's module is imported; compiled programs are cached
     between runs (:mod:`dpjax._compilation_cache`); a fresh process compiles with
-    :func:`one_shot_flags` (:func:`one_shot_codegen`) and OpenBLAS on one thread
-    (:func:`single_threaded_blas`).  Only the named subcommand's module is
+    :func:`one_shot_flags` (:func:`one_shot_codegen`), runs OpenBLAS on one thread
+    (:func:`single_threaded_blas`) and imports without the garbage collector
+    (:func:`imports_uncollected`).  Only the named subcommand's module is
     imported; ``--version``, ``--help`` and usage errors without a subcommand import none
     (and no JAX).
 
@@ -254,13 +289,16 @@ def main(argv: list[str] | None = None) -> int:
         parser.parse_args(argv)  # --help, --version and usage errors exit here
         names = ", ".join(sorted(_cli_name(name) for name in COMMANDS))
         parser.error(f"give a COMMAND, one of {names}")
+    fresh = "jax" not in sys.modules
     one_shot_codegen()  # before JAX starts its backend
     if "numpy" not in sys.modules:  # a caller that imported NumPy keeps its threads
         single_threaded_blas()
-    import jax  # deferred: jax (`--version`, `--help` and usage errors import no JAX)
+    with imports_uncollected(fresh):
+        import jax  # deferred: jax (`--version`, `--help` and usage errors import no JAX)
 
-    jax.config.update("jax_enable_x64", True)  # the CLI decides privacy: float64 throughout
-    args = build_parser(only=command).parse_args(argv)
+        jax.config.update("jax_enable_x64", True)  # the CLI decides privacy: float64 throughout
+        parser = build_parser(only=command)
+    args = parser.parse_args(argv)
     try:
         args.func(args)
     except CertificationError as err:

@@ -1,6 +1,8 @@
 """``dpjax --version`` / ``--help`` import no JAX (issue 36, item 3): ``import dpjax`` is
 lazy (PEP 562) and the CLI imports only the subcommand it runs."""
 
+import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -148,6 +150,35 @@ def test_a_fresh_command_runs_openblas_on_one_thread_unless_the_user_chose():
         assert single_threaded_blas(env) is False and env == {name: "3"}
     env = {}
     assert single_threaded_blas(env) is True and env == {"OPENBLAS_NUM_THREADS": "1"}
+
+
+def test_a_fresh_command_imports_without_the_collector_and_freezes_them():
+    """A fresh ``dpjax`` process imports JAX and its subcommand with the garbage collector
+    paused, moves those objects to the permanent generation and turns the collector back
+    on; a process that imported JAX first (a caller of ``main``) keeps its collector."""
+    import gc
+
+    from dpjax.cli._main import imports_uncollected, main
+
+    probe = ("import gc; from dpjax.cli._main import main; main(['mechanisms']); "
+             "print(gc.isenabled(), gc.get_freeze_count() > 100000)")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "True True"
+    frozen = gc.get_freeze_count()
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["mechanisms"]) == 0  # this process imported JAX: nothing frozen
+    assert gc.isenabled() and gc.get_freeze_count() == frozen
+    gc.disable()
+    try:  # a collector the process turned off stays off
+        with imports_uncollected(fresh=True):
+            pass
+        assert not gc.isenabled() and gc.get_freeze_count() == frozen
+    finally:
+        gc.enable()
 
 
 def test_the_command_splits_each_module_into_at_most_one_piece_per_core():
